@@ -1,5 +1,5 @@
 /** Unit specs live next to the code (src/**\/*.spec.ts); integration and e2e suites in test/. */
-const tsJest = ['ts-jest', { isolatedModules: true, diagnostics: false }];
+const tsJest = ['ts-jest', { diagnostics: false }];
 module.exports = {
   testTimeout: 60000,
   projects: [

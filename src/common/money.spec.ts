@@ -1,0 +1,85 @@
+import fc from 'fast-check';
+import { Amount, InvalidAmountError, amountTransformer } from './money';
+
+const decimalText = fc
+  .tuple(fc.bigInt({ min: 0n, max: 10n ** 15n }), fc.integer({ min: 0, max: 8 }))
+  .map(([units, scale]) => {
+    const digits = units.toString().padStart(scale + 1, '0');
+    return scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+  });
+
+/** Independent model: scaled BigInt arithmetic. */
+function toUnits(text: string, scale: number): bigint {
+  const [i, f = ''] = text.split('.');
+  return BigInt(i + f.padEnd(scale, '0'));
+}
+
+describe('Amount', () => {
+  it.each([
+    ['100.10', '100.10'],
+    ['0', '0'],
+    ['0.5', '0.5'],
+    ['123456789012345678.12345678', '123456789012345678.12345678'],
+  ])('keeps the exact text of %s', (input, out) => {
+    expect(Amount.parse(input).toString()).toBe(out);
+  });
+
+  it.each([['-1'], ['1e3'], ['01'], ['1.'], ['.5'], [' 1'], ['1,5'], ['0.123456789'], ['1234567890123456789'], [''], [100], [null]])(
+    'rejects %p',
+    (input) => {
+      expect(() => Amount.parse(input)).toThrow(InvalidAmountError);
+      expect(Amount.isValid(input)).toBe(false);
+    },
+  );
+
+  it('adds with the larger scale', () => {
+    expect(Amount.parse('100.10').plus(Amount.parse('0.5')).toString()).toBe('100.60');
+    expect(Amount.parse('0.1').plus(Amount.parse('0.2')).toString()).toBe('0.3');
+    expect(Amount.parse('100').minus(Amount.parse('0.01')).toString()).toBe('99.99');
+  });
+
+  it('reads gateway and database text, exponents included', () => {
+    expect(Amount.fromText('1e-7').toString()).toBe('0.0000001');
+    expect(Amount.fromText('100.0').toString()).toBe('100.0');
+    expect(Amount.fromText('-5.25').toString()).toBe('-5.25');
+    expect(() => Amount.fromText('abc')).toThrow(InvalidAmountError);
+  });
+
+  it('round-trips through the numeric column transformer', () => {
+    const a = Amount.parse('100.10');
+    const stored = amountTransformer.to(a) as string;
+    expect(stored).toBe('100.10');
+    expect((amountTransformer.from(stored) as Amount).toString()).toBe('100.10');
+    expect(amountTransformer.from(null)).toBeNull();
+  });
+
+  it('property: parse then print is the identity on valid text', () => {
+    fc.assert(fc.property(decimalText, (t) => Amount.parse(t).toString() === t));
+  });
+
+  it('property: sum and difference equal the scaled-integer model', () => {
+    fc.assert(
+      fc.property(decimalText, decimalText, (a, b) => {
+        const scale = Math.max((a.split('.')[1] ?? '').length, (b.split('.')[1] ?? '').length);
+        const sum = Amount.parse(a).plus(Amount.parse(b));
+        const diff = Amount.parse(a).minus(Amount.parse(b));
+        return (
+          toUnits(sum.toString(), scale) === toUnits(a, scale) + toUnits(b, scale) &&
+          toUnits(diff.toString().replace('-', ''), scale) ===
+            (toUnits(a, scale) - toUnits(b, scale) < 0n
+              ? toUnits(b, scale) - toUnits(a, scale)
+              : toUnits(a, scale) - toUnits(b, scale))
+        );
+      }),
+    );
+  });
+
+  it('property: comparison agrees with the model and is antisymmetric', () => {
+    fc.assert(
+      fc.property(decimalText, decimalText, (a, b) => {
+        const model = toUnits(a, 8) < toUnits(b, 8) ? -1 : toUnits(a, 8) > toUnits(b, 8) ? 1 : 0;
+        return Amount.parse(a).cmp(Amount.parse(b)) === model && Amount.parse(b).cmp(Amount.parse(a)) === -model;
+      }),
+    );
+  });
+});

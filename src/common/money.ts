@@ -1,0 +1,133 @@
+import DecimalJs from 'decimal.js';
+import { ValueTransformer } from 'typeorm';
+
+/**
+ * decimal.js rounds to 20 significant digits by default; 18 integer digits plus 8 fractional
+ * ones need more, and sums must never round. 64 digits leave room for any sum we make.
+ */
+const Decimal = DecimalJs.clone({ precision: 64, rounding: DecimalJs.ROUND_HALF_UP, toExpNeg: -64, toExpPos: 64 });
+type Decimal = InstanceType<typeof Decimal>;
+
+/**
+ * An exact decimal amount that remembers its scale: `Amount.parse("100.10").toString()` is
+ * "100.10", and sums keep the larger scale ("100.10" + "0.5" = "100.60"). Arithmetic runs on
+ * decimal.js; no binary float ever touches a value.
+ */
+export class Amount {
+  private constructor(
+    private readonly value: Decimal,
+    readonly scale: number,
+  ) {}
+
+  /** Largest number of fractional digits accepted from a shop or the gateway. */
+  static readonly MAX_SCALE = 8;
+  /** Largest number of integer digits accepted. */
+  static readonly MAX_INTEGER_DIGITS = 18;
+
+  private static readonly PATTERN = /^(0|[1-9]\d*)(\.\d+)?$/;
+
+  /** True for a plain non-negative decimal string within the size limits ("100", "0.5", "100.10"). */
+  static isValid(text: unknown): text is string {
+    if (typeof text !== 'string' || !Amount.PATTERN.test(text)) return false;
+    const [int, frac = ''] = text.split('.');
+    return int.length <= Amount.MAX_INTEGER_DIGITS && frac.length <= Amount.MAX_SCALE;
+  }
+
+  /** Parses a decimal string; throws `InvalidAmountError` for anything else (numbers included). */
+  static parse(text: unknown): Amount {
+    if (!Amount.isValid(text)) throw new InvalidAmountError(text);
+    const frac = text.split('.')[1] ?? '';
+    return new Amount(new Decimal(text), frac.length);
+  }
+
+  /**
+   * Reads an amount as the gateway or the database writes it: any finite decimal text, also
+   * negative or with an exponent ("1e-7"); the scale is that of the value's exact digits.
+   */
+  static fromText(text: string): Amount {
+    let d: Decimal;
+    try {
+      d = new Decimal(text);
+    } catch {
+      throw new InvalidAmountError(text);
+    }
+    if (!d.isFinite()) throw new InvalidAmountError(text);
+    const plain = /^-?\d+(\.\d+)?$/.test(text.trim()) ? text.trim() : d.toFixed();
+    const frac = plain.split('.')[1] ?? '';
+    return new Amount(d, frac.length);
+  }
+
+  static zero(scale = 0): Amount {
+    return new Amount(new Decimal(0), scale);
+  }
+
+  plus(other: Amount): Amount {
+    return new Amount(this.value.plus(other.value), Math.max(this.scale, other.scale));
+  }
+
+  minus(other: Amount): Amount {
+    return new Amount(this.value.minus(other.value), Math.max(this.scale, other.scale));
+  }
+
+  cmp(other: Amount): -1 | 0 | 1 {
+    return this.value.cmp(other.value) as -1 | 0 | 1;
+  }
+  eq(other: Amount): boolean {
+    return this.value.eq(other.value);
+  }
+  gt(other: Amount): boolean {
+    return this.value.gt(other.value);
+  }
+  gte(other: Amount): boolean {
+    return this.value.gte(other.value);
+  }
+  lt(other: Amount): boolean {
+    return this.value.lt(other.value);
+  }
+  lte(other: Amount): boolean {
+    return this.value.lte(other.value);
+  }
+  isZero(): boolean {
+    return this.value.isZero();
+  }
+  isPositive(): boolean {
+    return this.value.gt(0);
+  }
+  isNegative(): boolean {
+    return this.value.lt(0);
+  }
+
+  /** The same value written with at least `scale` fractional digits (never fewer than its own). */
+  withScale(scale: number): Amount {
+    return new Amount(this.value, Math.max(this.scale, scale));
+  }
+
+  /** Exact decimal text with this amount's scale, never with an exponent. */
+  toString(): string {
+    return this.value.toFixed(this.scale);
+  }
+
+  toJSON(): string {
+    return this.toString();
+  }
+
+  static sum(amounts: Amount[]): Amount {
+    return amounts.reduce((acc, a) => acc.plus(a), Amount.zero());
+  }
+}
+
+export class InvalidAmountError extends Error {
+  constructor(readonly input: unknown) {
+    super('amount must be a decimal string such as "100.10"');
+    this.name = 'InvalidAmountError';
+  }
+}
+
+/**
+ * TypeORM transformer for `numeric` columns. PostgreSQL's unconstrained `numeric` keeps the scale
+ * it was given, and the driver returns it as text, so "100.10" round-trips unchanged.
+ */
+export const amountTransformer: ValueTransformer = {
+  to: (value: Amount | null | undefined) => (value === null || value === undefined ? value : value.toString()),
+  from: (value: string | null) => (value === null ? null : Amount.fromText(value)),
+};

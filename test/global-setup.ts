@@ -1,0 +1,15 @@
+import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+
+/**
+ * Integration and e2e suites run against a real PostgreSQL: the server named by
+ * TEST_DATABASE_URL when set (CI), otherwise an embedded one started here for the run.
+ * Each suite then creates its own database on that server (test/support/database.ts).
+ */
+export default async function globalSetup(): Promise<void> {
+  process.env.TZ = 'UTC';
+  if (process.env.TEST_DATABASE_URL) return;
+  const port = 55000 + Math.floor(Math.random() * 5000);
+  const db = await startEmbeddedPostgres({ dir: `.data/test-postgres-${port}`, port, persistent: false, database: 'postgres' });
+  process.env.TEST_DATABASE_URL = db.url;
+  (globalThis as { __EMBEDDED_PG__?: { stop(): Promise<void> } }).__EMBEDDED_PG__ = db;
+}
