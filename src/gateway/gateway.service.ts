@@ -1,0 +1,342 @@
+import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import axios, { AxiosInstance, AxiosResponse } from 'axios';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { logger } from '../common/logger';
+import { APP_CONFIG } from '../config/config';
+import type { AppConfig, GatewayCall, GatewayConfig } from '../config/config';
+import { gatewayCallDuration } from '../metrics/metrics';
+import { GatewayError, GatewayTransportError, scrubGatewayText } from './gateway.errors';
+import type { TransportErrorKind } from './gateway.errors';
+import type {
+  CheckAccountRequest,
+  CheckAccountResult,
+  InputPayway,
+  InvoiceCheckRecord,
+  InvoiceCreateRequest,
+  InvoiceCreateResult,
+  InvoiceRecord,
+  InvoiceTryRequest,
+  InvoiceTryResult,
+  OutputPayway,
+  PaywayGroup,
+  PayoutRecord,
+  RefundCreateRequest,
+  RefundRecord,
+  ShopBalance,
+  WithdrawCreateRequest,
+  WithdrawCreateResult,
+  WithdrawTryRequest,
+  WithdrawTryResult,
+} from './gateway.types';
+import { parseExactJson } from './lossless';
+import { sign } from './signature';
+
+/** Injection token for the clock used for `now`; defaults to the system clock. */
+export const GATEWAY_CLOCK = Symbol('GATEWAY_CLOCK');
+export type Clock = () => Date;
+
+type Body = Record<string, unknown>;
+
+/** System error codes raised before a request could reach the gateway. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+const DECIMAL = /^\d+(\.\d+)?$/;
+
+/** Idle keep-alive sockets are closed before a typical server would close them under us. */
+const IDLE_SOCKET_MS = 4000;
+
+/** `now` as ISO 8601 with an explicit offset, seconds precision: 2026-11-21T17:23:41+03:00. */
+export function formatNow(date: Date, offset: string): string {
+  const sign = offset.startsWith('-') ? -1 : 1;
+  const [hours, minutes] = offset.slice(1).split(':');
+  const offsetMs = sign * (Number(hours) * 60 + Number(minutes)) * 60_000;
+  return new Date(date.getTime() + offsetMs).toISOString().slice(0, 19) + offset;
+}
+
+/**
+ * The only way to talk to the gateway: one typed method per call. Each builds the body, fills
+ * `shop_id` and `now`, signs it with the call's configured signed fields, posts it, parses the
+ * answer exactly, and returns the envelope's `data` or throws GatewayError /
+ * GatewayTransportError. Nothing is retried here.
+ */
+@Injectable()
+export class GatewayService implements OnModuleDestroy {
+  private readonly gateway: GatewayConfig;
+  private readonly http: AxiosInstance;
+  private readonly httpAgent = new HttpAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
+  private readonly httpsAgent = new HttpsAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
+  private readonly log = logger.child({ component: 'gateway' });
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Optional() @Inject(GATEWAY_CLOCK) private readonly clock: Clock = () => new Date(),
+  ) {
+    this.gateway = config.gateway;
+    this.http = axios.create({
+      baseURL: this.gateway.baseUrl,
+      timeout: this.gateway.timeoutMs,
+      httpAgent: this.httpAgent,
+      httpsAgent: this.httpsAgent,
+      maxRedirects: 0,
+      responseType: 'text',
+      transformRequest: [(data: unknown) => data],
+      transformResponse: [(data: unknown) => data],
+      transitional: { clarifyTimeoutError: true },
+      validateStatus: () => true,
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  // ------------------------------------------------------------ payments
+
+  tryInvoice(req: InvoiceTryRequest): Promise<InvoiceTryResult> {
+    const { shop_order_id, amount, currency, payway, description } = req;
+    return this.call('invoice/try', { shop_order_id, amount, currency, payway, description });
+  }
+
+  createInvoice(req: InvoiceCreateRequest): Promise<InvoiceCreateResult> {
+    return this.call('invoice/create', this.invoiceBody(req), true);
+  }
+
+  /** First step of a two-step payment; same body as createInvoice. */
+  holdInvoice(req: InvoiceCreateRequest): Promise<InvoiceCreateResult> {
+    return this.call('invoice/hold', this.invoiceBody(req), true);
+  }
+
+  checkInvoice(shop_order_id: string): Promise<InvoiceCheckRecord> {
+    return this.call('invoice/check', { shop_order_id, now: this.now() });
+  }
+
+  chargeInvoice(invoice_id: number): Promise<InvoiceRecord> {
+    return this.call('invoice/charge', { invoice_id, now: this.now() });
+  }
+
+  unholdInvoice(invoice_id: number): Promise<InvoiceRecord> {
+    return this.call('invoice/unhold', { invoice_id, now: this.now() });
+  }
+
+  // ------------------------------------------------------------ refunds
+
+  createRefund(req: RefundCreateRequest): Promise<RefundRecord> {
+    const { invoice_id, amount, shop_refund_id, callback_url } = req;
+    return this.call('invoice/create-refund', { invoice_id, amount, shop_refund_id, callback_url });
+  }
+
+  getRefunds(invoice_id: number): Promise<RefundRecord[]> {
+    return this.call('invoice/get-refunds', { invoice_id, now: this.now() });
+  }
+
+  // ------------------------------------------------------------ shop configuration and balance
+
+  shopInputConfig(): Promise<PaywayGroup<InputPayway>[]> {
+    return this.call('shop_input_config/shop', { now: this.now() });
+  }
+
+  shopOutputConfig(): Promise<PaywayGroup<OutputPayway>[]> {
+    return this.call('shop_output_config/shop', { now: this.now() });
+  }
+
+  shopBalance(): Promise<ShopBalance> {
+    return this.call('shop_balance', { now: this.now() });
+  }
+
+  // ------------------------------------------------------------ payouts
+
+  tryWithdraw(req: WithdrawTryRequest): Promise<WithdrawTryResult> {
+    const { amount, amount_type, payway, shop_currency, account, account_details } = req;
+    return this.call('withdraw/try', {
+      amount,
+      amount_type,
+      payway,
+      shop_currency,
+      account,
+      account_details,
+    });
+  }
+
+  checkAccount(req: CheckAccountRequest): Promise<CheckAccountResult> {
+    const { account, amount, payway, account_details } = req;
+    return this.call('check_account', { account, amount, payway, account_details });
+  }
+
+  createWithdraw(req: WithdrawCreateRequest): Promise<WithdrawCreateResult> {
+    const {
+      shop_payment_id,
+      amount,
+      amount_type,
+      shop_currency,
+      payway,
+      account,
+      account_details,
+      description,
+    } = req;
+    return this.call('withdraw/create', {
+      shop_payment_id,
+      amount,
+      amount_type,
+      shop_currency,
+      payway,
+      account,
+      account_details,
+      description,
+    });
+  }
+
+  withdrawStatus(withdraw_id: number): Promise<PayoutRecord> {
+    return this.call('withdraw/status', { withdraw_id, now: this.now() });
+  }
+
+  withdrawShopPaymentStatus(shop_payment_id: string): Promise<PayoutRecord> {
+    return this.call('withdraw/shop_payment_status', { shop_payment_id, now: this.now() });
+  }
+
+  // ------------------------------------------------------------ plumbing
+
+  private now(): string {
+    return formatNow(this.clock(), this.gateway.nowOffset);
+  }
+
+  private invoiceBody(req: InvoiceCreateRequest): Body {
+    const { extras, ...fields } = req;
+    const body: Body = { ...fields };
+    for (const [key, value] of Object.entries(extras ?? {})) {
+      if (key in body || key === 'shop_id' || key === 'sign') {
+        throw new TypeError(`invoice extra "${key}" clashes with a field the request sets`);
+      }
+      body[key] = value;
+    }
+    return body;
+  }
+
+  /** Adds shop_id, drops absent fields, signs, posts and unwraps the envelope. */
+  private async call<T>(call: GatewayCall, fields: Body, signHeader = false): Promise<T> {
+    const { path, signed } = this.gateway.calls[call];
+    if ('amount' in fields && (typeof fields.amount !== 'string' || !DECIMAL.test(fields.amount))) {
+      throw new TypeError(`${call}: amount must be a decimal string such as "100.50"`);
+    }
+    const body: Body = { shop_id: this.gateway.shopId };
+    for (const [key, value] of Object.entries(fields)) if (value !== undefined) body[key] = value;
+    body.sign = sign(body, signed, this.gateway.secretKey);
+
+    const started = process.hrtime.bigint();
+    let outcome = 'ok';
+    let errorCode: number | undefined;
+    try {
+      return this.unwrap<T>(call, await this.post(call, path, body, signHeader));
+    } catch (err) {
+      if (err instanceof GatewayError) {
+        outcome = 'gateway_error';
+        errorCode = err.errorCode;
+      } else if (err instanceof GatewayTransportError) {
+        outcome = err.kind === 'connect' ? 'connect_error' : err.kind;
+      }
+      throw err;
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      gatewayCallDuration.labels(path, outcome).observe(seconds);
+      const line = { path, durationMs: Math.round(seconds * 1000), result: outcome, errorCode };
+      if (outcome === 'ok') this.log.info(line, 'gateway call');
+      else this.log.warn(line, 'gateway call');
+    }
+  }
+
+  private async post(
+    call: GatewayCall,
+    path: string,
+    body: Body,
+    signHeader: boolean,
+  ): Promise<AxiosResponse<string>> {
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+    };
+    if (signHeader) headers.sign = String(body.sign);
+    try {
+      return await this.http.post<string>(path, JSON.stringify(body), { headers });
+    } catch (err) {
+      // Only the code and message go on: the axios error holds the request body and headers.
+      const code = errorCode(err);
+      const message = err instanceof Error ? err.message : 'request failed';
+      throw new GatewayTransportError(call, transportKind(err, code), message, code);
+    }
+  }
+
+  private unwrap<T>(call: GatewayCall, response: AxiosResponse<string>): T {
+    const status = response.status;
+    const badResponse = (why: string) =>
+      new GatewayTransportError(call, 'bad_response', `${why} (HTTP ${status})`, undefined, status);
+    let envelope: unknown;
+    try {
+      envelope = parseExactJson(typeof response.data === 'string' ? response.data : '');
+    } catch {
+      throw badResponse('response is not JSON');
+    }
+    if (
+      typeof envelope !== 'object' ||
+      envelope === null ||
+      typeof (envelope as Body).result !== 'boolean'
+    ) {
+      throw badResponse('response has no result envelope');
+    }
+    const { result, error_code, message, data } = envelope as Body;
+    if (result) return data as T;
+    if (typeof error_code !== 'number' || !Number.isInteger(error_code)) {
+      throw badResponse('error response has no integer error_code');
+    }
+    const g = this.gateway;
+    throw new GatewayError({
+      call,
+      errorCode: error_code,
+      gatewayMessage: scrubGatewayText(typeof message === 'string' ? message : '', g.secretKey),
+      fatal: g.fatalErrorCodes.includes(error_code)
+        ? true
+        : g.nonFatalErrorCodes.includes(error_code)
+          ? false
+          : null,
+      httpStatus: status,
+      isDuplicate: error_code === g.duplicateErrorCode,
+      isAbsent: error_code === g.absentErrorCode,
+    });
+  }
+}
+
+function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The system call that failed, from the error or the one axios wrapped. */
+function syscall(err: unknown): string | undefined {
+  const e = err as { syscall?: unknown; cause?: { syscall?: unknown } } | null;
+  const s = e?.syscall ?? e?.cause?.syscall;
+  return typeof s === 'string' ? s : undefined;
+}
+
+/**
+ * Connect-phase failures (refused, unresolvable, unreachable, TLS rejected) never reached the
+ * gateway. Everything else happened after the request may have been sent, so the outcome is
+ * unknown: an axios time-out is a read time-out, a reset or hang-up came after writing.
+ */
+function transportKind(err: unknown, code: string | undefined): TransportErrorKind {
+  if (code !== undefined && NOT_SENT_CODES.has(code)) return 'connect';
+  const call = syscall(err);
+  if (call === 'connect' || call === 'getaddrinfo') return 'connect';
+  if (code === 'ETIMEDOUT' || code === 'ECONNABORTED') return 'timeout';
+  return 'reset';
+}

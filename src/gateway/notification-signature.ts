@@ -1,0 +1,86 @@
+import { timingSafeEqual } from 'node:crypto';
+import { parseLossless } from './lossless';
+import { digest, signText } from './signature';
+
+/**
+ * Server-notification verification (spec, Events rule 2): every key except `sign` whose value is
+ * neither null nor an empty string, sorted by key, values as transmitted, joined with `:`, the
+ * secret appended, SHA-256 hex. Unknown fields take part like any other.
+ */
+
+export interface NotificationCheck {
+  valid: boolean;
+  /** Every received field except `sign` and null ones, as text exactly as transmitted. */
+  fields: Record<string, string>;
+  error?: string;
+}
+
+type RawFields = Record<string, unknown>;
+
+function readBody(rawBody: string | Buffer, contentType: string): RawFields {
+  const text = typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8');
+  const mediaType = contentType.split(';')[0].trim().toLowerCase();
+  if (mediaType === 'application/x-www-form-urlencoded') {
+    return Object.fromEntries(new URLSearchParams(text));
+  }
+  if (mediaType === 'application/json' || mediaType.endsWith('+json')) {
+    const parsed = parseLossless(text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new SyntaxError('JSON body is not an object');
+    }
+    return parsed as RawFields;
+  }
+  throw new SyntaxError(`unsupported content type "${mediaType}"`);
+}
+
+function signString(fields: Readonly<Record<string, unknown>>): string {
+  return Object.keys(fields)
+    .filter(
+      (k) => k !== 'sign' && fields[k] !== null && fields[k] !== undefined && fields[k] !== '',
+    )
+    .sort()
+    .map((k) => signText(fields[k]))
+    .join(':');
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  if (x.length !== y.length) {
+    // timingSafeEqual needs equal lengths; spend the same work so timing does not tell.
+    timingSafeEqual(x, x);
+    return false;
+  }
+  return timingSafeEqual(x, y);
+}
+
+export function verifyNotification(
+  rawBody: string | Buffer,
+  contentType: string,
+  secret: string,
+): NotificationCheck {
+  let raw: RawFields;
+  try {
+    raw = readBody(rawBody, contentType);
+  } catch (e) {
+    return { valid: false, fields: {}, error: `unreadable notification: ${(e as Error).message}` };
+  }
+  const fields: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    if (k !== 'sign' && v !== null) fields[k] = signText(v);
+  }
+  const given = raw.sign;
+  if (typeof given !== 'string' || given === '')
+    return { valid: false, fields, error: 'missing sign' };
+  const expected = digest(signString(raw), secret);
+  if (!sameText(expected, given.toLowerCase())) return { valid: false, fields, error: 'bad sign' };
+  return { valid: true, fields };
+}
+
+/** Signs notification fields the way the gateway does; for tests and the sandbox. */
+export function signNotificationFields(
+  fields: Readonly<Record<string, string | number | boolean | null>>,
+  secret: string,
+): string {
+  return digest(signString(fields), secret);
+}
