@@ -38,7 +38,9 @@ export function scrubText(text: string): string {
 }
 
 function destination(): pino.DestinationStream | undefined {
-  return process.env.LOG_FILE ? pino.destination({ dest: process.env.LOG_FILE, sync: true }) : undefined;
+  return process.env.LOG_FILE
+    ? pino.destination({ dest: process.env.LOG_FILE, sync: true })
+    : undefined;
 }
 
 export const logger: Logger = pino(
@@ -76,7 +78,11 @@ export class PinoNestLogger implements LoggerService {
   verbose(message: unknown, context?: string): void {
     this.write('trace', message, context);
   }
-  private write(level: 'info' | 'warn' | 'debug' | 'trace', message: unknown, context?: string): void {
+  private write(
+    level: 'info' | 'warn' | 'debug' | 'trace',
+    message: unknown,
+    context?: string,
+  ): void {
     if (typeof message === 'object' && message !== null) logger[level]({ context, ...message });
     else logger[level]({ context }, toText(message));
   }

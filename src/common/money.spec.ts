@@ -24,13 +24,23 @@ describe('Amount', () => {
     expect(Amount.parse(input).toString()).toBe(out);
   });
 
-  it.each([['-1'], ['1e3'], ['01'], ['1.'], ['.5'], [' 1'], ['1,5'], ['0.123456789'], ['1234567890123456789'], [''], [100], [null]])(
-    'rejects %p',
-    (input) => {
-      expect(() => Amount.parse(input)).toThrow(InvalidAmountError);
-      expect(Amount.isValid(input)).toBe(false);
-    },
-  );
+  it.each([
+    ['-1'],
+    ['1e3'],
+    ['01'],
+    ['1.'],
+    ['.5'],
+    [' 1'],
+    ['1,5'],
+    ['0.123456789'],
+    ['1234567890123456789'],
+    [''],
+    [100],
+    [null],
+  ])('rejects %p', (input) => {
+    expect(() => Amount.parse(input)).toThrow(InvalidAmountError);
+    expect(Amount.isValid(input)).toBe(false);
+  });
 
   it('adds with the larger scale', () => {
     expect(Amount.parse('100.10').plus(Amount.parse('0.5')).toString()).toBe('100.60');
@@ -78,7 +88,10 @@ describe('Amount', () => {
     fc.assert(
       fc.property(decimalText, decimalText, (a, b) => {
         const model = toUnits(a, 8) < toUnits(b, 8) ? -1 : toUnits(a, 8) > toUnits(b, 8) ? 1 : 0;
-        return Amount.parse(a).cmp(Amount.parse(b)) === model && Amount.parse(b).cmp(Amount.parse(a)) === -model;
+        return (
+          Amount.parse(a).cmp(Amount.parse(b)) === model &&
+          Amount.parse(b).cmp(Amount.parse(a)) === -model
+        );
       }),
     );
   });

@@ -5,7 +5,12 @@ import { ValueTransformer } from 'typeorm';
  * decimal.js rounds to 20 significant digits by default; 18 integer digits plus 8 fractional
  * ones need more, and sums must never round. 64 digits leave room for any sum we make.
  */
-const Decimal = DecimalJs.clone({ precision: 64, rounding: DecimalJs.ROUND_HALF_UP, toExpNeg: -64, toExpPos: 64 });
+const Decimal = DecimalJs.clone({
+  precision: 64,
+  rounding: DecimalJs.ROUND_HALF_UP,
+  toExpNeg: -64,
+  toExpPos: 64,
+});
 type Decimal = InstanceType<typeof Decimal>;
 
 /**
@@ -128,6 +133,7 @@ export class InvalidAmountError extends Error {
  * it was given, and the driver returns it as text, so "100.10" round-trips unchanged.
  */
 export const amountTransformer: ValueTransformer = {
-  to: (value: Amount | null | undefined) => (value === null || value === undefined ? value : value.toString()),
+  to: (value: Amount | null | undefined) =>
+    value === null || value === undefined ? value : value.toString(),
   from: (value: string | null) => (value === null ? null : Amount.fromText(value)),
 };

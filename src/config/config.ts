@@ -45,9 +45,18 @@ export interface GatewayCallConfig {
 
 /** The spec's paths and signed fields, plus gateway-facts.md for the calls the spec leaves out. */
 export const DEFAULT_GATEWAY_CALLS: Record<GatewayCall, GatewayCallConfig> = {
-  'invoice/try': { path: 'invoice/try', signed: ['amount', 'currency', 'payway', 'shop_id', 'shop_order_id'] },
-  'invoice/create': { path: 'invoice/create', signed: ['amount', 'currency', 'payway', 'shop_id', 'shop_order_id'] },
-  'invoice/hold': { path: 'invoice/hold', signed: ['amount', 'currency', 'payway', 'shop_id', 'shop_order_id'] },
+  'invoice/try': {
+    path: 'invoice/try',
+    signed: ['amount', 'currency', 'payway', 'shop_id', 'shop_order_id'],
+  },
+  'invoice/create': {
+    path: 'invoice/create',
+    signed: ['amount', 'currency', 'payway', 'shop_id', 'shop_order_id'],
+  },
+  'invoice/hold': {
+    path: 'invoice/hold',
+    signed: ['amount', 'currency', 'payway', 'shop_id', 'shop_order_id'],
+  },
   'invoice/check': { path: 'invoice/check', signed: ['now', 'shop_id', 'shop_order_id'] },
   'invoice/charge': { path: 'invoice/charge', signed: ['invoice_id', 'now', 'shop_id'] },
   'invoice/unhold': { path: 'invoice/unhold', signed: ['invoice_id', 'now', 'shop_id'] },
@@ -66,7 +75,15 @@ export const DEFAULT_GATEWAY_CALLS: Record<GatewayCall, GatewayCallConfig> = {
   check_account: { path: 'check_account', signed: ['account', 'amount', 'payway', 'shop_id'] },
   'withdraw/create': {
     path: 'withdraw/create',
-    signed: ['account', 'amount', 'amount_type', 'payway', 'shop_currency', 'shop_id', 'shop_payment_id'],
+    signed: [
+      'account',
+      'amount',
+      'amount_type',
+      'payway',
+      'shop_currency',
+      'shop_id',
+      'shop_payment_id',
+    ],
   },
   'withdraw/status': { path: 'withdraw/status', signed: ['now', 'shop_id', 'withdraw_id'] },
   'withdraw/shop_payment_status': {
@@ -166,7 +183,8 @@ function int(env: Env, name: string, def: number, min = 0, max = Number.MAX_SAFE
   if (raw === undefined) return def;
   if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
   const n = Number(raw);
-  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  if (n < min || n > max)
+    throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
   return n;
 }
 
@@ -190,7 +208,8 @@ function list(env: Env, name: string, def: string[] = []): string[] {
 
 function intList(env: Env, name: string, def: number[]): number[] {
   return list(env, name, def.map(String)).map((s) => {
-    if (!/^\d+$/.test(s)) throw new ConfigError(name, `must be a comma-separated list of whole numbers, got "${s}"`);
+    if (!/^\d+$/.test(s))
+      throw new ConfigError(name, `must be a comma-separated list of whole numbers, got "${s}"`);
     return Number(s);
   });
 }
@@ -212,7 +231,8 @@ function url(env: Env, name: string, def?: string): string | undefined {
   } catch {
     throw new ConfigError(name, 'must be an absolute URL');
   }
-  if (!['http:', 'https:'].includes(parsed.protocol)) throw new ConfigError(name, 'must be an http(s) URL');
+  if (!['http:', 'https:'].includes(parsed.protocol))
+    throw new ConfigError(name, 'must be an http(s) URL');
   return raw;
 }
 
@@ -232,21 +252,31 @@ function databaseUrl(env: Env): string | undefined {
 }
 
 function gatewayCalls(env: Env): Record<GatewayCall, GatewayCallConfig> {
-  const calls: Record<GatewayCall, GatewayCallConfig> = JSON.parse(JSON.stringify(DEFAULT_GATEWAY_CALLS));
+  const calls: Record<GatewayCall, GatewayCallConfig> = JSON.parse(
+    JSON.stringify(DEFAULT_GATEWAY_CALLS),
+  );
   const raw = str(env, 'GATEWAY_CALLS');
   if (raw === undefined) return calls;
   let overrides: unknown;
   try {
     overrides = JSON.parse(raw);
   } catch {
-    throw new ConfigError('GATEWAY_CALLS', 'must be JSON: {"invoice/hold": {"path": "...", "signed": ["..."]}}');
+    throw new ConfigError(
+      'GATEWAY_CALLS',
+      'must be JSON: {"invoice/hold": {"path": "...", "signed": ["..."]}}',
+    );
   }
-  if (typeof overrides !== 'object' || overrides === null) throw new ConfigError('GATEWAY_CALLS', 'must be a JSON object');
+  if (typeof overrides !== 'object' || overrides === null)
+    throw new ConfigError('GATEWAY_CALLS', 'must be a JSON object');
   for (const [call, value] of Object.entries(overrides as Record<string, unknown>)) {
     if (!(call in calls)) throw new ConfigError('GATEWAY_CALLS', `names an unknown call "${call}"`);
     const v = value as Partial<GatewayCallConfig>;
-    if (v.path !== undefined && typeof v.path !== 'string') throw new ConfigError('GATEWAY_CALLS', `${call}.path must be a string`);
-    if (v.signed !== undefined && !(Array.isArray(v.signed) && v.signed.every((s) => typeof s === 'string'))) {
+    if (v.path !== undefined && typeof v.path !== 'string')
+      throw new ConfigError('GATEWAY_CALLS', `${call}.path must be a string`);
+    if (
+      v.signed !== undefined &&
+      !(Array.isArray(v.signed) && v.signed.every((s) => typeof s === 'string'))
+    ) {
       throw new ConfigError('GATEWAY_CALLS', `${call}.signed must be a list of field names`);
     }
     calls[call as GatewayCall] = { ...calls[call as GatewayCall], ...v };
@@ -263,7 +293,10 @@ function bearerKeys(env: Env, name: string): string[] {
 }
 
 /** Builds the typed configuration; `generateKey` supplies development keys in sandbox mode. */
-export function loadConfig(env: Env = process.env, generateKey: () => string = defaultKey): AppConfig {
+export function loadConfig(
+  env: Env = process.env,
+  generateKey: () => string = defaultKey,
+): AppConfig {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const gatewayBaseUrl = url(env, 'GATEWAY_BASE_URL');
   const sandboxMode = gatewayBaseUrl === undefined;
@@ -275,7 +308,8 @@ export function loadConfig(env: Env = process.env, generateKey: () => string = d
     cataloguePath: str(env, 'SANDBOX_CATALOGUE'),
     notifyFormat: (() => {
       const f = str(env, 'SANDBOX_NOTIFY_FORMAT') ?? 'json';
-      if (f !== 'json' && f !== 'form') throw new ConfigError('SANDBOX_NOTIFY_FORMAT', 'must be json or form');
+      if (f !== 'json' && f !== 'form')
+        throw new ConfigError('SANDBOX_NOTIFY_FORMAT', 'must be json or form');
       return f;
     })(),
   };
@@ -287,8 +321,10 @@ export function loadConfig(env: Env = process.env, generateKey: () => string = d
   }
   const shopIdRaw = str(env, 'GATEWAY_SHOP_ID');
   const secret = str(env, 'GATEWAY_SECRET_KEY');
-  if (!sandboxMode && shopIdRaw === undefined) throw new ConfigError('GATEWAY_SHOP_ID', 'is required with GATEWAY_BASE_URL');
-  if (!sandboxMode && secret === undefined) throw new ConfigError('GATEWAY_SECRET_KEY', 'is required with GATEWAY_BASE_URL');
+  if (!sandboxMode && shopIdRaw === undefined)
+    throw new ConfigError('GATEWAY_SHOP_ID', 'is required with GATEWAY_BASE_URL');
+  if (!sandboxMode && secret === undefined)
+    throw new ConfigError('GATEWAY_SECRET_KEY', 'is required with GATEWAY_BASE_URL');
   const gateway: GatewayConfig = {
     baseUrl,
     shopId: int(env, 'GATEWAY_SHOP_ID', sandbox.shopId, 1),
@@ -301,7 +337,8 @@ export function loadConfig(env: Env = process.env, generateKey: () => string = d
     absentErrorCode: int(env, 'GATEWAY_ABSENT_ERROR_CODE', 7),
     nowOffset: (() => {
       const o = str(env, 'GATEWAY_NOW_OFFSET') ?? '+03:00';
-      if (!/^[+-]\d{2}:\d{2}$/.test(o)) throw new ConfigError('GATEWAY_NOW_OFFSET', 'must look like +03:00');
+      if (!/^[+-]\d{2}:\d{2}$/.test(o))
+        throw new ConfigError('GATEWAY_NOW_OFFSET', 'must look like +03:00');
       return o;
     })(),
   };
@@ -311,7 +348,10 @@ export function loadConfig(env: Env = process.env, generateKey: () => string = d
   let generatedKeys = false;
   if (apiKeys.length === 0 || adminApiKeys.length === 0) {
     if (!sandboxMode) {
-      throw new ConfigError(apiKeys.length === 0 ? 'API_KEYS' : 'ADMIN_API_KEYS', 'is required with a real gateway');
+      throw new ConfigError(
+        apiKeys.length === 0 ? 'API_KEYS' : 'ADMIN_API_KEYS',
+        'is required with a real gateway',
+      );
     }
     if (apiKeys.length === 0) apiKeys = [generateKey()];
     if (adminApiKeys.length === 0) adminApiKeys = [generateKey()];

@@ -1,0 +1,15 @@
+import { AuditEventEntity } from '../audit/audit-event.entity';
+import { InvoiceEntity } from '../invoices/invoice.entity';
+import { NotificationEntity } from '../notifications/notification.entity';
+import { PayoutEntity } from '../payouts/payout.entity';
+import { PaywayConfigEntity } from '../payway-config/payway-config.entity';
+import { RefundEntity } from '../refunds/refund.entity';
+
+export const ENTITIES = [
+  InvoiceEntity,
+  RefundEntity,
+  PayoutEntity,
+  NotificationEntity,
+  AuditEventEntity,
+  PaywayConfigEntity,
+];

@@ -1,0 +1,38 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+/**
+ * applied: changed state; duplicate-free no-op are `stale` (recorded, would move a final state
+ * back or repeat it); `rejected`: verified but does not match the stored object; `ignored`:
+ * a kind we do not handle (stored, tolerated); `pending`: stored, not yet applied.
+ */
+export type NotificationStatus = 'pending' | 'applied' | 'stale' | 'rejected' | 'ignored';
+
+@Entity('notifications')
+@Index('ix_notifications_order', ['shopOrderId'])
+export class NotificationEntity {
+  @PrimaryGeneratedColumn('uuid') id: string;
+  /** The `type` query parameter: invoice, refund, or whatever new kind the gateway sends. */
+  @Column({ type: 'varchar', length: 32 }) type: string;
+  /** SHA-256 over the type and the signed fields: a redelivery has the same key. */
+  @Index('uq_notifications_content_key', { unique: true })
+  @Column({ name: 'content_key', type: 'char', length: 64 })
+  contentKey: string;
+  /** Every field as transmitted (text), `sign` removed. */
+  @Column({ type: 'jsonb' }) payload: Record<string, string>;
+  @Column({ name: 'content_type', type: 'varchar', length: 100 }) contentType: string;
+  @Column({ name: 'source_ip', type: 'varchar', length: 64, nullable: true }) sourceIp:
+    string | null;
+  @Column({ type: 'boolean' }) verified: boolean;
+  @Column({ type: 'varchar', length: 16 }) status: NotificationStatus;
+  /** What applying it changed, or why it changed nothing. */
+  @Column({ type: 'text', nullable: true }) outcome: string | null;
+  @Column({ name: 'shop_order_id', type: 'varchar', length: 255, nullable: true }) shopOrderId:
+    string | null;
+  @Column({ name: 'shop_refund_id', type: 'varchar', length: 255, nullable: true }) shopRefundId:
+    string | null;
+  @Column({ name: 'delivery_count', type: 'int', default: 1 }) deliveryCount: number;
+  @Column({ name: 'received_at', type: 'timestamptz', default: () => 'now()' }) receivedAt: Date;
+  @Column({ name: 'last_received_at', type: 'timestamptz', default: () => 'now()' })
+  lastReceivedAt: Date;
+  @Column({ name: 'applied_at', type: 'timestamptz', nullable: true }) appliedAt: Date | null;
+}

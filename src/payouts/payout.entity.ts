@@ -1,0 +1,74 @@
+import {
+  Check,
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  PrimaryGeneratedColumn,
+  Unique,
+  UpdateDateColumn,
+} from 'typeorm';
+import { Amount, amountTransformer } from '../common/money';
+
+export type PayoutStatus =
+  'pending' | 'processing' | 'succeeded' | 'failed' | 'rejected' | 'unknown' | 'needs_attention';
+export type AmountType = 'ps_amount' | 'shop_amount';
+
+@Entity('payouts')
+@Check('ck_payouts_amount', `"amount" > 0`)
+@Check(
+  'ck_payouts_status',
+  `"status" IN ('pending','processing','succeeded','failed','rejected','unknown','needs_attention')`,
+)
+@Check('ck_payouts_amount_type', `"amount_type" IN ('ps_amount','shop_amount')`)
+@Unique('uq_payouts_shop_payment', ['shopId', 'shopPaymentId'])
+@Index('ix_payouts_next_poll', ['nextPollAt'], { where: 'next_poll_at IS NOT NULL' })
+export class PayoutEntity {
+  @PrimaryGeneratedColumn('uuid') id: string;
+  @Column({ name: 'shop_id', type: 'int' }) shopId: number;
+  @Column({ name: 'shop_payment_id', type: 'varchar', length: 255 }) shopPaymentId: string;
+  @Column({ name: 'request_fingerprint', type: 'char', length: 64 }) requestFingerprint: string;
+  @Column({ type: 'varchar', length: 32 }) status: PayoutStatus;
+  @Column({ name: 'gateway_status', type: 'int', nullable: true }) gatewayStatus: number | null;
+  @Column({ name: 'withdraw_id', type: 'bigint', nullable: true }) withdrawId: string | null;
+  @Column({ type: 'numeric', transformer: amountTransformer }) amount: Amount;
+  @Column({ name: 'amount_type', type: 'varchar', length: 16 }) amountType: AmountType;
+  @Column({ name: 'shop_currency', type: 'int' }) shopCurrency: number;
+  @Column({ name: 'ps_currency', type: 'int', nullable: true }) psCurrency: number | null;
+  @Column({
+    name: 'payee_receive',
+    type: 'numeric',
+    nullable: true,
+    transformer: amountTransformer,
+  })
+  payeeReceive: Amount | null;
+  @Column({
+    name: 'shop_write_off',
+    type: 'numeric',
+    nullable: true,
+    transformer: amountTransformer,
+  })
+  shopWriteOff: Amount | null;
+  @Column({ type: 'varchar', length: 150 }) payway: string;
+  @Column({ name: 'account_masked', type: 'varchar', length: 64 }) accountMasked: string;
+  /**
+   * The recipient account and details, encrypted (AES-256-GCM): needed to repeat a create after
+   * the gateway says the payout is absent, never readable from a row dump.
+   */
+  @Column({ name: 'account_sealed', type: 'text' }) accountSealed: string;
+  @Column({ type: 'varchar', length: 255, nullable: true }) description: string | null;
+  @Column({ name: 'error_code', type: 'int', nullable: true }) errorCode: number | null;
+  @Column({ name: 'gateway_message', type: 'text', nullable: true }) gatewayMessage: string | null;
+  @Column({ name: 'create_attempts', type: 'int', default: 0 }) createAttempts: number;
+  @Column({ name: 'next_poll_at', type: 'timestamptz', nullable: true }) nextPollAt: Date | null;
+  @Column({ name: 'poll_deadline', type: 'timestamptz' }) pollDeadline: Date;
+  @Column({ name: 'poll_count', type: 'int', default: 0 }) pollCount: number;
+  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true }) leaseUntil: Date | null;
+  @Column({ name: 'lease_owner', type: 'varchar', length: 64, nullable: true }) leaseOwner:
+    string | null;
+  @Column({ name: 'response_code', type: 'int', nullable: true }) responseCode: number | null;
+  @Column({ name: 'response_body', type: 'jsonb', nullable: true }) responseBody: unknown;
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true }) finishedAt: Date | null;
+}
