@@ -1,10 +1,18 @@
 import { Global, Module } from '@nestjs/common';
-import { GatewayService } from './gateway.service';
+import { APP_CONFIG } from '../config/config';
+import type { AppConfig } from '../config/config';
+import { Clock, GATEWAY_CLOCK, GatewayService } from './gateway.service';
 
 /** Global: every feature module injects GatewayService; needs APP_CONFIG from ConfigModule. */
 @Global()
 @Module({
-  providers: [GatewayService],
+  providers: [
+    {
+      provide: GatewayService,
+      useFactory: (config: AppConfig, clock?: Clock) => new GatewayService(config, clock),
+      inject: [APP_CONFIG, { token: GATEWAY_CLOCK, optional: true }],
+    },
+  ],
   exports: [GatewayService],
 })
 export class GatewayModule {}

@@ -1,9 +1,8 @@
-import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import type { OnModuleDestroy } from '@nestjs/common';
 import axios, { AxiosInstance, AxiosResponse } from 'axios';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { logger } from '../common/logger';
-import { APP_CONFIG } from '../config/config';
 import type { AppConfig, GatewayCall, GatewayConfig } from '../config/config';
 import { gatewayCallDuration } from '../metrics/metrics';
 import { GatewayError, GatewayTransportError, scrubGatewayText } from './gateway.errors';
@@ -70,8 +69,10 @@ export function formatNow(date: Date, offset: string): string {
  * `shop_id` and `now`, signs it with the call's configured signed fields, posts it, parses the
  * answer exactly, and returns the envelope's `data` or throws GatewayError /
  * GatewayTransportError. Nothing is retried here.
+ *
+ * Plain class on purpose: @nestjs/common is ESM-only and cannot be loaded by the unit-test
+ * runner, so GatewayModule provides it with a factory (APP_CONFIG, optional GATEWAY_CLOCK).
  */
-@Injectable()
 export class GatewayService implements OnModuleDestroy {
   private readonly gateway: GatewayConfig;
   private readonly http: AxiosInstance;
@@ -80,8 +81,8 @@ export class GatewayService implements OnModuleDestroy {
   private readonly log = logger.child({ component: 'gateway' });
 
   constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
-    @Optional() @Inject(GATEWAY_CLOCK) private readonly clock: Clock = () => new Date(),
+    config: AppConfig,
+    private readonly clock: Clock = () => new Date(),
   ) {
     this.gateway = config.gateway;
     this.http = axios.create({
@@ -105,60 +106,60 @@ export class GatewayService implements OnModuleDestroy {
 
   // ------------------------------------------------------------ payments
 
-  tryInvoice(req: InvoiceTryRequest): Promise<InvoiceTryResult> {
+  async tryInvoice(req: InvoiceTryRequest): Promise<InvoiceTryResult> {
     const { shop_order_id, amount, currency, payway, description } = req;
     return this.call('invoice/try', { shop_order_id, amount, currency, payway, description });
   }
 
-  createInvoice(req: InvoiceCreateRequest): Promise<InvoiceCreateResult> {
+  async createInvoice(req: InvoiceCreateRequest): Promise<InvoiceCreateResult> {
     return this.call('invoice/create', this.invoiceBody(req), true);
   }
 
   /** First step of a two-step payment; same body as createInvoice. */
-  holdInvoice(req: InvoiceCreateRequest): Promise<InvoiceCreateResult> {
+  async holdInvoice(req: InvoiceCreateRequest): Promise<InvoiceCreateResult> {
     return this.call('invoice/hold', this.invoiceBody(req), true);
   }
 
-  checkInvoice(shop_order_id: string): Promise<InvoiceCheckRecord> {
+  async checkInvoice(shop_order_id: string): Promise<InvoiceCheckRecord> {
     return this.call('invoice/check', { shop_order_id, now: this.now() });
   }
 
-  chargeInvoice(invoice_id: number): Promise<InvoiceRecord> {
+  async chargeInvoice(invoice_id: number): Promise<InvoiceRecord> {
     return this.call('invoice/charge', { invoice_id, now: this.now() });
   }
 
-  unholdInvoice(invoice_id: number): Promise<InvoiceRecord> {
+  async unholdInvoice(invoice_id: number): Promise<InvoiceRecord> {
     return this.call('invoice/unhold', { invoice_id, now: this.now() });
   }
 
   // ------------------------------------------------------------ refunds
 
-  createRefund(req: RefundCreateRequest): Promise<RefundRecord> {
+  async createRefund(req: RefundCreateRequest): Promise<RefundRecord> {
     const { invoice_id, amount, shop_refund_id, callback_url } = req;
     return this.call('invoice/create-refund', { invoice_id, amount, shop_refund_id, callback_url });
   }
 
-  getRefunds(invoice_id: number): Promise<RefundRecord[]> {
+  async getRefunds(invoice_id: number): Promise<RefundRecord[]> {
     return this.call('invoice/get-refunds', { invoice_id, now: this.now() });
   }
 
   // ------------------------------------------------------------ shop configuration and balance
 
-  shopInputConfig(): Promise<PaywayGroup<InputPayway>[]> {
+  async shopInputConfig(): Promise<PaywayGroup<InputPayway>[]> {
     return this.call('shop_input_config/shop', { now: this.now() });
   }
 
-  shopOutputConfig(): Promise<PaywayGroup<OutputPayway>[]> {
+  async shopOutputConfig(): Promise<PaywayGroup<OutputPayway>[]> {
     return this.call('shop_output_config/shop', { now: this.now() });
   }
 
-  shopBalance(): Promise<ShopBalance> {
+  async shopBalance(): Promise<ShopBalance> {
     return this.call('shop_balance', { now: this.now() });
   }
 
   // ------------------------------------------------------------ payouts
 
-  tryWithdraw(req: WithdrawTryRequest): Promise<WithdrawTryResult> {
+  async tryWithdraw(req: WithdrawTryRequest): Promise<WithdrawTryResult> {
     const { amount, amount_type, payway, shop_currency, account, account_details } = req;
     return this.call('withdraw/try', {
       amount,
@@ -170,12 +171,12 @@ export class GatewayService implements OnModuleDestroy {
     });
   }
 
-  checkAccount(req: CheckAccountRequest): Promise<CheckAccountResult> {
+  async checkAccount(req: CheckAccountRequest): Promise<CheckAccountResult> {
     const { account, amount, payway, account_details } = req;
     return this.call('check_account', { account, amount, payway, account_details });
   }
 
-  createWithdraw(req: WithdrawCreateRequest): Promise<WithdrawCreateResult> {
+  async createWithdraw(req: WithdrawCreateRequest): Promise<WithdrawCreateResult> {
     const {
       shop_payment_id,
       amount,
@@ -198,11 +199,11 @@ export class GatewayService implements OnModuleDestroy {
     });
   }
 
-  withdrawStatus(withdraw_id: number): Promise<PayoutRecord> {
+  async withdrawStatus(withdraw_id: number): Promise<PayoutRecord> {
     return this.call('withdraw/status', { withdraw_id, now: this.now() });
   }
 
-  withdrawShopPaymentStatus(shop_payment_id: string): Promise<PayoutRecord> {
+  async withdrawShopPaymentStatus(shop_payment_id: string): Promise<PayoutRecord> {
     return this.call('withdraw/shop_payment_status', { shop_payment_id, now: this.now() });
   }
 
