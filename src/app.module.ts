@@ -1,0 +1,40 @@
+import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from './audit/audit.module';
+import { AuthGuard } from './common/auth.guard';
+import { correlationMiddleware } from './common/correlation.middleware';
+import { ProblemFilter } from './common/problem.filter';
+import { AppConfig } from './config/config';
+import { ConfigModule } from './config/config.module';
+import { dataSourceOptions } from './database/data-source';
+import { FEATURE_MODULES } from './feature-modules';
+import { GatewayModule } from './gateway/gateway.module';
+import { HealthModule } from './health/health.module';
+
+@Module({})
+export class AppModule implements NestModule {
+  static forRoot(config: AppConfig & { databaseUrl: string }): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        TypeOrmModule.forRoot({ ...dataSourceOptions(config.databaseUrl), retryAttempts: 0 }),
+        ScheduleModule.forRoot(),
+        AuditModule,
+        GatewayModule,
+        HealthModule,
+        ...FEATURE_MODULES,
+      ],
+      providers: [
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_FILTER, useClass: ProblemFilter },
+      ],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(correlationMiddleware).forRoutes('*path');
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Domain errors: plain classes with a stable code and an HTTP status, thrown by services and
+ * mapped to problem+json by the one exception filter (problem.filter.ts). Never HttpException.
+ */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class DomainError extends Error {
+  constructor(
+    /** Stable machine-readable code, also the last part of the problem `type`. */
+    readonly code: string,
+    readonly status: number,
+    readonly title: string,
+    detail: string,
+    /** Extra members of the problem body (e.g. `currentStatus`). */
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(detail);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationFailed extends DomainError {
+  constructor(readonly errors: FieldError[]) {
+    super(
+      'validation-failed',
+      400,
+      'Request validation failed',
+      errors.map((e) => `${e.field}: ${e.message}`).join('; '),
+      { errors },
+    );
+  }
+}
+
+export class NotFound extends DomainError {
+  constructor(what: string, id: string) {
+    super('not-found', 404, 'Not found', `${what} ${id} does not exist`);
+  }
+}
+
+/** The same idempotency key with a different request body. */
+export class IdempotencyConflict extends DomainError {
+  constructor(key: string, id: string) {
+    super('idempotency-conflict', 409, 'Idempotency key reused', `${key} ${id} was already used with a different request body`);
+  }
+}
+
+/** An operation that the object's current status does not allow. */
+export class InvalidState extends DomainError {
+  constructor(what: string, id: string, currentStatus: string, action: string) {
+    super('invalid-state', 409, 'Operation not allowed in the current status', `${what} ${id} is ${currentStatus}: cannot ${action}`, {
+      currentStatus,
+    });
+  }
+}
+
+/** The gateway refused or could not be reached; `fatal` is null when it is not known. */
+export class GatewayFailure extends DomainError {
+  constructor(detail: string, gatewayErrorCode: number | null, gatewayMessage: string | null, fatal: boolean | null, status = 502) {
+    super('gateway-error', status, 'Payment gateway error', detail, { gatewayErrorCode, gatewayMessage, fatal });
+  }
+}

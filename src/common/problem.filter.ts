@@ -1,0 +1,102 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { DomainError } from './errors';
+import { logger } from './logger';
+
+export const PROBLEM_BASE = 'https://problems.piastrix-orchestrator.dev/';
+
+interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+  correlationId?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * Every error leaves as RFC 9457 problem details (application/problem+json): domain errors,
+ * validation errors, unknown routes, bad JSON and unexpected failures (500 with a correlation
+ * id; no stack, SQL or gateway secrets in the body).
+ */
+@Catch()
+export class ProblemFilter implements ExceptionFilter {
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const req = http.getRequest<Request & { correlationId?: string }>();
+    const res = http.getResponse<Response>();
+    const problem = toProblem(exception, req.correlationId);
+    problem.instance = req.originalUrl?.split('?')[0];
+    if (problem.status >= 500) {
+      logger.error(
+        { correlationId: req.correlationId, path: problem.instance, err: describe(exception) },
+        'request failed',
+      );
+    }
+    if (res.headersSent) return;
+    res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+  }
+}
+
+export function toProblem(exception: unknown, correlationId?: string): Problem {
+  if (exception instanceof DomainError) {
+    return {
+      type: PROBLEM_BASE + exception.code,
+      title: exception.title,
+      status: exception.status,
+      detail: exception.message,
+      ...exception.extra,
+    };
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    const body = exception.getResponse();
+    const message =
+      typeof body === 'object' && body !== null && 'message' in body ? (body as { message: unknown }).message : body;
+    const detail = Array.isArray(message) ? message.join('; ') : String(message);
+    return {
+      type: PROBLEM_BASE + slug(status),
+      title: HttpStatus[status] ? titleOf(status) : 'Error',
+      status,
+      detail,
+    };
+  }
+  const status = typeof (exception as { status?: unknown })?.status === 'number' ? (exception as { status: number }).status : 500;
+  if (status >= 400 && status < 500) {
+    // body-parser errors (malformed JSON, too large) carry a 4xx status of their own.
+    return { type: PROBLEM_BASE + slug(status), title: titleOf(status), status, detail: bodyParserDetail(exception) };
+  }
+  return {
+    type: PROBLEM_BASE + 'internal-error',
+    title: 'Internal Server Error',
+    status: 500,
+    detail: 'An unexpected error occurred. Quote the correlation id when reporting it.',
+    correlationId,
+  };
+}
+
+function bodyParserDetail(exception: unknown): string {
+  const type = (exception as { type?: string }).type;
+  if (type === 'entity.parse.failed') return 'The request body is not valid JSON';
+  if (type === 'entity.too.large') return 'The request body is too large';
+  return 'The request could not be read';
+}
+
+function titleOf(status: number): string {
+  const name = HttpStatus[status] ?? 'Error';
+  return name
+    .toLowerCase()
+    .split('_')
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join(' ');
+}
+
+function slug(status: number): string {
+  return (HttpStatus[status] ?? 'error').toLowerCase().replace(/_/g, '-');
+}
+
+function describe(e: unknown): Record<string, unknown> {
+  if (e instanceof Error) return { name: e.name, message: e.message, stack: e.stack };
+  return { value: String(e) };
+}

@@ -1,0 +1,18 @@
+import { DataSource } from 'typeorm';
+
+/** Any constant: the advisory lock that lets one instance at a time run migrations. */
+const MIGRATION_LOCK = 7_233_001;
+
+/** Runs pending migrations, each in its own transaction, holding a cluster-wide advisory lock. */
+export async function runMigrations(dataSource: DataSource): Promise<string[]> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    const done = await dataSource.runMigrations({ transaction: 'each' });
+    return done.map((m) => m.name);
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await runner.release();
+  }
+}

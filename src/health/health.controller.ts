@@ -1,0 +1,55 @@
+import { Controller, Get, Header, Headers, Inject, Res } from '@nestjs/common';
+import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
+import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Response } from 'express';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { Public } from '../common/public.decorator';
+import { Unauthorized } from '../common/auth.guard';
+import { registry } from '../metrics/metrics';
+
+@ApiTags('operations')
+@Controller()
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly db: TypeOrmHealthIndicator,
+    private readonly indicators: HealthIndicatorService,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Liveness: the process answers. */
+  @Public()
+  @Get('health')
+  alive(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  /** Readiness: the database answers and every migration is applied. */
+  @Public()
+  @Get('health/ready')
+  @HealthCheck()
+  ready() {
+    return this.health.check([
+      () => this.db.pingCheck('database', { connection: this.dataSource, timeout: 3000 }),
+      async () => {
+        const indicator = this.indicators.check('migrations');
+        const pending = await this.dataSource.showMigrations();
+        return pending ? indicator.down({ pending: true }) : indicator.up();
+      },
+    ]);
+  }
+
+  /** Prometheus metrics; protected by METRICS_TOKEN when it is set. */
+  @Public()
+  @Get('metrics')
+  @ApiExcludeEndpoint()
+  @Header('Cache-Control', 'no-store')
+  async metrics(@Headers('authorization') auth: string | undefined, @Res() res: Response): Promise<void> {
+    if (this.config.metricsToken && auth !== `Bearer ${this.config.metricsToken}`) throw new Unauthorized();
+    res.type(registry.contentType).send(await registry.metrics());
+  }
+}
+

@@ -1,0 +1,35 @@
+import 'reflect-metadata';
+import { logger } from './common/logger';
+import { ConfigError, loadConfig } from './config/config';
+import { startService, StartupError } from './bootstrap';
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const service = await startService(config);
+  if (config.generatedKeys) {
+    // Printed once, on purpose: development keys for the sandbox, never used with a real gateway.
+    console.log(`Development API keys (sandbox mode):\n  shop:  ${config.apiKeys[0]}\n  admin: ${config.adminApiKeys[0]}`);
+  }
+  logger.info({ url: `http://localhost:${config.port}`, sandbox: config.sandboxMode }, 'service listening');
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    service.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((e: unknown) => {
+  if (e instanceof ConfigError || e instanceof StartupError) {
+    console.error(e.message);
+  } else {
+    console.error(`Start-up failed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  process.exit(1);
+});
