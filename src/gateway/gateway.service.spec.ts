@@ -243,24 +243,21 @@ describe('observability', () => {
     await g.createInvoice({ ...invoice, card });
     g.onModuleDestroy();
 
-    expect(lines).toEqual([
-      {
-        path: 'invoice/create',
-        durationMs: expect.any(Number),
-        result: 'ok',
-        errorCode: undefined,
-      },
-    ]);
+    expect(lines).toHaveLength(1);
+    const { durationMs, ...line } = lines[0] as Record<string, unknown>;
+    expect(line).toEqual({ path: 'invoice/create', result: 'ok', errorCode: undefined });
+    expect(typeof durationMs).toBe('number');
     const text = JSON.stringify(lines);
     for (const secretish of [TEST_SECRET, String(fake.last().body.sign), card.number, card.cvv]) {
       expect(text).not.toContain(secretish);
     }
     const metric = await gatewayCallDuration.get();
-    expect(metric.values).toContainEqual(
-      expect.objectContaining({
-        labels: expect.objectContaining({ path: 'invoice/create', outcome: 'ok' }),
-        metricName: 'gateway_call_duration_seconds_count',
-      }),
+    const count = metric.values.find(
+      (v) =>
+        v.metricName === 'gateway_call_duration_seconds_count' &&
+        v.labels.path === 'invoice/create' &&
+        v.labels.outcome === 'ok',
     );
+    expect(count?.value).toBeGreaterThanOrEqual(1);
   });
 });

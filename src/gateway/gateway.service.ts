@@ -252,7 +252,8 @@ export class GatewayService implements OnModuleDestroy {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       gatewayCallDuration.labels(path, outcome).observe(seconds);
       const line = { path, durationMs: Math.round(seconds * 1000), result: outcome, errorCode };
-      if (outcome === 'ok') this.log.info(line, 'gateway call');
+      // A gateway error is an answer (often an expected one: duplicate, absent); no answer is a warning.
+      if (outcome === 'ok' || outcome === 'gateway_error') this.log.info(line, 'gateway call');
       else this.log.warn(line, 'gateway call');
     }
   }
