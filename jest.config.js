@@ -1,23 +1,26 @@
-/** Unit specs live next to the code (src/**\/*.spec.ts); integration and e2e suites in test/. */
-const tsJest = ['ts-jest', { diagnostics: false }];
+/**
+ * NestJS 12 and TypeORM 1.x ship as ES modules only, so Jest runs the tests as native ES modules
+ * (ts-jest `useESM`), which needs Node's --experimental-vm-modules: always run the tests through
+ * `npm test` / `npm run test:unit` / `npm run test:e2e` (or `npm test -- <pattern>`), never a bare `npx jest`.
+ * In test files import `jest` itself from '@jest/globals' when you need jest.fn or fake timers.
+ * The compiled service is CommonJS and loads those packages with require(esm) (Node >= 20.19).
+ */
+const tsJest = ['ts-jest', { diagnostics: false, useESM: true, tsconfig: '<rootDir>/tsconfig.jest.json' }];
+const common = {
+  testEnvironment: 'node',
+  rootDir: '.',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': tsJest },
+  setupFiles: ['<rootDir>/test/setup-env.ts'],
+};
 module.exports = {
   testTimeout: 60000,
   projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     {
-      displayName: 'unit',
-      testEnvironment: 'node',
-      rootDir: '.',
-      testMatch: ['<rootDir>/src/**/*.spec.ts'],
-      transform: { '^.+\\.ts$': tsJest },
-      setupFiles: ['<rootDir>/test/setup-env.ts'],
-    },
-    {
+      ...common,
       displayName: 'e2e',
-      testEnvironment: 'node',
-      rootDir: '.',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
-      transform: { '^.+\\.ts$': tsJest },
-      setupFiles: ['<rootDir>/test/setup-env.ts'],
       globalSetup: '<rootDir>/test/global-setup.ts',
       globalTeardown: '<rootDir>/test/global-teardown.ts',
     },

@@ -7,6 +7,7 @@
  * which error codes are fatal, what payout status numbers mean) are configuration here, with the
  * defaults observed in public clients (shared/spec/gateway-facts.md).
  */
+import { randomBytes } from 'node:crypto';
 
 export class ConfigError extends Error {
   constructor(
@@ -403,8 +404,6 @@ export function loadConfig(
 }
 
 function defaultKey(): string {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { randomBytes } = require('node:crypto') as typeof import('node:crypto');
   return `dev_${randomBytes(24).toString('base64url')}`;
 }
 
