@@ -6,7 +6,7 @@ import { AuditModule } from './audit/audit.module';
 import { AuthGuard } from './common/auth.guard';
 import { correlationMiddleware } from './common/correlation.middleware';
 import { ProblemFilter } from './common/problem.filter';
-import { AppConfig } from './config/config';
+import type { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
 import { FEATURE_MODULES } from './feature-modules';

@@ -8,10 +8,9 @@ import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { logger, PinoNestLogger } from './common/logger';
 import { createValidationPipe } from './common/validation';
-import { AppConfig } from './config/config';
+import type { AppConfig } from './config/config';
 import { startEmbeddedPostgres } from './database/embedded-postgres';
 import { runMigrations } from './database/migrate';
-import { startSandbox } from './sandbox/sandbox.server';
 
 /** A start-up failure with one line for the operator (names the setting, never a secret). */
 export class StartupError extends Error {}
@@ -44,6 +43,8 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
       logger.info({ port: config.embeddedPgPort, dir: `${config.dataDir}/postgres` }, 'embedded PostgreSQL started');
     }
     if (config.sandboxMode) {
+      // Loaded only in sandbox mode: a production process never carries the emulator.
+      const { startSandbox } = await import('./sandbox/sandbox.server');
       const sandbox = await startSandbox({
         port: config.sandbox.port,
         shopId: config.sandbox.shopId,
