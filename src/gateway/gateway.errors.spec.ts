@@ -65,6 +65,23 @@ describe('gateway errors (result: false)', () => {
     });
   });
 
+  it('carries the data of a failed refund, money as exact text', async () => {
+    fake.respond = (_req, res) =>
+      answer(
+        res,
+        200,
+        '{"result":false,"message":"Refund failed","error_code":10,' +
+          '"data":{"shop_refund_id":"r-1","status":"FAILED","amount":10.50}}',
+      );
+    const err = await failure(
+      gateway.createRefund({ invoice_id: 5, amount: '10.50', shop_refund_id: 'r-1' }),
+    );
+    expect(err).toMatchObject({
+      fatal: true,
+      data: { shop_refund_id: 'r-1', status: 'FAILED', amount: '10.50' },
+    });
+  });
+
   it('flags duplicates and absent objects by the configured codes', async () => {
     fake.respond = (_req, res) =>
       answer(res, 200, errorEnvelope(6, 'shop_payment_id p-1 is not unique'));

@@ -25,6 +25,8 @@ export interface GatewayErrorInit {
   httpStatus: number;
   isDuplicate: boolean;
   isAbsent: boolean;
+  /** The envelope's `data`, parsed exactly (a refund may come back FAILED with result: false). */
+  data?: unknown;
 }
 
 export class GatewayError extends Error {
@@ -44,6 +46,7 @@ export class GatewayError extends Error {
    * notification; unknown: check the status). Read-only calls never leave an outcome open.
    */
   readonly outcomeUnknown: boolean;
+  readonly data: unknown;
 
   constructor(init: GatewayErrorInit) {
     super(`Gateway ${init.call} failed with error ${init.errorCode}: ${init.gatewayMessage}`);
@@ -56,6 +59,7 @@ export class GatewayError extends Error {
     this.isDuplicate = init.isDuplicate;
     this.isAbsent = init.isAbsent;
     this.outcomeUnknown = MONEY_MOVING.has(init.call) && init.fatal !== true;
+    this.data = init.data;
   }
 }
 

@@ -314,6 +314,7 @@ export class GatewayService implements OnModuleDestroy {
       httpStatus: status,
       isDuplicate: error_code === g.duplicateErrorCode,
       isAbsent: error_code === g.absentErrorCode,
+      data,
     });
   }
 }
