@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { logger } from '../common/logger';

@@ -1,8 +1,9 @@
-import type { OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
 import axios, { AxiosInstance, AxiosResponse } from 'axios';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { logger } from '../common/logger';
+import { APP_CONFIG } from '../config/config';
 import type { AppConfig, GatewayCall, GatewayConfig } from '../config/config';
 import { gatewayCallDuration } from '../metrics/metrics';
 import { GatewayError, GatewayTransportError, scrubGatewayText } from './gateway.errors';
@@ -69,10 +70,8 @@ export function formatNow(date: Date, offset: string): string {
  * `shop_id` and `now`, signs it with the call's configured signed fields, posts it, parses the
  * answer exactly, and returns the envelope's `data` or throws GatewayError /
  * GatewayTransportError. Nothing is retried here.
- *
- * Plain class on purpose: @nestjs/common is ESM-only and cannot be loaded by the unit-test
- * runner, so GatewayModule provides it with a factory (APP_CONFIG, optional GATEWAY_CLOCK).
  */
+@Injectable()
 export class GatewayService implements OnModuleDestroy {
   private readonly gateway: GatewayConfig;
   private readonly http: AxiosInstance;
@@ -81,8 +80,8 @@ export class GatewayService implements OnModuleDestroy {
   private readonly log = logger.child({ component: 'gateway' });
 
   constructor(
-    config: AppConfig,
-    private readonly clock: Clock = () => new Date(),
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Optional() @Inject(GATEWAY_CLOCK) private readonly clock: Clock = () => new Date(),
   ) {
     this.gateway = config.gateway;
     this.http = axios.create({
