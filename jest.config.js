@@ -1,7 +1,8 @@
 /**
  * NestJS 12 and TypeORM 1.x ship as ES modules only, so Jest runs the tests as native ES modules
  * (ts-jest `useESM`), which needs Node's --experimental-vm-modules: always run the tests through
- * `npm test` / `npm run test:unit` / `npm run test:e2e` (or `npm test -- <pattern>`), never a bare `npx jest`.
+ * `npm test` (filter with `npm test -- <path pattern>`; `npm run test:unit` / `npm run test:e2e` for one
+ * project), never a bare `npx jest`.
  * In test files import `jest` itself from '@jest/globals' when you need jest.fn or fake timers.
  * The compiled service is CommonJS and loads those packages with require(esm) (Node >= 20.19).
  */
