@@ -12,6 +12,7 @@ import { dataSourceOptions } from './database/data-source';
 import { FEATURE_MODULES } from './feature-modules';
 import { GatewayModule } from './gateway/gateway.module';
 import { HealthModule } from './health/health.module';
+import { NotificationAppliersModule } from './notifications/notification-appliers.module';
 
 @Module({})
 export class AppModule implements NestModule {
@@ -25,6 +26,7 @@ export class AppModule implements NestModule {
         AuditModule,
         GatewayModule,
         HealthModule,
+        NotificationAppliersModule,
         ...FEATURE_MODULES,
       ],
       providers: [

@@ -1,0 +1,38 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import type { NotificationStatus } from './notification.entity';
+
+/** What applying one verified notification did. */
+export interface ApplyOutcome {
+  /** applied (state changed), stale (recorded, no change: repeat or would move a final back), rejected (mismatch). */
+  status: Extract<NotificationStatus, 'applied' | 'stale' | 'rejected'>;
+  /** Human-readable: what changed, or why nothing did. */
+  outcome: string;
+  shopOrderId?: string;
+  shopRefundId?: string;
+}
+
+/**
+ * Applies a verified notification of one `type` inside the webhook's transaction (`manager`);
+ * it takes its own row locks. `fields` are the notification's fields as transmitted (text), sign removed.
+ */
+export interface NotificationApplier {
+  apply(manager: EntityManager, fields: Record<string, string>): Promise<ApplyOutcome>;
+}
+
+/**
+ * Registry of appliers by notification type (`invoice`, `refund`, ...). Feature modules register
+ * theirs in `onModuleInit`; a type with no applier is stored as `ignored` and answered OK.
+ */
+@Injectable()
+export class NotificationAppliers {
+  private readonly appliers = new Map<string, NotificationApplier>();
+
+  register(type: string, applier: NotificationApplier): void {
+    this.appliers.set(type, applier);
+  }
+
+  get(type: string): NotificationApplier | undefined {
+    return this.appliers.get(type);
+  }
+}
