@@ -1,0 +1,398 @@
+import { randomBytes } from 'node:crypto';
+import { addOnsJson, amountWithin, findPaymentPayway, PaymentPayway, payerPrice } from './payway-catalogue';
+import type { Decimal } from './decimal';
+import { parsePayway, PaywayChoice } from './faults';
+import { JsonObject, JsonOut, moneyJson } from './json-text';
+import {
+  absent,
+  gatewayTime,
+  invalid,
+  maskAccount,
+  notUnique,
+  refused,
+  RequestFields,
+} from './protocol';
+import type { CallContext, CallHandler, SandboxRuntime } from './runtime';
+import { DELAYS_MS } from './runtime';
+import {
+  awaitsPayment,
+  INVOICE_STATUS,
+  Invoice,
+  invoiceStatusText,
+  PaymentToken,
+} from './sandbox.state';
+
+/**
+ * Payments: invoice/try, invoice/create, invoice/hold, invoice/check, invoice/charge,
+ * invoice/unhold, and the completion of a payment by the payer, a scenario or a token.
+ */
+
+/** Card shown for payments made on the payer page (no card data reaches the sandbox there). */
+const PAYER_PAGE_CARD_MASK = '411111******1111';
+const INVOICE_LIFETIME_MS = 24 * 3_600_000;
+const TOKEN_LIFETIME_MS = 365 * 24 * 3_600_000;
+
+interface ChosenPayway {
+  choice: PaywayChoice;
+  config: PaymentPayway;
+}
+
+function choosePayway(ctx: CallContext): ChosenPayway {
+  const choice = parsePayway(ctx.fields.payway());
+  const config = findPaymentPayway(ctx.rt.catalogue, choice.base);
+  if (config === undefined || config.is_active !== 'true') throw invalid(`payway ${choice.base} is not available`);
+  return { choice, config };
+}
+
+/** Amount and currency checked against the payway: same currency, within min and max. */
+function orderAmount(fields: RequestFields, config: PaymentPayway): { amount: Decimal; currency: number } {
+  const currency = fields.int('currency');
+  if (currency !== config.currency) throw invalid(`currency ${currency} is not the currency of payway ${config.alias}`);
+  const amount = fields.amount('amount');
+  if (!amountWithin(config, amount)) {
+    throw invalid(`amount must be between ${config.min_amount} and ${config.max_amount}`);
+  }
+  return { amount, currency };
+}
+
+export const invoiceTry: CallHandler = (ctx) => {
+  ctx.fields.text('shop_order_id', { max: 255 });
+  ctx.fields.optionalText('description', { max: 255 });
+  const { config } = choosePayway(ctx);
+  const { amount } = orderAmount(ctx.fields, config);
+  return {
+    add_ons_config: addOnsJson(config.add_ons_config),
+    payer_price: moneyJson(payerPrice(config, amount)),
+    paymethod_id: config.paymethod_id,
+    paymethod_name: config.paymethod_name,
+    ps_currency: config.currency,
+    info: { ...config.info },
+    manual: { ...config.manual },
+    warning: { ...config.warning },
+  };
+};
+
+/** Payway add-on fields: each required and matching its pattern. */
+function checkAddOns(fields: RequestFields, config: PaymentPayway): void {
+  for (const [name, addOn] of Object.entries(config.add_ons_config)) {
+    fields.text(name, { max: 255, pattern: new RegExp(addOn.regex) });
+  }
+}
+
+/** Request fields that are not echoed in `addons`. */
+const NOT_ADDONS = new Set(['shop_id', 'shop_order_id', 'amount', 'currency', 'payway', 'sign', 'payment_token']);
+
+function addonsOf(body: JsonObject): Record<string, string> {
+  const addons: Record<string, string> = {};
+  for (const [k, v] of Object.entries(body)) if (typeof v === 'string' && !NOT_ADDONS.has(k)) addons[k] = v;
+  return addons;
+}
+
+function luhnValid(digits: string): boolean {
+  let sum = 0;
+  [...digits].reverse().forEach((ch, i) => {
+    let d = Number(ch);
+    if (i % 2 === 1) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  });
+  return sum % 10 === 0;
+}
+
+/** Checks card data and returns its masked number; the number and CVV go no further. */
+function cardMask(fields: RequestFields, config: PaymentPayway): string | undefined {
+  const card = fields.optionalObject('card');
+  if (card === undefined) return undefined;
+  if (!config.card_data) throw invalid(`payway ${config.alias} does not accept card data`);
+  const c = new RequestFields(card);
+  const number = c.text('number', { pattern: /^\d{12,19}$/ });
+  if (!luhnValid(number)) throw invalid('card.number is not a valid card number');
+  c.optionalText('cardholder', { max: 100 });
+  c.text('expiry_month', { pattern: /^(0[1-9]|1[0-2])$/ });
+  c.text('expiry_year', { pattern: /^\d{2}$/ });
+  c.text('cvv', { pattern: /^\d{3,4}$/ });
+  return maskAccount(number);
+}
+
+function usableToken(ctx: CallContext, text: string): PaymentToken {
+  const token = ctx.rt.state.tokens.get(text);
+  if (token === undefined || token.shopId !== ctx.shopId || token.expiresAt.getTime() < Date.now()) {
+    throw invalid('payment_token is not valid');
+  }
+  return token;
+}
+
+function createInvoice(ctx: CallContext, twoStep: boolean): JsonOut {
+  const { fields, rt } = ctx;
+  const shopOrderId = fields.text('shop_order_id', { max: 255 });
+  const { choice, config } = choosePayway(ctx);
+  const { amount, currency } = orderAmount(fields, config);
+  const description = fields.optionalText('description', { max: 255 }) ?? '';
+  const urls = {
+    success: fields.optionalUrl('success_url'),
+    failed: fields.optionalUrl('failed_url'),
+    callback: fields.optionalUrl('callback_url'),
+    callbackRejected: fields.optionalUrl('callback_rejected_url'),
+  };
+  fields.optionalText('client_ip', { max: 64 });
+  checkAddOns(fields, config);
+  const mask = cardMask(fields, config);
+  const clientInfo = fields.optionalObject('client_info');
+  const issueToken = fields.optionalBool('issue_payment_token') ?? false;
+  const tokenText = fields.optionalText('payment_token', { max: 255 });
+  if (twoStep && !config.two_step) throw invalid(`payway ${config.alias} does not support two-step payment`);
+  if ((issueToken || tokenText !== undefined) && !config.tokens) {
+    throw invalid(`payway ${config.alias} does not support payment tokens`);
+  }
+  const token = tokenText === undefined ? undefined : usableToken(ctx, tokenText);
+  if (rt.state.findInvoiceByOrder(ctx.shopId, shopOrderId) !== undefined) throw notUnique('shop_order_id', shopOrderId);
+
+  const now = new Date();
+  const invoice: Invoice = {
+    id: rt.state.newId(),
+    shopId: ctx.shopId,
+    shopOrderId,
+    payway: choice,
+    paywayConfig: config,
+    amount,
+    currency,
+    clientPrice: payerPrice(config, amount),
+    description,
+    twoStep,
+    status: INVOICE_STATUS.CREATED,
+    errorCode: 0,
+    urls,
+    addons: addonsOf(fields.body),
+    cardMask: mask ?? token?.accountMask,
+    clientInfo,
+    issueToken,
+    chargedWithToken: token?.token,
+    needs3ds: mask !== undefined,
+    created: now,
+    updated: now,
+    expiresAt: new Date(now.getTime() + INVOICE_LIFETIME_MS),
+  };
+  rt.state.invoices.set(invoice.id, invoice);
+  return startPayment(ctx, invoice);
+}
+
+/** What follows creation: a payer-less completion (now or later) or a redirect of the payer. */
+function startPayment(ctx: CallContext, invoice: Invoice): JsonOut {
+  const { rt } = ctx;
+  const scenarios = invoice.payway.scenarios;
+  const outcome = scenarios.has('decline') ? 'decline' : 'pay';
+  if (scenarios.has('success') || scenarios.has('decline')) {
+    completePayment(rt, invoice, outcome);
+    return creationResult(invoice, null);
+  }
+  if (invoice.chargedWithToken !== undefined || ctx.fault === 'nonfatal') {
+    rt.scheduler.after(DELAYS_MS.autoComplete, () => {
+      completePayment(rt, invoice, outcome);
+    });
+    return creationResult(invoice, null);
+  }
+  invoice.status = INVOICE_STATUS.AWAITING_PAYER;
+  return creationResult(invoice, payerStep(rt, invoice));
+}
+
+export interface Redirect {
+  method: 'GET' | 'POST';
+  url: string;
+  data: Record<string, string>;
+}
+
+/**
+ * Where the payer goes next: card payments collect browser information first when the shop sent
+ * no `client_info` (spec rule 7), then the 3-D Secure page when card data was sent, then the
+ * payer page. Card payways redirect by POST, wallets by GET.
+ */
+export function payerStep(rt: SandboxRuntime, invoice: Invoice): Redirect {
+  const data = { invoice: String(invoice.id), lang: 'en' };
+  if (invoice.paywayConfig.kind === 'wallet') {
+    return { method: 'GET', url: `${rt.origin}/sandbox/pay/${invoice.id}`, data };
+  }
+  const step = invoice.clientInfo === undefined ? 'browser-info' : invoice.needs3ds ? '3ds' : 'pay';
+  return { method: 'POST', url: `${rt.origin}/sandbox/${step}/${invoice.id}`, data };
+}
+
+function creationResult(invoice: Invoice, redirect: Redirect | null): JsonOut {
+  return {
+    id: invoice.id,
+    method: redirect?.method ?? null,
+    url: redirect?.url ?? null,
+    data: redirect?.data ?? {},
+  };
+}
+
+/** Browser information collected on the payer's way (spec rule 7). */
+export function recordBrowserInfo(invoice: Invoice, info: Record<string, string>): void {
+  invoice.clientInfo = { ...info, browser_javascript_enabled: info.browser_javascript_enabled === 'true' };
+}
+
+export type PayerAction = 'pay' | 'decline';
+
+/**
+ * Completes a payment that still awaits it: paid (held for two-step) or declined. Credits or
+ * holds the funds, issues a token when asked, and notifies. False when it had completed before.
+ */
+export function completePayment(rt: SandboxRuntime, invoice: Invoice, action: PayerAction): boolean {
+  if (!awaitsPayment(invoice.status)) return false;
+  const now = new Date();
+  if (action === 'pay') {
+    invoice.status = invoice.twoStep ? INVOICE_STATUS.HELD : INVOICE_STATUS.PAID;
+    if (invoice.paywayConfig.kind === 'card') invoice.cardMask ??= PAYER_PAGE_CARD_MASK;
+    if (invoice.issueToken && invoice.chargedWithToken === undefined) issueToken(rt, invoice, now);
+    if (invoice.twoStep) rt.state.hold(invoice.currency, invoice.amount);
+    else rt.state.credit(invoice.currency, invoice.amount);
+  } else {
+    invoice.status = INVOICE_STATUS.REJECTED;
+  }
+  invoice.needs3ds = false;
+  invoice.updated = now;
+  invoice.processed = now;
+  notifyInvoice(rt, invoice);
+  return true;
+}
+
+function issueToken(rt: SandboxRuntime, invoice: Invoice, now: Date): void {
+  const token: PaymentToken = {
+    token: `tok_${randomBytes(16).toString('hex')}`,
+    shopId: invoice.shopId,
+    paywayAlias: invoice.paywayConfig.alias,
+    accountMask: invoice.cardMask ?? PAYER_PAGE_CARD_MASK,
+    expiresAt: new Date(now.getTime() + TOKEN_LIFETIME_MS),
+    cardInfo: {
+      issuing_country: 'RU',
+      issuing_bank: 'Sandbox Bank',
+      payment_system: 'VISA',
+      funding_source: 'CREDIT',
+      payment_system_product: 'Visa Classic',
+    },
+  };
+  rt.state.tokens.set(token.token, token);
+  invoice.issuedToken = token.token;
+}
+
+/** `ps_data`: JSON text with the masked account and, after success, the issued token. */
+function psData(invoice: Invoice): string {
+  const data: Record<string, string> = {};
+  if (invoice.cardMask !== undefined) data.account = invoice.cardMask;
+  if (invoice.issuedToken !== undefined) data.payment_token = invoice.issuedToken;
+  return JSON.stringify(data);
+}
+
+function tokenJson(rt: SandboxRuntime, invoice: Invoice): JsonOut {
+  const token = invoice.issuedToken === undefined ? undefined : rt.state.tokens.get(invoice.issuedToken);
+  if (token === undefined) return null;
+  return {
+    token: token.token,
+    status: 'SUCCESS',
+    expires_at: gatewayTime(token.expiresAt),
+    account: token.accountMask,
+    card_info: { ...token.cardInfo },
+  };
+}
+
+/** The invoice record; `forCheck` adds the fields only invoice/check returns. */
+export function invoiceRecord(rt: SandboxRuntime, invoice: Invoice, forCheck: boolean): JsonOut {
+  const record: Record<string, JsonOut> = {
+    shop_order_id: invoice.shopOrderId,
+    shop_id: invoice.shopId,
+    status: invoice.status,
+    payment_id: invoice.id,
+    ps_data: psData(invoice),
+    ps_currency: invoice.paywayConfig.currency,
+    payway: invoice.payway.requested,
+    description: invoice.description,
+    created: gatewayTime(invoice.created),
+    updated: gatewayTime(invoice.updated),
+    processed: invoice.processed === undefined ? null : gatewayTime(invoice.processed),
+    shop_currency: invoice.currency,
+    shop_amount: moneyJson(invoice.amount),
+    client_price: moneyJson(invoice.clientPrice),
+    error_code: invoice.errorCode,
+    shop_refund: moneyJson(rt.state.refundedAmount(invoice.id)),
+    settlement_currency: invoice.currency,
+    settlement_rate: null,
+  };
+  if (!forCheck) return record;
+  return {
+    ...record,
+    expires_at: gatewayTime(invoice.expiresAt),
+    is_unique: true,
+    payment_token: tokenJson(rt, invoice),
+  };
+}
+
+/** Payment notification for the invoice's current status, to the URL its status calls for. */
+export function notifyInvoice(rt: SandboxRuntime, invoice: Invoice): void {
+  const rejected = invoice.status === INVOICE_STATUS.REJECTED;
+  const url = rejected ? (invoice.urls.callbackRejected ?? invoice.urls.callback) : invoice.urls.callback;
+  rt.notifier.send({
+    type: 'invoice',
+    group: invoiceGroup(invoice.shopOrderId),
+    url: url ?? null,
+    scenarios: invoice.payway.scenarios,
+    final: rejected || invoice.status === INVOICE_STATUS.PAID,
+    fields: {
+      shop_id: invoice.shopId,
+      shop_order_id: invoice.shopOrderId,
+      description: invoice.description,
+      shop_amount: moneyJson(invoice.amount),
+      shop_refund: moneyJson(rt.state.refundedAmount(invoice.id)),
+      shop_currency: invoice.currency,
+      payment_id: invoice.id,
+      client_price: moneyJson(invoice.clientPrice),
+      ps_currency: invoice.paywayConfig.currency,
+      payway: invoice.payway.requested,
+      ps_data: psData(invoice),
+      created: gatewayTime(invoice.created),
+      updated: gatewayTime(invoice.updated),
+      status: invoiceStatusText(invoice.status),
+      addons: JSON.stringify(invoice.addons),
+    },
+  });
+}
+
+export function invoiceGroup(shopOrderId: string): string {
+  return `invoice:${shopOrderId}`;
+}
+
+/** The invoice named by `invoice_id` of an operation; refused when unknown. */
+export function invoiceForOperation(ctx: CallContext): Invoice {
+  const id = ctx.fields.int('invoice_id');
+  const invoice = ctx.rt.state.invoices.get(id);
+  if (invoice === undefined || invoice.shopId !== ctx.shopId) throw refused(`invoice ${id} is not found`);
+  return invoice;
+}
+
+export const invoiceCreate: CallHandler = (ctx) => createInvoice(ctx, false);
+export const invoiceHold: CallHandler = (ctx) => createInvoice(ctx, true);
+
+export const invoiceCheck: CallHandler = (ctx) => {
+  const shopOrderId = ctx.fields.text('shop_order_id', { max: 255 });
+  ctx.fields.now();
+  const invoice = ctx.rt.state.findInvoiceByOrder(ctx.shopId, shopOrderId);
+  if (invoice === undefined) throw absent('Invoice');
+  return invoiceRecord(ctx.rt, invoice, true);
+};
+
+/** Second step of a two-step payment, for held invoices only: charged → paid. */
+export const invoiceCharge: CallHandler = (ctx) => settleHeld(ctx, true);
+
+/** Cancels a hold, for held invoices only: the money returns to the payer → rejected. */
+export const invoiceUnhold: CallHandler = (ctx) => settleHeld(ctx, false);
+
+function settleHeld(ctx: CallContext, charge: boolean): JsonOut {
+  ctx.fields.now();
+  const invoice = invoiceForOperation(ctx);
+  if (invoice.status !== INVOICE_STATUS.HELD) {
+    throw refused(`invoice ${invoice.id} is not held (status ${invoice.status})`);
+  }
+  const now = new Date();
+  invoice.status = charge ? INVOICE_STATUS.PAID : INVOICE_STATUS.REJECTED;
+  invoice.updated = now;
+  invoice.processed = now;
+  ctx.rt.state.settleHold(invoice.currency, invoice.amount, charge);
+  notifyInvoice(ctx.rt, invoice);
+  return invoiceRecord(ctx.rt, invoice, false);
+}

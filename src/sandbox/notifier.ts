@@ -1,0 +1,158 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Logger } from 'pino';
+import type { OutcomeScenario } from './faults';
+import { JsonOut, textOf, toJsonText } from './json-text';
+import type { Notice, NoticeType, NotifyFormat, SandboxState } from './sandbox.state';
+import type { Scheduler } from './scheduler';
+import { notificationSignature } from './signature';
+
+/**
+ * Server notifications: signed like the gateway signs them, POSTed as JSON or as a form, and
+ * re-sent with growing intervals until the shop answers HTTP 200 with body `OK` (25 attempts).
+ * The dup_notify, out_of_order and notify_none scenarios act here.
+ */
+
+export const MAX_ATTEMPTS = 25;
+
+/**
+ * Seconds between attempts (24 gaps for 25 attempts): doubling from one minute, then even
+ * steps, so the last attempt falls at about the end of the day. Scaled by timeScale.
+ */
+export const RETRY_GAPS_S: readonly number[] = [60, 120, 240, 480, 960, 1920, ...Array<number>(18).fill(4500)];
+
+const ATTEMPT_TIMEOUT_MS = 10_000;
+
+export interface NoticeRequest {
+  type: NoticeType;
+  group: string;
+  url: string | null;
+  /** Fields without `sign`; numbers that are money as LosslessNumber. */
+  fields: Record<string, JsonOut>;
+  scenarios: ReadonlySet<OutcomeScenario>;
+  /** Final notices release the ones out_of_order held back. */
+  final: boolean;
+}
+
+interface Reply {
+  status: number | null;
+  text: string;
+}
+
+export class Notifier {
+  private readonly inFlight = new Set<AbortController>();
+
+  constructor(
+    private readonly state: SandboxState,
+    private readonly scheduler: Scheduler,
+    private readonly secretKey: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Builds, signs and stores a notice, then delivers it as the scenarios say. */
+  send(req: NoticeRequest): void {
+    const fields = { ...req.fields, sign: notificationSignature(req.fields, this.secretKey) };
+    const notice: Notice = { type: req.type, group: req.group, url: this.target(req.url), fields };
+    this.state.notices.push(notice);
+    if (req.scenarios.has('notify_none') || this.state.settings.suppressNotifications) return;
+    const copies = req.scenarios.has('dup_notify') ? 2 : 1;
+    if (req.scenarios.has('out_of_order')) {
+      const held = this.state.withheld.get(req.group) ?? [];
+      if (!req.final) {
+        this.state.withheld.set(req.group, [...held, notice]);
+        return;
+      }
+      this.state.withheld.delete(req.group);
+      for (const n of [notice, ...held]) this.deliverCopies(n, copies);
+      return;
+    }
+    this.deliverCopies(notice, copies);
+  }
+
+  /** Delivers the last notice of a group again, `times` times; false when there is none. */
+  resend(group: string, times: number): boolean {
+    const last = [...this.state.notices].reverse().find((n) => n.group === group);
+    if (last === undefined) return false;
+    this.deliverCopies(last, times);
+    return true;
+  }
+
+  /** Aborts the deliveries under way (on close). */
+  stop(): void {
+    for (const c of this.inFlight) c.abort();
+    this.inFlight.clear();
+  }
+
+  /** The shop-level URL, when set, wins over the request's. */
+  private target(requestUrl: string | null): string | null {
+    return this.state.settings.shopNotifyUrl ?? requestUrl;
+  }
+
+  private deliverCopies(notice: Notice, copies: number): void {
+    if (notice.url === null) {
+      this.log.info({ group: notice.group }, 'notification not sent: no notification URL');
+      return;
+    }
+    for (let i = 0; i < copies; i += 1) this.scheduler.afterReal(0, () => this.attempt(notice, 1));
+  }
+
+  private async attempt(notice: Notice, attempt: number): Promise<void> {
+    const url = new URL(notice.url ?? '');
+    url.searchParams.set('type', notice.type);
+    const format = this.state.settings.notifyFormat;
+    const reply = await this.post(url, format, notice.fields);
+    const ok = reply.status === 200 && reply.text.trim() === 'OK';
+    this.state.deliveries.push({
+      time: new Date().toISOString(),
+      url: url.toString(),
+      type: notice.type,
+      format,
+      body: notice.fields,
+      attempt,
+      status: reply.status,
+      reply: reply.text.slice(0, 500),
+      ok,
+    });
+    this.log.info({ group: notice.group, attempt, status: reply.status, ok }, 'notification delivery attempt');
+    if (!ok && attempt < MAX_ATTEMPTS) {
+      this.scheduler.after(RETRY_GAPS_S[attempt - 1] * 1000, () => this.attempt(notice, attempt + 1));
+    }
+  }
+
+  private post(url: URL, format: NotifyFormat, fields: Record<string, JsonOut>): Promise<Reply> {
+    const body =
+      format === 'json'
+        ? toJsonText(fields)
+        : new URLSearchParams(Object.entries(fields).map(([k, v]): [string, string] => [k, textOf(v)])).toString();
+    const contentType = format === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';
+    const controller = new AbortController();
+    this.inFlight.add(controller);
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise<Reply>((resolve) => {
+      const req = send(
+        url,
+        {
+          method: 'POST',
+          agent: false,
+          signal: controller.signal,
+          timeout: ATTEMPT_TIMEOUT_MS,
+          headers: {
+            'Content-Type': `${contentType}; charset=utf-8`,
+            'Content-Length': Buffer.byteLength(body),
+            Connection: 'close',
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? null, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', (e) => resolve({ status: res.statusCode ?? null, text: e.message }));
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error('time-out')));
+      req.on('error', (e) => resolve({ status: null, text: e.message }));
+      req.on('close', () => this.inFlight.delete(controller));
+      req.end(body);
+    });
+  }
+}

@@ -1,0 +1,226 @@
+import { randomInt } from 'node:crypto';
+import {
+  accountInfoJson,
+  AmountType,
+  amountWithin,
+  findPayoutPayway,
+  PayoutAmounts,
+  payoutAmounts,
+  PayoutPayway,
+} from './payway-catalogue';
+import { Decimal } from './decimal';
+import { parsePayway, PaywayChoice } from './faults';
+import { JsonOut, moneyJson, textOf } from './json-text';
+import { absent, invalid, maskAccount, notUnique, refused, RequestFields } from './protocol';
+import type { CallContext, CallHandler, SandboxRuntime } from './runtime';
+import { DELAYS_MS } from './runtime';
+import { InsufficientFunds, PAYOUT_STATUS, Payout, payoutIsFinal } from './sandbox.state';
+
+/**
+ * Payouts and the balance: shop_balance, withdraw/try, check_account, withdraw/create (freezes
+ * the write-off, then moves 1 new → 3 sent → 5 success, debiting; 6/8 return the funds),
+ * withdraw/status and withdraw/shop_payment_status.
+ */
+
+interface PayoutTerms extends PayoutAmounts {
+  choice: PaywayChoice;
+  config: PayoutPayway;
+  amount: Decimal;
+}
+
+function choosePayway(fields: RequestFields, ctx: CallContext): { choice: PaywayChoice; config: PayoutPayway } {
+  const choice = parsePayway(fields.payway());
+  const config = findPayoutPayway(ctx.rt.catalogue, choice.base);
+  if (config === undefined) throw invalid(`payway ${choice.base} is not available for payouts`);
+  return { choice, config };
+}
+
+function checkedAmount(fields: RequestFields, config: PayoutPayway): Decimal {
+  const amount = fields.amount('amount');
+  if (!amountWithin(config, amount)) {
+    throw invalid(`amount must be between ${config.min_amount} and ${config.max_amount}`);
+  }
+  return amount;
+}
+
+/** Payway, amount type, currency and amounts of withdraw/try and withdraw/create. */
+function payoutTerms(ctx: CallContext): PayoutTerms {
+  const { fields } = ctx;
+  const { choice, config } = choosePayway(fields, ctx);
+  const amountType = fields.text('amount_type');
+  if (amountType !== 'ps_amount' && amountType !== 'shop_amount') {
+    throw invalid('amount_type must be ps_amount or shop_amount');
+  }
+  const shopCurrency = fields.int('shop_currency');
+  if (shopCurrency !== config.currency) {
+    throw invalid(`shop_currency ${shopCurrency} is not the currency of payway ${config.alias}`);
+  }
+  const amount = checkedAmount(fields, config);
+  const amounts = payoutAmounts(config, amount, amountType as AmountType);
+  if (amounts.payeeReceive.compare(Decimal.ZERO) <= 0) throw invalid('amount does not cover the fee');
+  return { choice, config, amount, ...amounts };
+}
+
+/** Every detail named in account_info_config must match its pattern (`account` is top-level). */
+function accountProblems(config: PayoutPayway, account: string, details: Record<string, string>): string[] {
+  return Object.entries(config.account_info_config)
+    .filter(([name, rule]) => !new RegExp(rule.regex).test(name === 'account' ? account : (details[name] ?? '')))
+    .map(([name]) => name);
+}
+
+function accountDetails(fields: RequestFields): Record<string, string> {
+  const obj = fields.optionalObject('account_details') ?? {};
+  return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, textOf(v)]));
+}
+
+export const withdrawTry: CallHandler = (ctx) => {
+  const terms = payoutTerms(ctx);
+  return {
+    payee_receive: moneyJson(terms.payeeReceive),
+    shop_write_off: moneyJson(terms.shopWriteOff),
+    ps_currency: terms.config.currency,
+    shop_currency: terms.config.currency,
+    account_info_config: accountInfoJson(terms.config),
+  };
+};
+
+/** Accounts ending in 0000 pass the pattern but do not exist: `result: false`. */
+export const checkAccount: CallHandler = (ctx) => {
+  const { fields } = ctx;
+  const account = fields.text('account', { max: 255 });
+  const { config } = choosePayway(fields, ctx);
+  checkedAmount(fields, config);
+  const exists = accountProblems(config, account, accountDetails(fields)).length === 0 && !account.endsWith('0000');
+  if (!exists) return { result: false };
+  return { result: true, account_info: { account: maskAccount(account), holder: 'SANDBOX PAYEE' } };
+};
+
+export const withdrawCreate: CallHandler = (ctx) => {
+  const { fields, rt } = ctx;
+  const terms = payoutTerms(ctx);
+  const account = fields.text('account', { max: 255 });
+  const wrong = accountProblems(terms.config, account, accountDetails(fields));
+  if (wrong.length > 0) throw invalid(`${wrong.join(', ')} does not match account_info_config`);
+  const shopPaymentId = fields.text('shop_payment_id', { max: 255 });
+  fields.optionalText('description', { max: 255 });
+  if (rt.state.findPayoutByShopPaymentId(ctx.shopId, shopPaymentId) !== undefined) {
+    throw notUnique('shop_payment_id', shopPaymentId);
+  }
+  try {
+    rt.state.freeze(terms.config.currency, terms.shopWriteOff);
+  } catch (e) {
+    if (e instanceof InsufficientFunds) throw refused(e.message);
+    throw e;
+  }
+  const now = new Date();
+  const payout: Payout = {
+    id: rt.state.newId(),
+    shopId: ctx.shopId,
+    shopPaymentId,
+    payway: terms.choice,
+    paywayConfig: terms.config,
+    accountMask: maskAccount(account),
+    amountType: fields.text('amount_type') as AmountType,
+    amount: terms.amount,
+    payeeReceive: terms.payeeReceive,
+    shopWriteOff: terms.shopWriteOff,
+    psCurrency: terms.config.currency,
+    shopCurrency: terms.config.currency,
+    status: PAYOUT_STATUS.NEW,
+    errorCode: 0,
+    rrn: '',
+    bankTransactionId: '',
+    created: now,
+    updated: now,
+  };
+  rt.state.payouts.set(payout.id, payout);
+  startPayout(rt, payout);
+  return {
+    id: payout.id,
+    balance: moneyJson(rt.state.balance(payout.shopCurrency).available),
+    payee_receive: moneyJson(payout.payeeReceive),
+    ps_currency: payout.psCurrency,
+    shop_currency: payout.shopCurrency,
+    shop_payment_id: payout.shopPaymentId,
+    shop_write_off: moneyJson(payout.shopWriteOff),
+    status: payout.status,
+  };
+};
+
+/** Scenarios: reject / success end in the create answer; pending stays new; never_final stays sent. */
+function startPayout(rt: SandboxRuntime, payout: Payout): void {
+  const s = payout.payway.scenarios;
+  if (s.has('reject') || s.has('success')) {
+    finishPayout(rt, payout, s.has('reject') ? PAYOUT_STATUS.REJECTED : PAYOUT_STATUS.SUCCESS);
+    return;
+  }
+  if (s.has('pending')) return;
+  rt.scheduler.after(DELAYS_MS.payoutStep, () => {
+    moveTo(payout, PAYOUT_STATUS.SENT);
+    if (s.has('never_final')) return;
+    rt.scheduler.after(DELAYS_MS.payoutStep, () =>
+      finishPayout(rt, payout, s.has('decline') ? PAYOUT_STATUS.CANCELLED : PAYOUT_STATUS.SUCCESS),
+    );
+  });
+}
+
+function moveTo(payout: Payout, status: number): void {
+  payout.status = status;
+  payout.updated = new Date();
+}
+
+/** The final status: the frozen write-off is debited on success, returned otherwise. */
+function finishPayout(rt: SandboxRuntime, payout: Payout, status: number): void {
+  if (payoutIsFinal(payout.status)) return;
+  const success = status === PAYOUT_STATUS.SUCCESS;
+  moveTo(payout, status);
+  rt.state.unfreeze(payout.shopCurrency, payout.shopWriteOff, success);
+  if (success) {
+    payout.rrn = String(randomInt(100_000_000, 999_999_999)) + String(randomInt(100, 999));
+    payout.bankTransactionId = `sbx-${payout.id}`;
+  }
+}
+
+function payoutRecord(payout: Payout): JsonOut {
+  return {
+    id: payout.id,
+    status: payout.status,
+    ps_currency: payout.psCurrency,
+    shop_currency: payout.shopCurrency,
+    payee_receive: moneyJson(payout.payeeReceive),
+    shop_write_off: moneyJson(payout.shopWriteOff),
+    shop_payment_id: payout.shopPaymentId,
+    error_code: payout.errorCode,
+    rrn: payout.rrn,
+    bank_transaction_id: payout.bankTransactionId,
+  };
+}
+
+function ownPayout(ctx: CallContext, payout: Payout | undefined): JsonOut {
+  if (payout === undefined || payout.shopId !== ctx.shopId) throw absent('Payout');
+  return payoutRecord(payout);
+}
+
+export const withdrawStatus: CallHandler = (ctx) => {
+  ctx.fields.now();
+  return ownPayout(ctx, ctx.rt.state.payouts.get(ctx.fields.int('withdraw_id')));
+};
+
+export const shopPaymentStatus: CallHandler = (ctx) => {
+  ctx.fields.now();
+  const shopPaymentId = ctx.fields.text('shop_payment_id', { max: 255 });
+  return ownPayout(ctx, ctx.rt.state.findPayoutByShopPaymentId(ctx.shopId, shopPaymentId));
+};
+
+export const shopBalance: CallHandler = (ctx) => {
+  ctx.fields.now();
+  const balances = [...ctx.rt.state.balances.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([currency, b]) => ({
+      currency,
+      available: moneyJson(b.available),
+      hold: moneyJson(b.hold),
+      frozen: moneyJson(b.frozen),
+    }));
+  return { shop_id: ctx.shopId, balances };
+};

@@ -1,0 +1,310 @@
+import type { AmountType, PaymentPayway, PayoutPayway } from './payway-catalogue';
+import { Decimal } from './decimal';
+import { FaultQueue, PaywayChoice } from './faults';
+import type { JsonIn, JsonObject, JsonOut } from './json-text';
+
+/**
+ * The sandbox's whole memory: invoices, refunds, payouts, tokens, balances, logs, queued faults
+ * and settings, with the status rules and balance moves as small methods. Nothing here does I/O.
+ */
+
+export const INVOICE_STATUS = {
+  CREATED: 1,
+  AWAITING_PAYER: 2,
+  PAID: 4,
+  REJECTED: 6,
+  HELD: 8,
+} as const;
+
+/** Text of an invoice status in notifications. */
+export function invoiceStatusText(status: number): string {
+  if (status === INVOICE_STATUS.PAID) return 'success';
+  if (status === INVOICE_STATUS.REJECTED) return 'rejected';
+  if (status === INVOICE_STATUS.HELD) return 'hold';
+  return 'waiting';
+}
+
+/** The payer (or a scenario) may complete only an invoice that has not completed yet. */
+export function awaitsPayment(status: number): boolean {
+  return status === INVOICE_STATUS.CREATED || status === INVOICE_STATUS.AWAITING_PAYER;
+}
+
+export const PAYOUT_STATUS = {
+  NEW: 1,
+  SENT: 3,
+  SUCCESS: 5,
+  REJECTED: 6,
+  CANCELLED: 8,
+} as const;
+
+export function payoutIsFinal(status: number): boolean {
+  return status === PAYOUT_STATUS.SUCCESS || status === PAYOUT_STATUS.REJECTED || status === PAYOUT_STATUS.CANCELLED;
+}
+
+export interface InvoiceUrls {
+  success?: string;
+  failed?: string;
+  callback?: string;
+  callbackRejected?: string;
+}
+
+export interface Invoice {
+  id: number;
+  shopId: number;
+  shopOrderId: string;
+  payway: PaywayChoice;
+  paywayConfig: PaymentPayway;
+  amount: Decimal;
+  currency: number;
+  clientPrice: Decimal;
+  description: string;
+  twoStep: boolean;
+  status: number;
+  errorCode: number;
+  urls: InvoiceUrls;
+  /** Extra request parameters (URLs, description, add-ons), sent back as `addons`. */
+  addons: Record<string, string>;
+  /** Masked card number when a card was given or used; the number itself is never kept. */
+  cardMask?: string;
+  clientInfo?: JsonObject;
+  issueToken: boolean;
+  /** The token this invoice issued (after success, when asked to). */
+  issuedToken?: string;
+  /** The token this invoice was charged with (a recurrent charge, no payer). */
+  chargedWithToken?: string;
+  /** Set while the payer still has to pass the 3-D Secure page. */
+  needs3ds: boolean;
+  created: Date;
+  updated: Date;
+  processed?: Date;
+  expiresAt: Date;
+}
+
+export type RefundStatus = 'WAITING' | 'SUCCESS' | 'FAILED';
+
+export interface Refund {
+  shopRefundId: string;
+  invoiceId: number;
+  amount: Decimal;
+  currency: number;
+  status: RefundStatus;
+  errorCode: number;
+  callbackUrl?: string;
+  createdAt: Date;
+  processedAt?: Date;
+}
+
+export interface Payout {
+  id: number;
+  shopId: number;
+  shopPaymentId: string;
+  payway: PaywayChoice;
+  paywayConfig: PayoutPayway;
+  accountMask: string;
+  amountType: AmountType;
+  amount: Decimal;
+  payeeReceive: Decimal;
+  shopWriteOff: Decimal;
+  psCurrency: number;
+  shopCurrency: number;
+  status: number;
+  errorCode: number;
+  rrn: string;
+  bankTransactionId: string;
+  created: Date;
+  updated: Date;
+}
+
+export interface PaymentToken {
+  token: string;
+  shopId: number;
+  paywayAlias: string;
+  accountMask: string;
+  expiresAt: Date;
+  cardInfo: Record<string, string>;
+}
+
+export interface Balance {
+  available: Decimal;
+  hold: Decimal;
+  frozen: Decimal;
+}
+
+export interface RequestLogEntry {
+  time: string;
+  path: string;
+  /** The body with the card number masked and cvv and sign removed. */
+  body: JsonIn;
+  http_status: number | null;
+  result: boolean | null;
+  error_code: number | null;
+  fault: string | null;
+}
+
+export type NoticeType = 'invoice' | 'refund';
+
+/** One notification as built at the moment of its event (fields signed). */
+export interface Notice {
+  type: NoticeType;
+  /** `invoice:<shop_order_id>` or `refund:<shop_refund_id>`. */
+  group: string;
+  /** Target without the `type` parameter; null when the shop gave none. */
+  url: string | null;
+  fields: Record<string, JsonOut>;
+}
+
+export interface DeliveryLogEntry {
+  time: string;
+  url: string;
+  type: NoticeType;
+  format: NotifyFormat;
+  body: Record<string, JsonOut>;
+  attempt: number;
+  /** HTTP status of the reply; null when none came (refused, time-out). */
+  status: number | null;
+  reply: string;
+  ok: boolean;
+}
+
+export type NotifyFormat = 'json' | 'form';
+
+export interface Settings {
+  notifyFormat: NotifyFormat;
+  suppressNotifications: boolean;
+  /** Shop-level notification URL: takes priority over the URLs of requests. */
+  shopNotifyUrl: string | null;
+  timeScale: number;
+  /** Delay of the time-out faults in real milliseconds; null: 35 s × timeScale. */
+  timeoutDelayMs: number | null;
+}
+
+export class InsufficientFunds extends Error {
+  constructor(readonly currency: number) {
+    super(`insufficient funds on the shop balance in currency ${currency}`);
+  }
+}
+
+export class SandboxState {
+  invoices = new Map<number, Invoice>();
+  refunds = new Map<string, Refund>();
+  payouts = new Map<number, Payout>();
+  tokens = new Map<string, PaymentToken>();
+  balances = new Map<number, Balance>();
+  requests: RequestLogEntry[] = [];
+  deliveries: DeliveryLogEntry[] = [];
+  notices: Notice[] = [];
+  /** Notices held back by the out_of_order scenario, by group. */
+  withheld = new Map<string, Notice[]>();
+  faults = new FaultQueue();
+  settings: Settings;
+  private nextId = 0;
+
+  constructor(
+    private readonly initialSettings: Settings,
+    private readonly seedBalances: { currency: number; available: string }[],
+  ) {
+    this.settings = { ...initialSettings };
+    this.reset();
+  }
+
+  /** Forgets everything and returns to the start-up settings and seed balances. */
+  reset(): void {
+    this.invoices.clear();
+    this.refunds.clear();
+    this.payouts.clear();
+    this.tokens.clear();
+    this.balances.clear();
+    this.requests = [];
+    this.deliveries = [];
+    this.notices = [];
+    this.withheld.clear();
+    this.faults.clear();
+    this.settings = { ...this.initialSettings };
+    // Ids grow from the start time so a restarted sandbox does not reuse the ids of a shop's old rows.
+    this.nextId = Date.now();
+    for (const seed of this.seedBalances) {
+      this.balance(seed.currency).available = Decimal.parse(seed.available);
+    }
+  }
+
+  newId(): number {
+    this.nextId += 1;
+    return this.nextId;
+  }
+
+  findInvoiceByOrder(shopId: number, shopOrderId: string): Invoice | undefined {
+    return [...this.invoices.values()].find((i) => i.shopId === shopId && i.shopOrderId === shopOrderId);
+  }
+
+  findPayoutByShopPaymentId(shopId: number, shopPaymentId: string): Payout | undefined {
+    return [...this.payouts.values()].find((p) => p.shopId === shopId && p.shopPaymentId === shopPaymentId);
+  }
+
+  refundsOf(invoiceId: number): Refund[] {
+    return [...this.refunds.values()].filter((r) => r.invoiceId === invoiceId);
+  }
+
+  /** Successful refunds of the invoice. */
+  refundedAmount(invoiceId: number): Decimal {
+    return this.sumRefunds(invoiceId, (r) => r.status === 'SUCCESS');
+  }
+
+  /** Refunds that count against the paid amount: successful and still waiting. */
+  committedRefunds(invoiceId: number): Decimal {
+    return this.sumRefunds(invoiceId, (r) => r.status !== 'FAILED');
+  }
+
+  private sumRefunds(invoiceId: number, include: (r: Refund) => boolean): Decimal {
+    return this.refundsOf(invoiceId)
+      .filter(include)
+      .reduce((sum, r) => sum.plus(r.amount), Decimal.ZERO);
+  }
+
+  balance(currency: number): Balance {
+    let b = this.balances.get(currency);
+    if (b === undefined) {
+      b = { available: Decimal.ZERO, hold: Decimal.ZERO, frozen: Decimal.ZERO };
+      this.balances.set(currency, b);
+    }
+    return b;
+  }
+
+  /** A paid invoice credits the shop. */
+  credit(currency: number, amount: Decimal): void {
+    const b = this.balance(currency);
+    b.available = b.available.plus(amount);
+  }
+
+  /** A successful refund debits the shop. */
+  debit(currency: number, amount: Decimal): void {
+    const b = this.balance(currency);
+    b.available = b.available.minus(amount);
+  }
+
+  /** Held invoice funds: shown as `hold` until charged (to available) or released. */
+  hold(currency: number, amount: Decimal): void {
+    const b = this.balance(currency);
+    b.hold = b.hold.plus(amount);
+  }
+
+  settleHold(currency: number, amount: Decimal, charged: boolean): void {
+    const b = this.balance(currency);
+    b.hold = b.hold.minus(amount);
+    if (charged) b.available = b.available.plus(amount);
+  }
+
+  /** A payout freezes its write-off; throws InsufficientFunds when available is short. */
+  freeze(currency: number, amount: Decimal): void {
+    const b = this.balance(currency);
+    if (b.available.compare(amount) < 0) throw new InsufficientFunds(currency);
+    b.available = b.available.minus(amount);
+    b.frozen = b.frozen.plus(amount);
+  }
+
+  /** At the payout's final status the frozen funds are debited, or returned to available. */
+  unfreeze(currency: number, amount: Decimal, debited: boolean): void {
+    const b = this.balance(currency);
+    b.frozen = b.frozen.minus(amount);
+    if (!debited) b.available = b.available.plus(amount);
+  }
+}
