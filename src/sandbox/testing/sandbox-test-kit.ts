@@ -13,8 +13,6 @@ import { SandboxHandle, SandboxOptions, startSandbox } from '../sandbox.server';
 export const SHOP_ID = SANDBOX_DEFAULT_SHOP_ID;
 export const SECRET = SANDBOX_DEFAULT_SECRET;
 
-/** A parsed JSON value whose numbers keep their text (`{ value: '100.10' }`). */
-export type Parsed = ReturnType<typeof parse>;
 export type ParsedObject = Record<string, unknown>;
 
 /** Text of a value as transmitted: a number keeps its digits. */
@@ -113,7 +111,7 @@ export class TestShop {
     };
   }
 
-  /** Calls the control API; throws on an error status. */
+  /** Calls the control API (plain JSON numbers); throws on an error status. */
   async control<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await fetch(`${this.sandbox.origin}/sandbox${path}`, {
       method,
@@ -122,7 +120,7 @@ export class TestShop {
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-    return (parse(text) as { data: T }).data;
+    return (JSON.parse(text) as { data: T }).data;
   }
 
   async check(shopOrderId: string): Promise<CallResult> {
@@ -191,12 +189,12 @@ export class NotificationReceiver {
   }
 }
 
-/** Polls until `check` returns a truthy value; fails after `timeoutMs`. */
+/** Polls until `check` returns a truthy value (a non-empty list); fails after `timeoutMs`. */
 export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 5000, what = 'condition'): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (value) return value as NonNullable<T>;
+    if (value && !(Array.isArray(value) && value.length === 0)) return value as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(10);
   }
