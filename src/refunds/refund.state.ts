@@ -1,0 +1,119 @@
+/**
+ * The refund state machine, pure (gateway-interface.md, "Refund statuses"): WAITING moves to
+ * SUCCESS or FAILED, and a final status is never left. Also how a creation answer maps onto
+ * status + submit state, and whether a gateway message describes the refund we stored.
+ * Services only orchestrate I/O around these functions.
+ */
+import { Amount } from '../common/money';
+import type { RefundStatus, RefundSubmitState } from './refund.entity';
+
+export const REFUND_STATUSES: readonly RefundStatus[] = ['WAITING', 'SUCCESS', 'FAILED'];
+export const FINAL_REFUND_STATUSES: readonly RefundStatus[] = ['SUCCESS', 'FAILED'];
+
+export function isFinalRefund(status: RefundStatus): boolean {
+  return FINAL_REFUND_STATUSES.includes(status);
+}
+
+/** FAILED refunds return nothing to the payer, so only they leave room under the paid amount. */
+export function countsTowardPaid(status: RefundStatus): boolean {
+  return status !== 'FAILED';
+}
+
+export type RefundTransition = { allowed: true } | { allowed: false; reason: 'same' | 'final' };
+
+/** May a refund in `from` move to `to`? */
+export function decideRefundTransition(from: RefundStatus, to: RefundStatus): RefundTransition {
+  if (from === to) return { allowed: false, reason: 'same' };
+  if (isFinalRefund(from)) return { allowed: false, reason: 'final' };
+  return { allowed: true };
+}
+
+/** The gateway's status text (records and notifications); null for a word we do not know. */
+export function refundStatusFromGateway(text: unknown): RefundStatus | null {
+  if (typeof text !== 'string') return null;
+  const upper = text.trim().toUpperCase();
+  return (REFUND_STATUSES as readonly string[]).includes(upper) ? (upper as RefundStatus) : null;
+}
+
+/** What the creation call answered, reduced to what decides the refund's state. */
+export type CreateAnswer =
+  /** result: true with a refund record. */
+  | { kind: 'accepted'; status: RefundStatus | null }
+  /** result: false with a fatal code; `recordStatus` when `data` carries the refund record. */
+  | { kind: 'fatal'; recordStatus: RefundStatus | null }
+  /** Non-fatal error, unknown code, time-out, reset: the gateway may have created it. */
+  | { kind: 'unknown' };
+
+export interface CreateOutcome {
+  status: RefundStatus;
+  submitState: RefundSubmitState;
+  /** True when the shop gets a problem instead of the refund: nothing was created. */
+  rejected: boolean;
+}
+
+/**
+ * Maps the creation answer per the spec's table: basic checks failed (fatal, no record) → not
+ * created, stored FAILED/rejected; fatal with a FAILED record → FAILED; accepted → the status
+ * returned; anything not known → WAITING/unknown, settled by notification or reconciliation.
+ */
+export function outcomeOfCreate(answer: CreateAnswer): CreateOutcome {
+  switch (answer.kind) {
+    case 'accepted':
+      // An accepted answer with an unreadable status is still a created refund: wait for its status.
+      return { status: answer.status ?? 'WAITING', submitState: 'accepted', rejected: false };
+    case 'fatal':
+      return answer.recordStatus === null
+        ? { status: 'FAILED', submitState: 'rejected', rejected: true }
+        : { status: 'FAILED', submitState: 'accepted', rejected: false };
+    case 'unknown':
+      return { status: 'WAITING', submitState: 'unknown', rejected: false };
+  }
+}
+
+export interface StoredRefundFacts {
+  shopId: number;
+  amount: Amount;
+  gatewayInvoiceId: string | null;
+}
+
+export interface ReportedRefundFacts {
+  shopId?: string;
+  amount?: string;
+  invoiceId?: string;
+}
+
+/**
+ * Why a gateway message (notification or status record) does not describe the stored refund,
+ * or null when it matches. Amounts are compared exactly ("100" equals "100.00").
+ */
+export function mismatchOf(stored: StoredRefundFacts, reported: ReportedRefundFacts): string | null {
+  if (reported.shopId !== undefined && reported.shopId !== String(stored.shopId)) {
+    return `shop_id ${reported.shopId} is not ${stored.shopId}`;
+  }
+  if (reported.amount !== undefined) {
+    let amount: Amount;
+    try {
+      amount = Amount.fromText(reported.amount);
+    } catch {
+      return `amount ${reported.amount} is not a decimal`;
+    }
+    if (!amount.eq(stored.amount)) return `amount ${reported.amount} is not ${stored.amount.toString()}`;
+  }
+  if (reported.invoiceId !== undefined && stored.gatewayInvoiceId !== null && reported.invoiceId !== stored.gatewayInvoiceId) {
+    return `invoice_id ${reported.invoiceId} is not ${stored.gatewayInvoiceId}`;
+  }
+  return null;
+}
+
+/**
+ * Would `amount` keep the refunds that count (not FAILED) within what was paid? `counted` are
+ * the amounts of the invoice's refunds that still count.
+ */
+export function fitsPaidAmount(paid: Amount, counted: Amount[], amount: Amount): boolean {
+  return Amount.sum([...counted, amount]).lte(paid);
+}
+
+/** Next reconciliation delay: the grace period doubled per attempt, capped at an hour. */
+export function backoffSeconds(graceS: number, attempts: number): number {
+  return Math.min(graceS * 2 ** Math.min(attempts, 20), 3600);
+}
