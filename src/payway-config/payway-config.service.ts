@@ -1,0 +1,137 @@
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ValidationFailed } from '../common/errors';
+import { logger } from '../common/logger';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { GatewayService } from '../gateway/gateway.service';
+import type { InputPayway, OutputPayway, PaywayGroup } from '../gateway/gateway.types';
+import { PaywayConfigEntity, type PaywayDirection } from './payway-config.entity';
+import { baseAlias, isActive } from './payway-validation';
+
+type Groups = PaywayGroup<InputPayway>[] | PaywayGroup<OutputPayway>[];
+
+export interface PaywayList {
+  direction: PaywayDirection;
+  fetchedAt: string;
+  groups: Groups;
+}
+
+interface Cached {
+  groups: Groups;
+  fetchedAt: Date;
+}
+
+/**
+ * The gateway's payway configuration (shop_input_config/shop, shop_output_config/shop): fetched,
+ * stored in payway_configs (one row per direction, so a restart has it without a gateway call),
+ * kept in memory, refreshed on a schedule and on demand. Every invoice and payout is checked
+ * against it before the gateway is called.
+ */
+@Injectable()
+export class PaywayConfigService implements OnApplicationBootstrap {
+  private readonly log = logger.child({ component: 'payway-config' });
+  private readonly cache = new Map<PaywayDirection, Cached>();
+  /** One fetch per direction at a time; concurrent callers share it. */
+  private readonly inflight = new Map<PaywayDirection, Promise<Cached>>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly gateway: GatewayService,
+    private readonly scheduler: SchedulerRegistry,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.schedulerEnabled) return;
+    const tick = (): void => {
+      void this.refreshAll();
+    };
+    this.scheduler.addInterval('payway-config-refresh', setInterval(tick, this.config.paywayRefreshS * 1000));
+    tick();
+  }
+
+  /** Refetches both directions; failures are logged, the last good configuration stays. */
+  async refreshAll(): Promise<void> {
+    for (const direction of ['payment', 'payout'] as const) {
+      try {
+        await this.refresh(direction);
+      } catch (err) {
+        this.log.warn({ direction, err: (err as Error).message }, 'payway configuration refresh failed');
+      }
+    }
+  }
+
+  /** The groups of one direction; `refresh` refetches from the gateway first. */
+  async list(direction: PaywayDirection, refresh = false): Promise<PaywayList> {
+    const cached = refresh ? await this.refresh(direction) : await this.current(direction);
+    return { direction, fetchedAt: cached.fetchedAt.toISOString(), groups: cached.groups };
+  }
+
+  /**
+   * The active payway of that alias (a `[...]` scenario suffix ignored); ValidationFailed on
+   * `payway` when it is unknown or inactive.
+   */
+  async getPayway(direction: 'payment', payway: string): Promise<InputPayway>;
+  async getPayway(direction: 'payout', payway: string): Promise<OutputPayway>;
+  async getPayway(direction: PaywayDirection, payway: string): Promise<InputPayway | OutputPayway>;
+  async getPayway(direction: PaywayDirection, payway: string): Promise<InputPayway | OutputPayway> {
+    const found = await this.findPayway(direction, payway);
+    const alias = baseAlias(payway);
+    if (found === undefined) throw new ValidationFailed([{ field: 'payway', message: `${alias} is not a known ${direction} way` }]);
+    // Payout ways carry no is_active; only an explicit "false" retires one.
+    if ('is_active' in found && !isActive(found as { is_active?: unknown })) {
+      throw new ValidationFailed([{ field: 'payway', message: `${alias} is not active` }]);
+    }
+    return found;
+  }
+
+  /** The payway of that alias, active or not; undefined when the configuration has none. */
+  async findPayway(direction: PaywayDirection, payway: string): Promise<InputPayway | OutputPayway | undefined> {
+    const alias = baseAlias(payway);
+    const { groups } = await this.current(direction);
+    for (const group of groups) {
+      for (const p of group.payways ?? []) if (p.alias === alias) return p;
+    }
+    return undefined;
+  }
+
+  /** Memory, then the stored row, then the gateway. */
+  private async current(direction: PaywayDirection): Promise<Cached> {
+    const cached = this.cache.get(direction);
+    if (cached) return cached;
+    const row = await this.dataSource.getRepository(PaywayConfigEntity).findOneBy({ direction });
+    if (row) {
+      const loaded = { groups: row.data as Groups, fetchedAt: row.fetchedAt };
+      this.cache.set(direction, loaded);
+      return loaded;
+    }
+    return this.refresh(direction);
+  }
+
+  private refresh(direction: PaywayDirection): Promise<Cached> {
+    const running = this.inflight.get(direction);
+    if (running) return running;
+    const fetch = this.fetchAndStore(direction).finally(() => this.inflight.delete(direction));
+    this.inflight.set(direction, fetch);
+    return fetch;
+  }
+
+  private async fetchAndStore(direction: PaywayDirection): Promise<Cached> {
+    const groups: Groups =
+      direction === 'payment' ? await this.gateway.shopInputConfig() : await this.gateway.shopOutputConfig();
+    const fetchedAt = new Date();
+    await this.dataSource
+      .createQueryBuilder()
+      .insert()
+      .into(PaywayConfigEntity)
+      .values({ direction, data: groups, fetchedAt })
+      .orUpdate(['data', 'fetched_at'], ['direction'])
+      .execute();
+    const cached = { groups, fetchedAt };
+    this.cache.set(direction, cached);
+    this.log.info({ direction, groups: groups.length }, 'payway configuration fetched');
+    return cached;
+  }
+}
