@@ -12,12 +12,17 @@ export interface ApplyOutcome {
   shopRefundId?: string;
 }
 
+/** Where the notification being applied is stored (for the audit trail). */
+export interface ApplyContext {
+  notificationId?: string;
+}
+
 /**
  * Applies a verified notification of one `type` inside the webhook's transaction (`manager`);
  * it takes its own row locks. `fields` are the notification's fields as transmitted (text), sign removed.
  */
 export interface NotificationApplier {
-  apply(manager: EntityManager, fields: Record<string, string>): Promise<ApplyOutcome>;
+  apply(manager: EntityManager, fields: Record<string, string>, ctx?: ApplyContext): Promise<ApplyOutcome>;
 }
 
 /**

@@ -1,0 +1,97 @@
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { AuditEventEntity } from '../audit/audit-event.entity';
+import type { Page } from '../common/pagination';
+import { ListEventsQuery, ListNotificationsQuery } from './dto/list-notifications.dto';
+import type { NotificationEntity } from './notification.entity';
+import { NotificationsService } from './notifications.service';
+
+export interface NotificationView {
+  id: string;
+  type: string;
+  verified: boolean;
+  status: string;
+  outcome: string | null;
+  shopOrderId: string | null;
+  shopRefundId: string | null;
+  fields: Record<string, string>;
+  contentType: string;
+  sourceIp: string | null;
+  deliveryCount: number;
+  receivedAt: string;
+  lastReceivedAt: string;
+  appliedAt: string | null;
+}
+
+export interface EventView {
+  id: string;
+  entityType: string;
+  entityId: string;
+  fromStatus: string | null;
+  toStatus: string;
+  cause: string;
+  details: Record<string, unknown> | null;
+  createdAt: string;
+}
+
+function notificationView(n: NotificationEntity): NotificationView {
+  return {
+    id: n.id,
+    type: n.type,
+    verified: n.verified,
+    status: n.status,
+    outcome: n.outcome,
+    shopOrderId: n.shopOrderId,
+    shopRefundId: n.shopRefundId,
+    fields: n.payload,
+    contentType: n.contentType,
+    sourceIp: n.sourceIp,
+    deliveryCount: n.deliveryCount,
+    receivedAt: n.receivedAt.toISOString(),
+    lastReceivedAt: n.lastReceivedAt.toISOString(),
+    appliedAt: n.appliedAt?.toISOString() ?? null,
+  };
+}
+
+function eventView(e: AuditEventEntity): EventView {
+  return {
+    id: e.id,
+    entityType: e.entityType,
+    entityId: e.entityId,
+    fromStatus: e.fromStatus,
+    toStatus: e.toStatus,
+    cause: e.cause,
+    details: e.details,
+    createdAt: e.createdAt.toISOString(),
+  };
+}
+
+/** Operators' view of the inbox and of the audit trail (admin role, by the /admin prefix). */
+@ApiTags('admin')
+@ApiBearerAuth()
+@Controller('admin')
+export class AdminNotificationsController {
+  constructor(private readonly notifications: NotificationsService) {}
+
+  @Get('notifications')
+  @ApiOperation({ summary: 'Every received notification with its verification result and what it changed (newest first)' })
+  async list(@Query() q: ListNotificationsQuery): Promise<Page<NotificationView>> {
+    const page = await this.notifications.list(q);
+    return { items: page.items.map(notificationView), nextCursor: page.nextCursor };
+  }
+
+  @Post('notifications/:id/replay')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Apply a stored verified notification again (same rules; no-op when already applied)' })
+  async replay(@Param('id') id: string): Promise<NotificationView> {
+    await this.notifications.get(id);
+    return notificationView(await this.notifications.replay(id));
+  }
+
+  @Get('events')
+  @ApiOperation({ summary: 'The audit trail of every state change (newest first)' })
+  async events(@Query() q: ListEventsQuery): Promise<Page<EventView>> {
+    const page = await this.notifications.events(q);
+    return { items: page.items.map(eventView), nextCursor: page.nextCursor };
+  }
+}

@@ -1,0 +1,45 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { PageQuery } from '../../common/pagination';
+import type { NotificationStatus } from '../notification.entity';
+
+const STATUSES: NotificationStatus[] = ['pending', 'applied', 'stale', 'rejected', 'ignored'];
+
+export class ListNotificationsQuery extends PageQuery {
+  @ApiPropertyOptional({ description: 'invoice, refund, ...' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
+  type?: string;
+
+  @ApiPropertyOptional({ description: 'Signature verified (false: refused, kept for operators)' })
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean()
+  verified?: boolean;
+
+  @ApiPropertyOptional({ enum: STATUSES, description: 'What applying it did' })
+  @IsOptional()
+  @IsIn(STATUSES)
+  status?: NotificationStatus;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  shopOrderId?: string;
+}
+
+export class ListEventsQuery extends PageQuery {
+  @ApiPropertyOptional({ enum: ['invoice', 'refund', 'payout', 'notification'] })
+  @IsOptional()
+  @IsIn(['invoice', 'refund', 'payout', 'notification'])
+  entityType?: string;
+
+  @ApiPropertyOptional({ description: "The shop's id of the object (shopOrderId, shopRefundId, shopPaymentId)" })
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  entityId?: string;
+}

@@ -1,0 +1,72 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { logger } from '../common/logger';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { lockInvoice, transitionInvoice } from '../invoices/invoice-transitions';
+import { savePaymentToken, tokenFromPsData } from './invoice-payment-token';
+import { checkInvoiceNotification } from './invoice-notification.rules';
+import { type ApplyContext, type ApplyOutcome, type NotificationApplier, NotificationAppliers } from './notification-appliers';
+
+const log = logger.child({ component: 'invoice-notifications' });
+
+/**
+ * Applies a verified payment notification (`type=invoice`) to the stored invoice under its row
+ * lock: checks that it belongs to the invoice, then moves it through the state machine. A
+ * notification that would move a final state back (late, out of order, repeated) is `stale`.
+ */
+@Injectable()
+export class InvoiceNotificationApplier implements NotificationApplier, OnModuleInit {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly appliers: NotificationAppliers,
+  ) {}
+
+  onModuleInit(): void {
+    this.appliers.register('invoice', this);
+  }
+
+  async apply(manager: EntityManager, fields: Record<string, string>, ctx: ApplyContext = {}): Promise<ApplyOutcome> {
+    const shopOrderId = fields.shop_order_id;
+    if (!shopOrderId) return this.reject(undefined, 'shop_order_id is missing', ctx);
+    if (fields.shop_id !== String(this.config.gateway.shopId)) {
+      return this.reject(shopOrderId, `shop_id ${fields.shop_id ?? '(missing)'} is not this shop`, ctx);
+    }
+    const invoice = await lockInvoice(manager, { shopId: this.config.gateway.shopId, shopOrderId });
+    if (invoice === null) return this.reject(shopOrderId, `no invoice ${shopOrderId}`, ctx);
+
+    const check = checkInvoiceNotification(invoice, fields);
+    if (!check.ok && check.kind === 'mismatch') return this.reject(shopOrderId, check.reason, ctx);
+
+    const changes: string[] = [];
+    let stale: string | null = null;
+    if (check.ok) {
+      const from = invoice.status;
+      const paymentId = /^\d+$/.test(fields.payment_id ?? '') ? fields.payment_id : undefined;
+      const decision = await transitionInvoice(
+        manager,
+        invoice,
+        check.to,
+        'notification',
+        { notificationId: ctx.notificationId, gatewayStatusText: fields.status },
+        paymentId !== undefined ? { paymentId } : {},
+      );
+      if (decision.allowed) changes.push(`status ${from} -> ${check.to}`);
+      else stale = `not applied: invoice is ${from}, notification says ${check.to} (${decision.reason})`;
+    } else {
+      stale = check.reason;
+    }
+
+    // The token comes only with a successful payment; keep it even when the status was settled earlier.
+    const token = tokenFromPsData(fields.ps_data);
+    if (token !== null && (await savePaymentToken(manager, invoice, token.token, token.info))) changes.push('payment token stored');
+
+    if (changes.length > 0) return { status: 'applied', outcome: changes.join('; '), shopOrderId };
+    return { status: 'stale', outcome: stale ?? 'nothing to change', shopOrderId };
+  }
+
+  private reject(shopOrderId: string | undefined, reason: string, ctx: ApplyContext): ApplyOutcome {
+    // A verified notification that does not match our records: someone must look at it.
+    log.warn({ shopOrderId, notificationId: ctx.notificationId, reason }, 'payment notification rejected: does not match the invoice');
+    return { status: 'rejected', outcome: reason, shopOrderId };
+  }
+}

@@ -1,0 +1,239 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { AuditEventEntity } from '../audit/audit-event.entity';
+import { NotFound } from '../common/errors';
+import { logger } from '../common/logger';
+import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { verifyNotification } from '../gateway';
+import { notificationsReceived } from '../metrics/metrics';
+import { NotificationAppliers, type ApplyOutcome } from './notification-appliers';
+import { NotificationEntity, type NotificationStatus } from './notification.entity';
+import { isAllowedSource, normaliseIp, notificationContentKey } from './notification-key';
+import { NotificationSignatureInvalid, NotificationSourceForbidden, NotificationUnreadable } from './notifications.errors';
+
+const log = logger.child({ component: 'notifications' });
+
+export interface IncomingNotification {
+  /** The `type` query parameter as received (may be missing or unknown). */
+  type: string | undefined;
+  rawBody: Buffer | undefined;
+  contentType: string | undefined;
+  sourceIp: string | undefined;
+}
+
+export interface ReceiveResult {
+  id: string;
+  status: NotificationStatus;
+  /** True when this delivery repeated a notification already stored. */
+  duplicate: boolean;
+}
+
+export interface NotificationListFilter {
+  type?: string;
+  verified?: boolean;
+  status?: NotificationStatus;
+  shopOrderId?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface EventListFilter {
+  entityType?: string;
+  entityId?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+const TYPE_MAX = 32;
+
+/** An applier's outcome, or `ignored` for a kind nobody handles (spec: new kinds may appear). */
+type StoredOutcome = Omit<ApplyOutcome, 'status'> & { status: ApplyOutcome['status'] | 'ignored' };
+
+/**
+ * The notifications inbox: verify → store → apply in one transaction → reply. The unique
+ * `content_key` recognises redeliveries (the gateway re-sends up to 25 times, sometimes twice at
+ * once): the upsert takes the inbox row's lock, so concurrent copies queue behind the first and
+ * find it already applied.
+ */
+@Injectable()
+export class NotificationsService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly appliers: NotificationAppliers,
+  ) {}
+
+  async receive(input: IncomingNotification): Promise<ReceiveResult> {
+    const type = (input.type ?? '').slice(0, TYPE_MAX);
+    const metricType = this.appliers.get(type) ? type : 'other';
+    const sourceIp = normaliseIp(input.sourceIp);
+    if (!isAllowedSource(sourceIp, this.config.notifyAllowedIps)) {
+      notificationsReceived.inc({ type: metricType, result: 'forbidden' });
+      log.warn({ type, sourceIp }, 'notification refused: source address not allowed');
+      throw new NotificationSourceForbidden();
+    }
+    const contentType = input.contentType ?? '';
+    if (!input.rawBody || input.rawBody.length === 0) {
+      notificationsReceived.inc({ type: metricType, result: 'bad_request' });
+      log.warn({ type, sourceIp, contentType }, 'notification refused: no readable body');
+      throw new NotificationUnreadable('The notification has no JSON or form body');
+    }
+    const check = verifyNotification(input.rawBody, contentType, this.config.gateway.secretKey);
+    if (!check.valid && check.error?.startsWith('unreadable')) {
+      notificationsReceived.inc({ type: metricType, result: 'bad_request' });
+      log.warn({ type, sourceIp, contentType }, 'notification refused: body unreadable');
+      throw new NotificationUnreadable('The notification body is not a JSON object or a form');
+    }
+    if (!check.valid) {
+      notificationsReceived.inc({ type: metricType, result: 'bad_signature' });
+      // Kept for operators (verified = false, in a key space of its own), applied never.
+      await this.storeUnverified(type, check.fields, contentType, sourceIp, check.error ?? 'bad sign');
+      log.warn({ type, sourceIp, shopOrderId: check.fields.shop_order_id, reason: check.error }, 'notification refused: signature does not verify');
+      throw new NotificationSignatureInvalid();
+    }
+
+    const result = await this.dataSource.transaction(async (manager) => {
+      const stored = await this.upsert(manager, {
+        type,
+        fields: check.fields,
+        contentType,
+        sourceIp,
+        verified: true,
+        status: 'pending',
+        outcome: null,
+      });
+      if (!stored.inserted && stored.status !== 'pending') {
+        return { id: stored.id, status: stored.status, duplicate: true };
+      }
+      const outcome = await this.applyStored(manager, stored.id, type, check.fields);
+      return { id: stored.id, status: outcome.status, duplicate: false };
+    });
+    notificationsReceived.inc({ type: metricType, result: result.duplicate ? 'duplicate' : result.status });
+    log.info({ type, notificationId: result.id, shopOrderId: check.fields.shop_order_id, status: result.status, duplicate: result.duplicate }, 'notification received');
+    return result;
+  }
+
+  /** Re-applies a stored, verified notification (admin); a no-op when it was applied already. */
+  async replay(id: string): Promise<NotificationEntity> {
+    await this.dataSource.transaction(async (manager) => {
+      const n = await manager.findOne(NotificationEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+      if (n === null) throw new NotFound('Notification', id);
+      if (!n.verified || n.status === 'applied') return;
+      await this.applyStored(manager, n.id, n.type, n.payload);
+    });
+    return this.get(id);
+  }
+
+  async get(id: string): Promise<NotificationEntity> {
+    if (!/^[0-9a-f-]{36}$/i.test(id)) throw new NotFound('Notification', id);
+    const n = await this.dataSource.getRepository(NotificationEntity).findOne({ where: { id } });
+    if (n === null) throw new NotFound('Notification', id);
+    return n;
+  }
+
+  async list(filter: NotificationListFilter): Promise<Page<NotificationEntity>> {
+    const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
+    const cursor = decodeCursor(filter.cursor);
+    // Millisecond keys: the cursor carries a JS Date, PostgreSQL keeps microseconds.
+    const at = `date_trunc('milliseconds', n.received_at)`;
+    const qb = this.dataSource.getRepository(NotificationEntity).createQueryBuilder('n');
+    if (filter.type !== undefined) qb.andWhere('n.type = :type', { type: filter.type });
+    if (filter.verified !== undefined) qb.andWhere('n.verified = :verified', { verified: filter.verified });
+    if (filter.status !== undefined) qb.andWhere('n.status = :status', { status: filter.status });
+    if (filter.shopOrderId !== undefined) qb.andWhere('n.shop_order_id = :shopOrderId', { shopOrderId: filter.shopOrderId });
+    if (cursor !== null) qb.andWhere(`(${at}, n.id) < (:cAt, :cId)`, { cAt: cursor.createdAt, cId: cursor.id });
+    const rows = await qb
+      .orderBy(at, 'DESC')
+      .addOrderBy('n.id', 'DESC')
+      .limit(limit + 1)
+      .getMany();
+    return toPage(
+      rows.map((r) => Object.assign(r, { createdAt: r.receivedAt })),
+      limit,
+      (r) => r,
+    );
+  }
+
+  async events(filter: EventListFilter): Promise<Page<AuditEventEntity>> {
+    const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
+    const cursor = decodeCursor(filter.cursor);
+    const qb = this.dataSource.getRepository(AuditEventEntity).createQueryBuilder('e');
+    if (filter.entityType !== undefined) qb.andWhere('e.entity_type = :entityType', { entityType: filter.entityType });
+    if (filter.entityId !== undefined) qb.andWhere('e.entity_id = :entityId', { entityId: filter.entityId });
+    if (cursor !== null) {
+      if (!/^\d+$/.test(cursor.id)) return { items: [], nextCursor: null };
+      qb.andWhere('e.id < :cId', { cId: cursor.id });
+    }
+    const rows = await qb
+      .orderBy('e.id', 'DESC')
+      .limit(limit + 1)
+      .getMany();
+    return toPage(rows, limit, (r) => r);
+  }
+
+  /** Runs the type's applier and records what it did on the inbox row, in the caller's transaction. */
+  private async applyStored(manager: EntityManager, id: string, type: string, fields: Record<string, string>): Promise<StoredOutcome> {
+    const applier = this.appliers.get(type);
+    const outcome: StoredOutcome = applier
+      ? await applier.apply(manager, fields, { notificationId: id })
+      : { status: 'ignored', outcome: `no handler for notification type "${type}"` };
+    await manager.update(
+      NotificationEntity,
+      { id },
+      {
+        status: outcome.status,
+        outcome: outcome.outcome,
+        appliedAt: outcome.status === 'applied' ? new Date() : null,
+        shopOrderId: outcome.shopOrderId ?? fields.shop_order_id ?? null,
+        shopRefundId: outcome.shopRefundId ?? fields.shop_refund_id ?? null,
+      },
+    );
+    return outcome;
+  }
+
+  private async storeUnverified(type: string, fields: Record<string, string>, contentType: string, sourceIp: string, reason: string): Promise<void> {
+    try {
+      await this.upsert(this.dataSource.manager, {
+        type,
+        fields,
+        contentType,
+        sourceIp,
+        verified: false,
+        status: 'rejected',
+        outcome: `not verified: ${reason}`,
+      });
+    } catch (e) {
+      // The refusal stands whether or not the record could be kept.
+      log.error({ type, err: (e as Error).message }, 'could not record an unverified notification');
+    }
+  }
+
+  private async upsert(
+    manager: EntityManager,
+    n: { type: string; fields: Record<string, string>; contentType: string; sourceIp: string; verified: boolean; status: NotificationStatus; outcome: string | null },
+  ): Promise<{ id: string; status: NotificationStatus; inserted: boolean }> {
+    const key = notificationContentKey(n.type, n.fields, n.verified);
+    const rows = (await manager.query(
+      `INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified, status, outcome, shop_order_id, shop_refund_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+       ON CONFLICT (content_key) DO UPDATE
+         SET delivery_count = notifications.delivery_count + 1, last_received_at = now()
+       RETURNING id, status, (xmax = 0) AS inserted`,
+      [
+        n.type,
+        key,
+        JSON.stringify(n.fields),
+        n.contentType.slice(0, 100),
+        n.sourceIp.slice(0, 64) || null,
+        n.verified,
+        n.status,
+        n.outcome,
+        (n.fields.shop_order_id ?? '').slice(0, 255) || null,
+        (n.fields.shop_refund_id ?? '').slice(0, 255) || null,
+      ],
+    )) as Array<{ id: string; status: NotificationStatus; inserted: boolean }>;
+    return rows[0];
+  }
+}
