@@ -1,0 +1,64 @@
+import type { InvoiceEntity, RedirectData } from './invoice.entity';
+import type { InvoiceStatus } from './invoice.state';
+
+/** The invoice as the shop sees it (shared/API.md). Amounts are decimal strings, times ISO UTC. */
+export interface InvoiceView {
+  shopOrderId: string;
+  invoiceId: string | null;
+  paymentId: string | null;
+  status: InvoiceStatus;
+  gatewayStatus: number | null;
+  amount: string;
+  currency: number;
+  payway: string;
+  description: string | null;
+  twoStep: boolean;
+  payerPrice?: string;
+  refundedAmount: string;
+  redirect: RedirectData | null;
+  payUrl: string | null;
+  paymentToken: { account: string | null; expiresAt: string | null; token?: string } | null;
+  createdAt: string;
+  updatedAt: string;
+  processedAt: string | null;
+}
+
+/**
+ * `payUrl` carries the invoice's unguessable pay token; null when the payer has nowhere to go.
+ * The raw payment token is shown to admins only.
+ */
+export function toInvoiceView(inv: InvoiceEntity, publicBaseUrl: string, opts: { admin?: boolean } = {}): InvoiceView {
+  const info = inv.paymentTokenInfo;
+  const hasToken = inv.paymentToken !== null || (info !== null && (info.account !== undefined || info.expiresAt !== undefined));
+  const view: InvoiceView = {
+    shopOrderId: inv.shopOrderId,
+    invoiceId: inv.invoiceId,
+    paymentId: inv.paymentId,
+    status: inv.status,
+    gatewayStatus: inv.gatewayStatus,
+    amount: inv.amount.toString(),
+    currency: inv.currency,
+    payway: inv.payway,
+    description: inv.description,
+    twoStep: inv.twoStep,
+    refundedAmount: inv.refundedAmount.toString(),
+    redirect: inv.redirect,
+    payUrl: inv.redirect ? payUrlOf(publicBaseUrl, inv.shopOrderId, inv.payToken) : null,
+    paymentToken: hasToken
+      ? {
+          account: info?.account ?? null,
+          expiresAt: info?.expiresAt ?? null,
+          ...(opts.admin && inv.paymentToken !== null ? { token: inv.paymentToken } : {}),
+        }
+      : null,
+    createdAt: inv.createdAt.toISOString(),
+    updatedAt: inv.updatedAt.toISOString(),
+    processedAt: inv.processedAt ? inv.processedAt.toISOString() : null,
+  };
+  if (inv.payerPrice !== null) view.payerPrice = inv.payerPrice.toString();
+  return view;
+}
+
+export function payUrlOf(publicBaseUrl: string, shopOrderId: string, payToken: string): string {
+  return `${publicBaseUrl}/pay/${encodeURIComponent(shopOrderId)}?t=${payToken}`;
+}

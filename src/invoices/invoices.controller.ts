@@ -1,0 +1,73 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import type { Role } from '../common/auth.guard';
+import type { Page } from '../common/pagination';
+import { CreateInvoiceDto, QuoteInvoiceDto } from './dto/create-invoice.dto';
+import { GetInvoiceQuery, ListInvoicesQuery } from './dto/invoice-queries.dto';
+import type { InvoiceView } from './invoice.view';
+import { InvoicesService, type QuoteView } from './invoices.service';
+
+const isAdmin = (req: Request & { role?: Role }): boolean => req.role === 'admin';
+
+@ApiTags('invoices')
+@ApiBearerAuth()
+@Controller('invoices')
+export class InvoicesController {
+  constructor(private readonly invoices: InvoicesService) {}
+
+  @Post('quote')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Pre-calculation (invoice/try): payer price and the add-on fields of the payway',
+    description: 'fields: [{name, label, hint, example, regex, prefix}]; label and hint are maps language → text.',
+  })
+  quote(@Body() dto: QuoteInvoiceDto): Promise<QuoteView> {
+    return this.invoices.quote(dto);
+  }
+
+  @Post()
+  @ApiOperation({
+    summary: 'Create an invoice (invoice/create, or invoice/hold with twoStep)',
+    description:
+      'Checked against the payway configuration before anything is written. Idempotent by shopOrderId: the same body ' +
+      'replays the stored answer (same status and body), another body is 409. A fatal gateway error answers 502 ' +
+      '(invoice rejected); a non-fatal one 201 with status created (the notification settles it); a lost answer ' +
+      '(time-out) 201 with status unknown, settled by invoice/check, never re-sent. Card data is passed to the gateway ' +
+      'and never stored or logged.',
+  })
+  @ApiCreatedResponse({ description: 'The invoice' })
+  async create(@Body() dto: CreateInvoiceDto, @Res({ passthrough: true }) res: Response): Promise<unknown> {
+    const { code, body } = await this.invoices.create(dto);
+    res.status(code);
+    if (code >= 400) res.type('application/problem+json');
+    return body;
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List invoices, newest first, with cursor pagination' })
+  list(@Query() q: ListInvoicesQuery, @Req() req: Request): Promise<Page<InvoiceView>> {
+    return this.invoices.list(q, isAdmin(req));
+  }
+
+  @Get(':shopOrderId')
+  @ApiOperation({ summary: 'The stored invoice; refresh=true asks invoice/check first' })
+  @ApiOkResponse({ description: 'The invoice (paymentToken masked; the raw token to admin keys only)' })
+  get(@Param('shopOrderId') shopOrderId: string, @Query() q: GetInvoiceQuery, @Req() req: Request): Promise<InvoiceView> {
+    return this.invoices.get(shopOrderId, q.refresh ?? false, isAdmin(req));
+  }
+
+  @Post(':shopOrderId/charge')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Charge a held invoice (invoice/charge); 409 unless held' })
+  charge(@Param('shopOrderId') shopOrderId: string): Promise<InvoiceView> {
+    return this.invoices.charge(shopOrderId);
+  }
+
+  @Post(':shopOrderId/unhold')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Release a hold (invoice/unhold); 409 unless held' })
+  unhold(@Param('shopOrderId') shopOrderId: string): Promise<InvoiceView> {
+    return this.invoices.unhold(shopOrderId);
+  }
+}
