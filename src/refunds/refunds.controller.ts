@@ -1,0 +1,70 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { Page } from '../common/pagination';
+import { CreateRefundDto } from './dto/create-refund.dto';
+import { AdminRefundsQuery, InvoiceRefundsQuery } from './dto/list-refunds.query';
+import { RefundPage, RefundView } from './dto/refund.view';
+import { RefundsService } from './refunds.service';
+
+const CREATE_DOC =
+  'Full or partial refund of a succeeded invoice, in its currency. The refunds that are not FAILED never exceed the paid ' +
+  'amount (422 refund-exceeds-paid-amount otherwise, nothing sent). Idempotent by shopRefundId: the same body replays the ' +
+  'stored answer, a different body is 409. A refund whose outcome is not known yet (gateway time-out) is WAITING and is ' +
+  'settled by notification or reconciliation; a refund the gateway refuses outright is answered with a gateway-error problem.';
+
+@ApiTags('refunds')
+@ApiBearerAuth()
+@Controller('invoices/:shopOrderId/refunds')
+export class RefundsController {
+  constructor(private readonly refunds: RefundsService) {}
+
+  @Post()
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Refund an invoice', description: CREATE_DOC })
+  @ApiCreatedResponse({ type: RefundView })
+  async create(
+    @Param('shopOrderId') shopOrderId: string,
+    @Body() dto: CreateRefundDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<RefundView> {
+    const result = await this.refunds.create(shopOrderId, dto, 'api');
+    res.status(result.code);
+    return result.body;
+  }
+
+  @Get()
+  @ApiOperation({ summary: "The invoice's refunds; ?refresh=true asks invoice/get-refunds first" })
+  @ApiOkResponse({ type: RefundPage })
+  list(@Param('shopOrderId') shopOrderId: string, @Query() q: InvoiceRefundsQuery): Promise<Page<RefundView>> {
+    return this.refunds.listForInvoice(shopOrderId, q);
+  }
+}
+
+@ApiTags('admin')
+@ApiBearerAuth()
+@Controller('admin')
+export class AdminRefundsController {
+  constructor(private readonly refunds: RefundsService) {}
+
+  @Post('invoices/:shopOrderId/refunds')
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Refund an invoice (operator)', description: CREATE_DOC })
+  @ApiCreatedResponse({ type: RefundView })
+  async create(
+    @Param('shopOrderId') shopOrderId: string,
+    @Body() dto: CreateRefundDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<RefundView> {
+    const result = await this.refunds.create(shopOrderId, dto, 'admin');
+    res.status(result.code);
+    return result.body;
+  }
+
+  @Get('refunds')
+  @ApiOperation({ summary: 'All refunds, newest first, filtered by status and shopOrderId' })
+  @ApiOkResponse({ type: RefundPage })
+  list(@Query() q: AdminRefundsQuery): Promise<Page<RefundView>> {
+    return this.refunds.listAll(q);
+  }
+}
