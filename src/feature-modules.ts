@@ -1,4 +1,6 @@
 import type { Type } from '@nestjs/common';
+import { PayoutsModule } from './payouts/payouts.module';
+import { BalanceModule } from './balance/balance.module';
 import { RefundsModule } from './refunds/refunds.module';
 import { PaywayConfigModule } from './payway-config/payway-config.module';
 import { InvoicesModule } from './invoices/invoices.module';
@@ -6,4 +8,4 @@ import { NotificationsModule } from './notifications/notifications.module';
 import { InvoiceReconciliationModule } from './reconciliation/invoice-reconciliation.module';
 
 /** The business modules, each adding itself here (one line per module). */
-export const FEATURE_MODULES: Type[] = [RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule];
+export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule];

@@ -1,0 +1,50 @@
+import { Injectable } from '@nestjs/common';
+import { Amount } from '../common/money';
+import { GatewayService } from '../gateway';
+import type { ShopBalance } from '../gateway/gateway.types';
+import { gatewayFailure } from '../payouts/payout.errors';
+
+export interface BalanceLine {
+  currency: number;
+  available: string;
+  hold: string;
+  frozen: string;
+  total: string;
+}
+
+export interface BalanceView {
+  shopId: number;
+  balances: BalanceLine[];
+}
+
+/** shop_balance, with total = available + hold + frozen computed exactly. */
+export function toBalanceView(b: ShopBalance): BalanceView {
+  return {
+    shopId: b.shop_id,
+    balances: b.balances.map((line) => {
+      const available = Amount.fromText(String(line.available));
+      const hold = Amount.fromText(String(line.hold));
+      const frozen = Amount.fromText(String(line.frozen));
+      return {
+        currency: line.currency,
+        available: available.toString(),
+        hold: hold.toString(),
+        frozen: frozen.toString(),
+        total: available.plus(hold).plus(frozen).toString(),
+      };
+    }),
+  };
+}
+
+@Injectable()
+export class BalanceService {
+  constructor(private readonly gateway: GatewayService) {}
+
+  async get(): Promise<BalanceView> {
+    try {
+      return toBalanceView(await this.gateway.shopBalance());
+    } catch (err) {
+      throw gatewayFailure('shop_balance', err);
+    }
+  }
+}

@@ -1,0 +1,12 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional } from 'class-validator';
+import { PageQuery } from '../../common/pagination';
+import type { PayoutStatus } from '../payout.entity';
+import { PAYOUT_STATUSES } from '../payout.state';
+
+export class ListPayoutsQuery extends PageQuery {
+  @ApiPropertyOptional({ enum: PAYOUT_STATUSES })
+  @IsOptional()
+  @IsIn(PAYOUT_STATUSES)
+  status?: PayoutStatus;
+}

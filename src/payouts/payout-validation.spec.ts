@@ -1,0 +1,50 @@
+import type { OutputPayway } from '../gateway/gateway.types';
+import { accountProblems, amountProblems } from './payout-validation';
+
+const CARD: OutputPayway = {
+  alias: 'card_rub',
+  currency: 643,
+  min_amount: '100',
+  max_amount: '100000',
+  fee_config: { percent: '1', fix: '30' },
+  account_info_config: { account: { regex: '^\\d{16,19}$', title: 'Card number' } },
+  paysystem_data: {},
+};
+const BANK: OutputPayway = {
+  ...CARD,
+  alias: 'bank_rub',
+  account_info_config: {
+    account: { regex: '^\\d{20}$', title: 'Account' },
+    bik: { regex: '^\\d{9}$', title: 'BIK' },
+  },
+};
+
+describe('payout validation', () => {
+  it.each([
+    ['100', []],
+    ['100000', []],
+    ['100000.00', []],
+    ['99.99', ['amount']],
+    ['100000.01', ['amount']],
+    ['0', ['amount']],
+    ['1.123456789', ['amount']],
+  ])('amount %s', (amount, fields) => {
+    expect(amountProblems(amount, CARD).map((e) => e.field)).toEqual(fields);
+  });
+
+  it('checks account against the detail named account', () => {
+    expect(accountProblems('4111111111111111', undefined, CARD)).toEqual([]);
+    expect(accountProblems('4111', undefined, CARD).map((e) => e.field)).toEqual(['account']);
+  });
+
+  it('names missing and wrong details and refuses unknown ones', () => {
+    expect(accountProblems('12345678901234567890', { bik: '044525225' }, BANK)).toEqual([]);
+    expect(accountProblems('12345678901234567890', {}, BANK)).toEqual([
+      { field: 'accountDetails.bik', message: 'is required (BIK)' },
+    ]);
+    expect(accountProblems('12345678901234567890', { bik: 'x', extra: '1' }, BANK).map((e) => e.field)).toEqual([
+      'accountDetails.bik',
+      'accountDetails.extra',
+    ]);
+  });
+});

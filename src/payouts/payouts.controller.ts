@@ -1,0 +1,56 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { Page } from '../common/pagination';
+import { ListPayoutsQuery } from './dto/list-payouts.query';
+import { CheckAccountDto, CreatePayoutDto, QuotePayoutDto } from './dto/payout-requests.dto';
+import { PayoutView } from './dto/payout.view';
+import { PayoutsService } from './payouts.service';
+
+@ApiTags('payouts')
+@ApiBearerAuth()
+@Controller('payouts')
+export class PayoutsController {
+  constructor(private readonly payouts: PayoutsService) {}
+
+  @Post('quote')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'withdraw/try: what the payee receives and what is written off' })
+  quote(@Body() dto: QuotePayoutDto): Promise<Record<string, unknown>> {
+    return this.payouts.quote(dto);
+  }
+
+  @Post('check-account')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'check_account: whether the account exists and can be credited' })
+  checkAccount(@Body() dto: CheckAccountDto): Promise<{ exists: boolean; accountInfo: Record<string, unknown> | null }> {
+    return this.payouts.checkAccount(dto);
+  }
+
+  @Post()
+  @ApiOperation({
+    summary: 'Create a payout (withdraw/create), idempotent by shopPaymentId',
+    description:
+      'Validated against the payway (bounds, account_info_config), stored pending and committed before the gateway is ' +
+      'called. The same shopPaymentId with the same body replays the stored answer; another body is 409. The status ' +
+      'is then polled every PAYOUT_POLL_INTERVAL_S until final or PAYOUT_POLL_MAX_S, then needs_attention.',
+  })
+  @ApiAcceptedResponse({ type: PayoutView })
+  async create(@Body() dto: CreatePayoutDto, @Res({ passthrough: true }) res: Response): Promise<PayoutView> {
+    const stored = await this.payouts.create(dto);
+    res.status(stored.code);
+    return stored.body;
+  }
+
+  @Get(':shopPaymentId')
+  @ApiOkResponse({ type: PayoutView })
+  get(@Param('shopPaymentId') shopPaymentId: string): Promise<PayoutView> {
+    return this.payouts.get(shopPaymentId);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'Stored payouts, newest first; {items, nextCursor}' })
+  list(@Query() q: ListPayoutsQuery): Promise<Page<PayoutView>> {
+    return this.payouts.list(q);
+  }
+}
