@@ -3,7 +3,7 @@ import { EntityManager } from 'typeorm';
 import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { lockInvoice, transitionInvoice } from '../invoices/invoice-transitions';
-import { savePaymentToken, tokenFromPsData } from './invoice-payment-token';
+import { storePaymentToken, tokenFromPsData } from '../invoices/payment-token';
 import { checkInvoiceNotification } from './invoice-notification.rules';
 import { type ApplyContext, type ApplyOutcome, type NotificationApplier, NotificationAppliers } from './notification-appliers';
 
@@ -58,7 +58,7 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
 
     // The token comes only with a successful payment; keep it even when the status was settled earlier.
     const token = tokenFromPsData(fields.ps_data);
-    if (token !== null && (await savePaymentToken(manager, invoice, token.token, token.info))) changes.push('payment token stored');
+    if (token !== null && (await storePaymentToken(manager, invoice, token.token, token.info))) changes.push('payment token stored');
 
     if (changes.length > 0) return { status: 'applied', outcome: changes.join('; '), shopOrderId };
     return { status: 'stale', outcome: stale ?? 'nothing to change', shopOrderId };

@@ -8,9 +8,9 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayError, GatewayService, type InvoiceCheckRecord } from '../gateway';
 import { InvoiceEntity } from '../invoices/invoice.entity';
 import { transitionInvoice } from '../invoices/invoice-transitions';
+import { storePaymentToken, tokenInfoFromCheck } from '../invoices/payment-token';
 import { FINAL_INVOICE_STATUSES, isFinal, statusFromGatewayNumber } from '../invoices/invoice.state';
 import { reconcileRuns } from '../metrics/metrics';
-import { savePaymentToken } from '../notifications/invoice-payment-token';
 import { claimDue, forEachBounded } from './claim';
 import { nextInvoiceCheck } from './invoice-reconciler.schedule';
 
@@ -120,12 +120,7 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
       }
       const token = record.payment_token;
       if (token && typeof token.token === 'string') {
-        await savePaymentToken(manager, invoice, token.token, {
-          account: token.account,
-          expiresAt: token.expires_at,
-          status: token.status,
-          cardInfo: token.card_info,
-        });
+        await storePaymentToken(manager, invoice, token.token, tokenInfoFromCheck(token));
       }
       if (isFinal(invoice.status)) {
         await this.release(id, manager.query.bind(manager));
