@@ -1,0 +1,275 @@
+import { Client } from 'pg';
+import { randomUUID } from 'node:crypto';
+import { RefundReconciler } from '../src/reconciliation/refund-reconciler';
+import { admin, auth, startTestApp, TestContext } from './support/app';
+
+interface SandboxRequest {
+  path: string;
+  body: Record<string, unknown>;
+  result: boolean | null;
+  error_code: number | null;
+}
+
+const PROBLEM = 'https://problems.piastrix-orchestrator.dev/';
+
+describe('refunds (sandbox + PostgreSQL)', () => {
+  let ctx: TestContext;
+  let db: Client;
+
+  beforeAll(async () => {
+    ctx = await startTestApp({ env: { REFUND_RECONCILE_GRACE_S: '0.1' } });
+    db = new Client({ connectionString: ctx.databaseUrl });
+    await db.connect();
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await ctx?.close();
+  });
+
+  afterEach(async () => {
+    await control('POST', '/sandbox/settings', { suppressNotifications: false });
+    await control('DELETE', '/sandbox/faults');
+  });
+
+  // ------------------------------------------------------------ helpers
+
+  async function control(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+    const res = await fetch(ctx.sandbox.origin + path, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await res.json()) as { data: unknown };
+    return json.data;
+  }
+
+  async function gatewayRequests(path: string, shopRefundId?: string): Promise<SandboxRequest[]> {
+    const all = (await control('GET', '/sandbox/requests')) as SandboxRequest[];
+    return all.filter((r) => r.path === path && (shopRefundId === undefined || r.body.shop_refund_id === shopRefundId));
+  }
+
+  /** Builder: an invoice paid at once through the service's own API (the sandbox completes it). */
+  async function paidInvoice(overrides: { amount?: string; payway?: string } = {}): Promise<{ shopOrderId: string; invoiceId: string }> {
+    const shopOrderId = `order-${randomUUID()}`;
+    const created = await ctx.http
+      .post('/api/v1/invoices')
+      .set(auth())
+      .send({ shopOrderId, amount: overrides.amount ?? '100.00', currency: 643, payway: overrides.payway ?? 'card_rub[mock_server,success]' });
+    expect(created.status).toBe(201);
+    if (overrides.payway === undefined) {
+      await eventually(async () => {
+        const got = await ctx.http.get(`/api/v1/invoices/${shopOrderId}?refresh=true`).set(auth());
+        expect(got.body.status).toBe('succeeded');
+      });
+    }
+    return { shopOrderId, invoiceId: String(created.body.invoiceId) };
+  }
+
+  function refund(shopOrderId: string, body: Record<string, unknown>, as = auth()) {
+    const prefix = as.Authorization === admin().Authorization ? '/api/v1/admin' : '/api/v1';
+    return ctx.http.post(`${prefix}/invoices/${shopOrderId}/refunds`).set(as).send(body);
+  }
+
+  async function stored(shopRefundId: string): Promise<{ status: string; submit_state: string; amount: string } | undefined> {
+    const r = await db.query('SELECT status, submit_state, amount::text AS amount FROM refunds WHERE shop_refund_id = $1', [shopRefundId]);
+    return r.rows[0] as { status: string; submit_state: string; amount: string } | undefined;
+  }
+
+  async function refundedAmount(shopOrderId: string): Promise<string> {
+    const r = await db.query('SELECT refunded_amount::text AS v FROM invoices WHERE shop_order_id = $1', [shopOrderId]);
+    return (r.rows[0] as { v: string }).v;
+  }
+
+  async function eventually(check: () => Promise<void>, timeoutMs = 10000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        await check();
+        return;
+      } catch (e) {
+        if (Date.now() > until) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const reconciler = (): RefundReconciler => ctx.service.app.get(RefundReconciler);
+
+  // ------------------------------------------------------------ tests
+
+  it('full refund: WAITING, settled SUCCESS by the gateway notification, refunded_amount kept, audited', async () => {
+    const { shopOrderId } = await paidInvoice();
+    const res = await refund(shopOrderId, { shopRefundId: 'full-1', amount: '100.00' });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ shopRefundId: 'full-1', shopOrderId, amount: '100.00', currency: 643 });
+    expect(['WAITING', 'SUCCESS']).toContain(res.body.status);
+    const [call] = await gatewayRequests('invoice/create-refund', 'full-1');
+    expect(call.body.callback_url).toBe(`${ctx.url}/webhooks/gateway`);
+
+    await eventually(async () => expect((await stored('full-1'))?.status).toBe('SUCCESS'));
+    expect(await refundedAmount(shopOrderId)).toBe('100.00');
+    const list = await ctx.http.get(`/api/v1/invoices/${shopOrderId}/refunds`).set(auth());
+    expect(list.status).toBe(200);
+    expect(list.body.items).toEqual([expect.objectContaining({ shopRefundId: 'full-1', status: 'SUCCESS', processedAt: expect.any(String) })]);
+    const events = await db.query(`SELECT from_status, to_status, cause FROM events WHERE entity_type = 'refund' AND entity_id = 'full-1' ORDER BY id`);
+    expect(events.rows[0]).toMatchObject({ from_status: null, to_status: 'WAITING', cause: 'api' });
+    expect(events.rows).toContainEqual(expect.objectContaining({ from_status: 'WAITING', to_status: 'SUCCESS', cause: 'notification' }));
+  });
+
+  it('two partial refunds up to the total; a third that would exceed is refused with no gateway call', async () => {
+    const { shopOrderId } = await paidInvoice();
+    expect((await refund(shopOrderId, { shopRefundId: 'part-1', amount: '40.10' })).status).toBe(201);
+    expect((await refund(shopOrderId, { shopRefundId: 'part-2', amount: '59.90' }, admin())).status).toBe(201);
+    const third = await refund(shopOrderId, { shopRefundId: 'part-3', amount: '0.01' });
+    expect(third.status).toBe(422);
+    expect(third.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(third.body.type).toBe(PROBLEM + 'refund-exceeds-paid-amount');
+    expect(await gatewayRequests('invoice/create-refund', 'part-3')).toHaveLength(0);
+    expect(await stored('part-3')).toBeUndefined();
+    await eventually(async () => expect(await refundedAmount(shopOrderId)).toBe('100.00'));
+  });
+
+  it('10 concurrent partial refunds never exceed the paid amount', async () => {
+    const { shopOrderId } = await paidInvoice({ amount: '100.00' });
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => refund(shopOrderId, { shopRefundId: `conc-${i}`, amount: '15.00' })),
+    );
+    const accepted = results.filter((r) => r.status === 201);
+    const refused = results.filter((r) => r.status === 422);
+    expect(accepted).toHaveLength(6);
+    expect(refused).toHaveLength(4);
+    const sum = await db.query(
+      `SELECT COALESCE(SUM(r.amount), 0) <= i.amount AS fits, COALESCE(SUM(r.amount), 0)::text AS total
+         FROM invoices i LEFT JOIN refunds r ON r.invoice_pk = i.id AND r.status <> 'FAILED'
+        WHERE i.shop_order_id = $1 GROUP BY i.amount`,
+      [shopOrderId],
+    );
+    expect(sum.rows[0]).toEqual({ fits: true, total: '90.00' });
+    const calls = (await gatewayRequests('invoice/create-refund')).filter((c) => String(c.body.shop_refund_id).startsWith('conc-'));
+    expect(calls).toHaveLength(6);
+  });
+
+  it('refuses a refund of an unpaid invoice, a bad amount, and an unknown invoice', async () => {
+    const { shopOrderId } = await paidInvoice({ payway: 'card_rub[mock_server]' });
+    const res = await refund(shopOrderId, { shopRefundId: 'unpaid-1', amount: '10.00' });
+    expect(res.status).toBe(409);
+    expect(res.body.type).toBe(PROBLEM + 'invalid-state');
+    expect(res.body.currentStatus).not.toBe('succeeded');
+    expect(await stored('unpaid-1')).toBeUndefined();
+
+    const paid = await paidInvoice();
+    for (const amount of ['0', '0.00', '-1', '1e2', 12]) {
+      const bad = await refund(paid.shopOrderId, { shopRefundId: 'bad-amount', amount });
+      expect(bad.status).toBe(400);
+      expect(bad.body.errors[0].field).toBe('amount');
+    }
+    const wrongCurrency = await refund(paid.shopOrderId, { shopRefundId: 'bad-cur', amount: '1.00', currency: 840 });
+    expect(wrongCurrency.status).toBe(400);
+    expect((await refund('no-such-order', { shopRefundId: 'x-1', amount: '1.00' })).status).toBe(404);
+    expect(await gatewayRequests('invoice/create-refund', 'bad-amount')).toHaveLength(0);
+  });
+
+  it('replays an identical request and refuses the same id with a different body', async () => {
+    const { shopOrderId } = await paidInvoice();
+    const first = await refund(shopOrderId, { shopRefundId: 'idem-1', amount: '30.00' });
+    const again = await refund(shopOrderId, { shopRefundId: 'idem-1', amount: '30.00' });
+    expect(again.status).toBe(first.status);
+    expect(again.body).toEqual(first.body);
+    const different = await refund(shopOrderId, { shopRefundId: 'idem-1', amount: '31.00' });
+    expect(different.status).toBe(409);
+    expect(different.body.type).toBe(PROBLEM + 'idempotency-conflict');
+    const concurrent = await Promise.all(Array.from({ length: 5 }, () => refund(shopOrderId, { shopRefundId: 'idem-2', amount: '10.00' })));
+    expect(new Set(concurrent.map((r) => r.status))).toEqual(new Set([201]));
+    expect(await gatewayRequests('invoice/create-refund', 'idem-1')).toHaveLength(1);
+    expect(await gatewayRequests('invoice/create-refund', 'idem-2')).toHaveLength(1);
+  });
+
+  it('with the notification suppressed, reconciliation settles the WAITING refund', async () => {
+    const { shopOrderId } = await paidInvoice();
+    await control('POST', '/sandbox/settings', { suppressNotifications: true });
+    const res = await refund(shopOrderId, { shopRefundId: 'recon-1', amount: '25.00' });
+    expect(res.status).toBe(201);
+    expect(res.body.status).toBe('WAITING');
+    await sleep(300);
+    expect((await stored('recon-1'))?.status).toBe('WAITING');
+    await reconciler().runOnce();
+    expect(await stored('recon-1')).toMatchObject({ status: 'SUCCESS', submit_state: 'accepted' });
+    expect(await refundedAmount(shopOrderId)).toBe('25.00');
+    const next = await db.query(`SELECT next_check_at, lease_until FROM refunds WHERE shop_refund_id = 'recon-1'`);
+    expect(next.rows[0]).toEqual({ next_check_at: null, lease_until: null });
+    const events = await db.query(`SELECT cause FROM events WHERE entity_type = 'refund' AND entity_id = 'recon-1' AND to_status = 'SUCCESS'`);
+    expect(events.rows).toEqual([{ cause: 'reconciliation' }]);
+  });
+
+  it('a time-out on creation leaves WAITING/unknown, then reconciliation settles it with exactly one gateway refund', async () => {
+    const { shopOrderId, invoiceId } = await paidInvoice();
+    await control('POST', '/sandbox/settings', { suppressNotifications: true });
+    await control('POST', '/sandbox/faults', { path: 'invoice/create-refund', fault: 'timeout_done', delayMs: 3000 });
+    const res = await refund(shopOrderId, { shopRefundId: 'tmo-1', amount: '50.00' });
+    expect(res.status).toBe(201);
+    expect(res.body.status).toBe('WAITING');
+    expect(await stored('tmo-1')).toMatchObject({ status: 'WAITING', submit_state: 'unknown' });
+    // The unknown refund still counts: a refund of the rest of the paid amount only just fits.
+    expect((await refund(shopOrderId, { shopRefundId: 'tmo-2', amount: '50.01' })).status).toBe(422);
+    await sleep(200);
+    await reconciler().runOnce();
+    expect(await stored('tmo-1')).toMatchObject({ status: 'SUCCESS', submit_state: 'accepted' });
+    expect(await gatewayRequests('invoice/create-refund', 'tmo-1')).toHaveLength(1);
+    const onGateway = (ctx.sandbox.state.refundsOf(Number(invoiceId)) as Array<{ shopRefundId: string }>).filter((r) => r.shopRefundId === 'tmo-1');
+    expect(onGateway).toHaveLength(1);
+  });
+
+  it('a refund the gateway refuses outright is FAILED/rejected, answered with the gateway error, and does not count', async () => {
+    const { shopOrderId } = await paidInvoice();
+    await control('POST', '/sandbox/faults', { path: 'invoice/create-refund', fault: 'fatal' });
+    const res = await refund(shopOrderId, { shopRefundId: 'fatal-1', amount: '100.00' });
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ type: PROBLEM + 'gateway-error', gatewayErrorCode: 10, fatal: true });
+    expect(await stored('fatal-1')).toMatchObject({ status: 'FAILED', submit_state: 'rejected' });
+    const again = await refund(shopOrderId, { shopRefundId: 'fatal-1', amount: '100.00' });
+    expect(again.status).toBe(422);
+    expect(again.body.gatewayErrorCode).toBe(10);
+    expect(await gatewayRequests('invoice/create-refund', 'fatal-1')).toHaveLength(1);
+    expect((await refund(shopOrderId, { shopRefundId: 'fatal-2', amount: '100.00' })).status).toBe(201);
+  });
+
+  it('reconciliation fails a refund the gateway never received, after the grace period', async () => {
+    const { shopOrderId } = await paidInvoice();
+    // A crash between the committed row and the gateway call leaves a pending row nobody sent.
+    const inv = await db.query('SELECT id, invoice_id FROM invoices WHERE shop_order_id = $1', [shopOrderId]);
+    const { id, invoice_id } = inv.rows[0] as { id: string; invoice_id: string };
+    await db.query(
+      `INSERT INTO refunds (shop_id, shop_refund_id, invoice_pk, shop_order_id, gateway_invoice_id, request_fingerprint, amount, currency, status, submit_state, next_check_at, check_deadline)
+       VALUES (1001, 'lost-1', $1, $2, $3, repeat('0', 64), '10.00', 643, 'WAITING', 'pending', now(), now() + interval '1 hour')`,
+      [id, shopOrderId, invoice_id],
+    );
+    await db.query(`UPDATE refunds SET created_at = now() - interval '1 second' WHERE shop_refund_id = 'lost-1'`);
+    await reconciler().runOnce();
+    expect(await stored('lost-1')).toMatchObject({ status: 'FAILED', submit_state: 'rejected' });
+    expect(await gatewayRequests('invoice/create-refund', 'lost-1')).toHaveLength(0);
+  });
+
+  it('?refresh=true asks invoice/get-refunds; the admin list filters and pages', async () => {
+    const { shopOrderId } = await paidInvoice();
+    await control('POST', '/sandbox/settings', { suppressNotifications: true });
+    expect((await refund(shopOrderId, { shopRefundId: 'list-1', amount: '10.00' })).status).toBe(201);
+    expect((await refund(shopOrderId, { shopRefundId: 'list-2', amount: '20.00' })).status).toBe(201);
+    await sleep(100);
+    const refreshed = await ctx.http.get(`/api/v1/invoices/${shopOrderId}/refunds?refresh=true`).set(auth());
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.items.map((r: { status: string }) => r.status)).toEqual(['SUCCESS', 'SUCCESS']);
+    expect(await refundedAmount(shopOrderId)).toBe('30.00');
+
+    const page1 = await ctx.http.get(`/api/v1/admin/refunds?shopOrderId=${shopOrderId}&status=SUCCESS&limit=1`).set(admin());
+    expect(page1.status).toBe(200);
+    expect(page1.body.items).toHaveLength(1);
+    expect(page1.body.items[0].shopRefundId).toBe('list-2');
+    const page2 = await ctx.http.get(`/api/v1/admin/refunds?shopOrderId=${shopOrderId}&status=SUCCESS&limit=1&cursor=${page1.body.nextCursor}`).set(admin());
+    expect(page2.body.items[0].shopRefundId).toBe('list-1');
+    expect(page2.body.nextCursor).toBeNull();
+    expect((await ctx.http.get('/api/v1/admin/refunds').set(auth())).status).toBe(403);
+    expect((await ctx.http.get('/api/v1/admin/refunds?status=DONE').set(admin())).status).toBe(400);
+  });
+});
