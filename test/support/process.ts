@@ -1,0 +1,41 @@
+import { ChildProcess, spawn } from 'node:child_process';
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code once the process ends. */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Runs the compiled service (`node dist/src/main.js`, built by global-setup) with exactly `env`
+ * (plus PATH), as `npm start` would after the build.
+ */
+export function spawnService(env: Record<string, string>): ServiceProcess {
+  let out = '';
+  const child = spawn(process.execPath, ['dist/src/main.js'], {
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+/** Polls `url` until it answers `status`, `timeoutMs` passes, or the process (if given) exits. */
+export async function waitForStatus(url: string, status: number, timeoutMs: number, proc?: ServiceProcess): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  let gone = false;
+  void proc?.exited.then(() => (gone = true));
+  while (Date.now() < end && !gone) {
+    try {
+      const res = await fetch(url);
+      if (res.status === status) return true;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
+}
