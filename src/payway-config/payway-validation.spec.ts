@@ -1,0 +1,99 @@
+import { Amount } from '../common/money';
+import type { InputPayway } from '../gateway/gateway.types';
+import { baseAlias, checkAmountBounds, checkExtras, checkPaymentAgainstPayway, isActive } from './payway-validation';
+
+const payway = (overrides: Partial<InputPayway> = {}): InputPayway => ({
+  id: 201,
+  alias: 'wallet_rub',
+  currency: 643,
+  min_amount: '1',
+  max_amount: '15000',
+  fee_config: { percent: '1.5', fix: '5' },
+  fee_part_config: { percent_part: '1', fix_part: '0.5' },
+  is_active: 'true',
+  add_ons_config: { phone: { regex: '^\\+?7\\d{10}$', label: { en: 'Phone' } } },
+  ...overrides,
+});
+
+describe('baseAlias', () => {
+  it.each([
+    ['card_rub', 'card_rub'],
+    ['card_rub[mock_server,success]', 'card_rub'],
+    ['[x]', ''],
+  ])('%s → %s', (given, expected) => expect(baseAlias(given)).toBe(expected));
+});
+
+describe('isActive', () => {
+  it.each([
+    ['true', true],
+    ['TRUE', true],
+    [' true ', true],
+    ['false', false],
+    ['', false],
+    ['1', false],
+    [true, true],
+    [false, false],
+    [undefined, false],
+  ])('%p → %p', (value, expected) => expect(isActive({ is_active: value })).toBe(expected));
+});
+
+describe('checkAmountBounds (exact)', () => {
+  const p = { min_amount: '10', max_amount: '500000' };
+  it.each([
+    ['10', null],
+    ['10.00', null],
+    ['9.99999999', 'must be at least 10'],
+    ['500000', null],
+    ['500000.00000001', 'must be at most 500000'],
+    ['0.1', 'must be at least 10'],
+  ])('%s → %p', (amount, expected) => expect(checkAmountBounds(Amount.parse(amount), p)).toBe(expected));
+
+  it('compares beyond float precision', () => {
+    // 0.1 + 0.2 style traps: 9007199254740993 is not representable as a double.
+    const q = { min_amount: '9007199254740993', max_amount: '9007199254740995' };
+    expect(checkAmountBounds(Amount.parse('9007199254740992'), q)).toBe('must be at least 9007199254740993');
+    expect(checkAmountBounds(Amount.parse('9007199254740994'), q)).toBeNull();
+  });
+
+  it('a missing bound does not limit', () => {
+    expect(checkAmountBounds(Amount.parse('1000000'), {})).toBeNull();
+  });
+});
+
+describe('checkExtras', () => {
+  const addOns = payway().add_ons_config;
+  it('accepts a matching value', () => expect(checkExtras({ phone: '+79001234567' }, addOns, 'wallet_rub')).toEqual([]));
+  it('names a value that does not match', () =>
+    expect(checkExtras({ phone: '123' }, addOns, 'wallet_rub')).toEqual([{ field: 'extras.phone', message: expect.stringContaining('pattern') }]));
+  it('names a missing required field', () =>
+    expect(checkExtras(undefined, addOns, 'wallet_rub')).toEqual([{ field: 'extras.phone', message: 'is required by payway wallet_rub' }]));
+  it('refuses an unknown field', () =>
+    expect(checkExtras({ phone: '+79001234567', colour: 'red' }, addOns, 'wallet_rub')).toEqual([
+      { field: 'extras.colour', message: 'is not an add-on field of payway wallet_rub' },
+    ]));
+  it('refuses a non-string value', () =>
+    expect(checkExtras({ phone: 79001234567 }, addOns, 'wallet_rub')).toEqual([{ field: 'extras.phone', message: 'must be a string' }]));
+  it('refuses an extra that would override a request field', () =>
+    expect(checkExtras({ amount: '1' }, { amount: {} }, 'x')).toEqual([
+      { field: 'extras.amount', message: 'is a field of the invoice request itself, not an extra' },
+    ]));
+  it('an add-on marked optional may be left out', () =>
+    expect(checkExtras({}, { note: { regex: '^.*$', required: false } }, 'x')).toEqual([]));
+  it('a pattern that does not compile is left to the gateway', () =>
+    expect(checkExtras({ code: 'abc' }, { code: { regex: '([' } }, 'x')).toEqual([]));
+});
+
+describe('checkPaymentAgainstPayway', () => {
+  const input = { payway: 'wallet_rub[success]', amount: Amount.parse('100'), currency: 643, extras: { phone: '+79001234567' }, checkExtras: true };
+  it('accepts a request that fits', () => expect(checkPaymentAgainstPayway(input, payway())).toEqual([]));
+  it('unknown payway', () =>
+    expect(checkPaymentAgainstPayway(input, undefined)).toEqual([{ field: 'payway', message: 'wallet_rub is not a known payment way' }]));
+  it('inactive payway', () =>
+    expect(checkPaymentAgainstPayway(input, payway({ is_active: 'false' }))).toEqual([{ field: 'payway', message: 'wallet_rub is not active' }]));
+  it('collects every other problem at once', () => {
+    const errors = checkPaymentAgainstPayway({ ...input, currency: 840, amount: Amount.parse('15000.01'), extras: {} }, payway());
+    expect(errors.map((e) => e.field)).toEqual(['currency', 'amount', 'extras.phone']);
+  });
+  it('a quote does not ask for extras', () =>
+    expect(checkPaymentAgainstPayway({ ...input, extras: undefined, checkExtras: false }, payway())).toEqual([]));
+});
