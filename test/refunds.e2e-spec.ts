@@ -34,7 +34,11 @@ describe('refunds (sandbox + PostgreSQL)', () => {
 
   // ------------------------------------------------------------ helpers
 
-  async function control(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+  async function control(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    body?: unknown,
+  ): Promise<unknown> {
     const res = await fetch(ctx.sandbox.origin + path, {
       method,
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -46,16 +50,26 @@ describe('refunds (sandbox + PostgreSQL)', () => {
 
   async function gatewayRequests(path: string, shopRefundId?: string): Promise<SandboxRequest[]> {
     const all = (await control('GET', '/sandbox/requests')) as SandboxRequest[];
-    return all.filter((r) => r.path === path && (shopRefundId === undefined || r.body.shop_refund_id === shopRefundId));
+    return all.filter(
+      (r) =>
+        r.path === path && (shopRefundId === undefined || r.body.shop_refund_id === shopRefundId),
+    );
   }
 
   /** Builder: an invoice paid at once through the service's own API (the sandbox completes it). */
-  async function paidInvoice(overrides: { amount?: string; payway?: string } = {}): Promise<{ shopOrderId: string; invoiceId: string }> {
+  async function paidInvoice(
+    overrides: { amount?: string; payway?: string } = {},
+  ): Promise<{ shopOrderId: string; invoiceId: string }> {
     const shopOrderId = `order-${randomUUID()}`;
     const created = await ctx.http
       .post('/api/v1/invoices')
       .set(auth())
-      .send({ shopOrderId, amount: overrides.amount ?? '100.00', currency: 643, payway: overrides.payway ?? 'card_rub[mock_server,success]' });
+      .send({
+        shopOrderId,
+        amount: overrides.amount ?? '100.00',
+        currency: 643,
+        payway: overrides.payway ?? 'card_rub[mock_server,success]',
+      });
     expect(created.status).toBe(201);
     if (overrides.payway === undefined) {
       await eventually(async () => {
@@ -71,13 +85,21 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     return ctx.http.post(`${prefix}/invoices/${shopOrderId}/refunds`).set(as).send(body);
   }
 
-  async function stored(shopRefundId: string): Promise<{ status: string; submit_state: string; amount: string } | undefined> {
-    const r = await db.query('SELECT status, submit_state, amount::text AS amount FROM refunds WHERE shop_refund_id = $1', [shopRefundId]);
+  async function stored(
+    shopRefundId: string,
+  ): Promise<{ status: string; submit_state: string; amount: string } | undefined> {
+    const r = await db.query(
+      'SELECT status, submit_state, amount::text AS amount FROM refunds WHERE shop_refund_id = $1',
+      [shopRefundId],
+    );
     return r.rows[0] as { status: string; submit_state: string; amount: string } | undefined;
   }
 
   async function refundedAmount(shopOrderId: string): Promise<string> {
-    const r = await db.query('SELECT refunded_amount::text AS v FROM invoices WHERE shop_order_id = $1', [shopOrderId]);
+    const r = await db.query(
+      'SELECT refunded_amount::text AS v FROM invoices WHERE shop_order_id = $1',
+      [shopOrderId],
+    );
     return (r.rows[0] as { v: string }).v;
   }
 
@@ -103,7 +125,12 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     const { shopOrderId } = await paidInvoice();
     const res = await refund(shopOrderId, { shopRefundId: 'full-1', amount: '100.00' });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ shopRefundId: 'full-1', shopOrderId, amount: '100.00', currency: 643 });
+    expect(res.body).toMatchObject({
+      shopRefundId: 'full-1',
+      shopOrderId,
+      amount: '100.00',
+      currency: 643,
+    });
     expect(['WAITING', 'SUCCESS']).toContain(res.body.status);
     const [call] = await gatewayRequests('invoice/create-refund', 'full-1');
     expect(call.body.callback_url).toBe(`${ctx.url}/webhooks/gateway`);
@@ -112,16 +139,34 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     expect(await refundedAmount(shopOrderId)).toBe('100.00');
     const list = await ctx.http.get(`/api/v1/invoices/${shopOrderId}/refunds`).set(auth());
     expect(list.status).toBe(200);
-    expect(list.body.items).toEqual([expect.objectContaining({ shopRefundId: 'full-1', status: 'SUCCESS', processedAt: expect.any(String) })]);
-    const events = await db.query(`SELECT from_status, to_status, cause FROM events WHERE entity_type = 'refund' AND entity_id = 'full-1' ORDER BY id`);
+    expect(list.body.items).toEqual([
+      expect.objectContaining({
+        shopRefundId: 'full-1',
+        status: 'SUCCESS',
+        processedAt: expect.any(String),
+      }),
+    ]);
+    const events = await db.query(
+      `SELECT from_status, to_status, cause FROM events WHERE entity_type = 'refund' AND entity_id = 'full-1' ORDER BY id`,
+    );
     expect(events.rows[0]).toMatchObject({ from_status: null, to_status: 'WAITING', cause: 'api' });
-    expect(events.rows).toContainEqual(expect.objectContaining({ from_status: 'WAITING', to_status: 'SUCCESS', cause: 'notification' }));
+    expect(events.rows).toContainEqual(
+      expect.objectContaining({
+        from_status: 'WAITING',
+        to_status: 'SUCCESS',
+        cause: 'notification',
+      }),
+    );
   });
 
   it('two partial refunds up to the total; a third that would exceed is refused with no gateway call', async () => {
     const { shopOrderId } = await paidInvoice();
-    expect((await refund(shopOrderId, { shopRefundId: 'part-1', amount: '40.10' })).status).toBe(201);
-    expect((await refund(shopOrderId, { shopRefundId: 'part-2', amount: '59.90' }, admin())).status).toBe(201);
+    expect((await refund(shopOrderId, { shopRefundId: 'part-1', amount: '40.10' })).status).toBe(
+      201,
+    );
+    expect(
+      (await refund(shopOrderId, { shopRefundId: 'part-2', amount: '59.90' }, admin())).status,
+    ).toBe(201);
     const third = await refund(shopOrderId, { shopRefundId: 'part-3', amount: '0.01' });
     expect(third.status).toBe(422);
     expect(third.headers['content-type']).toMatch(/application\/problem\+json/);
@@ -134,7 +179,9 @@ describe('refunds (sandbox + PostgreSQL)', () => {
   it('10 concurrent partial refunds never exceed the paid amount', async () => {
     const { shopOrderId } = await paidInvoice({ amount: '100.00' });
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => refund(shopOrderId, { shopRefundId: `conc-${i}`, amount: '15.00' })),
+      Array.from({ length: 10 }, (_, i) =>
+        refund(shopOrderId, { shopRefundId: `conc-${i}`, amount: '15.00' }),
+      ),
     );
     const accepted = results.filter((r) => r.status === 201);
     const refused = results.filter((r) => r.status === 422);
@@ -147,7 +194,9 @@ describe('refunds (sandbox + PostgreSQL)', () => {
       [shopOrderId],
     );
     expect(sum.rows[0]).toEqual({ fits: true, total: '90.00' });
-    const calls = (await gatewayRequests('invoice/create-refund')).filter((c) => String(c.body.shop_refund_id).startsWith('conc-'));
+    const calls = (await gatewayRequests('invoice/create-refund')).filter((c) =>
+      String(c.body.shop_refund_id).startsWith('conc-'),
+    );
     expect(calls).toHaveLength(6);
   });
 
@@ -165,9 +214,15 @@ describe('refunds (sandbox + PostgreSQL)', () => {
       expect(bad.status).toBe(400);
       expect(bad.body.errors[0].field).toBe('amount');
     }
-    const wrongCurrency = await refund(paid.shopOrderId, { shopRefundId: 'bad-cur', amount: '1.00', currency: 840 });
+    const wrongCurrency = await refund(paid.shopOrderId, {
+      shopRefundId: 'bad-cur',
+      amount: '1.00',
+      currency: 840,
+    });
     expect(wrongCurrency.status).toBe(400);
-    expect((await refund('no-such-order', { shopRefundId: 'x-1', amount: '1.00' })).status).toBe(404);
+    expect((await refund('no-such-order', { shopRefundId: 'x-1', amount: '1.00' })).status).toBe(
+      404,
+    );
     expect(await gatewayRequests('invoice/create-refund', 'bad-amount')).toHaveLength(0);
   });
 
@@ -180,7 +235,11 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     const different = await refund(shopOrderId, { shopRefundId: 'idem-1', amount: '31.00' });
     expect(different.status).toBe(409);
     expect(different.body.type).toBe(PROBLEM + 'idempotency-conflict');
-    const concurrent = await Promise.all(Array.from({ length: 5 }, () => refund(shopOrderId, { shopRefundId: 'idem-2', amount: '10.00' })));
+    const concurrent = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        refund(shopOrderId, { shopRefundId: 'idem-2', amount: '10.00' }),
+      ),
+    );
     expect(new Set(concurrent.map((r) => r.status))).toEqual(new Set([201]));
     expect(await gatewayRequests('invoice/create-refund', 'idem-1')).toHaveLength(1);
     expect(await gatewayRequests('invoice/create-refund', 'idem-2')).toHaveLength(1);
@@ -197,27 +256,39 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     await reconciler().runOnce();
     expect(await stored('recon-1')).toMatchObject({ status: 'SUCCESS', submit_state: 'accepted' });
     expect(await refundedAmount(shopOrderId)).toBe('25.00');
-    const next = await db.query(`SELECT next_check_at, lease_until FROM refunds WHERE shop_refund_id = 'recon-1'`);
+    const next = await db.query(
+      `SELECT next_check_at, lease_until FROM refunds WHERE shop_refund_id = 'recon-1'`,
+    );
     expect(next.rows[0]).toEqual({ next_check_at: null, lease_until: null });
-    const events = await db.query(`SELECT cause FROM events WHERE entity_type = 'refund' AND entity_id = 'recon-1' AND to_status = 'SUCCESS'`);
+    const events = await db.query(
+      `SELECT cause FROM events WHERE entity_type = 'refund' AND entity_id = 'recon-1' AND to_status = 'SUCCESS'`,
+    );
     expect(events.rows).toEqual([{ cause: 'reconciliation' }]);
   });
 
   it('a time-out on creation leaves WAITING/unknown, then reconciliation settles it with exactly one gateway refund', async () => {
     const { shopOrderId, invoiceId } = await paidInvoice();
     await control('POST', '/sandbox/settings', { suppressNotifications: true });
-    await control('POST', '/sandbox/faults', { path: 'invoice/create-refund', fault: 'timeout_done', delayMs: 3000 });
+    await control('POST', '/sandbox/faults', {
+      path: 'invoice/create-refund',
+      fault: 'timeout_done',
+      delayMs: 3000,
+    });
     const res = await refund(shopOrderId, { shopRefundId: 'tmo-1', amount: '50.00' });
     expect(res.status).toBe(201);
     expect(res.body.status).toBe('WAITING');
     expect(await stored('tmo-1')).toMatchObject({ status: 'WAITING', submit_state: 'unknown' });
     // The unknown refund still counts: a refund of the rest of the paid amount only just fits.
-    expect((await refund(shopOrderId, { shopRefundId: 'tmo-2', amount: '50.01' })).status).toBe(422);
+    expect((await refund(shopOrderId, { shopRefundId: 'tmo-2', amount: '50.01' })).status).toBe(
+      422,
+    );
     await sleep(200);
     await reconciler().runOnce();
     expect(await stored('tmo-1')).toMatchObject({ status: 'SUCCESS', submit_state: 'accepted' });
     expect(await gatewayRequests('invoice/create-refund', 'tmo-1')).toHaveLength(1);
-    const onGateway = (ctx.sandbox.state.refundsOf(Number(invoiceId)) as Array<{ shopRefundId: string }>).filter((r) => r.shopRefundId === 'tmo-1');
+    const onGateway = (
+      ctx.sandbox.state.refundsOf(Number(invoiceId)) as Array<{ shopRefundId: string }>
+    ).filter((r) => r.shopRefundId === 'tmo-1');
     expect(onGateway).toHaveLength(1);
   });
 
@@ -226,26 +297,36 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     await control('POST', '/sandbox/faults', { path: 'invoice/create-refund', fault: 'fatal' });
     const res = await refund(shopOrderId, { shopRefundId: 'fatal-1', amount: '100.00' });
     expect(res.status).toBe(422);
-    expect(res.body).toMatchObject({ type: PROBLEM + 'gateway-error', gatewayErrorCode: 10, fatal: true });
+    expect(res.body).toMatchObject({
+      type: PROBLEM + 'gateway-error',
+      gatewayErrorCode: 10,
+      fatal: true,
+    });
     expect(await stored('fatal-1')).toMatchObject({ status: 'FAILED', submit_state: 'rejected' });
     const again = await refund(shopOrderId, { shopRefundId: 'fatal-1', amount: '100.00' });
     expect(again.status).toBe(422);
     expect(again.body.gatewayErrorCode).toBe(10);
     expect(await gatewayRequests('invoice/create-refund', 'fatal-1')).toHaveLength(1);
-    expect((await refund(shopOrderId, { shopRefundId: 'fatal-2', amount: '100.00' })).status).toBe(201);
+    expect((await refund(shopOrderId, { shopRefundId: 'fatal-2', amount: '100.00' })).status).toBe(
+      201,
+    );
   });
 
   it('reconciliation fails a refund the gateway never received, after the grace period', async () => {
     const { shopOrderId } = await paidInvoice();
     // A crash between the committed row and the gateway call leaves a pending row nobody sent.
-    const inv = await db.query('SELECT id, invoice_id FROM invoices WHERE shop_order_id = $1', [shopOrderId]);
+    const inv = await db.query('SELECT id, invoice_id FROM invoices WHERE shop_order_id = $1', [
+      shopOrderId,
+    ]);
     const { id, invoice_id } = inv.rows[0] as { id: string; invoice_id: string };
     await db.query(
       `INSERT INTO refunds (shop_id, shop_refund_id, invoice_pk, shop_order_id, gateway_invoice_id, request_fingerprint, amount, currency, status, submit_state, next_check_at, check_deadline)
        VALUES (1001, 'lost-1', $1, $2, $3, repeat('0', 64), '10.00', 643, 'WAITING', 'pending', now(), now() + interval '1 hour')`,
       [id, shopOrderId, invoice_id],
     );
-    await db.query(`UPDATE refunds SET created_at = now() - interval '1 second' WHERE shop_refund_id = 'lost-1'`);
+    await db.query(
+      `UPDATE refunds SET created_at = now() - interval '1 second' WHERE shop_refund_id = 'lost-1'`,
+    );
     await reconciler().runOnce();
     expect(await stored('lost-1')).toMatchObject({ status: 'FAILED', submit_state: 'rejected' });
     expect(await gatewayRequests('invoice/create-refund', 'lost-1')).toHaveLength(0);
@@ -254,19 +335,34 @@ describe('refunds (sandbox + PostgreSQL)', () => {
   it('?refresh=true asks invoice/get-refunds; the admin list filters and pages', async () => {
     const { shopOrderId } = await paidInvoice();
     await control('POST', '/sandbox/settings', { suppressNotifications: true });
-    expect((await refund(shopOrderId, { shopRefundId: 'list-1', amount: '10.00' })).status).toBe(201);
-    expect((await refund(shopOrderId, { shopRefundId: 'list-2', amount: '20.00' })).status).toBe(201);
+    expect((await refund(shopOrderId, { shopRefundId: 'list-1', amount: '10.00' })).status).toBe(
+      201,
+    );
+    expect((await refund(shopOrderId, { shopRefundId: 'list-2', amount: '20.00' })).status).toBe(
+      201,
+    );
     await sleep(100);
-    const refreshed = await ctx.http.get(`/api/v1/invoices/${shopOrderId}/refunds?refresh=true`).set(auth());
+    const refreshed = await ctx.http
+      .get(`/api/v1/invoices/${shopOrderId}/refunds?refresh=true`)
+      .set(auth());
     expect(refreshed.status).toBe(200);
-    expect(refreshed.body.items.map((r: { status: string }) => r.status)).toEqual(['SUCCESS', 'SUCCESS']);
+    expect(refreshed.body.items.map((r: { status: string }) => r.status)).toEqual([
+      'SUCCESS',
+      'SUCCESS',
+    ]);
     expect(await refundedAmount(shopOrderId)).toBe('30.00');
 
-    const page1 = await ctx.http.get(`/api/v1/admin/refunds?shopOrderId=${shopOrderId}&status=SUCCESS&limit=1`).set(admin());
+    const page1 = await ctx.http
+      .get(`/api/v1/admin/refunds?shopOrderId=${shopOrderId}&status=SUCCESS&limit=1`)
+      .set(admin());
     expect(page1.status).toBe(200);
     expect(page1.body.items).toHaveLength(1);
     expect(page1.body.items[0].shopRefundId).toBe('list-2');
-    const page2 = await ctx.http.get(`/api/v1/admin/refunds?shopOrderId=${shopOrderId}&status=SUCCESS&limit=1&cursor=${page1.body.nextCursor}`).set(admin());
+    const page2 = await ctx.http
+      .get(
+        `/api/v1/admin/refunds?shopOrderId=${shopOrderId}&status=SUCCESS&limit=1&cursor=${page1.body.nextCursor}`,
+      )
+      .set(admin());
     expect(page2.body.items[0].shopRefundId).toBe('list-1');
     expect(page2.body.nextCursor).toBeNull();
     expect((await ctx.http.get('/api/v1/admin/refunds').set(auth())).status).toBe(403);

@@ -51,7 +51,12 @@ export class RefundReconciler implements OnApplicationBootstrap {
 
   /** Claims the due refunds and settles them; returns how many were claimed. */
   async runOnce(): Promise<number> {
-    const ids = await claimDue(this.dataSource, { table: 'refunds', dueColumn: 'next_check_at', limit: BATCH, leaseSeconds: LEASE_S });
+    const ids = await claimDue(this.dataSource, {
+      table: 'refunds',
+      dueColumn: 'next_check_at',
+      limit: BATCH,
+      leaseSeconds: LEASE_S,
+    });
     await forEachBounded(ids, CONCURRENCY, async (id) => {
       try {
         const outcome = await this.refunds.reconcile(id);
@@ -59,7 +64,10 @@ export class RefundReconciler implements OnApplicationBootstrap {
       } catch (err) {
         // The lease runs out and another run picks the row up again.
         reconcileRuns.inc({ kind: 'refund', outcome: 'error' });
-        this.log.error({ refundId: id, err: (err as Error).message }, 'refund reconciliation failed');
+        this.log.error(
+          { refundId: id, err: (err as Error).message },
+          'refund reconciliation failed',
+        );
       }
     });
     return ids.length;

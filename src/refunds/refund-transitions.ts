@@ -7,7 +7,17 @@ import { decideRefundTransition, isFinalRefund } from './refund.state';
 const audit = new AuditService();
 
 export type RefundExtra = Partial<
-  Pick<RefundEntity, 'submitState' | 'errorCode' | 'gatewayMessage' | 'settlementAmount' | 'settlementCurrency' | 'responseCode' | 'nextCheckAt' | 'processedAt'>
+  Pick<
+    RefundEntity,
+    | 'submitState'
+    | 'errorCode'
+    | 'gatewayMessage'
+    | 'settlementAmount'
+    | 'settlementCurrency'
+    | 'responseCode'
+    | 'nextCheckAt'
+    | 'processedAt'
+  >
 >;
 
 /**
@@ -28,14 +38,20 @@ export async function transitionRefund(
 ): Promise<boolean> {
   const decision = decideRefundTransition(refund.status, to);
   // Only these make a same-status update worth writing (and auditing); settlement data alone does not.
-  const extraChanges = (['submitState', 'errorCode', 'responseCode'] as const).some((k) => extra[k] !== undefined && extra[k] !== refund[k]);
+  const extraChanges = (['submitState', 'errorCode', 'responseCode'] as const).some(
+    (k) => extra[k] !== undefined && extra[k] !== refund[k],
+  );
   if (!decision.allowed && !(decision.reason === 'same' && extraChanges)) return false;
   const from = refund.status;
   const final = isFinalRefund(to);
-  const changes: RefundExtra & Pick<RefundEntity, 'status'> & Partial<Pick<RefundEntity, 'leaseUntil'>> = {
+  const changes: RefundExtra &
+    Pick<RefundEntity, 'status'> &
+    Partial<Pick<RefundEntity, 'leaseUntil'>> = {
     ...extra,
     status: to,
-    ...(final && from !== to ? { processedAt: extra.processedAt ?? new Date(), nextCheckAt: null, leaseUntil: null } : {}),
+    ...(final && from !== to
+      ? { processedAt: extra.processedAt ?? new Date(), nextCheckAt: null, leaseUntil: null }
+      : {}),
   };
   await manager.update(RefundEntity, { id: refund.id }, changes);
   Object.assign(refund, changes);
@@ -46,7 +62,12 @@ export async function transitionRefund(
     fromStatus: from,
     toStatus: to,
     cause,
-    details: { shopOrderId: refund.shopOrderId, submitState: refund.submitState, errorCode: refund.errorCode, ...details },
+    details: {
+      shopOrderId: refund.shopOrderId,
+      submitState: refund.submitState,
+      errorCode: refund.errorCode,
+      ...details,
+    },
   });
   return true;
 }
@@ -66,7 +87,10 @@ async function syncRefundedAmount(manager: EntityManager, invoicePk: string): Pr
 }
 
 /** Locks the refund's invoice, then the refund (the one lock order used everywhere). */
-export async function lockRefundById(manager: EntityManager, id: string): Promise<RefundEntity | null> {
+export async function lockRefundById(
+  manager: EntityManager,
+  id: string,
+): Promise<RefundEntity | null> {
   const pre = await manager.findOne(RefundEntity, { where: { id } });
   if (!pre) return null;
   await manager.query(`SELECT id FROM invoices WHERE id = $1 FOR UPDATE`, [pre.invoicePk]);

@@ -9,7 +9,11 @@ export class RefundExceedsPaidAmount extends DomainError {
       422,
       'Refund exceeds the paid amount',
       `invoice ${shopOrderId}: ${committed.toString()} of ${paid.toString()} is already refunded or being refunded; ${requested.toString()} more does not fit`,
-      { paidAmount: paid.toString(), refundedOrPending: committed.toString(), requestedAmount: requested.toString() },
+      {
+        paidAmount: paid.toString(),
+        refundedOrPending: committed.toString(),
+        requestedAmount: requested.toString(),
+      },
     );
   }
 }
@@ -24,7 +28,13 @@ export interface StoredProblem {
 }
 
 export function storeProblem(err: DomainError): StoredProblem {
-  return { code: err.code, status: err.status, title: err.title, detail: err.message, extra: err.extra };
+  return {
+    code: err.code,
+    status: err.status,
+    title: err.title,
+    detail: err.message,
+    extra: err.extra,
+  };
 }
 
 export function replayProblem(p: StoredProblem): DomainError {

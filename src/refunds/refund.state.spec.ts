@@ -13,7 +13,8 @@ import {
   refundStatusFromGateway,
 } from './refund.state';
 
-const T = (from: RefundStatus, to: RefundStatus): boolean => decideRefundTransition(from, to).allowed;
+const T = (from: RefundStatus, to: RefundStatus): boolean =>
+  decideRefundTransition(from, to).allowed;
 
 describe('refund state machine', () => {
   it.each<[RefundStatus, RefundStatus, boolean, string | undefined]>([
@@ -33,8 +34,10 @@ describe('refund state machine', () => {
 
   it('property: a final status is never left', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...REFUND_STATUSES), fc.constantFrom(...REFUND_STATUSES), (from, to) =>
-        isFinalRefund(from) ? !T(from, to) : true,
+      fc.property(
+        fc.constantFrom(...REFUND_STATUSES),
+        fc.constantFrom(...REFUND_STATUSES),
+        (from, to) => (isFinalRefund(from) ? !T(from, to) : true),
       ),
     );
   });
@@ -51,12 +54,30 @@ describe('refund state machine', () => {
   });
 
   it.each<[Parameters<typeof outcomeOfCreate>[0], ReturnType<typeof outcomeOfCreate>]>([
-    [{ kind: 'accepted', status: 'WAITING' }, { status: 'WAITING', submitState: 'accepted', rejected: false }],
-    [{ kind: 'accepted', status: 'SUCCESS' }, { status: 'SUCCESS', submitState: 'accepted', rejected: false }],
-    [{ kind: 'accepted', status: 'FAILED' }, { status: 'FAILED', submitState: 'accepted', rejected: false }],
-    [{ kind: 'accepted', status: null }, { status: 'WAITING', submitState: 'accepted', rejected: false }],
-    [{ kind: 'fatal', recordStatus: null }, { status: 'FAILED', submitState: 'rejected', rejected: true }],
-    [{ kind: 'fatal', recordStatus: 'FAILED' }, { status: 'FAILED', submitState: 'accepted', rejected: false }],
+    [
+      { kind: 'accepted', status: 'WAITING' },
+      { status: 'WAITING', submitState: 'accepted', rejected: false },
+    ],
+    [
+      { kind: 'accepted', status: 'SUCCESS' },
+      { status: 'SUCCESS', submitState: 'accepted', rejected: false },
+    ],
+    [
+      { kind: 'accepted', status: 'FAILED' },
+      { status: 'FAILED', submitState: 'accepted', rejected: false },
+    ],
+    [
+      { kind: 'accepted', status: null },
+      { status: 'WAITING', submitState: 'accepted', rejected: false },
+    ],
+    [
+      { kind: 'fatal', recordStatus: null },
+      { status: 'FAILED', submitState: 'rejected', rejected: true },
+    ],
+    [
+      { kind: 'fatal', recordStatus: 'FAILED' },
+      { status: 'FAILED', submitState: 'accepted', rejected: false },
+    ],
     [{ kind: 'unknown' }, { status: 'WAITING', submitState: 'unknown', rejected: false }],
   ])('creation answer %j maps to %j', (answer, outcome) => {
     expect(outcomeOfCreate(answer)).toEqual(outcome);
@@ -89,7 +110,13 @@ describe('refund state machine', () => {
     const paid = Amount.parse('100.00');
     expect(fitsPaidAmount(paid, [Amount.parse('60.00')], Amount.parse('40.00'))).toBe(true);
     expect(fitsPaidAmount(paid, [Amount.parse('60.00')], Amount.parse('40.01'))).toBe(false);
-    expect(fitsPaidAmount(Amount.parse('0.3'), [Amount.parse('0.1'), Amount.parse('0.1')], Amount.parse('0.1'))).toBe(true);
+    expect(
+      fitsPaidAmount(
+        Amount.parse('0.3'),
+        [Amount.parse('0.1'), Amount.parse('0.1')],
+        Amount.parse('0.1'),
+      ),
+    ).toBe(true);
   });
 
   it('property: accepted refunds chosen by fitsPaidAmount never sum above the paid amount', () => {

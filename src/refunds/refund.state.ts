@@ -86,7 +86,10 @@ export interface ReportedRefundFacts {
  * Why a gateway message (notification or status record) does not describe the stored refund,
  * or null when it matches. Amounts are compared exactly ("100" equals "100.00").
  */
-export function mismatchOf(stored: StoredRefundFacts, reported: ReportedRefundFacts): string | null {
+export function mismatchOf(
+  stored: StoredRefundFacts,
+  reported: ReportedRefundFacts,
+): string | null {
   if (reported.shopId !== undefined && reported.shopId !== String(stored.shopId)) {
     return `shop_id ${reported.shopId} is not ${stored.shopId}`;
   }
@@ -97,9 +100,14 @@ export function mismatchOf(stored: StoredRefundFacts, reported: ReportedRefundFa
     } catch {
       return `amount ${reported.amount} is not a decimal`;
     }
-    if (!amount.eq(stored.amount)) return `amount ${reported.amount} is not ${stored.amount.toString()}`;
+    if (!amount.eq(stored.amount))
+      return `amount ${reported.amount} is not ${stored.amount.toString()}`;
   }
-  if (reported.invoiceId !== undefined && stored.gatewayInvoiceId !== null && reported.invoiceId !== stored.gatewayInvoiceId) {
+  if (
+    reported.invoiceId !== undefined &&
+    stored.gatewayInvoiceId !== null &&
+    reported.invoiceId !== stored.gatewayInvoiceId
+  ) {
     return `invoice_id ${reported.invoiceId} is not ${stored.gatewayInvoiceId}`;
   }
   return null;

@@ -1,5 +1,11 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Page } from '../common/pagination';
 import { CreateRefundDto } from './dto/create-refund.dto';
@@ -36,7 +42,10 @@ export class RefundsController {
   @Get()
   @ApiOperation({ summary: "The invoice's refunds; ?refresh=true asks invoice/get-refunds first" })
   @ApiOkResponse({ type: RefundPage })
-  list(@Param('shopOrderId') shopOrderId: string, @Query() q: InvoiceRefundsQuery): Promise<Page<RefundView>> {
+  list(
+    @Param('shopOrderId') shopOrderId: string,
+    @Query() q: InvoiceRefundsQuery,
+  ): Promise<Page<RefundView>> {
     return this.refunds.listForInvoice(shopOrderId, q);
   }
 }

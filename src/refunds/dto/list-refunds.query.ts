@@ -5,10 +5,13 @@ import { PageQuery } from '../../common/pagination';
 import type { RefundStatus } from '../refund.entity';
 import { REFUND_STATUSES } from '../refund.state';
 
-const toBool = ({ value }: { value: unknown }): unknown => (value === 'true' ? true : value === 'false' ? false : value);
+const toBool = ({ value }: { value: unknown }): unknown =>
+  value === 'true' ? true : value === 'false' ? false : value;
 
 export class InvoiceRefundsQuery extends PageQuery {
-  @ApiPropertyOptional({ description: 'Ask the gateway (invoice/get-refunds) first and apply what it reports' })
+  @ApiPropertyOptional({
+    description: 'Ask the gateway (invoice/get-refunds) first and apply what it reports',
+  })
   @IsOptional()
   @Transform(toBool)
   @IsBoolean()
