@@ -89,12 +89,9 @@ function removeStalePid(dir: string): void {
   const pidFile = join(dir, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  let alive = false;
   try {
-    process.kill(pid, 0);
-    alive = true;
+    process.kill(pid, 0); // still running: leave it, start-up will report the conflict
   } catch {
-    alive = false;
+    rmSync(pidFile);
   }
-  if (!alive) rmSync(pidFile);
 }
