@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Client } from 'pg';
+import { Pool } from 'pg';
 import { GatewayService, signNotificationFields } from '../src/gateway';
 import { admin, SECRET, SHOP_ID, startTestApp, TestContext } from './support/app';
 
@@ -9,12 +9,11 @@ import { admin, SECRET, SHOP_ID, startTestApp, TestContext } from './support/app
  */
 
 let ctx: TestContext;
-let db: Client;
+let db: Pool;
 
 beforeAll(async () => {
   ctx = await startTestApp();
-  db = new Client({ connectionString: ctx.databaseUrl });
-  await db.connect();
+  db = new Pool({ connectionString: ctx.databaseUrl });
 });
 
 afterAll(async () => {
