@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
-import defaultCatalogueJson from './catalogue.json';
+import { join, resolve } from 'node:path';
+// Type-only and erased, yet it keeps catalogue.json in the program, so the build copies it next
+// to this module; it is read at run time (a JSON import would need an import attribute under ESM).
+import type {} from './catalogue.json';
 import { Decimal, MONEY_SCALE } from './decimal';
 import { decimalJson, JsonOut } from './json-text';
 
@@ -177,8 +180,13 @@ export function parseCatalogue(value: unknown): Catalogue {
   return value as Catalogue;
 }
 
-export function loadCatalogue(path?: string): Catalogue {
-  if (path === undefined) return parseCatalogue(defaultCatalogueJson);
+/** catalogue.json beside this module: CommonJS (the build, ts-node) knows its directory; the ES-module test runner runs from the repository root. */
+function defaultCataloguePath(): string {
+  return join(typeof __dirname === 'string' ? __dirname : resolve('src', 'sandbox'), 'catalogue.json');
+}
+
+/** The default catalogue, or the one at `path`; its shape is checked. */
+export function loadCatalogue(path: string = defaultCataloguePath()): Catalogue {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
