@@ -37,14 +37,18 @@ describe('card data is never stored or logged', () => {
     rmSync(logDir, { recursive: true, force: true });
   });
 
-  async function waitForStatus(shopOrderId: string, status: string): Promise<Record<string, unknown>> {
+  async function waitForStatus(
+    shopOrderId: string,
+    status: string,
+  ): Promise<Record<string, unknown>> {
     const deadline = Date.now() + 8000;
     while (Date.now() < deadline) {
       const res = await ctx.http.get(`/api/v1/invoices/${shopOrderId}`).set(auth());
       if (res.body.status === status) return res.body as Record<string, unknown>;
       await new Promise((r) => setTimeout(r, 100));
     }
-    return (await ctx.http.get(`/api/v1/invoices/${shopOrderId}?refresh=true`).set(auth())).body as Record<string, unknown>;
+    return (await ctx.http.get(`/api/v1/invoices/${shopOrderId}?refresh=true`).set(auth()))
+      .body as Record<string, unknown>;
   }
 
   /** Every text, varchar, char, json and jsonb value of every table, as text. */
@@ -55,14 +59,23 @@ describe('card data is never stored or logged', () => {
     );
     const parts: string[] = [];
     for (const c of cols.rows) {
-      const r = await db.query<{ v: string | null }>(`SELECT "${c.column_name}"::text AS v FROM "${c.table_name}"`);
-      for (const row of r.rows) if (row.v !== null) parts.push(`${c.table_name}.${c.column_name}=${row.v}`);
+      const r = await db.query<{ v: string | null }>(
+        `SELECT "${c.column_name}"::text AS v FROM "${c.table_name}"`,
+      );
+      for (const row of r.rows)
+        if (row.v !== null) parts.push(`${c.table_name}.${c.column_name}=${row.v}`);
     }
     return parts.join('\n');
   }
 
   it('after card payments (with and without client_info) neither the number nor the CVV is anywhere', async () => {
-    const card = { number: CARD_NUMBER, cardholder: 'CARD HOLDER', expiryMonth: '12', expiryYear: '30', cvv: CVV };
+    const card = {
+      number: CARD_NUMBER,
+      cardholder: 'CARD HOLDER',
+      expiryMonth: '12',
+      expiryYear: '30',
+      cvv: CVV,
+    };
     const withoutInfo = `card-${Date.now()}-a`;
     const withInfo = `card-${Date.now()}-b`;
 
@@ -70,7 +83,14 @@ describe('card data is never stored or logged', () => {
     const a = await ctx.http
       .post('/api/v1/invoices')
       .set(auth())
-      .send({ shopOrderId: withoutInfo, amount: '150.00', currency: 643, payway: 'card_rub', card, savePaymentToken: true })
+      .send({
+        shopOrderId: withoutInfo,
+        amount: '150.00',
+        currency: 643,
+        payway: 'card_rub',
+        card,
+        savePaymentToken: true,
+      })
       .expect(201);
     expect(a.body.redirect.url).toContain('/browser-info/');
 
@@ -83,7 +103,11 @@ describe('card data is never stored or logged', () => {
         currency: 643,
         payway: 'card_rub',
         card,
-        clientInfo: { browserLanguage: 'en', browserJavascriptEnabled: true, challengeWindowSize: '05' },
+        clientInfo: {
+          browserLanguage: 'en',
+          browserJavascriptEnabled: true,
+          challengeWindowSize: '05',
+        },
       })
       .expect(201);
     expect(b.body.redirect.url).toContain('/3ds/');
@@ -91,16 +115,32 @@ describe('card data is never stored or logged', () => {
     await ctx.http
       .post('/api/v1/invoices')
       .set(auth())
-      .send({ shopOrderId: withInfo, amount: '150.00', currency: 643, payway: 'card_rub', card, clientInfo: { browserLanguage: 'en', browserJavascriptEnabled: true, challengeWindowSize: '05' } })
+      .send({
+        shopOrderId: withInfo,
+        amount: '150.00',
+        currency: 643,
+        payway: 'card_rub',
+        card,
+        clientInfo: {
+          browserLanguage: 'en',
+          browserJavascriptEnabled: true,
+          challengeWindowSize: '05',
+        },
+      })
       .expect(201);
 
     for (const inv of [a.body, b.body]) {
-      await fetch(`${ctx.sandbox.origin}/sandbox/invoices/${String(inv.invoiceId)}/pay`, { method: 'POST' });
+      await fetch(`${ctx.sandbox.origin}/sandbox/invoices/${String(inv.invoiceId)}/pay`, {
+        method: 'POST',
+      });
     }
     await waitForStatus(withoutInfo, 'succeeded');
     await waitForStatus(withInfo, 'succeeded');
     // A refresh stores the token object (masked account) from invoice/check too.
-    const shown = await ctx.http.get(`/api/v1/invoices/${withoutInfo}?refresh=true`).set(auth()).expect(200);
+    const shown = await ctx.http
+      .get(`/api/v1/invoices/${withoutInfo}?refresh=true`)
+      .set(auth())
+      .expect(200);
     expect(shown.body.paymentToken.account).toBe('555555******4444');
 
     const dump = await dumpDatabase();

@@ -21,7 +21,11 @@ async function clearSandboxRequests(ctx: TestContext): Promise<void> {
   await fetch(`${ctx.sandbox.origin}/sandbox/requests`, { method: 'DELETE' });
 }
 
-async function sandboxControl(ctx: TestContext, path: string, body: unknown = {}): Promise<Response> {
+async function sandboxControl(
+  ctx: TestContext,
+  path: string,
+  body: unknown = {},
+): Promise<Response> {
   return fetch(`${ctx.sandbox.origin}/sandbox/${path}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -36,27 +40,39 @@ function orderId(prefix = 'ord'): string {
 }
 
 function invoiceBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { shopOrderId: orderId(), amount: '100.10', currency: 643, payway: 'card_rub', description: 'Order', ...overrides };
+  return {
+    shopOrderId: orderId(),
+    amount: '100.10',
+    currency: 643,
+    payway: 'card_rub',
+    description: 'Order',
+    ...overrides,
+  };
 }
 
 /**
  * Waits for the invoice to reach `status`: first by the notification (plain GET), then by
  * invoice/check (`?refresh=true`) should the notification not have come.
  */
-async function waitForStatus(ctx: TestContext, shopOrderId: string, status: string, ms = 8000): Promise<Record<string, unknown>> {
+async function waitForStatus(
+  ctx: TestContext,
+  shopOrderId: string,
+  status: string,
+  ms = 8000,
+): Promise<Record<string, unknown>> {
   const deadline = Date.now() + ms;
-  let last: Record<string, unknown> = {};
   while (Date.now() < deadline) {
-    const res = await ctx.http.get(`/api/v1/invoices/${encodeURIComponent(shopOrderId)}`).set(auth());
-    last = res.body as Record<string, unknown>;
-    if (last.status === status) return last;
+    const res = await ctx.http
+      .get(`/api/v1/invoices/${encodeURIComponent(shopOrderId)}`)
+      .set(auth());
+    if (res.body.status === status) return res.body as Record<string, unknown>;
     await new Promise((r) => setTimeout(r, 100));
   }
-  const res = await ctx.http.get(`/api/v1/invoices/${encodeURIComponent(shopOrderId)}?refresh=true`).set(auth());
-  last = res.body as Record<string, unknown>;
-  return last;
+  const res = await ctx.http
+    .get(`/api/v1/invoices/${encodeURIComponent(shopOrderId)}?refresh=true`)
+    .set(auth());
+  return res.body as Record<string, unknown>;
 }
-
 
 describe('invoices (sandbox gateway, real PostgreSQL)', () => {
   let ctx: TestContext;
@@ -77,21 +93,33 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
 
   const create = (body: Json) => ctx.http.post('/api/v1/invoices').set(auth()).send(body);
   const rowCount = async (shopOrderId: string): Promise<number> =>
-    (await db.query('SELECT count(*)::int AS n FROM invoices WHERE shop_order_id = $1', [shopOrderId])).rows[0].n as number;
+    (
+      await db.query('SELECT count(*)::int AS n FROM invoices WHERE shop_order_id = $1', [
+        shopOrderId,
+      ])
+    ).rows[0].n as number;
   const invoiceCalls = async (): Promise<string[]> =>
     (await sandboxRequests(ctx)).map((r) => r.path).filter((p) => p.startsWith('invoice/'));
 
   describe('payment ways', () => {
     it('lists payment and payout ways, refetching on demand', async () => {
       const pay = await ctx.http.get('/api/v1/payways?direction=payment').set(auth()).expect(200);
-      const aliases = (pay.body.groups as Array<{ payways: Array<{ alias: string }> }>).flatMap((g) => g.payways.map((p) => p.alias));
+      const aliases = (pay.body.groups as Array<{ payways: Array<{ alias: string }> }>).flatMap(
+        (g) => g.payways.map((p) => p.alias),
+      );
       expect(aliases).toEqual(expect.arrayContaining(['card_rub', 'wallet_rub', 'old_rub']));
       await clearSandboxRequests(ctx);
-      const out = await ctx.http.get('/api/v1/payways?direction=payout&refresh=true').set(auth()).expect(200);
+      const out = await ctx.http
+        .get('/api/v1/payways?direction=payout&refresh=true')
+        .set(auth())
+        .expect(200);
       expect(out.body.direction).toBe('payout');
       expect((await sandboxRequests(ctx)).map((r) => r.path)).toEqual(['shop_output_config/shop']);
       const stored = await db.query(`SELECT direction FROM payway_configs ORDER BY direction`);
-      expect(stored.rows.map((r: { direction: string }) => r.direction)).toEqual(['payment', 'payout']);
+      expect(stored.rows.map((r: { direction: string }) => r.direction)).toEqual([
+        'payment',
+        'payout',
+      ]);
       await ctx.http.get('/api/v1/payways?direction=sideways').set(auth()).expect(400);
     });
   });
@@ -103,7 +131,11 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
         .set(auth())
         .send({ shopOrderId: orderId('q'), amount: '100.00', currency: 643, payway: 'wallet_rub' })
         .expect(200);
-      expect(res.body).toMatchObject({ psCurrency: 643, paymethodName: 'E-wallet', manual: { en: expect.any(String) } });
+      expect(res.body).toMatchObject({
+        psCurrency: 643,
+        paymethodName: 'E-wallet',
+        manual: { en: expect.any(String) },
+      });
       expect(typeof res.body.payerPrice).toBe('string');
       expect(res.body.fields).toEqual([
         {
@@ -136,21 +168,35 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
         processedAt: null,
       });
       expect(inv.invoiceId).toMatch(/^\d+$/);
-      expect(inv.redirect).toMatchObject({ method: 'POST', url: expect.stringContaining('/sandbox/') });
+      expect(inv.redirect).toMatchObject({
+        method: 'POST',
+        url: expect.stringContaining('/sandbox/'),
+      });
       expect(inv.payUrl).toBe(
         `${ctx.url}/pay/${encodeURIComponent(String(body.shopOrderId))}?t=${(await db.query('SELECT pay_token FROM invoices WHERE shop_order_id=$1', [body.shopOrderId])).rows[0].pay_token}`,
       );
-      const sent = (await sandboxRequests(ctx)).find((r) => r.path === 'invoice/create' && r.body.shop_order_id === body.shopOrderId);
+      const sent = (await sandboxRequests(ctx)).find(
+        (r) => r.path === 'invoice/create' && r.body.shop_order_id === body.shopOrderId,
+      );
       expect(sent?.body.callback_url).toBe(`${ctx.url}/webhooks/gateway`);
       expect(sent?.body.callback_rejected_url).toBe(`${ctx.url}/webhooks/gateway`);
       expect(sent?.body.amount).toBe('100.10');
 
-      await sandboxControl(ctx, `invoices/${String(inv.invoiceId)}/pay`).then((r) => expect(r.status).toBe(200));
+      await sandboxControl(ctx, `invoices/${String(inv.invoiceId)}/pay`).then((r) =>
+        expect(r.status).toBe(200),
+      );
       const done = await waitForStatus(ctx, String(body.shopOrderId), 'succeeded');
       expect(done).toMatchObject({ status: 'succeeded', gatewayStatus: 4 });
       expect(done.processedAt).toEqual(expect.any(String));
-      const events = await db.query(`SELECT from_status, to_status, cause FROM events WHERE entity_type='invoice' AND entity_id=$1 ORDER BY id`, [body.shopOrderId]);
-      expect(events.rows[0]).toMatchObject({ from_status: 'pending', to_status: 'awaiting_payer', cause: 'gateway' });
+      const events = await db.query(
+        `SELECT from_status, to_status, cause FROM events WHERE entity_type='invoice' AND entity_id=$1 ORDER BY id`,
+        [body.shopOrderId],
+      );
+      expect(events.rows[0]).toMatchObject({
+        from_status: 'pending',
+        to_status: 'awaiting_payer',
+        cause: 'gateway',
+      });
       expect(events.rows.at(-1)).toMatchObject({ to_status: 'succeeded' });
     });
 
@@ -158,7 +204,10 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       const body = invoiceBody();
       const inv = (await create(body).expect(201)).body as Json;
       await sandboxControl(ctx, `invoices/${String(inv.invoiceId)}/decline`);
-      expect(await waitForStatus(ctx, String(body.shopOrderId), 'rejected')).toMatchObject({ status: 'rejected', gatewayStatus: 6 });
+      expect(await waitForStatus(ctx, String(body.shopOrderId), 'rejected')).toMatchObject({
+        status: 'rejected',
+        gatewayStatus: 6,
+      });
     });
 
     it('settles through invoice/check on ?refresh=true', async () => {
@@ -167,11 +216,24 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
         const body = invoiceBody();
         const inv = (await create(body).expect(201)).body as Json;
         await sandboxControl(ctx, `invoices/${String(inv.invoiceId)}/pay`);
-        const plain = await ctx.http.get(`/api/v1/invoices/${String(body.shopOrderId)}`).set(auth()).expect(200);
+        const plain = await ctx.http
+          .get(`/api/v1/invoices/${String(body.shopOrderId)}`)
+          .set(auth())
+          .expect(200);
         expect(plain.body.status).toBe('awaiting_payer');
-        const fresh = await ctx.http.get(`/api/v1/invoices/${String(body.shopOrderId)}?refresh=true`).set(auth()).expect(200);
-        expect(fresh.body).toMatchObject({ status: 'succeeded', gatewayStatus: 4, paymentId: inv.invoiceId });
-        const ev = await db.query(`SELECT cause FROM events WHERE entity_id=$1 AND to_status='succeeded'`, [body.shopOrderId]);
+        const fresh = await ctx.http
+          .get(`/api/v1/invoices/${String(body.shopOrderId)}?refresh=true`)
+          .set(auth())
+          .expect(200);
+        expect(fresh.body).toMatchObject({
+          status: 'succeeded',
+          gatewayStatus: 4,
+          paymentId: inv.invoiceId,
+        });
+        const ev = await db.query(
+          `SELECT cause FROM events WHERE entity_id=$1 AND to_status='succeeded'`,
+          [body.shopOrderId],
+        );
         expect(ev.rows).toEqual([{ cause: 'reconciliation' }]);
       } finally {
         await sandboxControl(ctx, 'settings', { suppressNotifications: false });
@@ -184,30 +246,52 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       const body = invoiceBody({ twoStep: true });
       const inv = (await create(body).expect(201)).body as Json;
       expect(inv.twoStep).toBe(true);
-      expect((await sandboxRequests(ctx)).some((r) => r.path === 'invoice/hold' && r.body.shop_order_id === body.shopOrderId)).toBe(true);
+      expect(
+        (await sandboxRequests(ctx)).some(
+          (r) => r.path === 'invoice/hold' && r.body.shop_order_id === body.shopOrderId,
+        ),
+      ).toBe(true);
       await sandboxControl(ctx, `invoices/${String(inv.invoiceId)}/pay`);
-      expect(await waitForStatus(ctx, String(body.shopOrderId), 'held')).toMatchObject({ status: 'held', gatewayStatus: 8 });
+      expect(await waitForStatus(ctx, String(body.shopOrderId), 'held')).toMatchObject({
+        status: 'held',
+        gatewayStatus: 8,
+      });
       return inv;
     };
 
     it('hold then charge ends succeeded', async () => {
       const inv = await heldInvoice();
-      const res = await ctx.http.post(`/api/v1/invoices/${String(inv.shopOrderId)}/charge`).set(auth()).expect(200);
+      const res = await ctx.http
+        .post(`/api/v1/invoices/${String(inv.shopOrderId)}/charge`)
+        .set(auth())
+        .expect(200);
       expect(res.body).toMatchObject({ status: 'succeeded', gatewayStatus: 4 });
-      const ev = await db.query(`SELECT cause FROM events WHERE entity_id=$1 AND from_status='held'`, [inv.shopOrderId]);
+      const ev = await db.query(
+        `SELECT cause FROM events WHERE entity_id=$1 AND from_status='held'`,
+        [inv.shopOrderId],
+      );
       expect(ev.rows[0]).toEqual({ cause: 'api' });
       // A second charge: no longer held.
-      const again = await ctx.http.post(`/api/v1/invoices/${String(inv.shopOrderId)}/charge`).set(auth()).expect(409);
+      const again = await ctx.http
+        .post(`/api/v1/invoices/${String(inv.shopOrderId)}/charge`)
+        .set(auth())
+        .expect(409);
       expect(again.body).toMatchObject({ currentStatus: 'succeeded' });
     });
 
     it('hold then unhold ends unheld', async () => {
       const inv = await heldInvoice();
-      const res = await ctx.http.post(`/api/v1/invoices/${String(inv.shopOrderId)}/unhold`).set(auth()).expect(200);
+      const res = await ctx.http
+        .post(`/api/v1/invoices/${String(inv.shopOrderId)}/unhold`)
+        .set(auth())
+        .expect(200);
       expect(res.body).toMatchObject({ status: 'unheld' });
       expect(res.body.processedAt).toEqual(expect.any(String));
       // A late rejected notification or check cannot move a final status.
-      const fresh = await ctx.http.get(`/api/v1/invoices/${String(inv.shopOrderId)}?refresh=true`).set(auth()).expect(200);
+      const fresh = await ctx.http
+        .get(`/api/v1/invoices/${String(inv.shopOrderId)}?refresh=true`)
+        .set(auth())
+        .expect(200);
       expect(fresh.body.status).toBe('unheld');
     });
 
@@ -215,7 +299,10 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       const inv = (await create(invoiceBody({ twoStep: true })).expect(201)).body as Json;
       await clearSandboxRequests(ctx);
       for (const action of ['charge', 'unhold']) {
-        const res = await ctx.http.post(`/api/v1/invoices/${String(inv.shopOrderId)}/${action}`).set(auth()).expect(409);
+        const res = await ctx.http
+          .post(`/api/v1/invoices/${String(inv.shopOrderId)}/${action}`)
+          .set(auth())
+          .expect(409);
         expect(res.headers['content-type']).toContain('application/problem+json');
         expect(res.body).toMatchObject({ status: 409, currentStatus: 'awaiting_payer' });
       }
@@ -228,14 +315,25 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
     it('issues a token, shows it masked (raw to admins only), and charges with it', async () => {
       const first = invoiceBody({ savePaymentToken: true });
       const inv = (await create(first).expect(201)).body as Json;
-      const sent = (await sandboxRequests(ctx)).find((r) => r.path === 'invoice/create' && r.body.shop_order_id === first.shopOrderId);
+      const sent = (await sandboxRequests(ctx)).find(
+        (r) => r.path === 'invoice/create' && r.body.shop_order_id === first.shopOrderId,
+      );
       expect(sent?.body.issue_payment_token).toBe(true);
       await sandboxControl(ctx, `invoices/${String(inv.invoiceId)}/pay`);
       await waitForStatus(ctx, String(first.shopOrderId), 'succeeded');
       // invoice/check carries the token object with its expiry.
-      const shown = await ctx.http.get(`/api/v1/invoices/${String(first.shopOrderId)}?refresh=true`).set(auth()).expect(200);
-      expect(shown.body.paymentToken).toEqual({ account: expect.stringMatching(/\*/), expiresAt: expect.any(String) });
-      const asAdmin = await ctx.http.get(`/api/v1/invoices/${String(first.shopOrderId)}`).set(admin()).expect(200);
+      const shown = await ctx.http
+        .get(`/api/v1/invoices/${String(first.shopOrderId)}?refresh=true`)
+        .set(auth())
+        .expect(200);
+      expect(shown.body.paymentToken).toEqual({
+        account: expect.stringMatching(/\*/),
+        expiresAt: expect.any(String),
+      });
+      const asAdmin = await ctx.http
+        .get(`/api/v1/invoices/${String(first.shopOrderId)}`)
+        .set(admin())
+        .expect(200);
       const token = asAdmin.body.paymentToken.token as string;
       expect(token).toMatch(/^tok_/);
       expect(JSON.stringify(shown.body)).not.toContain(token);
@@ -243,12 +341,22 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       const second = invoiceBody({ paymentToken: token });
       const charged = (await create(second).expect(201)).body as Json;
       expect(charged).toMatchObject({ status: 'created', redirect: null, payUrl: null });
-      expect(charged.paymentToken).toEqual({ account: shown.body.paymentToken.account, expiresAt: shown.body.paymentToken.expiresAt });
-      const sentToken = (await sandboxRequests(ctx)).find((r) => r.path === 'invoice/create' && r.body.shop_order_id === second.shopOrderId);
+      expect(charged.paymentToken).toEqual({
+        account: shown.body.paymentToken.account,
+        expiresAt: shown.body.paymentToken.expiresAt,
+      });
+      const sentToken = (await sandboxRequests(ctx)).find(
+        (r) => r.path === 'invoice/create' && r.body.shop_order_id === second.shopOrderId,
+      );
       expect(sentToken?.body.payment_token).toBeDefined();
-      const row = await db.query(`SELECT payment_token, used_payment_token FROM invoices WHERE shop_order_id=$1`, [second.shopOrderId]);
+      const row = await db.query(
+        `SELECT payment_token, used_payment_token FROM invoices WHERE shop_order_id=$1`,
+        [second.shopOrderId],
+      );
       expect(row.rows[0]).toEqual({ payment_token: null, used_payment_token: true });
-      expect(await waitForStatus(ctx, String(second.shopOrderId), 'succeeded')).toMatchObject({ status: 'succeeded' });
+      expect(await waitForStatus(ctx, String(second.shopOrderId), 'succeeded')).toMatchObject({
+        status: 'succeeded',
+      });
     });
   });
 
@@ -271,26 +379,46 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       ['client-set refundedAmount', { refundedAmount: '0' }, 'refundedAmount'],
       ['long shopOrderId', { shopOrderId: 'x'.repeat(256) }, 'shopOrderId'],
       ['long description', { description: 'd'.repeat(256) }, 'description'],
-      ['card number shape', { card: { number: '4111', expiryMonth: '12', expiryYear: '30', cvv: '123' } }, 'card.number'],
-      ['card expiry shape', { card: { number: '4111111111111111', expiryMonth: '1', expiryYear: '30', cvv: '123' } }, 'card.expiryMonth'],
-      ['card cvv shape', { card: { number: '4111111111111111', expiryMonth: '12', expiryYear: '30', cvv: '12' } }, 'card.cvv'],
+      [
+        'card number shape',
+        { card: { number: '4111', expiryMonth: '12', expiryYear: '30', cvv: '123' } },
+        'card.number',
+      ],
+      [
+        'card expiry shape',
+        { card: { number: '4111111111111111', expiryMonth: '1', expiryYear: '30', cvv: '123' } },
+        'card.expiryMonth',
+      ],
+      [
+        'card cvv shape',
+        { card: { number: '4111111111111111', expiryMonth: '12', expiryYear: '30', cvv: '12' } },
+        'card.cvv',
+      ],
     ];
 
-    it.each(cases)('%s → 400 naming the field, no row, no gateway call', async (_name, overrides, field) => {
-      await clearSandboxRequests(ctx);
-      const body = invoiceBody(overrides);
-      const res = await create(body).expect(400);
-      expect(res.headers['content-type']).toContain('application/problem+json');
-      expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
-      if (typeof body.shopOrderId === 'string' && body.shopOrderId.length <= 255) expect(await rowCount(body.shopOrderId)).toBe(0);
-      expect(await sandboxRequests(ctx)).toEqual([]);
-    });
+    it.each(cases)(
+      '%s → 400 naming the field, no row, no gateway call',
+      async (_name, overrides, field) => {
+        await clearSandboxRequests(ctx);
+        const body = invoiceBody(overrides);
+        const res = await create(body).expect(400);
+        expect(res.headers['content-type']).toContain('application/problem+json');
+        expect(res.body.errors).toEqual(
+          expect.arrayContaining([expect.objectContaining({ field })]),
+        );
+        if (typeof body.shopOrderId === 'string' && body.shopOrderId.length <= 255)
+          expect(await rowCount(body.shopOrderId)).toBe(0);
+        expect(await sandboxRequests(ctx)).toEqual([]);
+      },
+    );
 
     it('a valid wallet payment with its extra passes and sends the extra as a top-level field', async () => {
       const body = invoiceBody({ payway: 'wallet_rub', extras: { phone: '+79001234567' } });
       const res = await create(body).expect(201);
       expect(res.body.redirect).toMatchObject({ method: 'GET' });
-      const sent = (await sandboxRequests(ctx)).find((r) => r.path === 'invoice/create' && r.body.shop_order_id === body.shopOrderId);
+      const sent = (await sandboxRequests(ctx)).find(
+        (r) => r.path === 'invoice/create' && r.body.shop_order_id === body.shopOrderId,
+      );
       expect(sent?.body.phone).toBe('+79001234567');
     });
   });
@@ -304,7 +432,10 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       expect(again.body).toEqual(first.body);
       expect(await invoiceCalls()).toEqual([]);
       const other = await create({ ...body, amount: '200.00' }).expect(409);
-      expect(other.body).toMatchObject({ status: 409, type: expect.stringContaining('idempotency-conflict') });
+      expect(other.body).toMatchObject({
+        status: 409,
+        type: expect.stringContaining('idempotency-conflict'),
+      });
       expect(await invoiceCalls()).toEqual([]);
     });
 
@@ -325,8 +456,14 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       const body = invoiceBody();
       const res = await create(body).expect(502);
       expect(res.headers['content-type']).toContain('application/problem+json');
-      expect(res.body).toMatchObject({ gatewayErrorCode: 10, fatal: true, gatewayMessage: expect.any(String) });
-      const row = await db.query(`SELECT status, error_code FROM invoices WHERE shop_order_id=$1`, [body.shopOrderId]);
+      expect(res.body).toMatchObject({
+        gatewayErrorCode: 10,
+        fatal: true,
+        gatewayMessage: expect.any(String),
+      });
+      const row = await db.query(`SELECT status, error_code FROM invoices WHERE shop_order_id=$1`, [
+        body.shopOrderId,
+      ]);
       expect(row.rows[0]).toEqual({ status: 'rejected', error_code: 10 });
       const again = await create(body).expect(502);
       expect(again.body).toEqual(res.body);
@@ -337,16 +474,25 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       const body = invoiceBody();
       const res = await create(body).expect(201);
       expect(res.body).toMatchObject({ status: 'created', invoiceId: null });
-      expect(await waitForStatus(ctx, String(body.shopOrderId), 'succeeded')).toMatchObject({ status: 'succeeded' });
+      expect(await waitForStatus(ctx, String(body.shopOrderId), 'succeeded')).toMatchObject({
+        status: 'succeeded',
+      });
     });
 
     it('a time-out leaves the invoice unknown, never retried; invoice/check settles it', async () => {
-      await sandboxControl(ctx, 'faults', { path: 'invoice/create', fault: 'timeout_done', delayMs: 3000 });
+      await sandboxControl(ctx, 'faults', {
+        path: 'invoice/create',
+        fault: 'timeout_done',
+        delayMs: 3000,
+      });
       await clearSandboxRequests(ctx);
       const body = invoiceBody({ payway: 'card_rub[success]' });
       const res = await create(body).expect(201);
       expect(res.body.status).toBe('unknown');
-      const row = await db.query(`SELECT next_check_at <= now() + interval '1 second' AS due FROM invoices WHERE shop_order_id=$1`, [body.shopOrderId]);
+      const row = await db.query(
+        `SELECT next_check_at <= now() + interval '1 second' AS due FROM invoices WHERE shop_order_id=$1`,
+        [body.shopOrderId],
+      );
       expect(row.rows[0].due).toBe(true);
       expect(await invoiceCalls()).toEqual(['invoice/create']);
       const settled = await waitForStatus(ctx, String(body.shopOrderId), 'succeeded', 4000);
@@ -365,7 +511,8 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       expect(page.headers['cache-control']).toBe('no-store');
       const redirect = inv.redirect as { url: string; params: Record<string, string> };
       expect(page.text).toContain(`<form method="post" action="${redirect.url}">`);
-      for (const [k, v] of Object.entries(redirect.params)) expect(page.text).toContain(`<input type="hidden" name="${k}" value="${v}">`);
+      for (const [k, v] of Object.entries(redirect.params))
+        expect(page.text).toContain(`<input type="hidden" name="${k}" value="${v}">`);
       expect(page.text).toContain('<noscript><button type="submit">');
       await ctx.http.get(payUrl.pathname + '?t=wrong').expect(404);
       const missing = await ctx.http.get(payUrl.pathname).expect(404);
@@ -377,9 +524,14 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       const body = invoiceBody({ payway: 'wallet_rub', extras: { phone: '+79001234567' } });
       const inv = (await create(body).expect(201)).body as Json;
       const payUrl = new URL(String(inv.payUrl));
-      const res = await ctx.http.get(payUrl.pathname + payUrl.search).redirects(0).expect(302);
+      const res = await ctx.http
+        .get(payUrl.pathname + payUrl.search)
+        .redirects(0)
+        .expect(302);
       const redirect = inv.redirect as { url: string; params: Record<string, string> };
-      expect(res.headers.location).toBe(`${redirect.url}?${new URLSearchParams(redirect.params).toString()}`);
+      expect(res.headers.location).toBe(
+        `${redirect.url}?${new URLSearchParams(redirect.params).toString()}`,
+      );
     });
   });
 
@@ -392,14 +544,29 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
         await create(body).expect(201);
         ids.push(String(body.shopOrderId));
       }
-      const page1 = await ctx.http.get(`/api/v1/invoices?payway=${payway}&limit=2`).set(auth()).expect(200);
+      const page1 = await ctx.http
+        .get(`/api/v1/invoices?payway=${payway}&limit=2`)
+        .set(auth())
+        .expect(200);
       expect(page1.body.items.map((i: Json) => i.shopOrderId)).toEqual([ids[2], ids[1]]);
       expect(page1.body.nextCursor).toEqual(expect.any(String));
-      const page2 = await ctx.http.get(`/api/v1/invoices?payway=${payway}&limit=2&cursor=${page1.body.nextCursor}`).set(auth()).expect(200);
-      expect(page2.body).toEqual({ items: [expect.objectContaining({ shopOrderId: ids[0] })], nextCursor: null });
-      const byStatus = await ctx.http.get(`/api/v1/invoices?status=rejected&limit=500`).set(auth()).expect(200);
+      const page2 = await ctx.http
+        .get(`/api/v1/invoices?payway=${payway}&limit=2&cursor=${page1.body.nextCursor}`)
+        .set(auth())
+        .expect(200);
+      expect(page2.body).toEqual({
+        items: [expect.objectContaining({ shopOrderId: ids[0] })],
+        nextCursor: null,
+      });
+      const byStatus = await ctx.http
+        .get(`/api/v1/invoices?status=rejected&limit=500`)
+        .set(auth())
+        .expect(200);
       expect(byStatus.body.items.every((i: Json) => i.status === 'rejected')).toBe(true);
-      const future = await ctx.http.get(`/api/v1/invoices?createdFrom=2999-01-01T00:00:00Z`).set(auth()).expect(200);
+      const future = await ctx.http
+        .get(`/api/v1/invoices?createdFrom=2999-01-01T00:00:00Z`)
+        .set(auth())
+        .expect(200);
       expect(future.body.items).toEqual([]);
       await ctx.http.get('/api/v1/invoices?status=nonsense').set(auth()).expect(400);
       await ctx.http.get('/api/v1/invoices/absent-order').set(auth()).expect(404);

@@ -49,7 +49,10 @@ function clientInfoBody(ci: ClientInfoDto | undefined): ClientInfo | undefined {
  * gateway adds `?type=`). Without `clientInfo` a card payment is sent as is: the gateway's
  * redirect collects the browser data (spec rule 7).
  */
-export function gatewayCreateRequest(dto: CreateInvoiceDto, webhookUrl: string): InvoiceCreateRequest {
+export function gatewayCreateRequest(
+  dto: CreateInvoiceDto,
+  webhookUrl: string,
+): InvoiceCreateRequest {
   return {
     shop_order_id: dto.shopOrderId,
     amount: dto.amount,

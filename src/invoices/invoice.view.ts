@@ -27,9 +27,15 @@ export interface InvoiceView {
  * `payUrl` carries the invoice's unguessable pay token; null when the payer has nowhere to go.
  * The raw payment token is shown to admins only.
  */
-export function toInvoiceView(inv: InvoiceEntity, publicBaseUrl: string, opts: { admin?: boolean } = {}): InvoiceView {
+export function toInvoiceView(
+  inv: InvoiceEntity,
+  publicBaseUrl: string,
+  opts: { admin?: boolean } = {},
+): InvoiceView {
   const info = inv.paymentTokenInfo;
-  const hasToken = inv.paymentToken !== null || (info !== null && (info.account !== undefined || info.expiresAt !== undefined));
+  const hasToken =
+    inv.paymentToken !== null ||
+    (info !== null && (info.account !== undefined || info.expiresAt !== undefined));
   const view: InvoiceView = {
     shopOrderId: inv.shopOrderId,
     invoiceId: inv.invoiceId,

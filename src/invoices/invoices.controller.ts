@@ -1,5 +1,11 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Role } from '../common/auth.guard';
 import type { Page } from '../common/pagination';
@@ -20,7 +26,8 @@ export class InvoicesController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Pre-calculation (invoice/try): payer price and the add-on fields of the payway',
-    description: 'fields: [{name, label, hint, example, regex, prefix}]; label and hint are maps language → text.',
+    description:
+      'fields: [{name, label, hint, example, regex, prefix}]; label and hint are maps language → text.',
   })
   quote(@Body() dto: QuoteInvoiceDto): Promise<QuoteView> {
     return this.invoices.quote(dto);
@@ -37,7 +44,10 @@ export class InvoicesController {
       'and never stored or logged.',
   })
   @ApiCreatedResponse({ description: 'The invoice' })
-  async create(@Body() dto: CreateInvoiceDto, @Res({ passthrough: true }) res: Response): Promise<unknown> {
+  async create(
+    @Body() dto: CreateInvoiceDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<unknown> {
     const { code, body } = await this.invoices.create(dto);
     res.status(code);
     if (code >= 400) res.type('application/problem+json');
@@ -52,8 +62,14 @@ export class InvoicesController {
 
   @Get(':shopOrderId')
   @ApiOperation({ summary: 'The stored invoice; refresh=true asks invoice/check first' })
-  @ApiOkResponse({ description: 'The invoice (paymentToken masked; the raw token to admin keys only)' })
-  get(@Param('shopOrderId') shopOrderId: string, @Query() q: GetInvoiceQuery, @Req() req: Request): Promise<InvoiceView> {
+  @ApiOkResponse({
+    description: 'The invoice (paymentToken masked; the raw token to admin keys only)',
+  })
+  get(
+    @Param('shopOrderId') shopOrderId: string,
+    @Query() q: GetInvoiceQuery,
+    @Req() req: Request,
+  ): Promise<InvoiceView> {
     return this.invoices.get(shopOrderId, q.refresh ?? false, isAdmin(req));
   }
 

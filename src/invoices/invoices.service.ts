@@ -4,7 +4,14 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource, EntityManager, type QueryDeepPartialEntity } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
-import { DomainError, GatewayFailure, IdempotencyConflict, InvalidState, NotFound, ValidationFailed } from '../common/errors';
+import {
+  DomainError,
+  GatewayFailure,
+  IdempotencyConflict,
+  InvalidState,
+  NotFound,
+  ValidationFailed,
+} from '../common/errors';
 import { logger } from '../common/logger';
 import { Amount } from '../common/money';
 import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
@@ -12,14 +19,24 @@ import { toProblem } from '../common/problem.filter';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayError, GatewayTransportError, isOutcomeUnknown } from '../gateway/gateway.errors';
 import { GatewayService } from '../gateway/gateway.service';
-import type { InputPayway, InvoiceCheckRecord, InvoiceCreateResult, InvoiceRecord } from '../gateway/gateway.types';
+import type {
+  InputPayway,
+  InvoiceCheckRecord,
+  InvoiceCreateResult,
+  InvoiceRecord,
+} from '../gateway/gateway.types';
 import { PaywayConfigService } from '../payway-config/payway-config.service';
 import { checkPaymentAgainstPayway } from '../payway-config/payway-validation';
 import type { CreateInvoiceDto, QuoteInvoiceDto } from './dto/create-invoice.dto';
 import type { ListInvoicesQuery } from './dto/invoice-queries.dto';
 import { InvoiceEntity, type PaymentTokenInfo, type RedirectData } from './invoice.entity';
 import { gatewayCreateRequest, requestFingerprint } from './invoice-request';
-import { canCaptureOrRelease, isFinal, statusFromGatewayNumber, type InvoiceStatus } from './invoice.state';
+import {
+  canCaptureOrRelease,
+  isFinal,
+  statusFromGatewayNumber,
+  type InvoiceStatus,
+} from './invoice.state';
 import { lockInvoice, transitionInvoice } from './invoice-transitions';
 import { payerStep, redirectParams, type PayerStep } from './redirect-page';
 import { storePaymentToken, tokenInfoFromCheck } from './payment-token';
@@ -118,10 +135,20 @@ export class InvoicesService {
   }
 
   /** Payway known and active, currency, amount bounds (exact) and, on create, the extras. */
-  private async validateAgainstPayway(dto: QuoteInvoiceDto & { extras?: Record<string, unknown> }, withExtras: boolean): Promise<void> {
-    const payway = (await this.payways.findPayway('payment', dto.payway)) as InputPayway | undefined;
+  private async validateAgainstPayway(
+    dto: QuoteInvoiceDto & { extras?: Record<string, unknown> },
+    withExtras: boolean,
+  ): Promise<void> {
+    const payway = (await this.payways.findPayway('payment', dto.payway)) as
+      InputPayway | undefined;
     const errors = checkPaymentAgainstPayway(
-      { payway: dto.payway, amount: Amount.parse(dto.amount), currency: dto.currency, extras: dto.extras, checkExtras: withExtras },
+      {
+        payway: dto.payway,
+        amount: Amount.parse(dto.amount),
+        currency: dto.currency,
+        extras: dto.extras,
+        checkExtras: withExtras,
+      },
       payway,
     );
     if (errors.length > 0) throw new ValidationFailed(errors);
@@ -171,14 +198,18 @@ export class InvoicesService {
       .execute();
     const isNew = (inserted.raw as unknown[]).length > 0;
     if (!isNew) {
-      const existing = await this.dataSource.getRepository(InvoiceEntity).findOneBy({ shopId: this.shopId, shopOrderId: dto.shopOrderId });
-      if (existing && existing.requestFingerprint !== fingerprint) throw new IdempotencyConflict('shopOrderId', dto.shopOrderId);
+      const existing = await this.dataSource
+        .getRepository(InvoiceEntity)
+        .findOneBy({ shopId: this.shopId, shopOrderId: dto.shopOrderId });
+      if (existing && existing.requestFingerprint !== fingerprint)
+        throw new IdempotencyConflict('shopOrderId', dto.shopOrderId);
     }
 
     const outcome = await this.dataSource.transaction(async (m) => {
       const inv = await lockInvoice(m, { shopId: this.shopId, shopOrderId: dto.shopOrderId });
       if (!inv) throw new NotFound('Invoice', dto.shopOrderId);
-      if (inv.requestFingerprint !== fingerprint) throw new IdempotencyConflict('shopOrderId', dto.shopOrderId);
+      if (inv.requestFingerprint !== fingerprint)
+        throw new IdempotencyConflict('shopOrderId', dto.shopOrderId);
       if (inv.responseCode !== null) return { code: inv.responseCode, body: inv.responseBody };
       if (inv.status !== 'pending') {
         // Settled by reconciliation after a lost answer: what we know now is the answer.
@@ -190,24 +221,35 @@ export class InvoicesService {
     return outcome;
   }
 
-  private async callCreate(m: EntityManager, inv: InvoiceEntity, dto: CreateInvoiceDto): Promise<StoredResponse | DomainError> {
+  private async callCreate(
+    m: EntityManager,
+    inv: InvoiceEntity,
+    dto: CreateInvoiceDto,
+  ): Promise<StoredResponse | DomainError> {
     const call = dto.twoStep ? 'invoice/hold' : 'invoice/create';
     const req = gatewayCreateRequest(dto, this.webhookUrl);
     let result: InvoiceCreateResult;
     try {
-      result = dto.twoStep ? await this.gateway.holdInvoice(req) : await this.gateway.createInvoice(req);
+      result = dto.twoStep
+        ? await this.gateway.holdInvoice(req)
+        : await this.gateway.createInvoice(req);
     } catch (err) {
       return this.createFailed(m, inv, call, err);
     }
     const redirect: RedirectData | null =
-      (result.method === 'POST' || result.method === 'GET') && typeof result.url === 'string' && result.url !== ''
+      (result.method === 'POST' || result.method === 'GET') &&
+      typeof result.url === 'string' &&
+      result.url !== ''
         ? { method: result.method, url: result.url, params: redirectParams(result.data) }
         : null;
     await m.update(InvoiceEntity, { id: inv.id }, { invoiceId: String(result.id), redirect });
     Object.assign(inv, { invoiceId: String(result.id), redirect });
     // With redirect data the payer acts next; without (token charge, payer-less payway) the
     // notification brings the outcome.
-    await transitionInvoice(m, inv, redirect ? 'awaiting_payer' : 'created', 'gateway', { call, invoiceId: String(result.id) });
+    await transitionInvoice(m, inv, redirect ? 'awaiting_payer' : 'created', 'gateway', {
+      call,
+      invoiceId: String(result.id),
+    });
     return this.storeResponse(m, inv, 201, this.view(await this.reload(m, inv)));
   }
 
@@ -216,28 +258,66 @@ export class InvoicesService {
    * Unknown outcome (time-out, unclassified code): `unknown`, checked soon, never re-sent.
    * Not sent at all (connection refused): nothing changes, a repeat may call again.
    */
-  private async createFailed(m: EntityManager, inv: InvoiceEntity, call: string, err: unknown): Promise<StoredResponse | DomainError> {
+  private async createFailed(
+    m: EntityManager,
+    inv: InvoiceEntity,
+    call: string,
+    err: unknown,
+  ): Promise<StoredResponse | DomainError> {
     if (err instanceof GatewayError && err.fatal === true) {
-      await transitionInvoice(m, inv, 'rejected', 'gateway', { call, errorCode: err.errorCode }, { errorCode: err.errorCode, gatewayMessage: err.gatewayMessage });
+      await transitionInvoice(
+        m,
+        inv,
+        'rejected',
+        'gateway',
+        { call, errorCode: err.errorCode },
+        { errorCode: err.errorCode, gatewayMessage: err.gatewayMessage },
+      );
       const problem = { ...toProblem(gatewayFailure(err, call)), instance: CREATE_PATH };
       return this.storeResponse(m, inv, problem.status, problem);
     }
     if (err instanceof GatewayError && err.fatal === false) {
-      await transitionInvoice(m, inv, 'created', 'gateway', { call, errorCode: err.errorCode, nonFatal: true }, { errorCode: err.errorCode, gatewayMessage: err.gatewayMessage, gatewayStatus: null });
+      await transitionInvoice(
+        m,
+        inv,
+        'created',
+        'gateway',
+        { call, errorCode: err.errorCode, nonFatal: true },
+        { errorCode: err.errorCode, gatewayMessage: err.gatewayMessage, gatewayStatus: null },
+      );
       return this.storeResponse(m, inv, 201, this.view(await this.reload(m, inv)));
     }
     if (isOutcomeUnknown(err)) {
       const errorCode = err instanceof GatewayError ? err.errorCode : null;
-      await transitionInvoice(m, inv, 'unknown', 'gateway', { call, reason: describe(err) }, errorCode !== null ? { errorCode } : {});
+      await transitionInvoice(
+        m,
+        inv,
+        'unknown',
+        'gateway',
+        { call, reason: describe(err) },
+        errorCode !== null ? { errorCode } : {},
+      );
       await m.update(InvoiceEntity, { id: inv.id }, { nextCheckAt: new Date() });
-      this.log.warn({ shopOrderId: inv.shopOrderId, call, reason: describe(err) }, 'invoice outcome unknown; reconciliation will check it');
+      this.log.warn(
+        { shopOrderId: inv.shopOrderId, call, reason: describe(err) },
+        'invoice outcome unknown; reconciliation will check it',
+      );
       return this.storeResponse(m, inv, 201, this.view(await this.reload(m, inv)));
     }
     return gatewayFailure(err, call);
   }
 
-  private async storeResponse(m: EntityManager, inv: InvoiceEntity, code: number, body: unknown): Promise<StoredResponse> {
-    await m.update(InvoiceEntity, { id: inv.id }, { responseCode: code, responseBody: body as object });
+  private async storeResponse(
+    m: EntityManager,
+    inv: InvoiceEntity,
+    code: number,
+    body: unknown,
+  ): Promise<StoredResponse> {
+    await m.update(
+      InvoiceEntity,
+      { id: inv.id },
+      { responseCode: code, responseBody: body as object },
+    );
     return { code, body };
   }
 
@@ -249,7 +329,10 @@ export class InvoicesService {
   private async shownInfoOfToken(token: string): Promise<PaymentTokenInfo | null> {
     const source = await this.dataSource
       .getRepository(InvoiceEntity)
-      .findOne({ where: { shopId: this.shopId, paymentToken: token }, order: { createdAt: 'DESC' } });
+      .findOne({
+        where: { shopId: this.shopId, paymentToken: token },
+        order: { createdAt: 'DESC' },
+      });
     return source?.paymentTokenInfo ?? null;
   }
 
@@ -257,14 +340,18 @@ export class InvoicesService {
 
   async get(shopOrderId: string, refresh: boolean, admin: boolean): Promise<InvoiceView> {
     if (refresh) await this.refresh(shopOrderId);
-    const inv = await this.dataSource.getRepository(InvoiceEntity).findOneBy({ shopId: this.shopId, shopOrderId });
+    const inv = await this.dataSource
+      .getRepository(InvoiceEntity)
+      .findOneBy({ shopId: this.shopId, shopOrderId });
     if (!inv) throw new NotFound('Invoice', shopOrderId);
     return this.view(inv, admin);
   }
 
   /** invoice/check, applied through the state machine (cause reconciliation), token kept. */
   async refresh(shopOrderId: string): Promise<void> {
-    const exists = await this.dataSource.getRepository(InvoiceEntity).existsBy({ shopId: this.shopId, shopOrderId });
+    const exists = await this.dataSource
+      .getRepository(InvoiceEntity)
+      .existsBy({ shopId: this.shopId, shopOrderId });
     if (!exists) throw new NotFound('Invoice', shopOrderId);
     let record: InvoiceCheckRecord;
     try {
@@ -291,8 +378,13 @@ export class InvoicesService {
     if (q.payway) qb.andWhere('i.payway = :payway', { payway: q.payway });
     if (q.createdFrom) qb.andWhere('i.created_at >= :from', { from: new Date(q.createdFrom) });
     if (q.createdTo) qb.andWhere('i.created_at < :to', { to: new Date(q.createdTo) });
-    if (cursor) qb.andWhere('(i.created_at, i.id) < (:cAt, :cId)', { cAt: cursor.createdAt, cId: cursor.id });
-    const rows = await qb.orderBy('i.created_at', 'DESC').addOrderBy('i.id', 'DESC').take(limit + 1).getMany();
+    if (cursor)
+      qb.andWhere('(i.created_at, i.id) < (:cAt, :cId)', { cAt: cursor.createdAt, cId: cursor.id });
+    const rows = await qb
+      .orderBy('i.created_at', 'DESC')
+      .addOrderBy('i.id', 'DESC')
+      .take(limit + 1)
+      .getMany();
     return toPage(rows, limit, (r) => this.view(r, admin));
   }
 
@@ -312,41 +404,63 @@ export class InvoicesService {
    */
   private async settleHold(shopOrderId: string, action: 'charge' | 'unhold'): Promise<InvoiceView> {
     const call = action === 'charge' ? 'invoice/charge' : 'invoice/unhold';
-    const outcome = await this.dataSource.transaction(async (m): Promise<InvoiceView | DomainError> => {
-      const inv = await lockInvoice(m, { shopId: this.shopId, shopOrderId });
-      if (!inv) throw new NotFound('Invoice', shopOrderId);
-      if (!canCaptureOrRelease(inv.status) || inv.invoiceId === null) throw new InvalidState('Invoice', shopOrderId, inv.status, action);
-      let record: InvoiceRecord;
-      try {
-        const id = Number(inv.invoiceId);
-        record = action === 'charge' ? await this.gateway.chargeInvoice(id) : await this.gateway.unholdInvoice(id);
-      } catch (err) {
-        if (isOutcomeUnknown(err)) {
-          // It may have happened: have reconciliation ask invoice/check now rather than retry.
-          await m.update(InvoiceEntity, { id: inv.id }, { nextCheckAt: new Date() });
+    const outcome = await this.dataSource.transaction(
+      async (m): Promise<InvoiceView | DomainError> => {
+        const inv = await lockInvoice(m, { shopId: this.shopId, shopOrderId });
+        if (!inv) throw new NotFound('Invoice', shopOrderId);
+        if (!canCaptureOrRelease(inv.status) || inv.invoiceId === null)
+          throw new InvalidState('Invoice', shopOrderId, inv.status, action);
+        let record: InvoiceRecord;
+        try {
+          const id = Number(inv.invoiceId);
+          record =
+            action === 'charge'
+              ? await this.gateway.chargeInvoice(id)
+              : await this.gateway.unholdInvoice(id);
+        } catch (err) {
+          if (isOutcomeUnknown(err)) {
+            // It may have happened: have reconciliation ask invoice/check now rather than retry.
+            await m.update(InvoiceEntity, { id: inv.id }, { nextCheckAt: new Date() });
+          }
+          await this.audit.record(m, {
+            entityType: 'invoice',
+            entityId: shopOrderId,
+            fromStatus: inv.status,
+            toStatus: inv.status,
+            cause: 'api',
+            details: { call, failed: describe(err) },
+          });
+          return gatewayFailure(err, call);
         }
-        await this.audit.record(m, {
-          entityType: 'invoice',
-          entityId: shopOrderId,
-          fromStatus: inv.status,
-          toStatus: inv.status,
-          cause: 'api',
-          details: { call, failed: describe(err) },
-        });
-        return gatewayFailure(err, call);
-      }
-      await applyRecordFacts(m, inv, record);
-      const reported = statusFromGatewayNumber(typeof record.status === 'number' ? record.status : Number(record.status));
-      const to: InvoiceStatus | null = action === 'unhold' ? 'unheld' : reported;
-      const gatewayStatus = typeof record.status === 'number' ? record.status : null;
-      const decision = to ? await transitionInvoice(m, inv, to, 'api', { call }, { gatewayStatus }) : { allowed: false };
-      if (!decision.allowed) {
-        // Accepted, status unchanged (non-final answer): recorded, the notification follows.
-        await this.audit.record(m, { entityType: 'invoice', entityId: shopOrderId, fromStatus: inv.status, toStatus: inv.status, cause: 'api', details: { call, gatewayStatus } });
-        if (!isFinal(inv.status)) await m.update(InvoiceEntity, { id: inv.id }, { nextCheckAt: this.secondsFromNow(this.config.invoices.reconcileGraceS) });
-      }
-      return this.view(await this.reload(m, inv));
-    });
+        await applyRecordFacts(m, inv, record);
+        const reported = statusFromGatewayNumber(
+          typeof record.status === 'number' ? record.status : Number(record.status),
+        );
+        const to: InvoiceStatus | null = action === 'unhold' ? 'unheld' : reported;
+        const gatewayStatus = typeof record.status === 'number' ? record.status : null;
+        const decision = to
+          ? await transitionInvoice(m, inv, to, 'api', { call }, { gatewayStatus })
+          : { allowed: false };
+        if (!decision.allowed) {
+          // Accepted, status unchanged (non-final answer): recorded, the notification follows.
+          await this.audit.record(m, {
+            entityType: 'invoice',
+            entityId: shopOrderId,
+            fromStatus: inv.status,
+            toStatus: inv.status,
+            cause: 'api',
+            details: { call, gatewayStatus },
+          });
+          if (!isFinal(inv.status))
+            await m.update(
+              InvoiceEntity,
+              { id: inv.id },
+              { nextCheckAt: this.secondsFromNow(this.config.invoices.reconcileGraceS) },
+            );
+        }
+        return this.view(await this.reload(m, inv));
+      },
+    );
     if (outcome instanceof DomainError) throw outcome;
     return outcome;
   }
@@ -355,10 +469,13 @@ export class InvoicesService {
 
   /** The redirect step of `/pay/{shopOrderId}?t=`; 404 for a wrong token, no invoice or no redirect. */
   async payerStep(shopOrderId: string, token: string | undefined): Promise<PayerStep> {
-    const inv = await this.dataSource.getRepository(InvoiceEntity).findOneBy({ shopId: this.shopId, shopOrderId });
+    const inv = await this.dataSource
+      .getRepository(InvoiceEntity)
+      .findOneBy({ shopId: this.shopId, shopOrderId });
     // The same answer for every miss, so the page says nothing about which invoices exist.
     const notFound = new NotFound('Payment page', shopOrderId);
-    if (!inv || token === undefined || !sameSecret(token, inv.payToken) || !inv.redirect) throw notFound;
+    if (!inv || token === undefined || !sameSecret(token, inv.payToken) || !inv.redirect)
+      throw notFound;
     return payerStep(inv.redirect);
   }
 
@@ -374,8 +491,17 @@ export function sameSecret(given: string, expected: string): boolean {
 }
 
 /** Facts of an invoice record (check, charge) that fill what we did not know yet. */
-async function applyRecordFacts(m: EntityManager, inv: InvoiceEntity, r: InvoiceRecord): Promise<void> {
-  const changes: { paymentId?: string; psCurrency?: number; shopAmount?: Amount; clientPrice?: Amount } = {};
+async function applyRecordFacts(
+  m: EntityManager,
+  inv: InvoiceEntity,
+  r: InvoiceRecord,
+): Promise<void> {
+  const changes: {
+    paymentId?: string;
+    psCurrency?: number;
+    shopAmount?: Amount;
+    clientPrice?: Amount;
+  } = {};
   if (r.payment_id !== undefined && r.payment_id !== null) changes.paymentId = String(r.payment_id);
   if (typeof r.ps_currency === 'number') changes.psCurrency = r.ps_currency;
   if (typeof r.shop_amount === 'string') changes.shopAmount = Amount.fromText(r.shop_amount);
@@ -389,13 +515,31 @@ async function applyRecordFacts(m: EntityManager, inv: InvoiceEntity, r: Invoice
  * Applies an invoice/check record to a locked invoice: its facts, its status through the state
  * machine, and the payment token when one was issued. Exported for reconciliation.
  */
-export async function applyCheckRecord(m: EntityManager, inv: InvoiceEntity, record: InvoiceCheckRecord, cause: AuditCause): Promise<void> {
+export async function applyCheckRecord(
+  m: EntityManager,
+  inv: InvoiceEntity,
+  record: InvoiceCheckRecord,
+  cause: AuditCause,
+): Promise<void> {
   await applyRecordFacts(m, inv, record);
   const n = typeof record.status === 'number' ? record.status : Number(record.status);
   const to = statusFromGatewayNumber(n);
-  if (to) await transitionInvoice(m, inv, to, cause, { call: 'invoice/check', gatewayStatus: n }, { gatewayStatus: n });
+  if (to)
+    await transitionInvoice(
+      m,
+      inv,
+      to,
+      cause,
+      { call: 'invoice/check', gatewayStatus: n },
+      { gatewayStatus: n },
+    );
   const token = record.payment_token;
-  if (token && typeof token.token === 'string' && token.token !== '' && (token.status === undefined || token.status === 'SUCCESS')) {
+  if (
+    token &&
+    typeof token.token === 'string' &&
+    token.token !== '' &&
+    (token.status === undefined || token.status === 'SUCCESS')
+  ) {
     await storePaymentToken(m, inv, token.token, tokenInfoFromCheck(token));
   }
 }
@@ -410,11 +554,22 @@ function describe(err: unknown): string {
 export function gatewayFailure(err: unknown, call: string): DomainError {
   if (err instanceof DomainError) return err;
   if (err instanceof GatewayError) {
-    return new GatewayFailure(`${call} failed: ${err.gatewayMessage}`, err.errorCode, err.gatewayMessage, err.fatal);
+    return new GatewayFailure(
+      `${call} failed: ${err.gatewayMessage}`,
+      err.errorCode,
+      err.gatewayMessage,
+      err.fatal,
+    );
   }
   if (err instanceof GatewayTransportError) {
     const status = err.kind === 'timeout' ? 504 : 502;
-    return new GatewayFailure(`${call}: no answer from the gateway (${err.kind})`, null, null, null, status);
+    return new GatewayFailure(
+      `${call}: no answer from the gateway (${err.kind})`,
+      null,
+      null,
+      null,
+      status,
+    );
   }
   throw err;
 }

@@ -17,9 +17,13 @@ export class PayController {
     summary: 'Sends the payer on to the gateway',
     description:
       'POST redirect: an HTML form that posts itself to the redirect url (one hidden input per parameter); ' +
-      'GET redirect: 302 to url?query. t must be the invoice\'s pay token; otherwise 404.',
+      "GET redirect: 302 to url?query. t must be the invoice's pay token; otherwise 404.",
   })
-  async pay(@Param('shopOrderId') shopOrderId: string, @Query() q: PayPageQuery, @Res() res: Response): Promise<void> {
+  async pay(
+    @Param('shopOrderId') shopOrderId: string,
+    @Query() q: PayPageQuery,
+    @Res() res: Response,
+  ): Promise<void> {
     const step = await this.invoices.payerStep(shopOrderId, q.t);
     // The URL carries a secret: keep it out of caches and Referer headers.
     res.set('Cache-Control', 'no-store').set('Referrer-Policy', 'no-referrer');

@@ -1,15 +1,26 @@
-import { autoSubmitForm, escapeHtml, payerStep, redirectLocation, redirectParams } from './redirect-page';
+import {
+  autoSubmitForm,
+  escapeHtml,
+  payerStep,
+  redirectLocation,
+  redirectParams,
+} from './redirect-page';
 import { canonicalJson, requestFingerprint } from './invoice-request';
 import type { CreateInvoiceDto } from './dto/create-invoice.dto';
 
 describe('escapeHtml', () => {
   it('escapes every character that could leave an attribute or open a tag', () => {
-    expect(escapeHtml(`<a href="x" onclick='y'>&amp;</a>`)).toBe('&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;');
+    expect(escapeHtml(`<a href="x" onclick='y'>&amp;</a>`)).toBe(
+      '&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;',
+    );
   });
 });
 
 describe('autoSubmitForm', () => {
-  const html = autoSubmitForm('https://pay.example/3ds?a=1&b=2', { invoice: '42', 'x"><script>': '"><script>alert(1)</script>' });
+  const html = autoSubmitForm('https://pay.example/3ds?a=1&b=2', {
+    invoice: '42',
+    'x"><script>': '"><script>alert(1)</script>',
+  });
 
   it('posts to the url with one hidden input per parameter, all escaped', () => {
     expect(html).toContain('<form method="post" action="https://pay.example/3ds?a=1&amp;b=2">');
@@ -29,33 +40,61 @@ describe('autoSubmitForm', () => {
 
 describe('redirectLocation', () => {
   it.each([
-    ['https://w.example/pay', { invoice: '1', lang: 'en' }, 'https://w.example/pay?invoice=1&lang=en'],
+    [
+      'https://w.example/pay',
+      { invoice: '1', lang: 'en' },
+      'https://w.example/pay?invoice=1&lang=en',
+    ],
     ['https://w.example/pay', { q: 'a b&c=d/é' }, 'https://w.example/pay?q=a+b%26c%3Dd%2F%C3%A9'],
     ['https://w.example/pay?x=1', { y: '2' }, 'https://w.example/pay?x=1&y=2'],
     ['https://w.example/pay', {}, 'https://w.example/pay'],
-  ])('%s + %j → %s', (url, params, expected) => expect(redirectLocation(url, params)).toBe(expected));
+  ])('%s + %j → %s', (url, params, expected) =>
+    expect(redirectLocation(url, params)).toBe(expected),
+  );
 });
 
 describe('payerStep (spec rule 6)', () => {
-  it('POST → form', () => expect(payerStep({ method: 'POST', url: 'https://a', params: {} }).kind).toBe('form'));
+  it('POST → form', () =>
+    expect(payerStep({ method: 'POST', url: 'https://a', params: {} }).kind).toBe('form'));
   it('GET → redirect', () =>
-    expect(payerStep({ method: 'GET', url: 'https://a', params: { i: '1' } })).toEqual({ kind: 'redirect', location: 'https://a?i=1' }));
+    expect(payerStep({ method: 'GET', url: 'https://a', params: { i: '1' } })).toEqual({
+      kind: 'redirect',
+      location: 'https://a?i=1',
+    }));
 });
 
 describe('redirectParams', () => {
   it('keeps strings, writes numbers and booleans as text, objects as JSON, drops null', () => {
-    expect(redirectParams({ a: 'x', b: 12, c: true, d: null, e: { k: 1 } })).toEqual({ a: 'x', b: '12', c: 'true', e: '{"k":1}' });
+    expect(redirectParams({ a: 'x', b: 12, c: true, d: null, e: { k: 1 } })).toEqual({
+      a: 'x',
+      b: '12',
+      c: 'true',
+      e: '{"k":1}',
+    });
     expect(redirectParams(undefined)).toEqual({});
   });
 });
 
 describe('request fingerprint', () => {
   const dto = (o: Partial<CreateInvoiceDto> = {}): CreateInvoiceDto =>
-    ({ shopOrderId: 'o1', amount: '100.10', currency: 643, payway: 'card_rub', ...o }) as CreateInvoiceDto;
+    ({
+      shopOrderId: 'o1',
+      amount: '100.10',
+      currency: 643,
+      payway: 'card_rub',
+      ...o,
+    }) as CreateInvoiceDto;
 
   it('ignores key order and absent fields', () => {
     expect(canonicalJson({ b: 1, a: { d: 2, c: undefined } })).toBe('{"a":{"d":2},"b":1}');
-    expect(requestFingerprint(dto())).toBe(requestFingerprint({ payway: 'card_rub', currency: 643, amount: '100.10', shopOrderId: 'o1' } as CreateInvoiceDto));
+    expect(requestFingerprint(dto())).toBe(
+      requestFingerprint({
+        payway: 'card_rub',
+        currency: 643,
+        amount: '100.10',
+        shopOrderId: 'o1',
+      } as CreateInvoiceDto),
+    );
   });
 
   it('changes with any field, but never depends on card data', () => {

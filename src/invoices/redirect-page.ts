@@ -8,7 +8,8 @@ import type { RedirectData } from './invoice.entity';
 export type PayerStep = { kind: 'form'; html: string } | { kind: 'redirect'; location: string };
 
 export function payerStep(redirect: RedirectData): PayerStep {
-  if (redirect.method === 'GET') return { kind: 'redirect', location: redirectLocation(redirect.url, redirect.params) };
+  if (redirect.method === 'GET')
+    return { kind: 'redirect', location: redirectLocation(redirect.url, redirect.params) };
   return { kind: 'form', html: autoSubmitForm(redirect.url, redirect.params) };
 }
 
@@ -30,7 +31,10 @@ export function escapeHtml(text: string): string {
 
 export function autoSubmitForm(url: string, params: Record<string, string>): string {
   const inputs = Object.entries(params)
-    .map(([name, value]) => `    <input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+    .map(
+      ([name, value]) =>
+        `    <input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`,
+    )
     .join('\n');
   return `<!DOCTYPE html>
 <html lang="en">
@@ -50,11 +54,18 @@ ${inputs}
 }
 
 /** Redirect parameters as text: the gateway's `data` holds strings, numbers sent as text. */
-export function redirectParams(data: Record<string, unknown> | null | undefined): Record<string, string> {
+export function redirectParams(
+  data: Record<string, unknown> | null | undefined,
+): Record<string, string> {
   const params: Record<string, string> = {};
   for (const [k, v] of Object.entries(data ?? {})) {
     if (v === null || v === undefined) continue;
-    params[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v as number | boolean | bigint);
+    params[k] =
+      typeof v === 'string'
+        ? v
+        : typeof v === 'object'
+          ? JSON.stringify(v)
+          : String(v as number | boolean | bigint);
   }
   return params;
 }

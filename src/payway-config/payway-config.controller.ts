@@ -11,8 +11,10 @@ export class PaywayConfigController {
 
   @Get()
   @ApiOperation({
-    summary: 'Groups and payways of shop_input_config/shop (payment) or shop_output_config/shop (payout)',
-    description: 'Cached (stored and refreshed on a schedule); refresh=true refetches from the gateway.',
+    summary:
+      'Groups and payways of shop_input_config/shop (payment) or shop_output_config/shop (payout)',
+    description:
+      'Cached (stored and refreshed on a schedule); refresh=true refetches from the gateway.',
   })
   @ApiOkResponse({ description: '{direction, fetchedAt, groups}: the gateway groups as received' })
   list(@Query() q: ListPaywaysQuery): Promise<PaywayList> {

@@ -48,7 +48,10 @@ export class PaywayConfigService implements OnApplicationBootstrap {
     const tick = (): void => {
       void this.refreshAll();
     };
-    this.scheduler.addInterval('payway-config-refresh', setInterval(tick, this.config.paywayRefreshS * 1000));
+    this.scheduler.addInterval(
+      'payway-config-refresh',
+      setInterval(tick, this.config.paywayRefreshS * 1000),
+    );
     tick();
   }
 
@@ -58,7 +61,10 @@ export class PaywayConfigService implements OnApplicationBootstrap {
       try {
         await this.refresh(direction);
       } catch (err) {
-        this.log.warn({ direction, err: (err as Error).message }, 'payway configuration refresh failed');
+        this.log.warn(
+          { direction, err: (err as Error).message },
+          'payway configuration refresh failed',
+        );
       }
     }
   }
@@ -79,7 +85,10 @@ export class PaywayConfigService implements OnApplicationBootstrap {
   async getPayway(direction: PaywayDirection, payway: string): Promise<InputPayway | OutputPayway> {
     const found = await this.findPayway(direction, payway);
     const alias = baseAlias(payway);
-    if (found === undefined) throw new ValidationFailed([{ field: 'payway', message: `${alias} is not a known ${direction} way` }]);
+    if (found === undefined)
+      throw new ValidationFailed([
+        { field: 'payway', message: `${alias} is not a known ${direction} way` },
+      ]);
     // Payout ways carry no is_active; only an explicit "false" retires one.
     if ('is_active' in found && !isActive(found as { is_active?: unknown })) {
       throw new ValidationFailed([{ field: 'payway', message: `${alias} is not active` }]);
@@ -88,7 +97,10 @@ export class PaywayConfigService implements OnApplicationBootstrap {
   }
 
   /** The payway of that alias, active or not; undefined when the configuration has none. */
-  async findPayway(direction: PaywayDirection, payway: string): Promise<InputPayway | OutputPayway | undefined> {
+  async findPayway(
+    direction: PaywayDirection,
+    payway: string,
+  ): Promise<InputPayway | OutputPayway | undefined> {
     const alias = baseAlias(payway);
     const { groups } = await this.current(direction);
     for (const group of groups) {
@@ -120,7 +132,9 @@ export class PaywayConfigService implements OnApplicationBootstrap {
 
   private async fetchAndStore(direction: PaywayDirection): Promise<Cached> {
     const groups: Groups =
-      direction === 'payment' ? await this.gateway.shopInputConfig() : await this.gateway.shopOutputConfig();
+      direction === 'payment'
+        ? await this.gateway.shopInputConfig()
+        : await this.gateway.shopOutputConfig();
     const fetchedAt = new Date();
     await this.dataSource
       .createQueryBuilder()

@@ -1,6 +1,12 @@
 import { Amount } from '../common/money';
 import type { InputPayway } from '../gateway/gateway.types';
-import { baseAlias, checkAmountBounds, checkExtras, checkPaymentAgainstPayway, isActive } from './payway-validation';
+import {
+  baseAlias,
+  checkAmountBounds,
+  checkExtras,
+  checkPaymentAgainstPayway,
+  isActive,
+} from './payway-validation';
 
 const payway = (overrides: Partial<InputPayway> = {}): InputPayway => ({
   id: 201,
@@ -46,12 +52,16 @@ describe('checkAmountBounds (exact)', () => {
     ['500000', null],
     ['500000.00000001', 'must be at most 500000'],
     ['0.1', 'must be at least 10'],
-  ])('%s → %p', (amount, expected) => expect(checkAmountBounds(Amount.parse(amount), p)).toBe(expected));
+  ])('%s → %p', (amount, expected) =>
+    expect(checkAmountBounds(Amount.parse(amount), p)).toBe(expected),
+  );
 
   it('compares beyond float precision', () => {
     // 0.1 + 0.2 style traps: 9007199254740993 is not representable as a double.
     const q = { min_amount: '9007199254740993', max_amount: '9007199254740995' };
-    expect(checkAmountBounds(Amount.parse('9007199254740992'), q)).toBe('must be at least 9007199254740993');
+    expect(checkAmountBounds(Amount.parse('9007199254740992'), q)).toBe(
+      'must be at least 9007199254740993',
+    );
     expect(checkAmountBounds(Amount.parse('9007199254740994'), q)).toBeNull();
   });
 
@@ -62,17 +72,24 @@ describe('checkAmountBounds (exact)', () => {
 
 describe('checkExtras', () => {
   const addOns = payway().add_ons_config;
-  it('accepts a matching value', () => expect(checkExtras({ phone: '+79001234567' }, addOns, 'wallet_rub')).toEqual([]));
+  it('accepts a matching value', () =>
+    expect(checkExtras({ phone: '+79001234567' }, addOns, 'wallet_rub')).toEqual([]));
   it('names a value that does not match', () =>
-    expect(checkExtras({ phone: '123' }, addOns, 'wallet_rub')).toEqual([{ field: 'extras.phone', message: expect.stringContaining('pattern') }]));
+    expect(checkExtras({ phone: '123' }, addOns, 'wallet_rub')).toEqual([
+      { field: 'extras.phone', message: expect.stringContaining('pattern') },
+    ]));
   it('names a missing required field', () =>
-    expect(checkExtras(undefined, addOns, 'wallet_rub')).toEqual([{ field: 'extras.phone', message: 'is required by payway wallet_rub' }]));
+    expect(checkExtras(undefined, addOns, 'wallet_rub')).toEqual([
+      { field: 'extras.phone', message: 'is required by payway wallet_rub' },
+    ]));
   it('refuses an unknown field', () =>
     expect(checkExtras({ phone: '+79001234567', colour: 'red' }, addOns, 'wallet_rub')).toEqual([
       { field: 'extras.colour', message: 'is not an add-on field of payway wallet_rub' },
     ]));
   it('refuses a non-string value', () =>
-    expect(checkExtras({ phone: 79001234567 }, addOns, 'wallet_rub')).toEqual([{ field: 'extras.phone', message: 'must be a string' }]));
+    expect(checkExtras({ phone: 79001234567 }, addOns, 'wallet_rub')).toEqual([
+      { field: 'extras.phone', message: 'must be a string' },
+    ]));
   it('refuses an extra that would override a request field', () =>
     expect(checkExtras({ amount: '1' }, { amount: {} }, 'x')).toEqual([
       { field: 'extras.amount', message: 'is a field of the invoice request itself, not an extra' },
@@ -84,16 +101,32 @@ describe('checkExtras', () => {
 });
 
 describe('checkPaymentAgainstPayway', () => {
-  const input = { payway: 'wallet_rub[success]', amount: Amount.parse('100'), currency: 643, extras: { phone: '+79001234567' }, checkExtras: true };
-  it('accepts a request that fits', () => expect(checkPaymentAgainstPayway(input, payway())).toEqual([]));
+  const input = {
+    payway: 'wallet_rub[success]',
+    amount: Amount.parse('100'),
+    currency: 643,
+    extras: { phone: '+79001234567' },
+    checkExtras: true,
+  };
+  it('accepts a request that fits', () =>
+    expect(checkPaymentAgainstPayway(input, payway())).toEqual([]));
   it('unknown payway', () =>
-    expect(checkPaymentAgainstPayway(input, undefined)).toEqual([{ field: 'payway', message: 'wallet_rub is not a known payment way' }]));
+    expect(checkPaymentAgainstPayway(input, undefined)).toEqual([
+      { field: 'payway', message: 'wallet_rub is not a known payment way' },
+    ]));
   it('inactive payway', () =>
-    expect(checkPaymentAgainstPayway(input, payway({ is_active: 'false' }))).toEqual([{ field: 'payway', message: 'wallet_rub is not active' }]));
+    expect(checkPaymentAgainstPayway(input, payway({ is_active: 'false' }))).toEqual([
+      { field: 'payway', message: 'wallet_rub is not active' },
+    ]));
   it('collects every other problem at once', () => {
-    const errors = checkPaymentAgainstPayway({ ...input, currency: 840, amount: Amount.parse('15000.01'), extras: {} }, payway());
+    const errors = checkPaymentAgainstPayway(
+      { ...input, currency: 840, amount: Amount.parse('15000.01'), extras: {} },
+      payway(),
+    );
     expect(errors.map((e) => e.field)).toEqual(['currency', 'amount', 'extras.phone']);
   });
   it('a quote does not ask for extras', () =>
-    expect(checkPaymentAgainstPayway({ ...input, extras: undefined, checkExtras: false }, payway())).toEqual([]));
+    expect(
+      checkPaymentAgainstPayway({ ...input, extras: undefined, checkExtras: false }, payway()),
+    ).toEqual([]));
 });

@@ -125,14 +125,19 @@ export function checkPaymentAgainstPayway(
   payway: InputPayway | undefined,
 ): FieldError[] {
   const alias = baseAlias(input.payway);
-  if (payway === undefined) return [{ field: 'payway', message: `${alias} is not a known payment way` }];
+  if (payway === undefined)
+    return [{ field: 'payway', message: `${alias} is not a known payment way` }];
   if (!isActive(payway)) return [{ field: 'payway', message: `${alias} is not active` }];
   const errors: FieldError[] = [];
   if (payway.currency !== undefined && Number(payway.currency) !== input.currency) {
-    errors.push({ field: 'currency', message: `must be ${String(payway.currency)} for payway ${alias}` });
+    errors.push({
+      field: 'currency',
+      message: `must be ${String(payway.currency)} for payway ${alias}`,
+    });
   }
   const bounds = checkAmountBounds(input.amount, payway);
   if (bounds) errors.push({ field: 'amount', message: bounds });
-  if (input.checkExtras) errors.push(...checkExtras(input.extras, payway.add_ons_config ?? {}, alias));
+  if (input.checkExtras)
+    errors.push(...checkExtras(input.extras, payway.add_ons_config ?? {}, alias));
   return errors;
 }

@@ -24,12 +24,18 @@ describe('payer pays in a browser (headless Chromium)', () => {
   async function waitForStatus(shopOrderId: string, status: string, ms = 8000): Promise<Json> {
     const deadline = Date.now() + ms;
     while (Date.now() < deadline) {
-      const res = await ctx.http.get(`/api/v1/invoices/${encodeURIComponent(shopOrderId)}`).set(auth());
+      const res = await ctx.http
+        .get(`/api/v1/invoices/${encodeURIComponent(shopOrderId)}`)
+        .set(auth());
       if (res.body.status === status) return res.body as Json;
       await new Promise((r) => setTimeout(r, 100));
     }
     // The notification did not come: ask the gateway.
-    return (await ctx.http.get(`/api/v1/invoices/${encodeURIComponent(shopOrderId)}?refresh=true`).set(auth())).body as Json;
+    return (
+      await ctx.http
+        .get(`/api/v1/invoices/${encodeURIComponent(shopOrderId)}?refresh=true`)
+        .set(auth())
+    ).body as Json;
   }
 
   it('follows payUrl to the sandbox payer page, pays, and the invoice ends succeeded', async () => {
@@ -37,14 +43,22 @@ describe('payer pays in a browser (headless Chromium)', () => {
     const created = await ctx.http
       .post('/api/v1/invoices')
       .set(auth())
-      .send({ shopOrderId, amount: '250.50', currency: 643, payway: 'card_rub', description: 'Browser <test> & co' })
+      .send({
+        shopOrderId,
+        amount: '250.50',
+        currency: 643,
+        payway: 'card_rub',
+        description: 'Browser <test> & co',
+      })
       .expect(201);
     const invoice = created.body as Json;
     expect(invoice.status).toBe('awaiting_payer');
 
     const page = await browser.context.newPage();
     await page.goto(String(invoice.payUrl));
-    await page.waitForURL(new RegExp(`/sandbox/pay/${String(invoice.invoiceId)}$`), { timeout: 10000 });
+    await page.waitForURL(new RegExp(`/sandbox/pay/${String(invoice.invoiceId)}$`), {
+      timeout: 10000,
+    });
     expect(await page.textContent('#order')).toBe(shopOrderId);
     expect(await page.textContent('#amount')).toContain('250.50');
     expect(await page.textContent('#description')).toBe('Browser <test> & co');

@@ -36,7 +36,9 @@ export class QuoteInvoiceDto {
   @ApiProperty({ example: 'card_rub', maxLength: 150 })
   @IsString()
   @MaxLength(150)
-  @Matches(PAYWAY_PATTERN, { message: 'may hold only letters, underscore, comma and square brackets' })
+  @Matches(PAYWAY_PATTERN, {
+    message: 'may hold only letters, underscore, comma and square brackets',
+  })
   payway: string;
 
   @ApiPropertyOptional({ maxLength: 255 })
@@ -47,7 +49,9 @@ export class QuoteInvoiceDto {
 }
 
 export class CardDto {
-  @ApiProperty({ description: 'Card number, 12-19 digits; passed to the gateway, never stored or logged' })
+  @ApiProperty({
+    description: 'Card number, 12-19 digits; passed to the gateway, never stored or logged',
+  })
   @IsString()
   @Matches(/^\d{12,19}$/, { message: 'must be 12 to 19 digits' })
   number: string;
@@ -84,7 +88,10 @@ export class ClientInfoDto {
   @IsOptional() @IsString() @MaxLength(8) browserScreenWidth?: string;
   @IsOptional() @IsString() @MaxLength(8) browserTz?: string;
   @IsOptional() @IsString() @MaxLength(1024) browserUserAgent?: string;
-  @IsOptional() @IsString() @Matches(/^\d{2}$/, { message: 'must be a two-digit code' }) challengeWindowSize?: string;
+  @IsOptional()
+  @IsString()
+  @Matches(/^\d{2}$/, { message: 'must be a two-digit code' })
+  challengeWindowSize?: string;
 }
 
 export class CreateInvoiceDto extends QuoteInvoiceDto {
@@ -112,7 +119,10 @@ export class CreateInvoiceDto extends QuoteInvoiceDto {
   @Type(() => ClientInfoDto)
   clientInfo?: ClientInfoDto;
 
-  @ApiPropertyOptional({ type: CardDto, description: 'Card data (PCI shops only): sent to the gateway, never stored' })
+  @ApiPropertyOptional({
+    type: CardDto,
+    description: 'Card data (PCI shops only): sent to the gateway, never stored',
+  })
   @IsOptional()
   @ValidateNested()
   @Type(() => CardDto)
@@ -123,7 +133,9 @@ export class CreateInvoiceDto extends QuoteInvoiceDto {
   @IsBoolean()
   savePaymentToken?: boolean;
 
-  @ApiPropertyOptional({ description: 'Token of an earlier payment: a recurrent charge without the payer' })
+  @ApiPropertyOptional({
+    description: 'Token of an earlier payment: a recurrent charge without the payer',
+  })
   @IsOptional()
   @IsString()
   @MinLength(1)

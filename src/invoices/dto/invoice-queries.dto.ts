@@ -4,7 +4,8 @@ import { IsBoolean, IsIn, IsISO8601, IsOptional, IsString, MaxLength } from 'cla
 import { PageQuery } from '../../common/pagination';
 import { INVOICE_STATUSES, type InvoiceStatus } from '../invoice.state';
 
-const toBool = ({ value }: { value: unknown }): unknown => (value === 'true' ? true : value === 'false' ? false : value);
+const toBool = ({ value }: { value: unknown }): unknown =>
+  value === 'true' ? true : value === 'false' ? false : value;
 
 export class GetInvoiceQuery {
   @ApiPropertyOptional({ description: 'true: ask invoice/check first and apply its status' })

@@ -10,7 +10,9 @@ export class ListPaywaysQuery {
 
   @ApiPropertyOptional({ description: 'true: fetch the configuration from the gateway first' })
   @IsOptional()
-  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @Transform(({ value }: { value: unknown }) =>
+    value === 'true' ? true : value === 'false' ? false : value,
+  )
   @IsBoolean()
   refresh?: boolean;
 }
