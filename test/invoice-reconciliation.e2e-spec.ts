@@ -37,12 +37,21 @@ async function control(method: string, path: string, body?: unknown): Promise<un
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An invoice row as the invoices module writes it, created on the sandbox unless `onGateway: false`. */
-async function invoice(opts: { status?: string; onGateway?: boolean; token?: boolean } = {}): Promise<{ shopOrderId: string; gatewayId: number | null }> {
+async function invoice(
+  opts: { status?: string; onGateway?: boolean; token?: boolean } = {},
+): Promise<{ shopOrderId: string; gatewayId: number | null }> {
   const shopOrderId = `rec-${randomUUID()}`;
   await db.query(
     `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, pay_token, save_payment_token)
      VALUES ($1, $2, $3, $4, '250.50', 643, 'card_rub', $5, $6)`,
-    [SHOP_ID, shopOrderId, 'f'.repeat(64), opts.status ?? 'awaiting_payer', randomBytes(16).toString('hex'), opts.token ?? false],
+    [
+      SHOP_ID,
+      shopOrderId,
+      'f'.repeat(64),
+      opts.status ?? 'awaiting_payer',
+      randomBytes(16).toString('hex'),
+      opts.token ?? false,
+    ],
   );
   if (opts.onGateway === false) return { shopOrderId, gatewayId: null };
   const created = await ctx.service.app.get(GatewayService).createInvoice({
@@ -53,17 +62,23 @@ async function invoice(opts: { status?: string; onGateway?: boolean; token?: boo
     callback_url: `${ctx.url}/webhooks/gateway`,
     ...(opts.token ? { issue_payment_token: true } : {}),
   });
-  await db.query(`UPDATE invoices SET invoice_id = $2 WHERE shop_order_id = $1`, [shopOrderId, created.id]);
+  await db.query(`UPDATE invoices SET invoice_id = $2 WHERE shop_order_id = $1`, [
+    shopOrderId,
+    created.id,
+  ]);
   return { shopOrderId, gatewayId: created.id };
 }
 
 async function row(shopOrderId: string): Promise<Record<string, unknown>> {
-  return (await db.query(`SELECT * FROM invoices WHERE shop_order_id = $1`, [shopOrderId])).rows[0] as Record<string, unknown>;
+  return (await db.query(`SELECT * FROM invoices WHERE shop_order_id = $1`, [shopOrderId]))
+    .rows[0] as Record<string, unknown>;
 }
 
 /** Takes every other invoice out of the way so each test sees only its own. */
 async function parkOthers(): Promise<void> {
-  await db.query(`UPDATE invoices SET next_check_at = NULL, needs_attention = true WHERE status NOT IN ('succeeded','rejected','unheld')`);
+  await db.query(
+    `UPDATE invoices SET next_check_at = NULL, needs_attention = true WHERE status NOT IN ('succeeded','rejected','unheld')`,
+  );
 }
 
 describe('invoice reconciliation', () => {
@@ -75,19 +90,32 @@ describe('invoice reconciliation', () => {
       await sleep(150);
       await control('DELETE', '/sandbox/requests');
       const cycleStart = new Date();
-      const [a, b] = await Promise.all([ctx.service.app.get(InvoiceReconciler).runOnce(), ctxB.service.app.get(InvoiceReconciler).runOnce()]);
+      const [a, b] = await Promise.all([
+        ctx.service.app.get(InvoiceReconciler).runOnce(),
+        ctxB.service.app.get(InvoiceReconciler).runOnce(),
+      ]);
       expect(a + b).toBe(50);
-      const requests = (await control('GET', '/sandbox/requests')) as Array<{ path: string; body: { shop_order_id?: string } }>;
+      const requests = (await control('GET', '/sandbox/requests')) as Array<{
+        path: string;
+        body: { shop_order_id?: string };
+      }>;
       const checks = requests.filter((r) => r.path === 'invoice/check');
       expect(checks).toHaveLength(50);
-      expect(new Set(checks.map((r) => r.body.shop_order_id))).toEqual(new Set(invoices.map((i) => i.shopOrderId)));
+      expect(new Set(checks.map((r) => r.body.shop_order_id))).toEqual(
+        new Set(invoices.map((i) => i.shopOrderId)),
+      );
       // Still awaiting the payer: backed off from the check (not from the claim), lease cleared.
       const rows = await db.query(
         `SELECT check_attempts, lease_until, next_check_at > $2 AS later FROM invoices WHERE shop_order_id = ANY($1)`,
         [invoices.map((i) => i.shopOrderId), cycleStart],
       );
       expect(rows.rows).toHaveLength(50);
-      expect(rows.rows.every((r: { check_attempts: number; lease_until: Date | null; later: boolean }) => r.check_attempts === 1 && r.lease_until === null && r.later)).toBe(true);
+      expect(
+        rows.rows.every(
+          (r: { check_attempts: number; lease_until: Date | null; later: boolean }) =>
+            r.check_attempts === 1 && r.lease_until === null && r.later,
+        ),
+      ).toBe(true);
     } finally {
       await ctxB.close();
     }
@@ -100,12 +128,22 @@ describe('invoice reconciliation', () => {
     await sleep(150);
     expect(await ctx.service.app.get(InvoiceReconciler).runOnce()).toBe(1);
     const r = await row(inv.shopOrderId);
-    expect(r).toMatchObject({ status: 'succeeded', gateway_status: 4, next_check_at: null, lease_until: null });
+    expect(r).toMatchObject({
+      status: 'succeeded',
+      gateway_status: 4,
+      next_check_at: null,
+      lease_until: null,
+    });
     expect(String(r.payment_id)).toBe(String(inv.gatewayId));
     expect(r.payment_token).toMatch(/^tok_/);
     expect(r.payment_token_info).toMatchObject({ status: 'SUCCESS' });
-    const events = await db.query(`SELECT from_status, to_status, cause FROM events WHERE entity_id = $1`, [inv.shopOrderId]);
-    expect(events.rows).toEqual([{ from_status: 'awaiting_payer', to_status: 'succeeded', cause: 'reconciliation' }]);
+    const events = await db.query(
+      `SELECT from_status, to_status, cause FROM events WHERE entity_id = $1`,
+      [inv.shopOrderId],
+    );
+    expect(events.rows).toEqual([
+      { from_status: 'awaiting_payer', to_status: 'succeeded', cause: 'reconciliation' },
+    ]);
     // Settled: nothing left to check.
     expect(await ctx.service.app.get(InvoiceReconciler).runOnce()).toBe(0);
   });
@@ -137,7 +175,12 @@ describe('invoice reconciliation', () => {
     await sleep(150);
     await ctx.service.app.get(InvoiceReconciler).runOnce();
     let r = await row(inv.shopOrderId);
-    expect(r).toMatchObject({ status: 'awaiting_payer', check_attempts: 1, lease_until: null, needs_attention: false });
+    expect(r).toMatchObject({
+      status: 'awaiting_payer',
+      check_attempts: 1,
+      lease_until: null,
+      needs_attention: false,
+    });
     expect(r.next_check_at).not.toBeNull();
     await sleep(300);
     await ctx.service.app.get(InvoiceReconciler).runOnce();
@@ -148,9 +191,17 @@ describe('invoice reconciliation', () => {
   it('an invoice still open at its deadline is flagged for an operator', async () => {
     await parkOthers();
     const inv = await invoice();
-    await db.query(`UPDATE invoices SET next_check_at = now(), check_deadline = now() - interval '1 second' WHERE shop_order_id = $1`, [inv.shopOrderId]);
+    await db.query(
+      `UPDATE invoices SET next_check_at = now(), check_deadline = now() - interval '1 second' WHERE shop_order_id = $1`,
+      [inv.shopOrderId],
+    );
     await ctx.service.app.get(InvoiceReconciler).runOnce();
     const r = await row(inv.shopOrderId);
-    expect(r).toMatchObject({ status: 'awaiting_payer', needs_attention: true, next_check_at: null, lease_until: null });
+    expect(r).toMatchObject({
+      status: 'awaiting_payer',
+      needs_attention: true,
+      next_check_at: null,
+      lease_until: null,
+    });
   });
 });

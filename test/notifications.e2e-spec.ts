@@ -27,24 +27,45 @@ interface TestInvoice {
 }
 
 /** An invoice row as the invoices module leaves it (awaiting the payer), optionally created on the sandbox. */
-async function invoice(opts: { amount?: string; twoStep?: boolean; status?: string; onGateway?: boolean } = {}): Promise<TestInvoice> {
+async function invoice(
+  opts: { amount?: string; twoStep?: boolean; status?: string; onGateway?: boolean } = {},
+): Promise<TestInvoice> {
   const shopOrderId = `ord-${randomUUID()}`;
   const amount = opts.amount ?? '100.00';
   await db.query(
     `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, two_step, pay_token)
      VALUES ($1, $2, $3, $4, $5, 643, 'card_rub', $6, $7)`,
-    [SHOP_ID, shopOrderId, 'f'.repeat(64), opts.status ?? 'awaiting_payer', amount, opts.twoStep ?? false, randomBytes(16).toString('hex')],
+    [
+      SHOP_ID,
+      shopOrderId,
+      'f'.repeat(64),
+      opts.status ?? 'awaiting_payer',
+      amount,
+      opts.twoStep ?? false,
+      randomBytes(16).toString('hex'),
+    ],
   );
   if (opts.onGateway === false) return { shopOrderId, gatewayId: null };
   const gateway = ctx.service.app.get(GatewayService);
-  const req = { shop_order_id: shopOrderId, amount, currency: 643, payway: 'card_rub', callback_url: `${ctx.url}/webhooks/gateway` };
+  const req = {
+    shop_order_id: shopOrderId,
+    amount,
+    currency: 643,
+    payway: 'card_rub',
+    callback_url: `${ctx.url}/webhooks/gateway`,
+  };
   const created = opts.twoStep ? await gateway.holdInvoice(req) : await gateway.createInvoice(req);
-  await db.query(`UPDATE invoices SET invoice_id = $2 WHERE shop_order_id = $1`, [shopOrderId, created.id]);
+  await db.query(`UPDATE invoices SET invoice_id = $2 WHERE shop_order_id = $1`, [
+    shopOrderId,
+    created.id,
+  ]);
   return { shopOrderId, gatewayId: created.id };
 }
 
 async function payerActs(inv: TestInvoice, action: 'pay' | 'decline'): Promise<void> {
-  const res = await fetch(`${ctx.sandbox.origin}/sandbox/invoices/${inv.gatewayId}/${action}`, { method: 'POST' });
+  const res = await fetch(`${ctx.sandbox.origin}/sandbox/invoices/${inv.gatewayId}/${action}`, {
+    method: 'POST',
+  });
   expect(res.status).toBe(200);
 }
 
@@ -66,10 +87,13 @@ async function statusOf(shopOrderId: string): Promise<string> {
   return (await row(shopOrderId)).status as string;
 }
 
-async function eventsOf(shopOrderId: string): Promise<Array<{ from_status: string; to_status: string; cause: string }>> {
-  const r = await db.query(`SELECT from_status, to_status, cause FROM events WHERE entity_type = 'invoice' AND entity_id = $1 ORDER BY id`, [
-    shopOrderId,
-  ]);
+async function eventsOf(
+  shopOrderId: string,
+): Promise<Array<{ from_status: string; to_status: string; cause: string }>> {
+  const r = await db.query(
+    `SELECT from_status, to_status, cause FROM events WHERE entity_type = 'invoice' AND entity_id = $1 ORDER BY id`,
+    [shopOrderId],
+  );
   return r.rows as Array<{ from_status: string; to_status: string; cause: string }>;
 }
 
@@ -83,7 +107,10 @@ async function waitFor<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 10
 }
 
 /** A payment notification as the gateway sends it (all values text), signed by the spec's rule. */
-function notification(shopOrderId: string, overrides: Record<string, string> = {}): Record<string, string> {
+function notification(
+  shopOrderId: string,
+  overrides: Record<string, string> = {},
+): Record<string, string> {
   const fields: Record<string, string> = {
     shop_id: String(SHOP_ID),
     shop_order_id: shopOrderId,
@@ -106,7 +133,10 @@ function notification(shopOrderId: string, overrides: Record<string, string> = {
 }
 
 function postJson(body: Record<string, string>, type = 'invoice') {
-  return ctx.http.post(`/webhooks/gateway?type=${type}`).set('content-type', 'application/json').send(JSON.stringify(body));
+  return ctx.http
+    .post(`/webhooks/gateway?type=${type}`)
+    .set('content-type', 'application/json')
+    .send(JSON.stringify(body));
 }
 
 function postForm(body: Record<string, string>, type = 'invoice') {
@@ -120,22 +150,39 @@ describe('gateway notifications from the sandbox', () => {
   it('a successful payment moves the invoice to succeeded', async () => {
     const inv = await invoice();
     await payerActs(inv, 'pay');
-    expect(await waitFor(() => statusOf(inv.shopOrderId), (s) => s === 'succeeded')).toBe('succeeded');
+    expect(
+      await waitFor(
+        () => statusOf(inv.shopOrderId),
+        (s) => s === 'succeeded',
+      ),
+    ).toBe('succeeded');
     const r = await row(inv.shopOrderId);
     expect(String(r.payment_id)).toBe(String(inv.gatewayId));
-    expect(await eventsOf(inv.shopOrderId)).toEqual([{ from_status: 'awaiting_payer', to_status: 'succeeded', cause: 'notification' }]);
+    expect(await eventsOf(inv.shopOrderId)).toEqual([
+      { from_status: 'awaiting_payer', to_status: 'succeeded', cause: 'notification' },
+    ]);
   });
 
   it('a declined payment moves the invoice to rejected', async () => {
     const inv = await invoice();
     await payerActs(inv, 'decline');
-    expect(await waitFor(() => statusOf(inv.shopOrderId), (s) => s === 'rejected')).toBe('rejected');
+    expect(
+      await waitFor(
+        () => statusOf(inv.shopOrderId),
+        (s) => s === 'rejected',
+      ),
+    ).toBe('rejected');
   });
 
   it('a hold moves a two-step invoice to held', async () => {
     const inv = await invoice({ twoStep: true });
     await payerActs(inv, 'pay');
-    expect(await waitFor(() => statusOf(inv.shopOrderId), (s) => s === 'held')).toBe('held');
+    expect(
+      await waitFor(
+        () => statusOf(inv.shopOrderId),
+        (s) => s === 'held',
+      ),
+    ).toBe('held');
   });
 
   it('the form-encoded variant is verified and applied', async () => {
@@ -143,9 +190,22 @@ describe('gateway notifications from the sandbox', () => {
     try {
       const inv = await invoice();
       await payerActs(inv, 'pay');
-      expect(await waitFor(() => statusOf(inv.shopOrderId), (s) => s === 'succeeded')).toBe('succeeded');
-      const n = await db.query(`SELECT content_type, status FROM notifications WHERE shop_order_id = $1`, [inv.shopOrderId]);
-      expect(n.rows).toEqual([{ content_type: expect.stringContaining('application/x-www-form-urlencoded'), status: 'applied' }]);
+      expect(
+        await waitFor(
+          () => statusOf(inv.shopOrderId),
+          (s) => s === 'succeeded',
+        ),
+      ).toBe('succeeded');
+      const n = await db.query(
+        `SELECT content_type, status FROM notifications WHERE shop_order_id = $1`,
+        [inv.shopOrderId],
+      );
+      expect(n.rows).toEqual([
+        {
+          content_type: expect.stringContaining('application/x-www-form-urlencoded'),
+          status: 'applied',
+        },
+      ]);
     } finally {
       await sandboxSettings({ notifyFormat: 'json' });
     }
@@ -154,12 +214,19 @@ describe('gateway notifications from the sandbox', () => {
   it('the sandbox sees OK replies and the inbox never stores sign', async () => {
     const inv = await invoice();
     await payerActs(inv, 'pay');
-    await waitFor(() => statusOf(inv.shopOrderId), (s) => s === 'succeeded');
+    await waitFor(
+      () => statusOf(inv.shopOrderId),
+      (s) => s === 'succeeded',
+    );
     const res = await fetch(`${ctx.sandbox.origin}/sandbox/notifications`);
-    const deliveries = ((await res.json()) as { data: Array<{ url: string; ok: boolean; status: number }> }).data;
+    const deliveries = (
+      (await res.json()) as { data: Array<{ url: string; ok: boolean; status: number }> }
+    ).data;
     expect(deliveries.length).toBeGreaterThan(0);
     expect(deliveries.every((d) => d.ok && d.status === 200)).toBe(true);
-    const stored = await db.query(`SELECT payload FROM notifications WHERE shop_order_id = $1`, [inv.shopOrderId]);
+    const stored = await db.query(`SELECT payload FROM notifications WHERE shop_order_id = $1`, [
+      inv.shopOrderId,
+    ]);
     expect(stored.rows[0].payload).not.toHaveProperty('sign');
   });
 });
@@ -167,7 +234,9 @@ describe('gateway notifications from the sandbox', () => {
 describe('redelivery', () => {
   it('the same notification 25 times in a row and 25 times at once changes the invoice exactly once', async () => {
     const inv = await invoice({ onGateway: false });
-    const body = notification(inv.shopOrderId, { ps_data: '{"account":"411111******1111","payment_token":"tok_recurrent_1"}' });
+    const body = notification(inv.shopOrderId, {
+      ps_data: '{"account":"411111******1111","payment_token":"tok_recurrent_1"}',
+    });
     const sequential: number[] = [];
     for (let i = 0; i < 25; i += 1) {
       const res = await postJson(body);
@@ -177,14 +246,21 @@ describe('redelivery', () => {
     const concurrent = await Promise.all(Array.from({ length: 25 }, () => postJson(body)));
     const replies = [...sequential, ...concurrent.map((r) => r.status)];
     expect(replies).toEqual(Array(50).fill(200));
-    expect(concurrent.every((r) => r.text === 'OK' && r.headers['content-type'].startsWith('text/plain'))).toBe(true);
+    expect(
+      concurrent.every(
+        (r) => r.text === 'OK' && r.headers['content-type'].startsWith('text/plain'),
+      ),
+    ).toBe(true);
 
     expect(await eventsOf(inv.shopOrderId)).toHaveLength(1);
     const r = await row(inv.shopOrderId);
     expect(r.status).toBe('succeeded');
     expect(String(r.payment_id)).toBe('987654');
     expect(r.payment_token).toBe('tok_recurrent_1');
-    const n = await db.query(`SELECT status, delivery_count FROM notifications WHERE shop_order_id = $1`, [inv.shopOrderId]);
+    const n = await db.query(
+      `SELECT status, delivery_count FROM notifications WHERE shop_order_id = $1`,
+      [inv.shopOrderId],
+    );
     expect(n.rows).toEqual([{ status: 'applied', delivery_count: 50 }]);
   });
 
@@ -214,9 +290,16 @@ describe('forged or unreadable input changes nothing', () => {
     expect((await postJson(body)).status).toBe(401);
     expect((await postForm(body)).status).toBe(401);
     expect(await statusOf(inv.shopOrderId)).toBe('awaiting_payer');
-    const n = await db.query(`SELECT verified, status FROM notifications WHERE shop_order_id = $1`, [inv.shopOrderId]);
+    const n = await db.query(
+      `SELECT verified, status FROM notifications WHERE shop_order_id = $1`,
+      [inv.shopOrderId],
+    );
     expect(n.rows.length).toBeGreaterThan(0);
-    expect(n.rows.every((x: { verified: boolean; status: string }) => !x.verified && x.status === 'rejected')).toBe(true);
+    expect(
+      n.rows.every(
+        (x: { verified: boolean; status: string }) => !x.verified && x.status === 'rejected',
+      ),
+    ).toBe(true);
     // The genuine notification still applies afterwards.
     expect((await postJson(notification(inv.shopOrderId))).status).toBe(200);
     expect(await statusOf(inv.shopOrderId)).toBe('succeeded');
@@ -230,21 +313,31 @@ describe('forged or unreadable input changes nothing', () => {
   });
 
   it('an unparsable body → 400, an oversize body → 413, another media type → 400', async () => {
-    const bad = await ctx.http.post('/webhooks/gateway?type=invoice').set('content-type', 'application/json').send('{"shop_id":');
+    const bad = await ctx.http
+      .post('/webhooks/gateway?type=invoice')
+      .set('content-type', 'application/json')
+      .send('{"shop_id":');
     expect(bad.status).toBe(400);
     const big = await ctx.http
       .post('/webhooks/gateway?type=invoice')
       .set('content-type', 'application/json')
       .send(JSON.stringify({ pad: 'x'.repeat(70 * 1024) }));
     expect(big.status).toBe(413);
-    const text = await ctx.http.post('/webhooks/gateway?type=invoice').set('content-type', 'text/plain').send('shop_id=1');
+    const text = await ctx.http
+      .post('/webhooks/gateway?type=invoice')
+      .set('content-type', 'text/plain')
+      .send('shop_id=1');
     expect(text.status).toBe(400);
   });
 
   it('counts refusals in the metrics', async () => {
     const res = await ctx.http.get('/metrics');
-    expect(res.text).toMatch(/gateway_notifications_total\{type="invoice",result="bad_signature"\} [1-9]/);
-    expect(res.text).toMatch(/gateway_notifications_total\{type="invoice",result="applied"\} [1-9]/);
+    expect(res.text).toMatch(
+      /gateway_notifications_total\{type="invoice",result="bad_signature"\} [1-9]/,
+    );
+    expect(res.text).toMatch(
+      /gateway_notifications_total\{type="invoice",result="applied"\} [1-9]/,
+    );
   });
 });
 
@@ -252,15 +345,19 @@ describe('checks before applying', () => {
   it('a notification for a final invoice that would move it back is stored as stale, not applied', async () => {
     const inv = await invoice({ onGateway: false });
     expect((await postJson(notification(inv.shopOrderId))).status).toBe(200);
-    const late = notification(inv.shopOrderId, { status: 'rejected', updated: '2026-01-01T10:06:00+03:00' });
+    const late = notification(inv.shopOrderId, {
+      status: 'rejected',
+      updated: '2026-01-01T10:06:00+03:00',
+    });
     const res = await postJson(late);
     expect(res.status).toBe(200);
     expect(res.text).toBe('OK');
     expect(await statusOf(inv.shopOrderId)).toBe('succeeded');
     expect(await eventsOf(inv.shopOrderId)).toHaveLength(1);
-    const n = await db.query(`SELECT status, outcome FROM notifications WHERE shop_order_id = $1 AND payload->>'status' = 'rejected'`, [
-      inv.shopOrderId,
-    ]);
+    const n = await db.query(
+      `SELECT status, outcome FROM notifications WHERE shop_order_id = $1 AND payload->>'status' = 'rejected'`,
+      [inv.shopOrderId],
+    );
     expect(n.rows[0].status).toBe('stale');
     expect(n.rows[0].outcome).toContain('final');
   });
@@ -268,7 +365,16 @@ describe('checks before applying', () => {
   it('an out-of-order "waiting" after "hold" does not move the invoice back', async () => {
     const inv = await invoice({ onGateway: false, twoStep: true });
     expect((await postJson(notification(inv.shopOrderId, { status: 'hold' }))).status).toBe(200);
-    expect((await postJson(notification(inv.shopOrderId, { status: 'waiting', updated: '2026-01-01T10:01:00+03:00' }))).status).toBe(200);
+    expect(
+      (
+        await postJson(
+          notification(inv.shopOrderId, {
+            status: 'waiting',
+            updated: '2026-01-01T10:01:00+03:00',
+          }),
+        )
+      ).status,
+    ).toBe(200);
     expect(await statusOf(inv.shopOrderId)).toBe('held');
   });
 
@@ -281,13 +387,17 @@ describe('checks before applying', () => {
     const res = await postJson(notification(inv.shopOrderId, override));
     expect(res.status).toBe(200);
     expect(await statusOf(inv.shopOrderId)).toBe('awaiting_payer');
-    const n = await db.query(`SELECT status FROM notifications WHERE shop_order_id = $1`, [inv.shopOrderId]);
+    const n = await db.query(`SELECT status FROM notifications WHERE shop_order_id = $1`, [
+      inv.shopOrderId,
+    ]);
     expect(n.rows).toEqual([{ status: 'rejected' }]);
   });
 
   it('an amount with another scale but the same value matches', async () => {
     const inv = await invoice({ onGateway: false, amount: '100.10' });
-    expect((await postJson(notification(inv.shopOrderId, { shop_amount: '100.1' }))).status).toBe(200);
+    expect((await postJson(notification(inv.shopOrderId, { shop_amount: '100.1' }))).status).toBe(
+      200,
+    );
     expect(await statusOf(inv.shopOrderId)).toBe('succeeded');
   });
 
@@ -303,7 +413,9 @@ describe('checks before applying', () => {
     const n = await db.query(`SELECT status FROM notifications WHERE type = 'chargeback'`);
     expect(n.rows).toEqual([{ status: 'ignored' }]);
     const inv = await invoice({ onGateway: false });
-    expect((await postJson(notification(inv.shopOrderId, { brand_new_field: 'y' }))).status).toBe(200);
+    expect((await postJson(notification(inv.shopOrderId, { brand_new_field: 'y' }))).status).toBe(
+      200,
+    );
     expect(await statusOf(inv.shopOrderId)).toBe('succeeded');
   });
 });
@@ -312,18 +424,33 @@ describe('admin views', () => {
   it('lists notifications with filters and cursor pagination, and replays a rejected one', async () => {
     const inv = await invoice({ onGateway: false });
     // Arrives for an order this instance does not have yet (e.g. restored later): rejected.
-    await db.query(`UPDATE invoices SET shop_order_id = $2 WHERE shop_order_id = $1`, [inv.shopOrderId, `${inv.shopOrderId}-x`]);
+    await db.query(`UPDATE invoices SET shop_order_id = $2 WHERE shop_order_id = $1`, [
+      inv.shopOrderId,
+      `${inv.shopOrderId}-x`,
+    ]);
     expect((await postJson(notification(inv.shopOrderId))).status).toBe(200);
-    await db.query(`UPDATE invoices SET shop_order_id = $1 WHERE shop_order_id = $2`, [inv.shopOrderId, `${inv.shopOrderId}-x`]);
+    await db.query(`UPDATE invoices SET shop_order_id = $1 WHERE shop_order_id = $2`, [
+      inv.shopOrderId,
+      `${inv.shopOrderId}-x`,
+    ]);
 
-    const list = await ctx.http.get(`/api/v1/admin/notifications?shopOrderId=${inv.shopOrderId}`).set(admin());
+    const list = await ctx.http
+      .get(`/api/v1/admin/notifications?shopOrderId=${inv.shopOrderId}`)
+      .set(admin());
     expect(list.status).toBe(200);
     expect(list.body.items).toHaveLength(1);
     const item = list.body.items[0];
-    expect(item).toMatchObject({ type: 'invoice', verified: true, status: 'rejected', shopOrderId: inv.shopOrderId });
+    expect(item).toMatchObject({
+      type: 'invoice',
+      verified: true,
+      status: 'rejected',
+      shopOrderId: inv.shopOrderId,
+    });
     expect(item.fields).not.toHaveProperty('sign');
 
-    const replay = await ctx.http.post(`/api/v1/admin/notifications/${item.id}/replay`).set(admin());
+    const replay = await ctx.http
+      .post(`/api/v1/admin/notifications/${item.id}/replay`)
+      .set(admin());
     expect(replay.status).toBe(200);
     expect(replay.body.status).toBe('applied');
     expect(await statusOf(inv.shopOrderId)).toBe('succeeded');
@@ -331,33 +458,54 @@ describe('admin views', () => {
     expect(again.body.status).toBe('applied');
     expect(await eventsOf(inv.shopOrderId)).toHaveLength(1);
 
-    const page1 = await ctx.http.get('/api/v1/admin/notifications?limit=2&type=invoice').set(admin());
+    const page1 = await ctx.http
+      .get('/api/v1/admin/notifications?limit=2&type=invoice')
+      .set(admin());
     expect(page1.body.items).toHaveLength(2);
-    const page2 = await ctx.http.get(`/api/v1/admin/notifications?limit=2&type=invoice&cursor=${page1.body.nextCursor}`).set(admin());
+    const page2 = await ctx.http
+      .get(`/api/v1/admin/notifications?limit=2&type=invoice&cursor=${page1.body.nextCursor}`)
+      .set(admin());
     expect(page2.body.items).toHaveLength(2);
     const ids = [...page1.body.items, ...page2.body.items].map((x: { id: string }) => x.id);
     expect(new Set(ids).size).toBe(4);
 
-    const unverified = await ctx.http.get('/api/v1/admin/notifications?verified=false').set(admin());
+    const unverified = await ctx.http
+      .get('/api/v1/admin/notifications?verified=false')
+      .set(admin());
     expect(unverified.body.items.every((x: { verified: boolean }) => !x.verified)).toBe(true);
     const applied = await ctx.http.get('/api/v1/admin/notifications?status=applied').set(admin());
     expect(applied.body.items.every((x: { status: string }) => x.status === 'applied')).toBe(true);
   });
 
   it('replaying an unknown notification is a 404; the admin routes need the admin role', async () => {
-    expect((await ctx.http.post(`/api/v1/admin/notifications/${randomUUID()}/replay`).set(admin())).status).toBe(404);
+    expect(
+      (await ctx.http.post(`/api/v1/admin/notifications/${randomUUID()}/replay`).set(admin()))
+        .status,
+    ).toBe(404);
     expect((await ctx.http.get('/api/v1/admin/notifications')).status).toBe(401);
   });
 
   it('lists the audit trail by entity, newest first, with a cursor', async () => {
     const inv = await invoice({ onGateway: false, twoStep: true });
     await postJson(notification(inv.shopOrderId, { status: 'hold' }));
-    await postJson(notification(inv.shopOrderId, { status: 'success', updated: '2026-01-01T11:00:00+03:00' }));
-    const res = await ctx.http.get(`/api/v1/admin/events?entityType=invoice&entityId=${inv.shopOrderId}&limit=1`).set(admin());
+    await postJson(
+      notification(inv.shopOrderId, { status: 'success', updated: '2026-01-01T11:00:00+03:00' }),
+    );
+    const res = await ctx.http
+      .get(`/api/v1/admin/events?entityType=invoice&entityId=${inv.shopOrderId}&limit=1`)
+      .set(admin());
     expect(res.status).toBe(200);
-    expect(res.body.items).toEqual([expect.objectContaining({ fromStatus: 'held', toStatus: 'succeeded', cause: 'notification' })]);
-    const next = await ctx.http.get(`/api/v1/admin/events?entityType=invoice&entityId=${inv.shopOrderId}&limit=1&cursor=${res.body.nextCursor}`).set(admin());
-    expect(next.body.items).toEqual([expect.objectContaining({ fromStatus: 'awaiting_payer', toStatus: 'held' })]);
+    expect(res.body.items).toEqual([
+      expect.objectContaining({ fromStatus: 'held', toStatus: 'succeeded', cause: 'notification' }),
+    ]);
+    const next = await ctx.http
+      .get(
+        `/api/v1/admin/events?entityType=invoice&entityId=${inv.shopOrderId}&limit=1&cursor=${res.body.nextCursor}`,
+      )
+      .set(admin());
+    expect(next.body.items).toEqual([
+      expect.objectContaining({ fromStatus: 'awaiting_payer', toStatus: 'held' }),
+    ]);
     expect(next.body.nextCursor).toBeNull();
   });
 });

@@ -74,7 +74,10 @@ export class AdminNotificationsController {
   constructor(private readonly notifications: NotificationsService) {}
 
   @Get('notifications')
-  @ApiOperation({ summary: 'Every received notification with its verification result and what it changed (newest first)' })
+  @ApiOperation({
+    summary:
+      'Every received notification with its verification result and what it changed (newest first)',
+  })
   async list(@Query() q: ListNotificationsQuery): Promise<Page<NotificationView>> {
     const page = await this.notifications.list(q);
     return { items: page.items.map(notificationView), nextCursor: page.nextCursor };
@@ -82,7 +85,9 @@ export class AdminNotificationsController {
 
   @Post('notifications/:id/replay')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Apply a stored verified notification again (same rules; no-op when already applied)' })
+  @ApiOperation({
+    summary: 'Apply a stored verified notification again (same rules; no-op when already applied)',
+  })
   async replay(@Param('id') id: string): Promise<NotificationView> {
     await this.notifications.get(id);
     return notificationView(await this.notifications.replay(id));

@@ -5,7 +5,12 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { lockInvoice, transitionInvoice } from '../invoices/invoice-transitions';
 import { storePaymentToken, tokenFromPsData } from '../invoices/payment-token';
 import { checkInvoiceNotification } from './invoice-notification.rules';
-import { type ApplyContext, type ApplyOutcome, type NotificationApplier, NotificationAppliers } from './notification-appliers';
+import {
+  type ApplyContext,
+  type ApplyOutcome,
+  type NotificationApplier,
+  NotificationAppliers,
+} from './notification-appliers';
 
 const log = logger.child({ component: 'invoice-notifications' });
 
@@ -25,11 +30,19 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
     this.appliers.register('invoice', this);
   }
 
-  async apply(manager: EntityManager, fields: Record<string, string>, ctx: ApplyContext = {}): Promise<ApplyOutcome> {
+  async apply(
+    manager: EntityManager,
+    fields: Record<string, string>,
+    ctx: ApplyContext = {},
+  ): Promise<ApplyOutcome> {
     const shopOrderId = fields.shop_order_id;
     if (!shopOrderId) return this.reject(undefined, 'shop_order_id is missing', ctx);
     if (fields.shop_id !== String(this.config.gateway.shopId)) {
-      return this.reject(shopOrderId, `shop_id ${fields.shop_id ?? '(missing)'} is not this shop`, ctx);
+      return this.reject(
+        shopOrderId,
+        `shop_id ${fields.shop_id ?? '(missing)'} is not this shop`,
+        ctx,
+      );
     }
     const invoice = await lockInvoice(manager, { shopId: this.config.gateway.shopId, shopOrderId });
     if (invoice === null) return this.reject(shopOrderId, `no invoice ${shopOrderId}`, ctx);
@@ -51,14 +64,16 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
         paymentId !== undefined ? { paymentId } : {},
       );
       if (decision.allowed) changes.push(`status ${from} -> ${check.to}`);
-      else stale = `not applied: invoice is ${from}, notification says ${check.to} (${decision.reason})`;
+      else
+        stale = `not applied: invoice is ${from}, notification says ${check.to} (${decision.reason})`;
     } else {
       stale = check.reason;
     }
 
     // The token comes only with a successful payment; keep it even when the status was settled earlier.
     const token = tokenFromPsData(fields.ps_data);
-    if (token !== null && (await storePaymentToken(manager, invoice, token.token, token.info))) changes.push('payment token stored');
+    if (token !== null && (await storePaymentToken(manager, invoice, token.token, token.info)))
+      changes.push('payment token stored');
 
     if (changes.length > 0) return { status: 'applied', outcome: changes.join('; '), shopOrderId };
     return { status: 'stale', outcome: stale ?? 'nothing to change', shopOrderId };
@@ -66,7 +81,10 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
 
   private reject(shopOrderId: string | undefined, reason: string, ctx: ApplyContext): ApplyOutcome {
     // A verified notification that does not match our records: someone must look at it.
-    log.warn({ shopOrderId, notificationId: ctx.notificationId, reason }, 'payment notification rejected: does not match the invoice');
+    log.warn(
+      { shopOrderId, notificationId: ctx.notificationId, reason },
+      'payment notification rejected: does not match the invoice',
+    );
     return { status: 'rejected', outcome: reason, shopOrderId };
   }
 }

@@ -11,7 +11,13 @@ const WORDS: Record<string, InvoiceStatus> = {
   success: 'succeeded',
   rejected: 'rejected',
 };
-const RANK: Record<string, number> = { pending: 0, awaiting_payer: 1, held: 2, succeeded: 3, rejected: 3 };
+const RANK: Record<string, number> = {
+  pending: 0,
+  awaiting_payer: 1,
+  held: 2,
+  succeeded: 3,
+  rejected: 3,
+};
 
 /**
  * The model, written independently of the state machine: the first final word delivered wins for
@@ -20,13 +26,19 @@ const RANK: Record<string, number> = { pending: 0, awaiting_payer: 1, held: 2, s
 function model(words: readonly string[]): InvoiceStatus {
   const firstFinal = words.map((w) => WORDS[w]).find((s) => s === 'succeeded' || s === 'rejected');
   if (firstFinal !== undefined) return firstFinal;
-  return words.map((w) => WORDS[w]).reduce<InvoiceStatus>((best, s) => (RANK[s] > RANK[best] ? s : best), 'pending');
+  return words
+    .map((w) => WORDS[w])
+    .reduce<InvoiceStatus>((best, s) => (RANK[s] > RANK[best] ? s : best), 'pending');
 }
 
 /** A real lifecycle: waiting, then optionally hold, then success or rejected (or still open). */
 const lifecycle = fc
   .tuple(fc.boolean(), fc.boolean(), fc.constantFrom('success', 'rejected', null))
-  .map(([waiting, hold, end]) => [...(waiting ? ['waiting'] : []), ...(hold ? ['hold'] : []), ...(end ? [end] : [])]);
+  .map(([waiting, hold, end]) => [
+    ...(waiting ? ['waiting'] : []),
+    ...(hold ? ['hold'] : []),
+    ...(end ? [end] : []),
+  ]);
 
 /** Any order and any duplication of the lifecycle's notifications. */
 const deliveries = lifecycle.chain((set) =>
@@ -34,7 +46,9 @@ const deliveries = lifecycle.chain((set) =>
     ? fc.constant({ set, delivered: [] as string[] })
     : fc
         .array(fc.constantFrom(...set), { minLength: 0, maxLength: 20 })
-        .chain((extra) => fc.shuffledSubarray([...set, ...extra], { minLength: set.length + extra.length }))
+        .chain((extra) =>
+          fc.shuffledSubarray([...set, ...extra], { minLength: set.length + extra.length }),
+        )
         .map((delivered) => ({ set, delivered })),
 );
 
@@ -52,18 +66,35 @@ describe('payment notifications folded over the invoice state machine', () => {
     fc.assert(
       fc.property(deliveries, ({ set, delivered }) => {
         const end = set[set.length - 1];
-        if (end === 'success' || end === 'rejected') expect(foldNotificationStatuses('pending', delivered)).toBe(WORDS[end]);
+        if (end === 'success' || end === 'rejected')
+          expect(foldNotificationStatuses('pending', delivered)).toBe(WORDS[end]);
       }),
     );
   });
 
   it('a final state never changes, whatever arrives', () => {
-    const anyWord = fc.constantFrom('waiting', 'hold', 'success', 'rejected', 'created', '1', '2', '4', '6', '8', 'bogus');
+    const anyWord = fc.constantFrom(
+      'waiting',
+      'hold',
+      'success',
+      'rejected',
+      'created',
+      '1',
+      '2',
+      '4',
+      '6',
+      '8',
+      'bogus',
+    );
     fc.assert(
-      fc.property(fc.constantFrom<InvoiceStatus>('succeeded', 'rejected', 'unheld'), fc.array(anyWord, { maxLength: 30 }), (final, words) => {
-        expect(isFinal(final)).toBe(true);
-        expect(foldNotificationStatuses(final, words)).toBe(final);
-      }),
+      fc.property(
+        fc.constantFrom<InvoiceStatus>('succeeded', 'rejected', 'unheld'),
+        fc.array(anyWord, { maxLength: 30 }),
+        (final, words) => {
+          expect(isFinal(final)).toBe(true);
+          expect(foldNotificationStatuses(final, words)).toBe(final);
+        },
+      ),
     );
   });
 
@@ -83,12 +114,21 @@ describe('payment notifications folded over the invoice state machine', () => {
 
 describe('checkInvoiceNotification', () => {
   const invoice = { shopId: 1001, amount: Amount.fromText('100.10'), currency: 643 };
-  const base = { shop_id: '1001', shop_order_id: 'o1', shop_amount: '100.10', shop_currency: '643', status: 'success' };
+  const base = {
+    shop_id: '1001',
+    shop_order_id: 'o1',
+    shop_amount: '100.10',
+    shop_currency: '643',
+    status: 'success',
+  };
 
   it.each([
     [{}, { ok: true, to: 'succeeded' }],
     [{ shop_amount: '100.1' }, { ok: true, to: 'succeeded' }],
-    [{ shop_amount: undefined, shop_currency: undefined }, { ok: true, to: 'succeeded' }],
+    [
+      { shop_amount: undefined, shop_currency: undefined },
+      { ok: true, to: 'succeeded' },
+    ],
     [{ status: 'hold' }, { ok: true, to: 'held' }],
     [{ shop_amount: '100.11' }, { ok: false, kind: 'mismatch' }],
     [{ shop_amount: '1e2' }, { ok: false, kind: 'mismatch' }],
@@ -96,7 +136,9 @@ describe('checkInvoiceNotification', () => {
     [{ shop_id: '1002' }, { ok: false, kind: 'mismatch' }],
     [{ status: 'exploded' }, { ok: false, kind: 'unknown_status' }],
   ])('%j → %j', (override, expected) => {
-    const fields = Object.fromEntries(Object.entries({ ...base, ...override }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    const fields = Object.fromEntries(
+      Object.entries({ ...base, ...override }).filter(([, v]) => v !== undefined),
+    ) as Record<string, string>;
     expect(checkInvoiceNotification(invoice, fields)).toMatchObject(expected);
   });
 });
@@ -104,18 +146,31 @@ describe('checkInvoiceNotification', () => {
 describe('notification keys and sources', () => {
   it('the content key ignores field order and separates types and verification', () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 })), (fields) => {
-        const reversed = Object.fromEntries(Object.entries(fields).reverse());
-        expect(notificationContentKey('invoice', reversed)).toBe(notificationContentKey('invoice', fields));
-        expect(notificationContentKey('refund', fields)).not.toBe(notificationContentKey('invoice', fields));
-        expect(notificationContentKey('invoice', fields, false)).not.toBe(notificationContentKey('invoice', fields));
-      }),
+      fc.property(
+        fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 })),
+        (fields) => {
+          const reversed = Object.fromEntries(Object.entries(fields).reverse());
+          expect(notificationContentKey('invoice', reversed)).toBe(
+            notificationContentKey('invoice', fields),
+          );
+          expect(notificationContentKey('refund', fields)).not.toBe(
+            notificationContentKey('invoice', fields),
+          );
+          expect(notificationContentKey('invoice', fields, false)).not.toBe(
+            notificationContentKey('invoice', fields),
+          );
+        },
+      ),
     );
   });
 
   it('a changed value changes the key', () => {
-    expect(notificationContentKey('invoice', { a: '1', b: '2' })).not.toBe(notificationContentKey('invoice', { a: '1', b: '3' }));
-    expect(notificationContentKey('invoice', { a: '1:2' })).not.toBe(notificationContentKey('invoice', { a: '1', b: '2' }));
+    expect(notificationContentKey('invoice', { a: '1', b: '2' })).not.toBe(
+      notificationContentKey('invoice', { a: '1', b: '3' }),
+    );
+    expect(notificationContentKey('invoice', { a: '1:2' })).not.toBe(
+      notificationContentKey('invoice', { a: '1', b: '2' }),
+    );
   });
 
   it('accepts IPv4-mapped addresses of an allowed source and nothing else', () => {

@@ -22,7 +22,11 @@ export interface ApplyContext {
  * it takes its own row locks. `fields` are the notification's fields as transmitted (text), sign removed.
  */
 export interface NotificationApplier {
-  apply(manager: EntityManager, fields: Record<string, string>, ctx?: ApplyContext): Promise<ApplyOutcome>;
+  apply(
+    manager: EntityManager,
+    fields: Record<string, string>,
+    ctx?: ApplyContext,
+  ): Promise<ApplyOutcome>;
 }
 
 /**

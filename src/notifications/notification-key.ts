@@ -6,7 +6,11 @@ import { createHash } from 'node:crypto';
  * does not matter. `verified: false` keys a separate space, so an unverifiable copy can never
  * occupy the row of the genuine notification.
  */
-export function notificationContentKey(type: string, fields: Readonly<Record<string, string>>, verified = true): string {
+export function notificationContentKey(
+  type: string,
+  fields: Readonly<Record<string, string>>,
+  verified = true,
+): string {
   const sorted = Object.keys(fields)
     .sort()
     .map((k) => [k, fields[k]]);

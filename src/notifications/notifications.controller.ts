@@ -25,14 +25,21 @@ export class NotificationsController {
       'committed. A repeated notification changes nothing and is answered OK; one that does not match the invoice is stored as ' +
       'rejected and answered OK (the gateway cannot fix it by retrying). A storage failure is a 5xx so the gateway retries.',
   })
-  @ApiQuery({ name: 'type', required: false, description: 'invoice | refund (other kinds are stored and ignored)' })
+  @ApiQuery({
+    name: 'type',
+    required: false,
+    description: 'invoice | refund (other kinds are stored and ignored)',
+  })
   @ApiConsumes('application/json', 'application/x-www-form-urlencoded')
   @ApiResponse({ status: 200, description: 'OK (text/plain)' })
   @ApiResponse({ status: 400, description: 'Unreadable body' })
   @ApiResponse({ status: 401, description: 'Signature does not verify' })
   @ApiResponse({ status: 403, description: 'Source address not allowed' })
   @ApiResponse({ status: 413, description: 'Body larger than 64 kB' })
-  async receive(@Req() req: Request & { rawBody?: Buffer }, @Query('type') type?: string | string[]): Promise<string> {
+  async receive(
+    @Req() req: Request & { rawBody?: Buffer },
+    @Query('type') type?: string | string[],
+  ): Promise<string> {
     await this.notifications.receive({
       type: Array.isArray(type) ? type[0] : type,
       rawBody: req.rawBody,

@@ -3,14 +3,24 @@ import { DomainError } from '../common/errors';
 /** A notification from an address not on NOTIFY_ALLOWED_IPS. */
 export class NotificationSourceForbidden extends DomainError {
   constructor() {
-    super('notification-source-forbidden', 403, 'Notification source not allowed', 'The notification came from an address that may not send gateway notifications');
+    super(
+      'notification-source-forbidden',
+      403,
+      'Notification source not allowed',
+      'The notification came from an address that may not send gateway notifications',
+    );
   }
 }
 
 /** Missing or wrong `sign`: nothing is applied. */
 export class NotificationSignatureInvalid extends DomainError {
   constructor() {
-    super('notification-signature-invalid', 401, 'Notification signature invalid', 'The notification signature does not verify');
+    super(
+      'notification-signature-invalid',
+      401,
+      'Notification signature invalid',
+      'The notification signature does not verify',
+    );
   }
 }
 

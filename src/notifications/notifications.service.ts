@@ -11,7 +11,11 @@ import { notificationsReceived } from '../metrics/metrics';
 import { NotificationAppliers, type ApplyOutcome } from './notification-appliers';
 import { NotificationEntity, type NotificationStatus } from './notification.entity';
 import { isAllowedSource, normaliseIp, notificationContentKey } from './notification-key';
-import { NotificationSignatureInvalid, NotificationSourceForbidden, NotificationUnreadable } from './notifications.errors';
+import {
+  NotificationSignatureInvalid,
+  NotificationSourceForbidden,
+  NotificationUnreadable,
+} from './notifications.errors';
 
 const log = logger.child({ component: 'notifications' });
 
@@ -89,8 +93,17 @@ export class NotificationsService {
     if (!check.valid) {
       notificationsReceived.inc({ type: metricType, result: 'bad_signature' });
       // Kept for operators (verified = false, in a key space of its own), applied never.
-      await this.storeUnverified(type, check.fields, contentType, sourceIp, check.error ?? 'bad sign');
-      log.warn({ type, sourceIp, shopOrderId: check.fields.shop_order_id, reason: check.error }, 'notification refused: signature does not verify');
+      await this.storeUnverified(
+        type,
+        check.fields,
+        contentType,
+        sourceIp,
+        check.error ?? 'bad sign',
+      );
+      log.warn(
+        { type, sourceIp, shopOrderId: check.fields.shop_order_id, reason: check.error },
+        'notification refused: signature does not verify',
+      );
       throw new NotificationSignatureInvalid();
     }
 
@@ -110,15 +123,30 @@ export class NotificationsService {
       const outcome = await this.applyStored(manager, stored.id, type, check.fields);
       return { id: stored.id, status: outcome.status, duplicate: false };
     });
-    notificationsReceived.inc({ type: metricType, result: result.duplicate ? 'duplicate' : result.status });
-    log.info({ type, notificationId: result.id, shopOrderId: check.fields.shop_order_id, status: result.status, duplicate: result.duplicate }, 'notification received');
+    notificationsReceived.inc({
+      type: metricType,
+      result: result.duplicate ? 'duplicate' : result.status,
+    });
+    log.info(
+      {
+        type,
+        notificationId: result.id,
+        shopOrderId: check.fields.shop_order_id,
+        status: result.status,
+        duplicate: result.duplicate,
+      },
+      'notification received',
+    );
     return result;
   }
 
   /** Re-applies a stored, verified notification (admin); a no-op when it was applied already. */
   async replay(id: string): Promise<NotificationEntity> {
     await this.dataSource.transaction(async (manager) => {
-      const n = await manager.findOne(NotificationEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+      const n = await manager.findOne(NotificationEntity, {
+        where: { id },
+        lock: { mode: 'pessimistic_write' },
+      });
       if (n === null) throw new NotFound('Notification', id);
       if (!n.verified || n.status === 'applied') return;
       await this.applyStored(manager, n.id, n.type, n.payload);
@@ -140,10 +168,13 @@ export class NotificationsService {
     const at = `date_trunc('milliseconds', n.received_at)`;
     const qb = this.dataSource.getRepository(NotificationEntity).createQueryBuilder('n');
     if (filter.type !== undefined) qb.andWhere('n.type = :type', { type: filter.type });
-    if (filter.verified !== undefined) qb.andWhere('n.verified = :verified', { verified: filter.verified });
+    if (filter.verified !== undefined)
+      qb.andWhere('n.verified = :verified', { verified: filter.verified });
     if (filter.status !== undefined) qb.andWhere('n.status = :status', { status: filter.status });
-    if (filter.shopOrderId !== undefined) qb.andWhere('n.shop_order_id = :shopOrderId', { shopOrderId: filter.shopOrderId });
-    if (cursor !== null) qb.andWhere(`(${at}, n.id) < (:cAt, :cId)`, { cAt: cursor.createdAt, cId: cursor.id });
+    if (filter.shopOrderId !== undefined)
+      qb.andWhere('n.shop_order_id = :shopOrderId', { shopOrderId: filter.shopOrderId });
+    if (cursor !== null)
+      qb.andWhere(`(${at}, n.id) < (:cAt, :cId)`, { cAt: cursor.createdAt, cId: cursor.id });
     const rows = await qb
       .orderBy(at, 'DESC')
       .addOrderBy('n.id', 'DESC')
@@ -160,8 +191,10 @@ export class NotificationsService {
     const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
     const cursor = decodeCursor(filter.cursor);
     const qb = this.dataSource.getRepository(AuditEventEntity).createQueryBuilder('e');
-    if (filter.entityType !== undefined) qb.andWhere('e.entity_type = :entityType', { entityType: filter.entityType });
-    if (filter.entityId !== undefined) qb.andWhere('e.entity_id = :entityId', { entityId: filter.entityId });
+    if (filter.entityType !== undefined)
+      qb.andWhere('e.entity_type = :entityType', { entityType: filter.entityType });
+    if (filter.entityId !== undefined)
+      qb.andWhere('e.entity_id = :entityId', { entityId: filter.entityId });
     if (cursor !== null) {
       if (!/^\d+$/.test(cursor.id)) return { items: [], nextCursor: null };
       qb.andWhere('e.id < :cId', { cId: cursor.id });
@@ -174,7 +207,12 @@ export class NotificationsService {
   }
 
   /** Runs the type's applier and records what it did on the inbox row, in the caller's transaction. */
-  private async applyStored(manager: EntityManager, id: string, type: string, fields: Record<string, string>): Promise<StoredOutcome> {
+  private async applyStored(
+    manager: EntityManager,
+    id: string,
+    type: string,
+    fields: Record<string, string>,
+  ): Promise<StoredOutcome> {
     const applier = this.appliers.get(type);
     const outcome: StoredOutcome = applier
       ? await applier.apply(manager, fields, { notificationId: id })
@@ -193,7 +231,13 @@ export class NotificationsService {
     return outcome;
   }
 
-  private async storeUnverified(type: string, fields: Record<string, string>, contentType: string, sourceIp: string, reason: string): Promise<void> {
+  private async storeUnverified(
+    type: string,
+    fields: Record<string, string>,
+    contentType: string,
+    sourceIp: string,
+    reason: string,
+  ): Promise<void> {
     try {
       await this.upsert(this.dataSource.manager, {
         type,
@@ -212,7 +256,15 @@ export class NotificationsService {
 
   private async upsert(
     manager: EntityManager,
-    n: { type: string; fields: Record<string, string>; contentType: string; sourceIp: string; verified: boolean; status: NotificationStatus; outcome: string | null },
+    n: {
+      type: string;
+      fields: Record<string, string>;
+      contentType: string;
+      sourceIp: string;
+      verified: boolean;
+      status: NotificationStatus;
+      outcome: string | null;
+    },
   ): Promise<{ id: string; status: NotificationStatus; inserted: boolean }> {
     const key = notificationContentKey(n.type, n.fields, n.verified);
     const rows = (await manager.query(

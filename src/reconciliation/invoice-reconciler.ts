@@ -9,7 +9,11 @@ import { GatewayError, GatewayService, type InvoiceCheckRecord } from '../gatewa
 import { InvoiceEntity } from '../invoices/invoice.entity';
 import { transitionInvoice } from '../invoices/invoice-transitions';
 import { storePaymentToken, tokenInfoFromCheck } from '../invoices/payment-token';
-import { FINAL_INVOICE_STATUSES, isFinal, statusFromGatewayNumber } from '../invoices/invoice.state';
+import {
+  FINAL_INVOICE_STATUSES,
+  isFinal,
+  statusFromGatewayNumber,
+} from '../invoices/invoice.state';
 import { reconcileRuns } from '../metrics/metrics';
 import { claimDue, forEachBounded } from './claim';
 import { nextInvoiceCheck } from './invoice-reconciler.schedule';
@@ -46,7 +50,9 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
     const handle = setInterval(() => {
       // One tick at a time per instance; a long run simply skips the ticks it overlaps.
       if (this.running) return;
-      this.runOnce().catch((e: Error) => log.error({ err: e.message }, 'invoice reconciliation run failed'));
+      this.runOnce().catch((e: Error) =>
+        log.error({ err: e.message }, 'invoice reconciliation run failed'),
+      );
     }, this.config.tickMs);
     this.scheduler.addInterval('invoice-reconciler', handle);
   }
@@ -56,7 +62,12 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
     this.running = true;
     try {
       await this.scheduleOpenInvoices();
-      const ids = await claimDue(this.dataSource, { table: 'invoices', dueColumn: 'next_check_at', limit: BATCH, leaseSeconds: LEASE_S });
+      const ids = await claimDue(this.dataSource, {
+        table: 'invoices',
+        dueColumn: 'next_check_at',
+        limit: BATCH,
+        leaseSeconds: LEASE_S,
+      });
       await forEachBounded(ids, CONCURRENCY, async (id) => {
         const outcome = await this.checkOne(id).catch((e: Error) => {
           log.error({ invoicePk: id, err: e.message }, 'invoice check failed');
@@ -95,7 +106,10 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
     } catch (e) {
       if (e instanceof GatewayError && e.isAbsent) return this.absent(id);
       // Transport or gateway trouble: keep the invoice, ask again later.
-      log.warn({ shopOrderId: invoice.shopOrderId, err: (e as Error).message }, 'invoice/check failed; will retry');
+      log.warn(
+        { shopOrderId: invoice.shopOrderId, err: (e as Error).message },
+        'invoice/check failed; will retry',
+      );
       return this.reschedule(id);
     }
     return this.applyCheck(id, record);
@@ -103,20 +117,43 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
 
   private async applyCheck(id: string, record: InvoiceCheckRecord): Promise<Outcome> {
     return this.dataSource.transaction(async (manager) => {
-      const invoice = await manager.findOne(InvoiceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+      const invoice = await manager.findOne(InvoiceEntity, {
+        where: { id },
+        lock: { mode: 'pessimistic_write' },
+      });
       if (invoice === null) return 'error';
-      if (record.shop_amount !== undefined && record.shop_amount !== null && !Amount.fromText(String(record.shop_amount)).eq(invoice.amount)) {
-        log.warn({ shopOrderId: invoice.shopOrderId }, 'invoice/check amount differs from the stored invoice; flagged for an operator');
-        await manager.query(`UPDATE invoices SET needs_attention = true, next_check_at = NULL, lease_until = NULL WHERE id = $1`, [id]);
+      if (
+        record.shop_amount !== undefined &&
+        record.shop_amount !== null &&
+        !Amount.fromText(String(record.shop_amount)).eq(invoice.amount)
+      ) {
+        log.warn(
+          { shopOrderId: invoice.shopOrderId },
+          'invoice/check amount differs from the stored invoice; flagged for an operator',
+        );
+        await manager.query(
+          `UPDATE invoices SET needs_attention = true, next_check_at = NULL, lease_until = NULL WHERE id = $1`,
+          [id],
+        );
         return 'flagged';
       }
       const to = statusFromGatewayNumber(record.status);
       if (to !== null) {
-        const paymentId = record.payment_id !== undefined && record.payment_id !== null ? String(record.payment_id) : undefined;
-        await transitionInvoice(manager, invoice, to, 'reconciliation', { via: 'invoice/check', gatewayStatus: record.status }, {
-          gatewayStatus: record.status,
-          ...(paymentId !== undefined ? { paymentId } : {}),
-        });
+        const paymentId =
+          record.payment_id !== undefined && record.payment_id !== null
+            ? String(record.payment_id)
+            : undefined;
+        await transitionInvoice(
+          manager,
+          invoice,
+          to,
+          'reconciliation',
+          { via: 'invoice/check', gatewayStatus: record.status },
+          {
+            gatewayStatus: record.status,
+            ...(paymentId !== undefined ? { paymentId } : {}),
+          },
+        );
       }
       const token = record.payment_token;
       if (token && typeof token.token === 'string') {
@@ -134,7 +171,10 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
   private async absent(id: string): Promise<Outcome> {
     const graceMs = this.config.invoices.reconcileGraceS * 1000;
     return this.dataSource.transaction(async (manager) => {
-      const invoice = await manager.findOne(InvoiceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+      const invoice = await manager.findOne(InvoiceEntity, {
+        where: { id },
+        lock: { mode: 'pessimistic_write' },
+      });
       if (invoice === null) return 'error';
       const open = invoice.status === 'pending' || invoice.status === 'unknown';
       if (open && Date.now() - invoice.createdAt.getTime() >= graceMs) {
@@ -147,17 +187,29 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
           { gatewayMessage: 'The gateway does not know this invoice: it was never created' },
         );
         await this.release(id, manager.query.bind(manager));
-        log.info({ shopOrderId: invoice.shopOrderId }, 'invoice never reached the gateway; rejected');
+        log.info(
+          { shopOrderId: invoice.shopOrderId },
+          'invoice never reached the gateway; rejected',
+        );
         return 'never_created';
       }
-      if (!open) log.warn({ shopOrderId: invoice.shopOrderId, status: invoice.status }, 'invoice/check does not know an invoice the gateway had answered');
+      if (!open)
+        log.warn(
+          { shopOrderId: invoice.shopOrderId, status: invoice.status },
+          'invoice/check does not know an invoice the gateway had answered',
+        );
       return this.reschedule(id, manager.query.bind(manager));
     });
   }
 
   /** Next check with backoff, or the operator flag once the deadline has passed. Clears the lease. */
-  private async reschedule(id: string, query: Query = this.dataSource.query.bind(this.dataSource)): Promise<Outcome> {
-    const rows = (await query(`SELECT check_attempts, check_deadline FROM invoices WHERE id = $1`, [id])) as Array<{
+  private async reschedule(
+    id: string,
+    query: Query = this.dataSource.query.bind(this.dataSource),
+  ): Promise<Outcome> {
+    const rows = (await query(`SELECT check_attempts, check_deadline FROM invoices WHERE id = $1`, [
+      id,
+    ])) as Array<{
       check_attempts: number;
       check_deadline: Date | null;
     }>;
@@ -172,11 +224,18 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
       `UPDATE invoices SET check_attempts = check_attempts + 1, next_check_at = $2, needs_attention = $3, lease_until = NULL WHERE id = $1`,
       [id, next.nextCheckAt, next.needsAttention],
     );
-    if (next.needsAttention) log.warn({ invoicePk: id }, 'invoice still not final at its deadline; flagged for an operator');
+    if (next.needsAttention)
+      log.warn(
+        { invoicePk: id },
+        'invoice still not final at its deadline; flagged for an operator',
+      );
     return next.needsAttention ? 'flagged' : 'rescheduled';
   }
 
-  private async release(id: string, query: Query = this.dataSource.query.bind(this.dataSource)): Promise<void> {
+  private async release(
+    id: string,
+    query: Query = this.dataSource.query.bind(this.dataSource),
+  ): Promise<void> {
     await query(`UPDATE invoices SET next_check_at = NULL, lease_until = NULL WHERE id = $1`, [id]);
   }
 }

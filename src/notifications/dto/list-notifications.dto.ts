@@ -15,7 +15,9 @@ export class ListNotificationsQuery extends PageQuery {
 
   @ApiPropertyOptional({ description: 'Signature verified (false: refused, kept for operators)' })
   @IsOptional()
-  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @Transform(({ value }: { value: unknown }) =>
+    value === 'true' ? true : value === 'false' ? false : value,
+  )
   @IsBoolean()
   verified?: boolean;
 
@@ -37,7 +39,9 @@ export class ListEventsQuery extends PageQuery {
   @IsIn(['invoice', 'refund', 'payout', 'notification'])
   entityType?: string;
 
-  @ApiPropertyOptional({ description: "The shop's id of the object (shopOrderId, shopRefundId, shopPaymentId)" })
+  @ApiPropertyOptional({
+    description: "The shop's id of the object (shopOrderId, shopRefundId, shopPaymentId)",
+  })
   @IsOptional()
   @IsString()
   @MaxLength(255)
