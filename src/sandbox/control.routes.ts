@@ -35,7 +35,8 @@ function bodyOf(req: Request): Body {
 
 function positiveInt(value: unknown, name: string, def: number): number {
   if (value === undefined) return def;
-  if (!Number.isSafeInteger(value) || (value as number) < 1) throw new ControlError(400, `${name} must be a whole number above 0`);
+  if (!Number.isSafeInteger(value) || (value as number) < 1)
+    throw new ControlError(400, `${name} must be a whole number above 0`);
   return value as number;
 }
 
@@ -54,23 +55,28 @@ function absoluteUrl(value: unknown, name: string): string {
 function changeSettings(settings: Settings, body: Body): void {
   const next = { ...settings };
   if (body.notifyFormat !== undefined) {
-    if (body.notifyFormat !== 'json' && body.notifyFormat !== 'form') throw new ControlError(400, 'notifyFormat must be json or form');
+    if (body.notifyFormat !== 'json' && body.notifyFormat !== 'form')
+      throw new ControlError(400, 'notifyFormat must be json or form');
     next.notifyFormat = body.notifyFormat;
   }
   if (body.suppressNotifications !== undefined) {
-    if (typeof body.suppressNotifications !== 'boolean') throw new ControlError(400, 'suppressNotifications must be true or false');
+    if (typeof body.suppressNotifications !== 'boolean')
+      throw new ControlError(400, 'suppressNotifications must be true or false');
     next.suppressNotifications = body.suppressNotifications;
   }
   if (body.shopNotifyUrl !== undefined) {
-    next.shopNotifyUrl = body.shopNotifyUrl === null ? null : absoluteUrl(body.shopNotifyUrl, 'shopNotifyUrl');
+    next.shopNotifyUrl =
+      body.shopNotifyUrl === null ? null : absoluteUrl(body.shopNotifyUrl, 'shopNotifyUrl');
   }
   if (body.timeScale !== undefined) {
-    if (typeof body.timeScale !== 'number' || !(body.timeScale > 0)) throw new ControlError(400, 'timeScale must be a number above 0');
+    if (typeof body.timeScale !== 'number' || !(body.timeScale > 0))
+      throw new ControlError(400, 'timeScale must be a number above 0');
     next.timeScale = body.timeScale;
   }
   if (body.timeoutDelayMs !== undefined) {
     const v = body.timeoutDelayMs;
-    if (v !== null && (typeof v !== 'number' || !(v >= 0))) throw new ControlError(400, 'timeoutDelayMs must be a number of 0 or more, or null');
+    if (v !== null && (typeof v !== 'number' || !(v >= 0)))
+      throw new ControlError(400, 'timeoutDelayMs must be a number of 0 or more, or null');
     next.timeoutDelayMs = v;
   }
   Object.assign(settings, next);
@@ -88,7 +94,10 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
         reply(res, handler(req));
       } catch (e) {
         if (!(e instanceof ControlError)) throw e;
-        res.status(e.status).type('application/json').send(toJsonText({ result: false, message: e.message }));
+        res
+          .status(e.status)
+          .type('application/json')
+          .send(toJsonText({ result: false, message: e.message }));
       }
     };
 
@@ -96,18 +105,29 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
     '/faults',
     route((req) => {
       const b = bodyOf(req);
-      if (typeof b.path !== 'string' || !KNOWN_PATHS.has(b.path)) throw new ControlError(400, 'path must be a gateway call path such as withdraw/create');
-      if (!isFaultName(b.fault)) throw new ControlError(400, `fault must be one of ${CALL_FAULTS.join(', ')}`);
+      if (typeof b.path !== 'string' || !KNOWN_PATHS.has(b.path))
+        throw new ControlError(400, 'path must be a gateway call path such as withdraw/create');
+      if (!isFaultName(b.fault))
+        throw new ControlError(400, `fault must be one of ${CALL_FAULTS.join(', ')}`);
       let delayMs: number | undefined;
       if (b.delayMs !== undefined) {
-        if (typeof b.delayMs !== 'number' || !(b.delayMs >= 0)) throw new ControlError(400, 'delayMs must be a number of 0 or more');
+        if (typeof b.delayMs !== 'number' || !(b.delayMs >= 0))
+          throw new ControlError(400, 'delayMs must be a number of 0 or more');
         delayMs = b.delayMs;
       }
-      state.faults.add({ path: b.path, fault: b.fault, remaining: positiveInt(b.times, 'times', 1), delayMs });
+      state.faults.add({
+        path: b.path,
+        fault: b.fault,
+        remaining: positiveInt(b.times, 'times', 1),
+        delayMs,
+      });
       return state.faults.list().map((f) => ({ ...f }));
     }),
   );
-  router.get('/faults', route(() => state.faults.list().map((f) => ({ ...f }))));
+  router.get(
+    '/faults',
+    route(() => state.faults.list().map((f) => ({ ...f }))),
+  );
   router.delete(
     '/faults',
     route(() => {
@@ -116,7 +136,10 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
     }),
   );
 
-  router.get('/requests', route(() => state.requests.map((r) => ({ ...r }))));
+  router.get(
+    '/requests',
+    route(() => state.requests.map((r) => ({ ...r }))),
+  );
   router.delete(
     '/requests',
     route(() => {
@@ -125,7 +148,10 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
     }),
   );
 
-  router.get('/notifications', route(() => state.deliveries.map((d) => ({ ...d }))));
+  router.get(
+    '/notifications',
+    route(() => state.deliveries.map((d) => ({ ...d }))),
+  );
   router.delete(
     '/notifications',
     route(() => {
@@ -137,7 +163,8 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
     '/notifications/resend',
     route((req) => {
       const b = bodyOf(req);
-      if (typeof b.shop_order_id !== 'string') throw new ControlError(400, 'shop_order_id is required');
+      if (typeof b.shop_order_id !== 'string')
+        throw new ControlError(400, 'shop_order_id is required');
       const times = positiveInt(b.times, 'times', 1);
       if (!rt.notifier.resend(invoiceGroup(b.shop_order_id), times)) {
         throw new ControlError(404, `no notification of shop_order_id ${b.shop_order_id}`);
@@ -146,7 +173,10 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
     }),
   );
 
-  router.get('/settings', route(() => ({ ...state.settings })));
+  router.get(
+    '/settings',
+    route(() => ({ ...state.settings })),
+  );
   router.post(
     '/settings',
     route((req) => {
@@ -157,17 +187,24 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
 
   const invoiceOf = (req: Request) => {
     const invoice = state.invoices.get(Number(req.params.invoiceId));
-    if (invoice === undefined) throw new ControlError(404, `invoice ${req.params.invoiceId} is not found`);
+    if (invoice === undefined)
+      throw new ControlError(404, `invoice ${req.params.invoiceId} is not found`);
     return invoice;
   };
-  router.get('/invoices/:invoiceId', route((req) => invoiceRecord(rt, invoiceOf(req), true)));
+  router.get(
+    '/invoices/:invoiceId',
+    route((req) => invoiceRecord(rt, invoiceOf(req), true)),
+  );
   for (const action of ['pay', 'decline'] as PayerAction[]) {
     router.post(
       `/invoices/:invoiceId/${action}`,
       route((req) => {
         const invoice = invoiceOf(req);
         if (!awaitsPayment(invoice.status)) {
-          throw new ControlError(409, `invoice ${invoice.id} does not await payment (status ${invoice.status})`);
+          throw new ControlError(
+            409,
+            `invoice ${invoice.id} does not await payment (status ${invoice.status})`,
+          );
         }
         completePayment(rt, invoice, action);
         return invoiceRecord(rt, invoice, true);

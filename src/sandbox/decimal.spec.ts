@@ -16,7 +16,9 @@ describe('Decimal', () => {
     ['1', '333.33', '3.3333'],
     ['3.5', '1.30', '0.0455'],
   ])('%s%% of %s is exactly %s', (percent, base, fee) => {
-    expect(Decimal.parse(percent).percentOf(Decimal.parse(base)).compare(Decimal.parse(fee))).toBe(0);
+    expect(Decimal.parse(percent).percentOf(Decimal.parse(base)).compare(Decimal.parse(fee))).toBe(
+      0,
+    );
   });
 
   it.each([

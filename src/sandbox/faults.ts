@@ -73,7 +73,13 @@ function isOutcome(tag: string): tag is OutcomeScenario {
 export function parsePayway(requested: string): PaywayChoice {
   const open = requested.indexOf('[');
   const base = open < 0 ? requested : requested.slice(0, open);
-  const tags = open < 0 ? [] : requested.slice(open + 1).replace(/]$/, '').split(',');
+  const tags =
+    open < 0
+      ? []
+      : requested
+          .slice(open + 1)
+          .replace(/]$/, '')
+          .split(',');
   let fault: CallFault | undefined;
   const scenarios = new Set<OutcomeScenario>();
   for (const raw of tags) {

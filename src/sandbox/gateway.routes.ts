@@ -26,9 +26,9 @@ import { requestSignature, signatureMatches } from './signature';
  */
 
 const CALLS_BY_PATH = new Map(
-  (Object.entries(DEFAULT_GATEWAY_CALLS) as [GatewayCall, { path: string; signed: string[] }][]).map(
-    ([call, c]) => [c.path, { call, signed: c.signed }],
-  ),
+  (
+    Object.entries(DEFAULT_GATEWAY_CALLS) as [GatewayCall, { path: string; signed: string[] }][]
+  ).map(([call, c]) => [c.path, { call, signed: c.signed }]),
 );
 
 interface CallSpec {
@@ -76,7 +76,8 @@ function loggedBody(body: JsonObject): JsonIn {
 }
 
 function parseBody(req: Request): JsonObject {
-  if (!isJsonContentType(req.headers['content-type'])) throw invalid('Content-Type must be application/json');
+  if (!isJsonContentType(req.headers['content-type']))
+    throw invalid('Content-Type must be application/json');
   const text = typeof req.body === 'string' ? req.body : '';
   let body: JsonIn;
   try {
@@ -109,7 +110,8 @@ async function handle(rt: SandboxRuntime, req: Request, res: Response): Promise<
   }
 
   const queued = rt.state.faults.take(path);
-  const fault = queued?.fault ?? (typeof body.payway === 'string' ? parsePayway(body.payway).fault : undefined);
+  const fault =
+    queued?.fault ?? (typeof body.payway === 'string' ? parsePayway(body.payway).fault : undefined);
   const delay = timeoutDelayMs(rt, queued?.delayMs);
   const entry: RequestLogEntry = {
     time: new Date().toISOString(),
@@ -126,7 +128,14 @@ async function handle(rt: SandboxRuntime, req: Request, res: Response): Promise<
     entry.result = envelope?.result ?? null;
     entry.error_code = envelope?.errorCode ?? null;
     rt.log.info(
-      { path, http_status: httpStatus, result: entry.result, error_code: entry.error_code, fault, ms: Date.now() - started },
+      {
+        path,
+        http_status: httpStatus,
+        result: entry.result,
+        error_code: entry.error_code,
+        fault,
+        ms: Date.now() - started,
+      },
       'sandbox gateway call',
     );
   };
@@ -190,6 +199,7 @@ function authenticate(
   if (shopId !== rt.shopId) throw shopNotFound();
   const given = fields.get('sign') ?? (typeof signHeader === 'string' ? signHeader : undefined);
   if (typeof given !== 'string') throw invalid();
-  if (!signatureMatches(requestSignature(fields.body, spec.signed, rt.secretKey), given)) throw invalid();
+  if (!signatureMatches(requestSignature(fields.body, spec.signed, rt.secretKey), given))
+    throw invalid();
   return shopId;
 }

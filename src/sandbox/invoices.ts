@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { addOnsJson, amountWithin, findPaymentPayway, PaymentPayway, payerPrice } from './payway-catalogue';
+import {
+  addOnsJson,
+  amountWithin,
+  findPaymentPayway,
+  PaymentPayway,
+  payerPrice,
+} from './payway-catalogue';
 import type { Decimal } from './decimal';
 import { parsePayway, PaywayChoice } from './faults';
 import { JsonObject, JsonOut, moneyJson } from './json-text';
@@ -40,14 +46,19 @@ interface ChosenPayway {
 function choosePayway(ctx: CallContext): ChosenPayway {
   const choice = parsePayway(ctx.fields.payway());
   const config = findPaymentPayway(ctx.rt.catalogue, choice.base);
-  if (config === undefined || config.is_active !== 'true') throw invalid(`payway ${choice.base} is not available`);
+  if (config === undefined || config.is_active !== 'true')
+    throw invalid(`payway ${choice.base} is not available`);
   return { choice, config };
 }
 
 /** Amount and currency checked against the payway: same currency, within min and max. */
-function orderAmount(fields: RequestFields, config: PaymentPayway): { amount: Decimal; currency: number } {
+function orderAmount(
+  fields: RequestFields,
+  config: PaymentPayway,
+): { amount: Decimal; currency: number } {
   const currency = fields.int('currency');
-  if (currency !== config.currency) throw invalid(`currency ${currency} is not the currency of payway ${config.alias}`);
+  if (currency !== config.currency)
+    throw invalid(`currency ${currency} is not the currency of payway ${config.alias}`);
   const amount = fields.amount('amount');
   if (!amountWithin(config, amount)) {
     throw invalid(`amount must be between ${config.min_amount} and ${config.max_amount}`);
@@ -80,11 +91,20 @@ function checkAddOns(fields: RequestFields, config: PaymentPayway): void {
 }
 
 /** Request fields that are not echoed in `addons`. */
-const NOT_ADDONS = new Set(['shop_id', 'shop_order_id', 'amount', 'currency', 'payway', 'sign', 'payment_token']);
+const NOT_ADDONS = new Set([
+  'shop_id',
+  'shop_order_id',
+  'amount',
+  'currency',
+  'payway',
+  'sign',
+  'payment_token',
+]);
 
 function addonsOf(body: JsonObject): Record<string, string> {
   const addons: Record<string, string> = {};
-  for (const [k, v] of Object.entries(body)) if (typeof v === 'string' && !NOT_ADDONS.has(k)) addons[k] = v;
+  for (const [k, v] of Object.entries(body))
+    if (typeof v === 'string' && !NOT_ADDONS.has(k)) addons[k] = v;
   return addons;
 }
 
@@ -115,7 +135,11 @@ function cardMask(fields: RequestFields, config: PaymentPayway): string | undefi
 
 function usableToken(ctx: CallContext, text: string): PaymentToken {
   const token = ctx.rt.state.tokens.get(text);
-  if (token === undefined || token.shopId !== ctx.shopId || token.expiresAt.getTime() < Date.now()) {
+  if (
+    token === undefined ||
+    token.shopId !== ctx.shopId ||
+    token.expiresAt.getTime() < Date.now()
+  ) {
     throw invalid('payment_token is not valid');
   }
   return token;
@@ -139,12 +163,14 @@ function createInvoice(ctx: CallContext, twoStep: boolean): JsonOut {
   const clientInfo = fields.optionalObject('client_info');
   const issueToken = fields.optionalBool('issue_payment_token') ?? false;
   const tokenText = fields.optionalText('payment_token', { max: 255 });
-  if (twoStep && !config.two_step) throw invalid(`payway ${config.alias} does not support two-step payment`);
+  if (twoStep && !config.two_step)
+    throw invalid(`payway ${config.alias} does not support two-step payment`);
   if ((issueToken || tokenText !== undefined) && !config.tokens) {
     throw invalid(`payway ${config.alias} does not support payment tokens`);
   }
   const token = tokenText === undefined ? undefined : usableToken(ctx, tokenText);
-  if (rt.state.findInvoiceByOrder(ctx.shopId, shopOrderId) !== undefined) throw notUnique('shop_order_id', shopOrderId);
+  if (rt.state.findInvoiceByOrder(ctx.shopId, shopOrderId) !== undefined)
+    throw notUnique('shop_order_id', shopOrderId);
 
   const now = new Date();
   const invoice: Invoice = {
@@ -225,7 +251,10 @@ function creationResult(invoice: Invoice, redirect: Redirect | null): JsonOut {
 
 /** Browser information collected on the payer's way (spec rule 7). */
 export function recordBrowserInfo(invoice: Invoice, info: Record<string, string>): void {
-  invoice.clientInfo = { ...info, browser_javascript_enabled: info.browser_javascript_enabled === 'true' };
+  invoice.clientInfo = {
+    ...info,
+    browser_javascript_enabled: info.browser_javascript_enabled === 'true',
+  };
 }
 
 export type PayerAction = 'pay' | 'decline';
@@ -234,7 +263,11 @@ export type PayerAction = 'pay' | 'decline';
  * Completes a payment that still awaits it: paid (held for two-step) or declined. Credits or
  * holds the funds, issues a token when asked, and notifies. False when it had completed before.
  */
-export function completePayment(rt: SandboxRuntime, invoice: Invoice, action: PayerAction): boolean {
+export function completePayment(
+  rt: SandboxRuntime,
+  invoice: Invoice,
+  action: PayerAction,
+): boolean {
   if (!awaitsPayment(invoice.status)) return false;
   const now = new Date();
   if (action === 'pay') {
@@ -281,7 +314,8 @@ function psData(invoice: Invoice): string {
 }
 
 function tokenJson(rt: SandboxRuntime, invoice: Invoice): JsonOut {
-  const token = invoice.issuedToken === undefined ? undefined : rt.state.tokens.get(invoice.issuedToken);
+  const token =
+    invoice.issuedToken === undefined ? undefined : rt.state.tokens.get(invoice.issuedToken);
   if (token === undefined) return null;
   return {
     token: token.token,
@@ -326,7 +360,9 @@ export function invoiceRecord(rt: SandboxRuntime, invoice: Invoice, forCheck: bo
 /** Payment notification for the invoice's current status, to the URL its status calls for. */
 export function notifyInvoice(rt: SandboxRuntime, invoice: Invoice): void {
   const rejected = invoice.status === INVOICE_STATUS.REJECTED;
-  const url = rejected ? (invoice.urls.callbackRejected ?? invoice.urls.callback) : invoice.urls.callback;
+  const url = rejected
+    ? (invoice.urls.callbackRejected ?? invoice.urls.callback)
+    : invoice.urls.callback;
   rt.notifier.send({
     type: 'invoice',
     group: invoiceGroup(invoice.shopOrderId),
@@ -361,7 +397,8 @@ export function invoiceGroup(shopOrderId: string): string {
 export function invoiceForOperation(ctx: CallContext): Invoice {
   const id = ctx.fields.int('invoice_id');
   const invoice = ctx.rt.state.invoices.get(id);
-  if (invoice === undefined || invoice.shopId !== ctx.shopId) throw refused(`invoice ${id} is not found`);
+  if (invoice === undefined || invoice.shopId !== ctx.shopId)
+    throw refused(`invoice ${id} is not found`);
   return invoice;
 }
 

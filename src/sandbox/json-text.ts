@@ -17,7 +17,8 @@ export type JsonOut =
   | { [key: string]: JsonOut | undefined };
 
 /** A parsed JSON value; every number is a LosslessNumber holding its text as transmitted. */
-export type JsonIn = string | boolean | null | LosslessNumber | JsonIn[] | { [key: string]: JsonIn };
+export type JsonIn =
+  string | boolean | null | LosslessNumber | JsonIn[] | { [key: string]: JsonIn };
 
 export type JsonObject = { [key: string]: JsonIn };
 
@@ -30,7 +31,9 @@ export function toJsonText(value: JsonOut): string {
 }
 
 export function isJsonObject(value: JsonIn | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !isLosslessNumber(value);
+  return (
+    typeof value === 'object' && value !== null && !Array.isArray(value) && !isLosslessNumber(value)
+  );
 }
 
 /** Money as a JSON number with two decimals written out: `100.10`. */

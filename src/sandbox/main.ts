@@ -16,7 +16,9 @@ async function main(): Promise<void> {
     cataloguePath: config.cataloguePath,
     notifyFormat: config.notifyFormat,
   });
-  console.log(`Gateway sandbox: ${sandbox.baseUrl} (shop_id ${config.shopId}; control API ${sandbox.origin}/sandbox)`);
+  console.log(
+    `Gateway sandbox: ${sandbox.baseUrl} (shop_id ${config.shopId}; control API ${sandbox.origin}/sandbox)`,
+  );
 
   let stopping = false;
   const stop = (signal: string): void => {

@@ -19,7 +19,15 @@ export const MAX_ATTEMPTS = 25;
  * Seconds between attempts (24 gaps for 25 attempts): doubling from one minute, then even
  * steps, so the last attempt falls at about the end of the day. Scaled by timeScale.
  */
-export const RETRY_GAPS_S: readonly number[] = [60, 120, 240, 480, 960, 1920, ...Array<number>(18).fill(4500)];
+export const RETRY_GAPS_S: readonly number[] = [
+  60,
+  120,
+  240,
+  480,
+  960,
+  1920,
+  ...Array<number>(18).fill(4500),
+];
 
 const ATTEMPT_TIMEOUT_MS = 10_000;
 
@@ -113,9 +121,14 @@ export class Notifier {
       reply: reply.text.slice(0, 500),
       ok,
     });
-    this.log.info({ group: notice.group, attempt, status: reply.status, ok }, 'notification delivery attempt');
+    this.log.info(
+      { group: notice.group, attempt, status: reply.status, ok },
+      'notification delivery attempt',
+    );
     if (!ok && attempt < MAX_ATTEMPTS) {
-      this.scheduler.after(RETRY_GAPS_S[attempt - 1] * 1000, () => this.attempt(notice, attempt + 1));
+      this.scheduler.after(RETRY_GAPS_S[attempt - 1] * 1000, () =>
+        this.attempt(notice, attempt + 1),
+      );
     }
   }
 
@@ -123,8 +136,11 @@ export class Notifier {
     const body =
       format === 'json'
         ? toJsonText(fields)
-        : new URLSearchParams(Object.entries(fields).map(([k, v]): [string, string] => [k, textOf(v)])).toString();
-    const contentType = format === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';
+        : new URLSearchParams(
+            Object.entries(fields).map(([k, v]): [string, string] => [k, textOf(v)]),
+          ).toString();
+    const contentType =
+      format === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';
     const controller = new AbortController();
     this.inFlight.add(controller);
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -145,7 +161,12 @@ export class Notifier {
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? null, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? null,
+              text: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
           res.on('error', (e) => resolve({ status: res.statusCode ?? null, text: e.message }));
         },
       );

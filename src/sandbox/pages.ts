@@ -73,7 +73,9 @@ export const BROWSER_FIELDS = [
 
 /** Collects browser information with a script and posts it on; without a script, a button. */
 export function browserInfoPage(invoice: Invoice): string {
-  const inputs = BROWSER_FIELDS.map((f) => `<input type="hidden" name="${f}" id="${f}" value="">`).join('\n');
+  const inputs = BROWSER_FIELDS.map(
+    (f) => `<input type="hidden" name="${f}" id="${f}" value="">`,
+  ).join('\n');
   const script = `var v={browser_java_enabled:'false',browser_javascript_enabled:'true',
 browser_language:navigator.language||'',browser_color_depth:String(screen.colorDepth),
 browser_screen_height:String(screen.height),browser_screen_width:String(screen.width),
@@ -104,7 +106,8 @@ export function resultPage(invoice: Invoice): string {
       ? 'Payment declined'
       : 'Payment is being processed';
   const back = paid ? invoice.urls.success : declined ? invoice.urls.failed : undefined;
-  const link = back === undefined ? '' : `<p><a id="return" href="${esc(back)}">Return to the shop</a></p>`;
+  const link =
+    back === undefined ? '' : `<p><a id="return" href="${esc(back)}">Return to the shop</a></p>`;
   return layout(
     heading,
     `<h1 id="result" data-status="${invoice.status}">${heading}</h1>

@@ -1,6 +1,13 @@
 import express, { Request, Response, Router } from 'express';
 import { completePayment, PayerAction, payerStep, recordBrowserInfo } from './invoices';
-import { BROWSER_FIELDS, browserInfoPage, messagePage, payerPage, resultPage, threeDsPage } from './pages';
+import {
+  BROWSER_FIELDS,
+  browserInfoPage,
+  messagePage,
+  payerPage,
+  resultPage,
+  threeDsPage,
+} from './pages';
 import type { SandboxRuntime } from './runtime';
 import { awaitsPayment, Invoice } from './sandbox.state';
 
@@ -16,7 +23,10 @@ export function payerRouter(rt: SandboxRuntime): Router {
   const page = (req: Request, res: Response, render: (invoice: Invoice) => string): void => {
     const invoice = rt.state.invoices.get(Number(req.params.invoiceId));
     if (invoice === undefined) {
-      res.status(404).type('html').send(messagePage('Payment not found', 'This payment does not exist.'));
+      res
+        .status(404)
+        .type('html')
+        .send(messagePage('Payment not found', 'This payment does not exist.'));
       return;
     }
     res.type('html').send(awaitsPayment(invoice.status) ? render(invoice) : resultPage(invoice));
@@ -33,7 +43,9 @@ export function payerRouter(rt: SandboxRuntime): Router {
     const body: unknown = req.body;
     if (typeof body !== 'object' || body === null) return {};
     return Object.fromEntries(
-      Object.entries(body as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'),
+      Object.entries(body as Record<string, unknown>).filter(
+        (e): e is [string, string] => typeof e[1] === 'string',
+      ),
     );
   };
 
@@ -53,7 +65,10 @@ export function payerRouter(rt: SandboxRuntime): Router {
   router.post('/browser-info/:invoiceId/submit', (req, res) => {
     const invoice = rt.state.invoices.get(Number(req.params.invoiceId));
     if (invoice === undefined) {
-      res.status(404).type('html').send(messagePage('Payment not found', 'This payment does not exist.'));
+      res
+        .status(404)
+        .type('html')
+        .send(messagePage('Payment not found', 'This payment does not exist.'));
       return;
     }
     const sent = form(req);

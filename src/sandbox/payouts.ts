@@ -28,7 +28,10 @@ interface PayoutTerms extends PayoutAmounts {
   amount: Decimal;
 }
 
-function choosePayway(fields: RequestFields, ctx: CallContext): { choice: PaywayChoice; config: PayoutPayway } {
+function choosePayway(
+  fields: RequestFields,
+  ctx: CallContext,
+): { choice: PaywayChoice; config: PayoutPayway } {
   const choice = parsePayway(fields.payway());
   const config = findPayoutPayway(ctx.rt.catalogue, choice.base);
   if (config === undefined) throw invalid(`payway ${choice.base} is not available for payouts`);
@@ -57,14 +60,22 @@ function payoutTerms(ctx: CallContext): PayoutTerms {
   }
   const amount = checkedAmount(fields, config);
   const amounts = payoutAmounts(config, amount, amountType as AmountType);
-  if (amounts.payeeReceive.compare(Decimal.ZERO) <= 0) throw invalid('amount does not cover the fee');
+  if (amounts.payeeReceive.compare(Decimal.ZERO) <= 0)
+    throw invalid('amount does not cover the fee');
   return { choice, config, amount, ...amounts };
 }
 
 /** Every detail named in account_info_config must match its pattern (`account` is top-level). */
-function accountProblems(config: PayoutPayway, account: string, details: Record<string, string>): string[] {
+function accountProblems(
+  config: PayoutPayway,
+  account: string,
+  details: Record<string, string>,
+): string[] {
   return Object.entries(config.account_info_config)
-    .filter(([name, rule]) => !new RegExp(rule.regex).test(name === 'account' ? account : (details[name] ?? '')))
+    .filter(
+      ([name, rule]) =>
+        !new RegExp(rule.regex).test(name === 'account' ? account : (details[name] ?? '')),
+    )
     .map(([name]) => name);
 }
 
@@ -90,7 +101,9 @@ export const checkAccount: CallHandler = (ctx) => {
   const account = fields.text('account', { max: 255 });
   const { config } = choosePayway(fields, ctx);
   checkedAmount(fields, config);
-  const exists = accountProblems(config, account, accountDetails(fields)).length === 0 && !account.endsWith('0000');
+  const exists =
+    accountProblems(config, account, accountDetails(fields)).length === 0 &&
+    !account.endsWith('0000');
   if (!exists) return { result: false };
   return { result: true, account_info: { account: maskAccount(account), holder: 'SANDBOX PAYEE' } };
 };

@@ -2,18 +2,34 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Decimal } from './decimal';
-import { findPaymentPayway, findPayoutPayway, loadCatalogue, payerPrice, payoutAmounts } from './payway-catalogue';
+import {
+  findPaymentPayway,
+  findPayoutPayway,
+  loadCatalogue,
+  payerPrice,
+  payoutAmounts,
+} from './payway-catalogue';
 import { startTestSandbox, TestShop, uniqueId } from './testing/sandbox-test-kit';
 
 describe('payway catalogue', () => {
   const catalogue = loadCatalogue();
 
   it('has the card, wallet and inactive payment payways and two payout payways', () => {
-    expect(findPaymentPayway(catalogue, 'card_rub')).toMatchObject({ currency: 643, two_step: true, tokens: true, card_data: true });
+    expect(findPaymentPayway(catalogue, 'card_rub')).toMatchObject({
+      currency: 643,
+      two_step: true,
+      tokens: true,
+      card_data: true,
+    });
     expect(findPaymentPayway(catalogue, 'card_usd')?.currency).toBe(840);
-    expect(findPaymentPayway(catalogue, 'wallet_rub')?.add_ons_config.phone.regex).toBe('^\\+?7\\d{10}$');
+    expect(findPaymentPayway(catalogue, 'wallet_rub')?.add_ons_config.phone.regex).toBe(
+      '^\\+?7\\d{10}$',
+    );
     expect(findPaymentPayway(catalogue, 'old_rub')?.is_active).toBe('false');
-    expect(findPayoutPayway(catalogue, 'card_rub')?.fee_config).toEqual({ percent: '1', fix: '30' });
+    expect(findPayoutPayway(catalogue, 'card_rub')?.fee_config).toEqual({
+      percent: '1',
+      fix: '30',
+    });
     expect(findPayoutPayway(catalogue, 'wallet_rub')).toBeDefined();
   });
 
@@ -50,22 +66,41 @@ describe('payway catalogue', () => {
 
     it('names the first problem of a bad file', () => {
       const bad = { ...catalogue, balances: [{ currency: 643, available: 1000 }] };
-      expect(() => loadCatalogue(write('bad.json', bad))).toThrow('balances[0].available must be decimal text');
+      expect(() => loadCatalogue(write('bad.json', bad))).toThrow(
+        'balances[0].available must be decimal text',
+      );
       expect(() => loadCatalogue(join(dir, 'missing.json'))).toThrow('cannot be read as JSON');
     });
 
     it('is served by a sandbox started with cataloguePath', async () => {
       const custom = {
         ...catalogue,
-        payment_groups: [{ ...catalogue.payment_groups[0], payways: [{ ...catalogue.payment_groups[0].payways[0], alias: 'card_eur', currency: 978 }] }],
+        payment_groups: [
+          {
+            ...catalogue.payment_groups[0],
+            payways: [
+              { ...catalogue.payment_groups[0].payways[0], alias: 'card_eur', currency: 978 },
+            ],
+          },
+        ],
         balances: [{ currency: 978, available: '5.00' }],
       };
       const sandbox = await startTestSandbox({ cataloguePath: write('custom.json', custom) });
       try {
         const shop = new TestShop(sandbox);
-        const r = await shop.call('invoice/try', { shop_order_id: uniqueId('c'), amount: '10.00', currency: 978, payway: 'card_eur' });
+        const r = await shop.call('invoice/try', {
+          shop_order_id: uniqueId('c'),
+          amount: '10.00',
+          currency: 978,
+          payway: 'card_eur',
+        });
         expect(r.text).toContain('"payer_price":10.25');
-        const old = await shop.call('invoice/try', { shop_order_id: uniqueId('c'), amount: '10.00', currency: 643, payway: 'card_rub' });
+        const old = await shop.call('invoice/try', {
+          shop_order_id: uniqueId('c'),
+          amount: '10.00',
+          currency: 643,
+          payway: 'card_rub',
+        });
         expect(old.error_code).toBe(10);
       } finally {
         await sandbox.close();

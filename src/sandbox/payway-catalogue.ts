@@ -125,7 +125,8 @@ const isTextMap = mapOf(isText);
 const isAddOn: Checker = (v, w) => {
   fields(v, w, { regex: isRegex });
   const o = v as Record<string, unknown>;
-  for (const key of ['label', 'comment']) if (o[key] !== undefined) isTextMap(o[key], `${w}.${key}`);
+  for (const key of ['label', 'comment'])
+    if (o[key] !== undefined) isTextMap(o[key], `${w}.${key}`);
 };
 
 const PAYMENT_PAYWAY: Record<string, Checker> = {
@@ -182,7 +183,10 @@ export function parseCatalogue(value: unknown): Catalogue {
 
 /** catalogue.json beside this module: CommonJS (the build, ts-node) knows its directory; the ES-module test runner runs from the repository root. */
 function defaultCataloguePath(): string {
-  return join(typeof __dirname === 'string' ? __dirname : resolve('src', 'sandbox'), 'catalogue.json');
+  return join(
+    typeof __dirname === 'string' ? __dirname : resolve('src', 'sandbox'),
+    'catalogue.json',
+  );
 }
 
 /** The default catalogue, or the one at `path`; its shape is checked. */
@@ -205,8 +209,14 @@ export function findPayoutPayway(catalogue: Catalogue, alias: string): PayoutPay
 }
 
 /** Where an amount stands against a payway's bounds. */
-export function amountWithin(payway: { min_amount: string; max_amount: string }, amount: Decimal): boolean {
-  return amount.compare(Decimal.parse(payway.min_amount)) >= 0 && amount.compare(Decimal.parse(payway.max_amount)) <= 0;
+export function amountWithin(
+  payway: { min_amount: string; max_amount: string },
+  amount: Decimal,
+): boolean {
+  return (
+    amount.compare(Decimal.parse(payway.min_amount)) >= 0 &&
+    amount.compare(Decimal.parse(payway.max_amount)) <= 0
+  );
 }
 
 /**
@@ -217,7 +227,9 @@ export function payerPrice(payway: PaymentPayway, amount: Decimal): Decimal {
   const percentFee = Decimal.parse(payway.fee_config.percent)
     .percentOf(amount)
     .times(Decimal.parse(payway.fee_part_config.percent_part));
-  const fixFee = Decimal.parse(payway.fee_config.fix).times(Decimal.parse(payway.fee_part_config.fix_part));
+  const fixFee = Decimal.parse(payway.fee_config.fix).times(
+    Decimal.parse(payway.fee_part_config.fix_part),
+  );
   return amount.plus(percentFee).plus(fixFee).round(MONEY_SCALE);
 }
 
@@ -233,7 +245,11 @@ export interface PayoutAmounts {
  * `ps_amount` the payee receives the amount and the shop pays amount + fee; with `shop_amount`
  * the shop pays the amount and the payee receives amount − fee.
  */
-export function payoutAmounts(payway: PayoutPayway, amount: Decimal, type: AmountType): PayoutAmounts {
+export function payoutAmounts(
+  payway: PayoutPayway,
+  amount: Decimal,
+  type: AmountType,
+): PayoutAmounts {
   const fee = Decimal.parse(payway.fee_config.percent)
     .percentOf(amount)
     .plus(Decimal.parse(payway.fee_config.fix))
@@ -244,7 +260,10 @@ export function payoutAmounts(payway: PayoutPayway, amount: Decimal, type: Amoun
 }
 
 function feeJson(fee: { percent: string; fix: string }): JsonOut {
-  return { percent: decimalJson(Decimal.parse(fee.percent)), fix: decimalJson(Decimal.parse(fee.fix)) };
+  return {
+    percent: decimalJson(Decimal.parse(fee.percent)),
+    fix: decimalJson(Decimal.parse(fee.fix)),
+  };
 }
 
 export function addOnsJson(addOns: Record<string, AddOnField>): JsonOut {
@@ -294,7 +313,10 @@ export function outputConfigJson(catalogue: Catalogue): JsonOut {
 
 export function accountInfoJson(payway: PayoutPayway): JsonOut {
   return Object.fromEntries(
-    Object.entries(payway.account_info_config).map(([k, v]) => [k, { regex: v.regex, title: v.title }]),
+    Object.entries(payway.account_info_config).map(([k, v]) => [
+      k,
+      { regex: v.regex, title: v.title },
+    ]),
   );
 }
 

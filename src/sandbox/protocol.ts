@@ -37,7 +37,8 @@ export class GatewayError extends Error {
 
 /** A malformed or badly signed request (HTTP 400, code 10). */
 export function invalid(detail?: string): GatewayError {
-  const message = detail === undefined ? INCORRECT_VALUES_MESSAGE : `${INCORRECT_VALUES_MESSAGE}: ${detail}`;
+  const message =
+    detail === undefined ? INCORRECT_VALUES_MESSAGE : `${INCORRECT_VALUES_MESSAGE}: ${detail}`;
   return new GatewayError(ERROR.INCORRECT_VALUES, message, 400);
 }
 
@@ -84,7 +85,12 @@ export function errorEnvelope(error: GatewayError): Envelope {
     httpStatus: error.httpStatus,
     result: false,
     errorCode: error.errorCode,
-    text: toJsonText({ result: false, message: error.message, error_code: error.errorCode, data: null }),
+    text: toJsonText({
+      result: false,
+      message: error.message,
+      error_code: error.errorCode,
+      data: null,
+    }),
   };
 }
 
@@ -112,7 +118,8 @@ export class RequestFields {
     if (rule.max !== undefined && [...v].length > rule.max) {
       throw invalid(`${name} is longer than ${rule.max} characters`);
     }
-    if (rule.pattern !== undefined && !rule.pattern.test(v)) throw invalid(`${name} has a wrong format`);
+    if (rule.pattern !== undefined && !rule.pattern.test(v))
+      throw invalid(`${name} has a wrong format`);
     return v;
   }
 
@@ -177,7 +184,8 @@ export class RequestFields {
     } catch {
       throw invalid(`${name} must be an absolute URL`);
     }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw invalid(`${name} must be an http(s) URL`);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw invalid(`${name} must be an http(s) URL`);
     return v;
   }
 
@@ -193,7 +201,9 @@ export function gatewayTime(date: Date): string {
 
 /** A card number or account with its middle hidden: `411111******1111`, `+7*******67`. */
 export function maskAccount(account: string): string {
-  if (account.length >= 13) return `${account.slice(0, 6)}${'*'.repeat(account.length - 10)}${account.slice(-4)}`;
-  if (account.length > 4) return `${account.slice(0, 2)}${'*'.repeat(account.length - 4)}${account.slice(-2)}`;
+  if (account.length >= 13)
+    return `${account.slice(0, 6)}${'*'.repeat(account.length - 10)}${account.slice(-4)}`;
+  if (account.length > 4)
+    return `${account.slice(0, 2)}${'*'.repeat(account.length - 4)}${account.slice(-2)}`;
   return '*'.repeat(account.length);
 }

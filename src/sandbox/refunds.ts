@@ -42,7 +42,9 @@ export const createRefund: CallHandler = (ctx) => {
   if (rt.state.refunds.has(shopRefundId)) throw notUnique('shop_refund_id', shopRefundId);
   const left = invoice.amount.minus(rt.state.committedRefunds(invoice.id));
   if (amount.compare(left) > 0) {
-    throw refused(`refund amount exceeds what is left of the paid amount (${left.toFixed(MONEY_SCALE)})`);
+    throw refused(
+      `refund amount exceeds what is left of the paid amount (${left.toFixed(MONEY_SCALE)})`,
+    );
   }
   const refund: Refund = {
     shopRefundId,

@@ -45,5 +45,9 @@ export const DELAYS_MS = {
 } as const;
 
 export function timeoutDelayMs(rt: SandboxRuntime, override?: number): number {
-  return override ?? rt.state.settings.timeoutDelayMs ?? DELAYS_MS.timeoutFault * rt.state.settings.timeScale;
+  return (
+    override ??
+    rt.state.settings.timeoutDelayMs ??
+    DELAYS_MS.timeoutFault * rt.state.settings.timeScale
+  );
 }

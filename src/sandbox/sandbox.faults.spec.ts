@@ -29,7 +29,15 @@ describe('sandbox: scenarios and faults', () => {
 
   const create = (payway: string, fields: Record<string, unknown> = {}) => {
     const id = uniqueId('f');
-    return { id, call: shop.createInvoice({ shop_order_id: id, payway, callback_url: receiver.url, ...fields }) };
+    return {
+      id,
+      call: shop.createInvoice({
+        shop_order_id: id,
+        payway,
+        callback_url: receiver.url,
+        ...fields,
+      }),
+    };
   };
 
   /** Rejects the promise for a fetch that did not get an answer. */
@@ -44,7 +52,10 @@ describe('sandbox: scenarios and faults', () => {
       expect(r.data).toMatchObject({ method: null, url: null });
       expect(await shop.status(id)).toBe(4);
       const [n] = await waitFor(() => receiver.of('shop_order_id', id), 3000, 'the notification');
-      expect(n.fields).toMatchObject({ status: 'success', payway: 'card_rub[mock_server,success]' });
+      expect(n.fields).toMatchObject({
+        status: 'success',
+        payway: 'card_rub[mock_server,success]',
+      });
       expect(notificationSignOk(n.fields)).toBe(true);
     });
 
@@ -67,7 +78,12 @@ describe('sandbox: scenarios and faults', () => {
     it('nonfatal: code 100 "Temporary error, try later", yet the invoice completes later and notifies', async () => {
       const { id, call } = create('card_rub[nonfatal]');
       const r = await call;
-      expect(r).toMatchObject({ status: 200, result: false, error_code: 100, message: 'Temporary error, try later' });
+      expect(r).toMatchObject({
+        status: 200,
+        result: false,
+        error_code: 100,
+        message: 'Temporary error, try later',
+      });
       const [n] = await waitFor(() => receiver.of('shop_order_id', id), 3000, 'the notification');
       expect(n.fields.status).toBe('success');
       expect(await shop.status(id)).toBe(4);
@@ -104,7 +120,11 @@ describe('sandbox: scenarios and faults', () => {
       try {
         const { id, call } = create('card_rub[timeout_done]');
         const started = Date.now();
-        await waitFor(() => sandbox.state.findInvoiceByOrder(SHOP_ID, id), 150, 'the invoice before the answer');
+        await waitFor(
+          () => sandbox.state.findInvoiceByOrder(SHOP_ID, id),
+          150,
+          'the invoice before the answer',
+        );
         const r = await call;
         expect(Date.now() - started).toBeGreaterThanOrEqual(190);
         expect(r.result).toBe(true);
@@ -114,7 +134,11 @@ describe('sandbox: scenarios and faults', () => {
     });
 
     it('timeout_done with a client time-out: no answer for the client, the invoice exists', async () => {
-      await shop.control('POST', '/faults', { path: 'invoice/create', fault: 'timeout_done', delayMs: 500 });
+      await shop.control('POST', '/faults', {
+        path: 'invoice/create',
+        fault: 'timeout_done',
+        delayMs: 500,
+      });
       const id = uniqueId('f');
       const started = Date.now();
       await noAnswer(
@@ -129,7 +153,11 @@ describe('sandbox: scenarios and faults', () => {
     });
 
     it('timeout_not_done: a late 504 page, nothing created', async () => {
-      await shop.control('POST', '/faults', { path: 'invoice/create', fault: 'timeout_not_done', delayMs: 150 });
+      await shop.control('POST', '/faults', {
+        path: 'invoice/create',
+        fault: 'timeout_not_done',
+        delayMs: 150,
+      });
       const { id, call } = create('card_rub');
       const started = Date.now();
       const r = await call;
@@ -161,7 +189,10 @@ describe('sandbox: scenarios and faults', () => {
         account: '4111111111111111',
       });
       expect(r).toMatchObject({ result: false, error_code: 100 });
-      const status = await shop.call('withdraw/shop_payment_status', { shop_payment_id: shopPaymentId, now: '2024-01-01T10:00:00+03:00' });
+      const status = await shop.call('withdraw/shop_payment_status', {
+        shop_payment_id: shopPaymentId,
+        now: '2024-01-01T10:00:00+03:00',
+      });
       expect(status.result).toBe(true);
     });
 
@@ -177,13 +208,20 @@ describe('sandbox: scenarios and faults', () => {
         account: '4111111111111111',
       });
       expect(r).toMatchObject({ result: false, error_code: 10 });
-      const status = await shop.call('withdraw/shop_payment_status', { shop_payment_id: shopPaymentId, now: '2024-01-01T10:00:00+03:00' });
+      const status = await shop.call('withdraw/shop_payment_status', {
+        shop_payment_id: shopPaymentId,
+        now: '2024-01-01T10:00:00+03:00',
+      });
       expect(status).toMatchObject({ result: false, error_code: 7, message: 'Payout is absent' });
     });
 
     it('refuses an unknown fault or path', async () => {
-      await expect(shop.control('POST', '/faults', { path: 'invoice/create', fault: 'explode' })).rejects.toThrow('400');
-      await expect(shop.control('POST', '/faults', { path: 'nowhere', fault: 'reset' })).rejects.toThrow('400');
+      await expect(
+        shop.control('POST', '/faults', { path: 'invoice/create', fault: 'explode' }),
+      ).rejects.toThrow('400');
+      await expect(
+        shop.control('POST', '/faults', { path: 'nowhere', fault: 'reset' }),
+      ).rejects.toThrow('400');
     });
   });
 
@@ -193,7 +231,13 @@ describe('sandbox: scenarios and faults', () => {
       const id = uniqueId('log');
       await shop.createInvoice({
         shop_order_id: id,
-        card: { number: '4111111111111111', cardholder: 'A B', expiry_month: '01', expiry_year: '30', cvv: '987' },
+        card: {
+          number: '4111111111111111',
+          cardholder: 'A B',
+          expiry_month: '01',
+          expiry_year: '30',
+          cvv: '987',
+        },
       });
       await shop.createInvoice({ shop_order_id: id });
       const log = await shop.control<RequestLogEntry[]>('GET', '/requests');

@@ -10,7 +10,13 @@ import {
   waitFor,
 } from './testing/sandbox-test-kit';
 
-const CARD = { number: '4111111111111111', cardholder: 'TEST PAYER', expiry_month: '12', expiry_year: '30', cvv: '123' };
+const CARD = {
+  number: '4111111111111111',
+  cardholder: 'TEST PAYER',
+  expiry_month: '12',
+  expiry_year: '30',
+  cvv: '123',
+};
 
 describe('sandbox: payments', () => {
   let sandbox: SandboxHandle;
@@ -24,15 +30,37 @@ describe('sandbox: payments', () => {
 
   describe('request checks', () => {
     it('rejects a wrong signature with result false, code 10, HTTP 400', async () => {
-      const body = shop.signed('invoice/create', { shop_order_id: uniqueId('o'), amount: '100.00', currency: 643, payway: 'card_rub' });
+      const body = shop.signed('invoice/create', {
+        shop_order_id: uniqueId('o'),
+        amount: '100.00',
+        currency: 643,
+        payway: 'card_rub',
+      });
       const r = await shop.post('invoice/create', JSON.stringify({ ...body, amount: '100.01' }));
-      expect(r).toMatchObject({ status: 400, result: false, error_code: 10, message: 'Incorrect values for parameters' });
+      expect(r).toMatchObject({
+        status: 400,
+        result: false,
+        error_code: 10,
+        message: 'Incorrect values for parameters',
+      });
       expect(sandbox.state.invoices.size).toBe(0);
     });
 
     it('signs values as transmitted: a shop_id sent as text is signed as that text', async () => {
-      const fields = { shop_id: '1001', shop_order_id: uniqueId('o'), amount: '100.00', currency: 643, payway: 'card_rub' };
-      const sign = signRequest(fields, ['amount', 'currency', 'payway', 'shop_id', 'shop_order_id']);
+      const fields = {
+        shop_id: '1001',
+        shop_order_id: uniqueId('o'),
+        amount: '100.00',
+        currency: 643,
+        payway: 'card_rub',
+      };
+      const sign = signRequest(fields, [
+        'amount',
+        'currency',
+        'payway',
+        'shop_id',
+        'shop_order_id',
+      ]);
       const r = await shop.post('invoice/create', JSON.stringify({ ...fields, sign }));
       expect(r.result).toBe(true);
     });
@@ -64,7 +92,10 @@ describe('sandbox: payments', () => {
       ['a shop_order_id over 255 characters', { shop_order_id: 'x'.repeat(256) }],
       ['a payway over 150 characters', { payway: 'card_rub[' + 'a'.repeat(150) + ']' }],
       ['a wallet payment without its phone add-on', { payway: 'wallet_rub' }],
-      ['a wallet phone that does not match the add-on pattern', { payway: 'wallet_rub', phone: '12345' }],
+      [
+        'a wallet phone that does not match the add-on pattern',
+        { payway: 'wallet_rub', phone: '12345' },
+      ],
       ['an invalid card number', { card: { ...CARD, number: '4111111111111112' } }],
     ])('rejects %s with code 10', async (_name, fields) => {
       const r = await shop.createInvoice({ shop_order_id: uniqueId('o'), ...fields });
@@ -96,19 +127,35 @@ describe('sandbox: payments', () => {
       ['card_usd', '10.00', 840, '10.65'], // 3.5% + 0.30
       ['card_usd', '1.30', 840, '1.65'], // 1.30 + 0.0455 + 0.30 = 1.6455 → 1.65 (half-up)
       ['wallet_rub', '100.00', 643, '104.00'], // 1.5% + half of 5
-    ])('%s %s: payer_price %s written with its decimals', async (payway, amount, currency, price) => {
-      const r = await shop.call('invoice/try', { shop_order_id: uniqueId('t'), amount, currency, payway });
-      if (price === null) {
-        expect(r.error_code).toBe(10);
-        return;
-      }
-      expect(r.result).toBe(true);
-      expect(r.text).toContain(`"payer_price":${price}`);
-      expect(r.data).toMatchObject({ paymethod_name: expect.any(String), info: expect.any(Object) });
-    });
+    ])(
+      '%s %s: payer_price %s written with its decimals',
+      async (payway, amount, currency, price) => {
+        const r = await shop.call('invoice/try', {
+          shop_order_id: uniqueId('t'),
+          amount,
+          currency,
+          payway,
+        });
+        if (price === null) {
+          expect(r.error_code).toBe(10);
+          return;
+        }
+        expect(r.result).toBe(true);
+        expect(r.text).toContain(`"payer_price":${price}`);
+        expect(r.data).toMatchObject({
+          paymethod_name: expect.any(String),
+          info: expect.any(Object),
+        });
+      },
+    );
 
     it('returns the add-on fields of a wallet', async () => {
-      const r = await shop.call('invoice/try', { shop_order_id: uniqueId('t'), amount: '50.00', currency: 643, payway: 'wallet_rub' });
+      const r = await shop.call('invoice/try', {
+        shop_order_id: uniqueId('t'),
+        amount: '50.00',
+        currency: 643,
+        payway: 'wallet_rub',
+      });
       expect(r.data.add_ons_config).toMatchObject({
         phone: { regex: '^\\+?7\\d{10}$', label: { en: 'Phone number', ru: expect.any(String) } },
       });
@@ -120,29 +167,48 @@ describe('sandbox: payments', () => {
       const r = await shop.call('shop_input_config/shop', { now: nowText() });
       expect(r.result).toBe(true);
       const payways = r.list.flatMap((g) => g.payways as Record<string, unknown>[]);
-      expect(payways.map((p) => p.alias)).toEqual(['card_rub', 'card_usd', 'wallet_rub', 'old_rub']);
+      expect(payways.map((p) => p.alias)).toEqual([
+        'card_rub',
+        'card_usd',
+        'wallet_rub',
+        'old_rub',
+      ]);
       expect(payways.find((p) => p.alias === 'old_rub')?.is_active).toBe('false');
       expect(r.text).toContain('"fee_config":{"percent":2.5,"fix":0}');
     });
 
     it('lists payout payways with their account_info_config', async () => {
       const r = await shop.call('shop_output_config/shop', { now: nowText() });
-      const card = r.list.flatMap((g) => g.payways as Record<string, unknown>[]).find((p) => p.alias === 'card_rub');
-      expect(card?.account_info_config).toEqual({ account: { regex: '^\\d{16,19}$', title: 'Card number' } });
+      const card = r.list
+        .flatMap((g) => g.payways as Record<string, unknown>[])
+        .find((p) => p.alias === 'card_rub');
+      expect(card?.account_info_config).toEqual({
+        account: { regex: '^\\d{16,19}$', title: 'Card number' },
+      });
     });
   });
 
   describe('the payer', () => {
     it('card payway: POST redirect through browser-info collection, then the payer page, Pay → paid', async () => {
       const id = uniqueId('card');
-      const created = await shop.createInvoice({ shop_order_id: id, amount: '100.10', description: 'Tea & <cups>', success_url: 'https://shop.test/ok' });
-      expect(created.data).toMatchObject({ method: 'POST', url: expect.stringContaining('/sandbox/browser-info/') });
+      const created = await shop.createInvoice({
+        shop_order_id: id,
+        amount: '100.10',
+        description: 'Tea & <cups>',
+        success_url: 'https://shop.test/ok',
+      });
+      expect(created.data).toMatchObject({
+        method: 'POST',
+        url: expect.stringContaining('/sandbox/browser-info/'),
+      });
       const data = created.data.data as Record<string, string>;
       expect(await shop.status(id)).toBe(2);
 
       const collect = await postForm(created.data.url as string, data);
       expect(collect.text).toContain('id="collect"');
-      expect(collect.text).toContain(`action="/sandbox/browser-info/${asText(created.data.id)}/submit"`);
+      expect(collect.text).toContain(
+        `action="/sandbox/browser-info/${asText(created.data.id)}/submit"`,
+      );
       const after = await postForm(`${created.data.url as string}/submit`, {
         browser_language: 'en-GB',
         browser_tz: '0',
@@ -158,7 +224,10 @@ describe('sandbox: payments', () => {
       expect(html).toContain('100.10 RUB');
       expect(html).toContain('Tea &#38; &#60;cups&#62;');
 
-      const result = await postForm(`${sandbox.origin}/sandbox/pay/${asText(created.data.id)}/complete`, { action: 'pay' });
+      const result = await postForm(
+        `${sandbox.origin}/sandbox/pay/${asText(created.data.id)}/complete`,
+        { action: 'pay' },
+      );
       expect(result.text).toContain('Payment successful');
       expect(result.text).toContain('href="https://shop.test/ok"');
       expect(await shop.status(id)).toBe(4);
@@ -166,11 +235,20 @@ describe('sandbox: payments', () => {
 
     it('card payway with client_info: straight to the payer page; Decline → rejected', async () => {
       const id = uniqueId('card');
-      const created = await shop.createInvoice({ shop_order_id: id, client_info: { browser_language: 'en' }, failed_url: 'https://shop.test/failed' });
+      const created = await shop.createInvoice({
+        shop_order_id: id,
+        client_info: { browser_language: 'en' },
+        failed_url: 'https://shop.test/failed',
+      });
       expect(created.data.url).toBe(`${sandbox.origin}/sandbox/pay/${asText(created.data.id)}`);
-      const page = await postForm(created.data.url as string, created.data.data as Record<string, string>);
+      const page = await postForm(
+        created.data.url as string,
+        created.data.data as Record<string, string>,
+      );
       expect(page.text).toContain('id="pay"');
-      const result = await postForm(`${created.data.url as string}/complete`, { action: 'decline' });
+      const result = await postForm(`${created.data.url as string}/complete`, {
+        action: 'decline',
+      });
       expect(result.text).toContain('Payment declined');
       expect(result.text).toContain('href="https://shop.test/failed"');
       expect(await shop.status(id)).toBe(6);
@@ -178,7 +256,11 @@ describe('sandbox: payments', () => {
 
     it('wallet payway: GET redirect with the data as query', async () => {
       const id = uniqueId('wallet');
-      const created = await shop.createInvoice({ shop_order_id: id, payway: 'wallet_rub', phone: '+79001234567' });
+      const created = await shop.createInvoice({
+        shop_order_id: id,
+        payway: 'wallet_rub',
+        phone: '+79001234567',
+      });
       expect(created.data.method).toBe('GET');
       const query = new URLSearchParams(created.data.data as Record<string, string>).toString();
       const page = await fetch(`${created.data.url as string}?${query}`);
@@ -187,14 +269,23 @@ describe('sandbox: payments', () => {
 
     it('card data: 3-D Secure page with Confirm; nothing of the card kept but its mask', async () => {
       const id = uniqueId('3ds');
-      const created = await shop.createInvoice({ shop_order_id: id, card: CARD, client_info: { browser_language: 'en' } });
+      const created = await shop.createInvoice({
+        shop_order_id: id,
+        card: CARD,
+        client_info: { browser_language: 'en' },
+      });
       expect(created.data.url).toBe(`${sandbox.origin}/sandbox/3ds/${asText(created.data.id)}`);
-      const page = await postForm(created.data.url as string, created.data.data as Record<string, string>);
+      const page = await postForm(
+        created.data.url as string,
+        created.data.data as Record<string, string>,
+      );
       expect(page.text).toContain('id="confirm"');
       expect(page.text).toContain('411111******1111');
       await postForm(`${created.data.url as string}/complete`, { action: 'confirm' });
       expect(await shop.status(id)).toBe(4);
-      const stored = JSON.stringify([...sandbox.state.invoices.values()].map((i) => ({ ...i, amount: '', clientPrice: '' })));
+      const stored = JSON.stringify(
+        [...sandbox.state.invoices.values()].map((i) => ({ ...i, amount: '', clientPrice: '' })),
+      );
       expect(stored).not.toContain('4111111111111111');
       expect(stored).not.toContain('"123"');
     });
@@ -202,7 +293,9 @@ describe('sandbox: payments', () => {
     it('card data without client_info: browser information first, then 3-D Secure', async () => {
       const created = await shop.createInvoice({ shop_order_id: uniqueId('3ds'), card: CARD });
       expect(created.data.url).toContain('/sandbox/browser-info/');
-      const after = await postForm(`${created.data.url as string}/submit`, { browser_language: 'en' });
+      const after = await postForm(`${created.data.url as string}/submit`, {
+        browser_language: 'en',
+      });
       expect(after.location).toContain('/sandbox/3ds/');
     });
 
@@ -215,14 +308,18 @@ describe('sandbox: payments', () => {
       await shop.control('POST', `/invoices/${asText(b.data.id)}/decline`);
       expect(await shop.status(paid)).toBe(4);
       expect(await shop.status(declined)).toBe(6);
-      await expect(shop.control('POST', `/invoices/${asText(a.data.id)}/decline`)).rejects.toThrow('409');
+      await expect(shop.control('POST', `/invoices/${asText(a.data.id)}/decline`)).rejects.toThrow(
+        '409',
+      );
     });
 
     it('a completed invoice’s page shows its result and cannot be paid again', async () => {
       const id = uniqueId('done');
       const c = await shop.createInvoice({ shop_order_id: id });
       await shop.control('POST', `/invoices/${asText(c.data.id)}/decline`);
-      const again = await postForm(`${sandbox.origin}/sandbox/pay/${asText(c.data.id)}/complete`, { action: 'pay' });
+      const again = await postForm(`${sandbox.origin}/sandbox/pay/${asText(c.data.id)}/complete`, {
+        action: 'pay',
+      });
       expect(again.text).toContain('Payment declined');
       expect(await shop.status(id)).toBe(6);
     });
@@ -270,22 +367,34 @@ describe('sandbox: payments', () => {
       const before = await rubBalance();
       const { id, invoiceId } = await held();
       expect((await rubBalance()).hold).not.toBe(before.hold);
-      const charged = await shop.call('invoice/charge', { invoice_id: Number(invoiceId), now: nowText() });
+      const charged = await shop.call('invoice/charge', {
+        invoice_id: Number(invoiceId),
+        now: nowText(),
+      });
       expect(charged.result).toBe(true);
       expect(asText(charged.data.status)).toBe('4');
       expect(charged.data).not.toHaveProperty('expires_at');
       expect(await shop.status(id)).toBe(4);
       expect((await rubBalance()).hold).toBe(before.hold);
-      const again = await shop.call('invoice/charge', { invoice_id: Number(invoiceId), now: nowText() });
+      const again = await shop.call('invoice/charge', {
+        invoice_id: Number(invoiceId),
+        now: nowText(),
+      });
       expect(again).toMatchObject({ result: false, error_code: 10 });
     });
 
     it('hold → unhold → rejected; unhold of a non-held invoice is refused', async () => {
       const { id, invoiceId } = await held();
-      const r = await shop.call('invoice/unhold', { invoice_id: Number(invoiceId), now: nowText() });
+      const r = await shop.call('invoice/unhold', {
+        invoice_id: Number(invoiceId),
+        now: nowText(),
+      });
       expect(r.result).toBe(true);
       expect(await shop.status(id)).toBe(6);
-      const again = await shop.call('invoice/unhold', { invoice_id: Number(invoiceId), now: nowText() });
+      const again = await shop.call('invoice/unhold', {
+        invoice_id: Number(invoiceId),
+        now: nowText(),
+      });
       expect(again).toMatchObject({ result: false, error_code: 10 });
     });
 
@@ -293,12 +402,18 @@ describe('sandbox: payments', () => {
       const id = uniqueId('one');
       const c = await shop.createInvoice({ shop_order_id: id });
       await shop.control('POST', `/invoices/${asText(c.data.id)}/pay`);
-      const r = await shop.call('invoice/charge', { invoice_id: Number(asText(c.data.id)), now: nowText() });
+      const r = await shop.call('invoice/charge', {
+        invoice_id: Number(asText(c.data.id)),
+        now: nowText(),
+      });
       expect(r).toMatchObject({ result: false, error_code: 10 });
     });
 
     it('a wallet payway does not do two-step payments', async () => {
-      const r = await shop.createInvoice({ shop_order_id: uniqueId('w'), payway: 'wallet_rub', phone: '79001234567' }, 'invoice/hold');
+      const r = await shop.createInvoice(
+        { shop_order_id: uniqueId('w'), payway: 'wallet_rub', phone: '79001234567' },
+        'invoice/hold',
+      );
       expect(r).toMatchObject({ result: false, error_code: 10 });
     });
   });
@@ -306,7 +421,12 @@ describe('sandbox: payments', () => {
   describe('payment tokens', () => {
     it('issues a token on success and charges with it without the payer', async () => {
       const first = uniqueId('tok');
-      const c = await shop.createInvoice({ shop_order_id: first, issue_payment_token: true, card: CARD, client_info: {} });
+      const c = await shop.createInvoice({
+        shop_order_id: first,
+        issue_payment_token: true,
+        card: CARD,
+        client_info: {},
+      });
       await postForm(`${c.data.url as string}/complete`, { action: 'confirm' });
       const check = await shop.check(first);
       const token = check.data.payment_token as Record<string, unknown>;
@@ -319,13 +439,24 @@ describe('sandbox: payments', () => {
       expect(JSON.parse(String(check.data.ps_data))).toMatchObject({ payment_token: token.token });
 
       const second = uniqueId('tok');
-      const charge = await shop.createInvoice({ shop_order_id: second, payment_token: token.token, amount: '55.00' });
+      const charge = await shop.createInvoice({
+        shop_order_id: second,
+        payment_token: token.token,
+        amount: '55.00',
+      });
       expect(charge.data).toMatchObject({ method: null, url: null });
-      await waitFor(async () => (await shop.status(second)) === 4, 3000, 'the token charge to complete');
+      await waitFor(
+        async () => (await shop.status(second)) === 4,
+        3000,
+        'the token charge to complete',
+      );
     });
 
     it('refuses an unknown token', async () => {
-      const r = await shop.createInvoice({ shop_order_id: uniqueId('tok'), payment_token: 'tok_unknown' });
+      const r = await shop.createInvoice({
+        shop_order_id: uniqueId('tok'),
+        payment_token: 'tok_unknown',
+      });
       expect(r).toMatchObject({ result: false, error_code: 10 });
     });
   });

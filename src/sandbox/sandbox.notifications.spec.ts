@@ -28,18 +28,31 @@ describe('sandbox: notifications', () => {
   afterEach(() => receiver.close());
 
   /** Creates an invoice notifying the receiver and acts as the payer. */
-  async function paidInvoice(fields: Record<string, unknown> = {}, action: 'pay' | 'decline' = 'pay'): Promise<string> {
+  async function paidInvoice(
+    fields: Record<string, unknown> = {},
+    action: 'pay' | 'decline' = 'pay',
+  ): Promise<string> {
     const id = uniqueId('n');
-    const c = await shop.createInvoice({ shop_order_id: id, amount: '100.10', callback_url: receiver.url, ...fields });
+    const c = await shop.createInvoice({
+      shop_order_id: id,
+      amount: '100.10',
+      callback_url: receiver.url,
+      ...fields,
+    });
     expect(c.result).toBe(true);
     await shop.control('POST', `/invoices/${asText(c.data.id)}/${action}`);
     return id;
   }
 
-  const deliveries = (): Promise<DeliveryLogEntry[]> => shop.control<DeliveryLogEntry[]>('GET', '/notifications');
+  const deliveries = (): Promise<DeliveryLogEntry[]> =>
+    shop.control<DeliveryLogEntry[]>('GET', '/notifications');
 
   it('sends a signed JSON payment notification with the spec’s fields, amounts written exactly', async () => {
-    const id = await paidInvoice({ description: 'Books', phone: '+79001234567', success_url: 'https://shop.test/ok' });
+    const id = await paidInvoice({
+      description: 'Books',
+      phone: '+79001234567',
+      success_url: 'https://shop.test/ok',
+    });
     const [n] = await waitFor(() => receiver.of('shop_order_id', id), 3000, 'the notification');
     expect(n.type).toBe('invoice');
     expect(n.contentType).toMatch(/^application\/json/);
@@ -48,7 +61,17 @@ describe('sandbox: notifications', () => {
     expect(n.raw).toContain('"client_price":102.60');
     expect(n.raw).toContain('"shop_refund":0.00');
     expect(n.fields).toMatchObject({ status: 'success', payway: 'card_rub', description: 'Books' });
-    for (const key of ['shop_id', 'shop_currency', 'payment_id', 'ps_currency', 'ps_data', 'created', 'updated', 'addons', 'sign']) {
+    for (const key of [
+      'shop_id',
+      'shop_currency',
+      'payment_id',
+      'ps_currency',
+      'ps_data',
+      'created',
+      'updated',
+      'addons',
+      'sign',
+    ]) {
       expect(n.fields).toHaveProperty(key);
     }
     expect(JSON.parse(String(n.fields.addons))).toMatchObject({
@@ -112,7 +135,10 @@ describe('sandbox: notifications', () => {
     const formSandbox = await startTestSandbox({ notifyFormat: 'form' });
     try {
       const formShop = new TestShop(formSandbox);
-      const c = await formShop.createInvoice({ shop_order_id: uniqueId('f'), callback_url: receiver.url });
+      const c = await formShop.createInvoice({
+        shop_order_id: uniqueId('f'),
+        callback_url: receiver.url,
+      });
       await formShop.control('POST', `/invoices/${asText(c.data.id)}/pay`);
       const [n] = await waitFor(() => receiver.received, 3000, 'the notification');
       expect(n.contentType).toMatch(/^application\/x-www-form-urlencoded/);
@@ -136,17 +162,36 @@ describe('sandbox: notifications', () => {
   it('includes the issued payment token in ps_data', async () => {
     const id = await paidInvoice({ issue_payment_token: true });
     const [n] = await waitFor(() => receiver.of('shop_order_id', id), 3000, 'the notification');
-    expect(JSON.parse(String(n.fields.ps_data))).toMatchObject({ payment_token: expect.stringMatching(/^tok_/) });
+    expect(JSON.parse(String(n.fields.ps_data))).toMatchObject({
+      payment_token: expect.stringMatching(/^tok_/),
+    });
   });
 
   it('hold, then charge: a "hold" notification, then a "success" one', async () => {
     const id = uniqueId('h');
-    const c = await shop.createInvoice({ shop_order_id: id, callback_url: receiver.url }, 'invoice/hold');
+    const c = await shop.createInvoice(
+      { shop_order_id: id, callback_url: receiver.url },
+      'invoice/hold',
+    );
     await shop.control('POST', `/invoices/${asText(c.data.id)}/pay`);
-    await waitFor(() => receiver.of('shop_order_id', id).length === 1, 3000, 'the hold notification');
-    await shop.call('invoice/charge', { invoice_id: Number(asText(c.data.id)), now: '2024-01-01T10:00:00+03:00' });
-    await waitFor(() => receiver.of('shop_order_id', id).length === 2, 3000, 'the charge notification');
-    expect(receiver.of('shop_order_id', id).map((n) => n.fields.status)).toEqual(['hold', 'success']);
+    await waitFor(
+      () => receiver.of('shop_order_id', id).length === 1,
+      3000,
+      'the hold notification',
+    );
+    await shop.call('invoice/charge', {
+      invoice_id: Number(asText(c.data.id)),
+      now: '2024-01-01T10:00:00+03:00',
+    });
+    await waitFor(
+      () => receiver.of('shop_order_id', id).length === 2,
+      3000,
+      'the charge notification',
+    );
+    expect(receiver.of('shop_order_id', id).map((n) => n.fields.status)).toEqual([
+      'hold',
+      'success',
+    ]);
   });
 
   it('dup_notify: each notification is delivered twice', async () => {
@@ -158,13 +203,22 @@ describe('sandbox: notifications', () => {
 
   it('out_of_order: the older (hold) notification arrives after the newer (success)', async () => {
     const id = uniqueId('o');
-    const c = await shop.createInvoice({ shop_order_id: id, callback_url: receiver.url, payway: 'card_rub[out_of_order]' }, 'invoice/hold');
+    const c = await shop.createInvoice(
+      { shop_order_id: id, callback_url: receiver.url, payway: 'card_rub[out_of_order]' },
+      'invoice/hold',
+    );
     await shop.control('POST', `/invoices/${asText(c.data.id)}/pay`);
     await sleep(50);
     expect(receiver.of('shop_order_id', id)).toHaveLength(0);
-    await shop.call('invoice/charge', { invoice_id: Number(asText(c.data.id)), now: '2024-01-01T10:00:00+03:00' });
+    await shop.call('invoice/charge', {
+      invoice_id: Number(asText(c.data.id)),
+      now: '2024-01-01T10:00:00+03:00',
+    });
     await waitFor(() => receiver.of('shop_order_id', id).length === 2, 3000, 'both notifications');
-    expect(receiver.of('shop_order_id', id).map((n) => n.fields.status)).toEqual(['success', 'hold']);
+    expect(receiver.of('shop_order_id', id).map((n) => n.fields.status)).toEqual([
+      'success',
+      'hold',
+    ]);
   });
 
   it('notify_none and the suppress setting send nothing', async () => {
@@ -181,6 +235,8 @@ describe('sandbox: notifications', () => {
     await waitFor(() => receiver.of('shop_order_id', id).length === 1, 3000, 'the notification');
     await shop.control('POST', '/notifications/resend', { shop_order_id: id, times: 2 });
     await waitFor(() => receiver.of('shop_order_id', id).length === 3, 3000, 'the re-sent ones');
-    await expect(shop.control('POST', '/notifications/resend', { shop_order_id: 'unknown' })).rejects.toThrow('404');
+    await expect(
+      shop.control('POST', '/notifications/resend', { shop_order_id: 'unknown' }),
+    ).rejects.toThrow('404');
   });
 });

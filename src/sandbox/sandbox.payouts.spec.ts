@@ -1,5 +1,12 @@
 import type { SandboxHandle } from './sandbox.server';
-import { asText, nowText, startTestSandbox, TestShop, uniqueId, waitFor } from './testing/sandbox-test-kit';
+import {
+  asText,
+  nowText,
+  startTestSandbox,
+  TestShop,
+  uniqueId,
+  waitFor,
+} from './testing/sandbox-test-kit';
 
 const CARD_ACCOUNT = '4276380012345678';
 
@@ -16,7 +23,9 @@ describe('sandbox: payouts and balance', () => {
 
   async function rub(): Promise<{ available: string; hold: string; frozen: string }> {
     const r = await shop.call('shop_balance', { now: nowText() });
-    const b = (r.data.balances as Record<string, unknown>[]).find((x) => asText(x.currency) === '643') ?? {};
+    const b =
+      (r.data.balances as Record<string, unknown>[]).find((x) => asText(x.currency) === '643') ??
+      {};
     return { available: asText(b.available), hold: asText(b.hold), frozen: asText(b.frozen) };
   }
 
@@ -33,7 +42,12 @@ describe('sandbox: payouts and balance', () => {
   }
 
   const status = async (id: unknown): Promise<number> =>
-    Number(asText((await shop.call('withdraw/status', { withdraw_id: Number(asText(id)), now: nowText() })).data.status));
+    Number(
+      asText(
+        (await shop.call('withdraw/status', { withdraw_id: Number(asText(id)), now: nowText() }))
+          .data.status,
+      ),
+    );
 
   it('shop_balance: seeded balances per currency, written with two decimals', async () => {
     const r = await shop.call('shop_balance', { now: nowText() });
@@ -48,24 +62,48 @@ describe('sandbox: payouts and balance', () => {
     ['ps_amount', '150.50', '150.50', '182.01'], // fee 1.505 + 30 = 31.505 → 31.51 (half-up)
     ['shop_amount', '1000.00', '960.00', '1000.00'],
   ])('withdraw/try %s %s: payee %s, write-off %s', async (amountType, amount, payee, writeOff) => {
-    const r = await shop.call('withdraw/try', { amount, amount_type: amountType, payway: 'card_rub', shop_currency: 643 });
+    const r = await shop.call('withdraw/try', {
+      amount,
+      amount_type: amountType,
+      payway: 'card_rub',
+      shop_currency: 643,
+    });
     expect(r.result).toBe(true);
     expect(r.text).toContain(`"payee_receive":${payee}`);
     expect(r.text).toContain(`"shop_write_off":${writeOff}`);
-    expect(r.data.account_info_config).toEqual({ account: { regex: '^\\d{16,19}$', title: 'Card number' } });
+    expect(r.data.account_info_config).toEqual({
+      account: { regex: '^\\d{16,19}$', title: 'Card number' },
+    });
   });
 
   it('withdraw/try refuses amounts outside the payway’s bounds', async () => {
-    const r = await shop.call('withdraw/try', { amount: '99.99', amount_type: 'ps_amount', payway: 'card_rub', shop_currency: 643 });
+    const r = await shop.call('withdraw/try', {
+      amount: '99.99',
+      amount_type: 'ps_amount',
+      payway: 'card_rub',
+      shop_currency: 643,
+    });
     expect(r).toMatchObject({ result: false, error_code: 10 });
   });
 
   it('check_account: true for a matching account, false for a wrong or unknown one', async () => {
-    const ok = await shop.call('check_account', { account: CARD_ACCOUNT, amount: '500.00', payway: 'card_rub' });
+    const ok = await shop.call('check_account', {
+      account: CARD_ACCOUNT,
+      amount: '500.00',
+      payway: 'card_rub',
+    });
     expect(ok.data).toMatchObject({ result: true, account_info: expect.any(Object) });
-    const wrong = await shop.call('check_account', { account: '12345', amount: '500.00', payway: 'card_rub' });
+    const wrong = await shop.call('check_account', {
+      account: '12345',
+      amount: '500.00',
+      payway: 'card_rub',
+    });
     expect(wrong.data).toEqual({ result: false });
-    const unknown = await shop.call('check_account', { account: '4276380012340000', amount: '500.00', payway: 'card_rub' });
+    const unknown = await shop.call('check_account', {
+      account: '4276380012340000',
+      amount: '500.00',
+      payway: 'card_rub',
+    });
     expect(unknown.data).toEqual({ result: false });
   });
 
@@ -79,8 +117,14 @@ describe('sandbox: payouts and balance', () => {
     expect(await rub()).toEqual({ available: '998960.00', hold: '0.00', frozen: '1040.00' });
     await waitFor(async () => (await status(r.data.id)) === 5, 3000, 'payout success');
     expect(await rub()).toEqual({ available: '998960.00', hold: '0.00', frozen: '0.00' });
-    const record = await shop.call('withdraw/status', { withdraw_id: Number(asText(r.data.id)), now: nowText() });
-    expect(record.data).toMatchObject({ shop_payment_id: expect.any(String), rrn: expect.stringMatching(/^\d+$/) });
+    const record = await shop.call('withdraw/status', {
+      withdraw_id: Number(asText(r.data.id)),
+      now: nowText(),
+    });
+    expect(record.data).toMatchObject({
+      shop_payment_id: expect.any(String),
+      rrn: expect.stringMatching(/^\d+$/),
+    });
   });
 
   it('shop_amount: the amount itself is written off', async () => {
@@ -120,22 +164,31 @@ describe('sandbox: payouts and balance', () => {
     const id = uniqueId('p');
     expect((await payout({ shop_payment_id: id, payway: 'card_rub[pending]' })).result).toBe(true);
     const again = await payout({ shop_payment_id: id, payway: 'card_rub[pending]' });
-    expect(again).toMatchObject({ result: false, error_code: 6, message: `shop_payment_id "${id}" is not unique` });
+    expect(again).toMatchObject({
+      result: false,
+      error_code: 6,
+      message: `shop_payment_id "${id}" is not unique`,
+    });
     expect((await rub()).frozen).toBe('1040.00');
     expect(sandbox.state.payouts.size).toBe(1);
   });
 
   it('status calls for an unknown payout answer code 7 "Payout is absent"', async () => {
     const byId = await shop.call('withdraw/status', { withdraw_id: 42, now: nowText() });
-    const byShopId = await shop.call('withdraw/shop_payment_status', { shop_payment_id: 'nope', now: nowText() });
-    for (const r of [byId, byShopId]) expect(r).toMatchObject({ result: false, error_code: 7, message: 'Payout is absent' });
+    const byShopId = await shop.call('withdraw/shop_payment_status', {
+      shop_payment_id: 'nope',
+      now: nowText(),
+    });
+    for (const r of [byId, byShopId])
+      expect(r).toMatchObject({ result: false, error_code: 7, message: 'Payout is absent' });
   });
 
   it('refuses an account that does not match, and more than the balance', async () => {
     expect(await payout({ account: '12' })).toMatchObject({ result: false, error_code: 10 });
     const big = await payout({ amount: '100000.00' });
     expect(big.result).toBe(true);
-    for (let i = 0; i < 8; i += 1) expect((await payout({ amount: '100000.00' })).result).toBe(true);
+    for (let i = 0; i < 8; i += 1)
+      expect((await payout({ amount: '100000.00' })).result).toBe(true);
     const short = await payout({ amount: '100000.00' });
     expect(short).toMatchObject({ result: false, error_code: 10 });
     expect(short.message).toContain('insufficient funds');

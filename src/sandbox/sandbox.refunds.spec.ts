@@ -31,7 +31,12 @@ describe('sandbox: refunds', () => {
   ): Promise<{ shopOrderId: string; invoiceId: number }> {
     const { payway = 'card_rub', tags = '', amount = '100.10', currency = 643 } = fields;
     const shopOrderId = uniqueId('r');
-    const c = await shop.createInvoice({ shop_order_id: shopOrderId, amount, currency, payway: `${payway}[success${tags}]` });
+    const c = await shop.createInvoice({
+      shop_order_id: shopOrderId,
+      amount,
+      currency,
+      payway: `${payway}[success${tags}]`,
+    });
     expect(await shop.status(shopOrderId)).toBe(4);
     return { shopOrderId, invoiceId: Number(asText(c.data.id)) };
   }
@@ -52,10 +57,20 @@ describe('sandbox: refunds', () => {
     const { shopOrderId, invoiceId } = await paid();
     const r = await refund(invoiceId, '40.05');
     expect(r.result).toBe(true);
-    expect(r.data).toMatchObject({ status: 'WAITING', amount: '40.05', currency: 'RUB', settlement_currency: 'RUB', processed_at: null });
+    expect(r.data).toMatchObject({
+      status: 'WAITING',
+      amount: '40.05',
+      currency: 'RUB',
+      settlement_currency: 'RUB',
+      processed_at: null,
+    });
     const shopRefundId = asText(r.data.shop_refund_id);
 
-    const [n] = await waitFor(() => receiver.of('shop_refund_id', shopRefundId), 3000, 'the refund notification');
+    const [n] = await waitFor(
+      () => receiver.of('shop_refund_id', shopRefundId),
+      3000,
+      'the refund notification',
+    );
     expect(n.type).toBe('refund');
     expect(notificationSignOk(n.fields)).toBe(true);
     expect(n.fields).toMatchObject({
@@ -67,7 +82,9 @@ describe('sandbox: refunds', () => {
     });
     expect(asText(n.fields.invoice_id)).toBe(String(invoiceId));
 
-    expect((await refunds(invoiceId)).map((x) => [x.status, x.amount])).toEqual([['SUCCESS', '40.05']]);
+    expect((await refunds(invoiceId)).map((x) => [x.status, x.amount])).toEqual([
+      ['SUCCESS', '40.05'],
+    ]);
     expect((await shop.check(shopOrderId)).text).toContain('"shop_refund":40.05');
   });
 
@@ -92,13 +109,20 @@ describe('sandbox: refunds', () => {
     const { invoiceId } = await paid();
     const id = uniqueId('ref');
     expect((await refund(invoiceId, '1.00', { shop_refund_id: id })).result).toBe(true);
-    expect(await refund(invoiceId, '1.00', { shop_refund_id: id })).toMatchObject({ result: false, error_code: 6 });
+    expect(await refund(invoiceId, '1.00', { shop_refund_id: id })).toMatchObject({
+      result: false,
+      error_code: 6,
+    });
   });
 
   it('refund_failed scenario: WAITING, then FAILED, notified; nothing counted as refunded', async () => {
     const { shopOrderId, invoiceId } = await paid({ tags: ',refund_failed' });
     const r = await refund(invoiceId, '100.10');
-    const [n] = await waitFor(() => receiver.of('shop_refund_id', asText(r.data.shop_refund_id)), 3000, 'the notification');
+    const [n] = await waitFor(
+      () => receiver.of('shop_refund_id', asText(r.data.shop_refund_id)),
+      3000,
+      'the notification',
+    );
     expect(n.fields.status).toBe('FAILED');
     expect((await shop.check(shopOrderId)).text).toContain('"shop_refund":0.00');
     expect((await refund(invoiceId, '100.10')).result).toBe(true);

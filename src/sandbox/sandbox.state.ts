@@ -38,7 +38,11 @@ export const PAYOUT_STATUS = {
 } as const;
 
 export function payoutIsFinal(status: number): boolean {
-  return status === PAYOUT_STATUS.SUCCESS || status === PAYOUT_STATUS.REJECTED || status === PAYOUT_STATUS.CANCELLED;
+  return (
+    status === PAYOUT_STATUS.SUCCESS ||
+    status === PAYOUT_STATUS.REJECTED ||
+    status === PAYOUT_STATUS.CANCELLED
+  );
 }
 
 export interface InvoiceUrls {
@@ -233,11 +237,15 @@ export class SandboxState {
   }
 
   findInvoiceByOrder(shopId: number, shopOrderId: string): Invoice | undefined {
-    return [...this.invoices.values()].find((i) => i.shopId === shopId && i.shopOrderId === shopOrderId);
+    return [...this.invoices.values()].find(
+      (i) => i.shopId === shopId && i.shopOrderId === shopOrderId,
+    );
   }
 
   findPayoutByShopPaymentId(shopId: number, shopPaymentId: string): Payout | undefined {
-    return [...this.payouts.values()].find((p) => p.shopId === shopId && p.shopPaymentId === shopPaymentId);
+    return [...this.payouts.values()].find(
+      (p) => p.shopId === shopId && p.shopPaymentId === shopPaymentId,
+    );
   }
 
   refundsOf(invoiceId: number): Refund[] {

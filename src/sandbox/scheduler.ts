@@ -21,12 +21,15 @@ export class Scheduler {
   /** Runs `task` after `ms` of real time. */
   afterReal(ms: number, task: () => void | Promise<void>): void {
     if (this.closed) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      Promise.resolve()
-        .then(task)
-        .catch((e: unknown) => this.onError(e));
-    }, Math.max(0, Math.round(ms)));
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(timer);
+        Promise.resolve()
+          .then(task)
+          .catch((e: unknown) => this.onError(e));
+      },
+      Math.max(0, Math.round(ms)),
+    );
     this.timers.add(timer);
   }
 

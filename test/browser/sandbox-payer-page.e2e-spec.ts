@@ -1,6 +1,12 @@
 import type { Page } from 'playwright-core';
 import type { SandboxHandle } from '../../src/sandbox/sandbox.server';
-import { asText, startTestSandbox, TestShop, uniqueId, waitFor } from '../../src/sandbox/testing/sandbox-test-kit';
+import {
+  asText,
+  startTestSandbox,
+  TestShop,
+  uniqueId,
+  waitFor,
+} from '../../src/sandbox/testing/sandbox-test-kit';
 import { LaunchedBrowser, launchBrowser } from '../support/browser';
 
 /** The shop's side of spec rule 6 for `method: POST`: a form posting `data` to `url`, submitted at once. */
@@ -44,7 +50,9 @@ describe('sandbox payer page in headless Chromium', () => {
     expect(created.data.method).toBe('POST');
     const invoiceId = asText(created.data.id);
 
-    await page.setContent(autoSubmitForm(created.data.url as string, created.data.data as Record<string, string>));
+    await page.setContent(
+      autoSubmitForm(created.data.url as string, created.data.data as Record<string, string>),
+    );
     await page.waitForURL(`${sandbox.origin}/sandbox/pay/${invoiceId}`);
     expect(await page.textContent('#amount')).toBe('250.00 RUB');
     expect(await page.textContent('#description')).toBe('Browser test');
@@ -56,12 +64,19 @@ describe('sandbox payer page in headless Chromium', () => {
 
     expect(await shop.status(shopOrderId)).toBe(4);
     const info = sandbox.state.findInvoiceByOrder(shop.shopId, shopOrderId)?.clientInfo ?? {};
-    expect(info).toMatchObject({ browser_javascript_enabled: true, browser_user_agent: expect.stringContaining('Chrome') });
+    expect(info).toMatchObject({
+      browser_javascript_enabled: true,
+      browser_user_agent: expect.stringContaining('Chrome'),
+    });
   });
 
   it('wallet payment: GET redirect, Decline → invoice/check status 6', async () => {
     const shopOrderId = uniqueId('browser');
-    const created = await shop.createInvoice({ shop_order_id: shopOrderId, payway: 'wallet_rub', phone: '+79001234567' });
+    const created = await shop.createInvoice({
+      shop_order_id: shopOrderId,
+      payway: 'wallet_rub',
+      phone: '+79001234567',
+    });
     expect(created.data.method).toBe('GET');
     const query = new URLSearchParams(created.data.data as Record<string, string>).toString();
 
@@ -76,9 +91,17 @@ describe('sandbox payer page in headless Chromium', () => {
     const shopOrderId = uniqueId('browser');
     const created = await shop.createInvoice({
       shop_order_id: shopOrderId,
-      card: { number: '4111111111111111', cardholder: 'TEST', expiry_month: '12', expiry_year: '30', cvv: '123' },
+      card: {
+        number: '4111111111111111',
+        cardholder: 'TEST',
+        expiry_month: '12',
+        expiry_year: '30',
+        cvv: '123',
+      },
     });
-    await page.setContent(autoSubmitForm(created.data.url as string, created.data.data as Record<string, string>));
+    await page.setContent(
+      autoSubmitForm(created.data.url as string, created.data.data as Record<string, string>),
+    );
     await page.waitForURL(`${sandbox.origin}/sandbox/3ds/${asText(created.data.id)}`);
     await page.click('#confirm');
     await page.waitForSelector('#result');

@@ -22,7 +22,9 @@ const ARGS = [
 export function chromiumPath(): string {
   const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
   if (!existsSync(path)) {
-    throw new Error(`Chromium not found at ${path}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`);
+    throw new Error(
+      `Chromium not found at ${path}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`,
+    );
   }
   return path;
 }

@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto';
 import { createServer, IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isLosslessNumber, parse } from 'lossless-json';
-import { DEFAULT_GATEWAY_CALLS, GatewayCall, SANDBOX_DEFAULT_SECRET, SANDBOX_DEFAULT_SHOP_ID } from '../../config/config';
+import {
+  DEFAULT_GATEWAY_CALLS,
+  GatewayCall,
+  SANDBOX_DEFAULT_SECRET,
+  SANDBOX_DEFAULT_SHOP_ID,
+} from '../../config/config';
 import { SandboxHandle, SandboxOptions, startSandbox } from '../sandbox.server';
 
 /**
@@ -27,7 +32,11 @@ function sha256(text: string): string {
 }
 
 /** Spec, Authentication: signed fields sorted by name, values joined with `:`, secret appended. */
-export function signRequest(body: Record<string, unknown>, signed: string[], secret = SECRET): string {
+export function signRequest(
+  body: Record<string, unknown>,
+  signed: string[],
+  secret = SECRET,
+): string {
   return sha256(
     [...signed]
       .sort()
@@ -76,8 +85,16 @@ export class TestShop {
   }
 
   /** Posts a signed call and parses the answer exactly. */
-  async call(call: GatewayCall, fields: Record<string, unknown>, init: { signal?: AbortSignal } = {}): Promise<CallResult> {
-    return this.post(DEFAULT_GATEWAY_CALLS[call].path, JSON.stringify(this.signed(call, fields)), init);
+  async call(
+    call: GatewayCall,
+    fields: Record<string, unknown>,
+    init: { signal?: AbortSignal } = {},
+  ): Promise<CallResult> {
+    return this.post(
+      DEFAULT_GATEWAY_CALLS[call].path,
+      JSON.stringify(this.signed(call, fields)),
+      init,
+    );
   }
 
   async post(
@@ -127,7 +144,10 @@ export class TestShop {
     return this.call('invoice/check', { shop_order_id: shopOrderId, now: nowText() });
   }
 
-  async createInvoice(fields: Record<string, unknown>, call: 'invoice/create' | 'invoice/hold' = 'invoice/create'): Promise<CallResult> {
+  async createInvoice(
+    fields: Record<string, unknown>,
+    call: 'invoice/create' | 'invoice/hold' = 'invoice/create',
+  ): Promise<CallResult> {
     return this.call(call, { amount: '100.00', currency: 643, payway: 'card_rub', ...fields });
   }
 
@@ -190,7 +210,11 @@ export class NotificationReceiver {
 }
 
 /** Polls until `check` returns a truthy value (a non-empty list); fails after `timeoutMs`. */
-export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 5000, what = 'condition'): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -217,7 +241,10 @@ export function uniqueId(prefix: string): string {
 }
 
 /** Submits an HTML form (by its action and fields) the way a browser would. */
-export async function postForm(url: string, fields: Record<string, string>): Promise<{ status: number; text: string; location: string | null }> {
+export async function postForm(
+  url: string,
+  fields: Record<string, string>,
+): Promise<{ status: number; text: string; location: string | null }> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
