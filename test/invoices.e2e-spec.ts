@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { PaywayConfigService } from '../src/payway-config/payway-config.service';
 import { admin, auth, startTestApp, TestContext } from './support/app';
 
 type Json = Record<string, unknown>;
@@ -121,6 +122,26 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
         'payout',
       ]);
       await ctx.http.get('/api/v1/payways?direction=sideways').set(auth()).expect(400);
+    });
+
+    it('the scheduled refresh refetches both directions and stores them', async () => {
+      const before = await db.query(
+        `SELECT direction, fetched_at FROM payway_configs ORDER BY direction`,
+      );
+      await clearSandboxRequests(ctx);
+      await ctx.service.app.get(PaywayConfigService).refreshAll();
+      expect((await sandboxRequests(ctx)).map((r) => r.path).sort()).toEqual([
+        'shop_input_config/shop',
+        'shop_output_config/shop',
+      ]);
+      const after = await db.query(
+        `SELECT direction, fetched_at FROM payway_configs ORDER BY direction`,
+      );
+      after.rows.forEach((row: { fetched_at: Date }, i: number) =>
+        expect(row.fetched_at.getTime()).toBeGreaterThan(
+          (before.rows[i] as { fetched_at: Date }).fetched_at.getTime(),
+        ),
+      );
     });
   });
 
