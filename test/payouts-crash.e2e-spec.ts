@@ -25,7 +25,11 @@ const children: ChildProcess[] = [];
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, maxMs: number): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  maxMs: number,
+): Promise<T> {
   const until = Date.now() + maxMs;
   for (;;) {
     const v = await probe();
@@ -68,7 +72,10 @@ async function startChild(): Promise<{ child: ChildProcess; url: string; output:
     `the service on ${url} (output: ${output})`,
     async () => {
       if (child.exitCode !== null) throw new Error(`service exited: ${output}`);
-      const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       return ok ? true : undefined;
     },
     30000,
@@ -85,10 +92,20 @@ function killHard(child: ChildProcess): Promise<void> {
 }
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', OUT], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
+  execFileSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '-p',
+      'tsconfig.build.json',
+      '--outDir',
+      OUT,
+    ],
+    {
+      cwd: ROOT,
+      stdio: 'inherit',
+    },
+  );
   expect(existsSync(join(OUT, 'src', 'main.js'))).toBe(true);
   sandbox = await startSandbox({ port: 0, shopId: 1001, secretKey: SECRET, timeScale: 0.001 });
   database = await createTestDatabase();
@@ -107,9 +124,21 @@ afterAll(async () => {
 it('a payout whose process was killed mid-create is finished by the restarted service, paid exactly once', async () => {
   const first = await startChild();
   // The create is done on the gateway, but its answer is held past the time-out and the crash.
-  sandbox.state.faults.add({ path: 'withdraw/create', fault: 'timeout_done', remaining: 1, delayMs: 6000 });
+  sandbox.state.faults.add({
+    path: 'withdraw/create',
+    fault: 'timeout_done',
+    remaining: 1,
+    delayMs: 6000,
+  });
   const shopPaymentId = `crash-${Date.now()}`;
-  const body = { shopPaymentId, amount: '1000.00', amountType: 'ps_amount', shopCurrency: 643, payway: 'card_rub', account: '4111111111111111' };
+  const body = {
+    shopPaymentId,
+    amount: '1000.00',
+    amountType: 'ps_amount',
+    shopCurrency: 643,
+    payway: 'card_rub',
+    account: '4111111111111111',
+  };
   const post = fetch(`${first.url}/api/v1/payouts`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${SHOP_KEY}` },
@@ -121,29 +150,44 @@ it('a payout whose process was killed mid-create is finished by the restarted se
 
   await waitFor(
     'the committed payout row',
-    async () => ((await db.query(`SELECT status FROM payouts WHERE shop_payment_id = $1`, [shopPaymentId])).rowCount === 1 ? true : undefined),
+    async () =>
+      (await db.query(`SELECT status FROM payouts WHERE shop_payment_id = $1`, [shopPaymentId]))
+        .rowCount === 1
+        ? true
+        : undefined,
     15000,
   );
   await waitFor(
     'withdraw/create at the gateway',
-    async () => (sandbox.state.requests.some((r) => r.path === 'withdraw/create') ? true : undefined),
+    async () =>
+      sandbox.state.requests.some((r) => r.path === 'withdraw/create') ? true : undefined,
     15000,
   );
   await killHard(first.child);
   expect(await post).toBe('no answer');
-  const left = await db.query(`SELECT status, withdraw_id, create_attempts FROM payouts WHERE shop_payment_id = $1`, [shopPaymentId]);
+  const left = await db.query(
+    `SELECT status, withdraw_id, create_attempts FROM payouts WHERE shop_payment_id = $1`,
+    [shopPaymentId],
+  );
   expect(left.rows[0]).toMatchObject({ status: 'pending', withdraw_id: null, create_attempts: 0 });
 
   const second = await startChild();
   const final = await waitFor(
     `the payout to finish (service output: ${second.output()})`,
     async () => {
-      const r = await db.query(`SELECT status, withdraw_id FROM payouts WHERE shop_payment_id = $1`, [shopPaymentId]);
-      return r.rows[0].status === 'succeeded' ? (r.rows[0] as { status: string; withdraw_id: string }) : undefined;
+      const r = await db.query(
+        `SELECT status, withdraw_id FROM payouts WHERE shop_payment_id = $1`,
+        [shopPaymentId],
+      );
+      return r.rows[0].status === 'succeeded'
+        ? (r.rows[0] as { status: string; withdraw_id: string })
+        : undefined;
     },
     30000,
   );
-  const onGateway = [...sandbox.state.payouts.values()].filter((p) => p.shopPaymentId === shopPaymentId);
+  const onGateway = [...sandbox.state.payouts.values()].filter(
+    (p) => p.shopPaymentId === shopPaymentId,
+  );
   expect(onGateway).toHaveLength(1);
   expect(final.withdraw_id).toBe(String(onGateway[0].id));
   expect(sandbox.state.requests.filter((r) => r.path === 'withdraw/create')).toHaveLength(1);

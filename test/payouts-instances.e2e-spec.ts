@@ -12,7 +12,11 @@ import { startTestApp, TestContext } from './support/app';
  * died are polled by the other once the lease has run out.
  */
 const INTERVAL_S = 1;
-const ENV = { PAYOUT_POLL_INTERVAL_S: String(INTERVAL_S), PAYOUT_POLL_MAX_S: '3600', PAYOUT_POLL_CONCURRENCY: '16' };
+const ENV = {
+  PAYOUT_POLL_INTERVAL_S: String(INTERVAL_S),
+  PAYOUT_POLL_MAX_S: '3600',
+  PAYOUT_POLL_CONCURRENCY: '16',
+};
 const COUNT = 300;
 
 let a: TestContext;
@@ -97,11 +101,13 @@ it('two instances polling together ask about each payout at most once per interv
   }
   const total = [...calls.values()].reduce((s, t) => s + t.length, 0);
   expect(polledBy[0] + polledBy[1]).toBe(total);
-  const leased = await db.query(`SELECT count(*)::int AS n FROM payouts WHERE lease_until IS NOT NULL AND shop_payment_id LIKE 'many-%'`);
+  const leased = await db.query(
+    `SELECT count(*)::int AS n FROM payouts WHERE lease_until IS NOT NULL AND shop_payment_id LIKE 'many-%'`,
+  );
   expect(leased.rows[0].n).toBe(0);
 }, 120000);
 
-it("takes over the rows of an instance that claimed them and died, once the lease runs out", async () => {
+it('takes over the rows of an instance that claimed them and died, once the lease runs out', async () => {
   const withdrawIds = await seedPayouts(40, 'orphan');
   // A third instance claims every due row with a 2 s lease, then dies without processing them.
   const claimed = await claimDue(a.service.app.get(DataSource), {

@@ -19,14 +19,27 @@ let seq = 0;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const newId = (): string => `po-${Date.now()}-${++seq}`;
 
-function payoutBody(shopPaymentId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { shopPaymentId, amount: '1000.00', amountType: 'ps_amount', shopCurrency: 643, payway: 'card_rub', account: CARD, ...overrides };
+function payoutBody(
+  shopPaymentId: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    shopPaymentId,
+    amount: '1000.00',
+    amountType: 'ps_amount',
+    shopCurrency: 643,
+    payway: 'card_rub',
+    account: CARD,
+    ...overrides,
+  };
 }
 
 /** Gateway calls the sandbox received about one payout (by shop_payment_id or its withdraw id). */
 function callsFor(shopPaymentId: string, path: string): number {
   const withdrawIds = new Set(
-    [...ctx.sandbox.state.payouts.values()].filter((p) => p.shopPaymentId === shopPaymentId).map((p) => String(p.id)),
+    [...ctx.sandbox.state.payouts.values()]
+      .filter((p) => p.shopPaymentId === shopPaymentId)
+      .map((p) => String(p.id)),
   );
   return ctx.sandbox.state.requests.filter((r) => {
     if (r.path !== path) return false;
@@ -36,7 +49,8 @@ function callsFor(shopPaymentId: string, path: string): number {
 }
 
 function gatewayPayoutsWith(shopPaymentId: string): number {
-  return [...ctx.sandbox.state.payouts.values()].filter((p) => p.shopPaymentId === shopPaymentId).length;
+  return [...ctx.sandbox.state.payouts.values()].filter((p) => p.shopPaymentId === shopPaymentId)
+    .length;
 }
 
 async function fault(body: Record<string, unknown>): Promise<void> {
@@ -55,7 +69,11 @@ async function getPayout(shopPaymentId: string): Promise<Record<string, unknown>
 }
 
 /** Runs the poller by hand until the payout's status satisfies `done` (or the time is up). */
-async function pollUntil(shopPaymentId: string, done: (status: string) => boolean, maxMs = 8000): Promise<Record<string, unknown>> {
+async function pollUntil(
+  shopPaymentId: string,
+  done: (status: string) => boolean,
+  maxMs = 8000,
+): Promise<Record<string, unknown>> {
   const poller = ctx.service.app.get(PayoutPoller);
   const until = Date.now() + maxMs;
   for (;;) {
@@ -66,7 +84,9 @@ async function pollUntil(shopPaymentId: string, done: (status: string) => boolea
   }
 }
 
-async function auditTrail(shopPaymentId: string): Promise<Array<{ from_status: string | null; to_status: string; cause: string }>> {
+async function auditTrail(
+  shopPaymentId: string,
+): Promise<Array<{ from_status: string | null; to_status: string; cause: string }>> {
   const r = await db.query(
     `SELECT from_status, to_status, cause FROM events WHERE entity_type = 'payout' AND entity_id = $1 ORDER BY id`,
     [shopPaymentId],
@@ -118,15 +138,25 @@ describe('POST /api/v1/payouts', () => {
     expect(callsFor(id, 'withdraw/status')).toBeGreaterThanOrEqual(2);
     expect(callsFor(id, 'withdraw/create')).toBe(1);
 
-    const row = await db.query(`SELECT account_sealed, account_masked, poll_count, lease_until FROM payouts WHERE shop_payment_id = $1`, [id]);
+    const row = await db.query(
+      `SELECT account_sealed, account_masked, poll_count, lease_until FROM payouts WHERE shop_payment_id = $1`,
+      [id],
+    );
     expect(row.rows[0].account_sealed).not.toContain(CARD);
     expect(row.rows[0].account_masked).toBe('411111******1111');
     expect(row.rows[0].poll_count).toBeGreaterThanOrEqual(2);
     expect(row.rows[0].lease_until).toBeNull();
 
     const trail = await auditTrail(id);
-    expect(trail[0]).toMatchObject({ from_status: 'pending', to_status: 'processing', cause: 'api' });
-    expect(trail[trail.length - 1]).toMatchObject({ to_status: 'succeeded', cause: 'reconciliation' });
+    expect(trail[0]).toMatchObject({
+      from_status: 'pending',
+      to_status: 'processing',
+      cause: 'api',
+    });
+    expect(trail[trail.length - 1]).toMatchObject({
+      to_status: 'succeeded',
+      cause: 'reconciliation',
+    });
 
     // A final payout is not polled again.
     const statusCalls = callsFor(id, 'withdraw/status');
@@ -138,7 +168,9 @@ describe('POST /api/v1/payouts', () => {
   it('replays the stored answer for the same body, 409 for another, one gateway call for concurrent repeats', async () => {
     const id = newId();
     const responses = await Promise.all(
-      Array.from({ length: 10 }, () => ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id))),
+      Array.from({ length: 10 }, () =>
+        ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id)),
+      ),
     );
     expect(responses.map((r) => r.status)).toEqual(Array(10).fill(202));
     for (const r of responses) expect(r.body).toEqual(responses[0].body);
@@ -148,17 +180,26 @@ describe('POST /api/v1/payouts', () => {
     expect(replay.status).toBe(202);
     expect(replay.body).toEqual(responses[0].body);
 
-    const conflict = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id, { amount: '1000.01' }));
+    const conflict = await ctx.http
+      .post('/api/v1/payouts')
+      .set(auth())
+      .send(payoutBody(id, { amount: '1000.01' }));
     expect(conflict.status).toBe(409);
     expect(conflict.headers['content-type']).toMatch(/application\/problem\+json/);
-    const otherAccount = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id, { account: '4111111111111112' }));
+    const otherAccount = await ctx.http
+      .post('/api/v1/payouts')
+      .set(auth())
+      .send(payoutBody(id, { account: '4111111111111112' }));
     expect(otherAccount.status).toBe(409);
     expect(callsFor(id, 'withdraw/create')).toBe(1);
   });
 
   it('ends at once on a rejection in the create answer: no status call', async () => {
     const id = newId();
-    const res = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id, { payway: 'card_rub[mock_server,reject]' }));
+    const res = await ctx.http
+      .post('/api/v1/payouts')
+      .set(auth())
+      .send(payoutBody(id, { payway: 'card_rub[mock_server,reject]' }));
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ status: 'rejected', gatewayStatus: 6, nextPollAt: null });
     await sleep(400);
@@ -173,7 +214,12 @@ describe('POST /api/v1/payouts', () => {
     const id = newId();
     const res = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id));
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ status: 'failed', errorCode: 10, withdrawId: null, nextPollAt: null });
+    expect(res.body).toMatchObject({
+      status: 'failed',
+      errorCode: 10,
+      withdrawId: null,
+      nextPollAt: null,
+    });
     await sleep(400);
     await ctx.service.app.get(PayoutPoller).runOnce();
     expect(callsFor(id, 'withdraw/shop_payment_status')).toBe(0);
@@ -214,16 +260,24 @@ describe('POST /api/v1/payouts', () => {
     const res = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id));
     expect(res.status).toBe(202);
     expect(['processing', 'succeeded']).toContain(res.body.status);
-    const creates = ctx.sandbox.state.requests.filter((r) => r.path === 'withdraw/create' && (r.body as Record<string, unknown>).shop_payment_id === id);
+    const creates = ctx.sandbox.state.requests.filter(
+      (r) =>
+        r.path === 'withdraw/create' && (r.body as Record<string, unknown>).shop_payment_id === id,
+    );
     expect(creates).toHaveLength(2);
     const absentAnswers = ctx.sandbox.state.requests.filter(
-      (r) => r.path === 'withdraw/shop_payment_status' && (r.body as Record<string, unknown>).shop_payment_id === id && r.error_code === 7,
+      (r) =>
+        r.path === 'withdraw/shop_payment_status' &&
+        (r.body as Record<string, unknown>).shop_payment_id === id &&
+        r.error_code === 7,
     );
     expect(absentAnswers).toHaveLength(1);
     const final = await pollUntil(id, (s) => s === 'succeeded');
     expect(final.status).toBe('succeeded');
     expect(gatewayPayoutsWith(id)).toBe(1);
-    const row = await db.query(`SELECT create_attempts FROM payouts WHERE shop_payment_id = $1`, [id]);
+    const row = await db.query(`SELECT create_attempts FROM payouts WHERE shop_payment_id = $1`, [
+      id,
+    ]);
     expect(row.rows[0].create_attempts).toBe(2);
   });
 
@@ -241,7 +295,10 @@ describe('POST /api/v1/payouts', () => {
     expect(res.status).toBe(202);
     expect(res.body.withdrawId).toBe(String(created.id));
     expect(['processing', 'succeeded']).toContain(res.body.status);
-    const creates = ctx.sandbox.state.requests.filter((r) => r.path === 'withdraw/create' && (r.body as Record<string, unknown>).shop_payment_id === id);
+    const creates = ctx.sandbox.state.requests.filter(
+      (r) =>
+        r.path === 'withdraw/create' && (r.body as Record<string, unknown>).shop_payment_id === id,
+    );
     expect(creates).toHaveLength(2);
     expect(creates[1].error_code).toBe(6);
     expect(gatewayPayoutsWith(id)).toBe(1);
@@ -250,11 +307,16 @@ describe('POST /api/v1/payouts', () => {
 
   it('flags a payout that never finishes as needs_attention at the deadline', async () => {
     const id = newId();
-    const res = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id, { payway: 'card_rub[mock_server,never_final]' }));
+    const res = await ctx.http
+      .post('/api/v1/payouts')
+      .set(auth())
+      .send(payoutBody(id, { payway: 'card_rub[mock_server,never_final]' }));
     expect(res.body.status).toBe('processing');
     const final = await pollUntil(id, (s) => s === 'needs_attention', 10000);
     expect(final).toMatchObject({ status: 'needs_attention', nextPollAt: null });
-    expect(Date.parse(final.updatedAt as string)).toBeGreaterThanOrEqual(Date.parse(final.pollDeadline as string));
+    expect(Date.parse(final.updatedAt as string)).toBeGreaterThanOrEqual(
+      Date.parse(final.pollDeadline as string),
+    );
     expect(callsFor(id, 'withdraw/status')).toBeGreaterThanOrEqual(5);
 
     const calls = callsFor(id, 'withdraw/status');
@@ -264,7 +326,9 @@ describe('POST /api/v1/payouts', () => {
 
     const listed = await ctx.http.get('/api/v1/admin/payouts?status=needs_attention').set(admin());
     expect(listed.status).toBe(200);
-    expect((listed.body.items as Array<{ shopPaymentId: string }>).map((p) => p.shopPaymentId)).toContain(id);
+    expect(
+      (listed.body.items as Array<{ shopPaymentId: string }>).map((p) => p.shopPaymentId),
+    ).toContain(id);
     expect((await ctx.http.get('/api/v1/admin/payouts').set(auth())).status).toBe(403);
 
     const reconciled = await ctx.http.post(`/api/v1/admin/payouts/${id}/reconcile`).set(admin());
@@ -286,14 +350,19 @@ describe('POST /api/v1/payouts', () => {
     ];
     for (const [overrides, field] of cases) {
       const id = newId();
-      const res = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id, overrides));
+      const res = await ctx.http
+        .post('/api/v1/payouts')
+        .set(auth())
+        .send(payoutBody(id, overrides));
       expect(res.status).toBe(400);
       expect((res.body.errors as Array<{ field: string }>).map((e) => e.field)).toContain(field);
       expect(JSON.stringify(res.body)).not.toContain(CARD);
       const rows = await db.query(`SELECT 1 FROM payouts WHERE shop_payment_id = $1`, [id]);
       expect(rows.rowCount).toBe(0);
     }
-    expect(ctx.sandbox.state.requests.filter((r) => r.path === 'withdraw/create').length).toBe(before);
+    expect(ctx.sandbox.state.requests.filter((r) => r.path === 'withdraw/create').length).toBe(
+      before,
+    );
     expect((await ctx.http.post('/api/v1/payouts').send(payoutBody(newId()))).status).toBe(401);
   });
 });
@@ -302,17 +371,27 @@ describe('payout reads, quote, account check and balance', () => {
   it('lists payouts by status with a cursor', async () => {
     const ids = [newId(), newId(), newId()];
     for (const id of ids) {
-      await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id, { payway: 'card_rub[mock_server,reject]' }));
+      await ctx.http
+        .post('/api/v1/payouts')
+        .set(auth())
+        .send(payoutBody(id, { payway: 'card_rub[mock_server,reject]' }));
     }
     const first = await ctx.http.get('/api/v1/payouts?status=rejected&limit=2').set(auth());
     expect(first.status).toBe(200);
     expect(first.body.items).toHaveLength(2);
     expect(first.body.nextCursor).toEqual(expect.any(String));
-    const second = await ctx.http.get(`/api/v1/payouts?status=rejected&limit=2&cursor=${first.body.nextCursor as string}`).set(auth());
-    const seen = [...first.body.items, ...second.body.items].map((p: { shopPaymentId: string }) => p.shopPaymentId);
+    const second = await ctx.http
+      .get(`/api/v1/payouts?status=rejected&limit=2&cursor=${first.body.nextCursor as string}`)
+      .set(auth());
+    const seen = [...first.body.items, ...second.body.items].map(
+      (p: { shopPaymentId: string }) => p.shopPaymentId,
+    );
     for (const id of ids) expect(seen).toContain(id);
     expect(new Set(seen).size).toBe(seen.length);
-    for (const p of [...first.body.items, ...second.body.items] as Array<{ status: string; account: string }>) {
+    for (const p of [...first.body.items, ...second.body.items] as Array<{
+      status: string;
+      account: string;
+    }>) {
       expect(p.status).toBe('rejected');
       expect(p.account).toBe('411111******1111');
     }
@@ -320,15 +399,29 @@ describe('payout reads, quote, account check and balance', () => {
   });
 
   it('quotes with withdraw/try and checks an account with check_account', async () => {
-    const quote = await ctx.http.post('/api/v1/payouts/quote').set(auth()).send({ amount: '1000.00', amountType: 'ps_amount', shopCurrency: 643, payway: 'card_rub' });
+    const quote = await ctx.http
+      .post('/api/v1/payouts/quote')
+      .set(auth())
+      .send({ amount: '1000.00', amountType: 'ps_amount', shopCurrency: 643, payway: 'card_rub' });
     expect(quote.status).toBe(200);
-    expect(quote.body).toMatchObject({ payeeReceive: '1000.00', shopWriteOff: '1040.00', psCurrency: 643, shopCurrency: 643 });
+    expect(quote.body).toMatchObject({
+      payeeReceive: '1000.00',
+      shopWriteOff: '1040.00',
+      psCurrency: 643,
+      shopCurrency: 643,
+    });
     expect(quote.body.accountInfoConfig.account.regex).toBe('^\\d{16,19}$');
 
-    const ok = await ctx.http.post('/api/v1/payouts/check-account').set(auth()).send({ payway: 'card_rub', amount: '1000.00', account: CARD });
+    const ok = await ctx.http
+      .post('/api/v1/payouts/check-account')
+      .set(auth())
+      .send({ payway: 'card_rub', amount: '1000.00', account: CARD });
     expect(ok.status).toBe(200);
     expect(ok.body.exists).toBe(true);
-    const missing = await ctx.http.post('/api/v1/payouts/check-account').set(auth()).send({ payway: 'card_rub', amount: '1000.00', account: '4111111111110000' });
+    const missing = await ctx.http
+      .post('/api/v1/payouts/check-account')
+      .set(auth())
+      .send({ payway: 'card_rub', amount: '1000.00', account: '4111111111110000' });
     expect(missing.body.exists).toBe(false);
   });
 
@@ -336,13 +429,21 @@ describe('payout reads, quote, account check and balance', () => {
     const res = await ctx.http.get('/api/v1/balance').set(auth());
     expect(res.status).toBe(200);
     expect(res.body.shopId).toBe(1001);
-    const rub = (res.body.balances as Array<Record<string, unknown>>).find((b) => b.currency === 643)!;
+    const rub = (res.body.balances as Array<Record<string, unknown>>).find(
+      (b) => b.currency === 643,
+    )!;
     for (const k of ['available', 'hold', 'frozen', 'total']) expect(typeof rub[k]).toBe('string');
     const sandboxRub = ctx.sandbox.state.balance(643);
-    const expected = Amount.fromText(sandboxRub.available.plus(sandboxRub.hold).plus(sandboxRub.frozen).toString());
+    const expected = Amount.fromText(
+      sandboxRub.available.plus(sandboxRub.hold).plus(sandboxRub.frozen).toString(),
+    );
     expect(Amount.fromText(rub.total as string).eq(expected)).toBe(true);
-    expect(Amount.fromText(rub.total as string).eq(
-      Amount.fromText(rub.available as string).plus(Amount.fromText(rub.hold as string)).plus(Amount.fromText(rub.frozen as string)),
-    )).toBe(true);
+    expect(
+      Amount.fromText(rub.total as string).eq(
+        Amount.fromText(rub.available as string)
+          .plus(Amount.fromText(rub.hold as string))
+          .plus(Amount.fromText(rub.frozen as string)),
+      ),
+    ).toBe(true);
   });
 });

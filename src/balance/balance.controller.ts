@@ -9,7 +9,10 @@ export class BalanceController {
   constructor(private readonly balance: BalanceService) {}
 
   @Get()
-  @ApiOperation({ summary: 'shop_balance: {shopId, balances: [{currency, available, hold, frozen, total}]}, decimal strings' })
+  @ApiOperation({
+    summary:
+      'shop_balance: {shopId, balances: [{currency, available, hold, frozen, total}]}, decimal strings',
+  })
   @ApiOkResponse({ description: 'total = available + hold + frozen, exact' })
   get(): Promise<BalanceView> {
     return this.balance.get();

@@ -12,7 +12,13 @@ describe('toBalanceView', () => {
     expect(view).toEqual({
       shopId: 1001,
       balances: [
-        { currency: 643, available: '0.1', hold: '0.2', frozen: '1000000000000000.01', total: '1000000000000000.31' },
+        {
+          currency: 643,
+          available: '0.1',
+          hold: '0.2',
+          frozen: '1000000000000000.01',
+          total: '1000000000000000.31',
+        },
         { currency: 840, available: '10000.00', hold: '0', frozen: '0', total: '10000.00' },
       ],
     });

@@ -22,7 +22,15 @@ export class SealError extends Error {
 /** A 32-byte key for one purpose, derived from the master secret. */
 export function deriveKey(secret: string, purpose: string): Buffer {
   if (secret.length === 0) throw new SealError('cannot derive a key from an empty secret');
-  return Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), `piastrix-orchestrator:${purpose}`, 32));
+  return Buffer.from(
+    hkdfSync(
+      'sha256',
+      Buffer.from(secret, 'utf8'),
+      Buffer.alloc(0),
+      `piastrix-orchestrator:${purpose}`,
+      32,
+    ),
+  );
 }
 
 export function seal(plaintext: string, key: Buffer): string {
@@ -31,7 +39,12 @@ export function seal(plaintext: string, key: Buffer): string {
   cipher.setAAD(Buffer.from(VERSION));
   const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   const tag = cipher.getAuthTag();
-  return [VERSION, nonce.toString('base64url'), tag.toString('base64url'), body.toString('base64url')].join('.');
+  return [
+    VERSION,
+    nonce.toString('base64url'),
+    tag.toString('base64url'),
+    body.toString('base64url'),
+  ].join('.');
 }
 
 /** Opens a sealed text; throws SealError when it was altered or sealed under another key. */

@@ -6,7 +6,8 @@ const CARD = /^\d{13,19}$/;
 
 export function maskAccount(account: string): string {
   const compact = account.replace(/[\s-]/g, '');
-  if (CARD.test(compact)) return `${compact.slice(0, 6)}${'*'.repeat(compact.length - 10)}${compact.slice(-4)}`;
+  if (CARD.test(compact))
+    return `${compact.slice(0, 6)}${'*'.repeat(compact.length - 10)}${compact.slice(-4)}`;
   if (compact.length <= 4) return '*'.repeat(compact.length);
   return `${'*'.repeat(Math.min(compact.length - 4, 8))}${compact.slice(-4)}`;
 }

@@ -21,7 +21,13 @@ interface SealedRecipient {
 type PayoutChanges = Partial<
   Pick<
     PayoutEntity,
-    'withdrawId' | 'gatewayStatus' | 'psCurrency' | 'payeeReceive' | 'shopWriteOff' | 'errorCode' | 'gatewayMessage'
+    | 'withdrawId'
+    | 'gatewayStatus'
+    | 'psCurrency'
+    | 'payeeReceive'
+    | 'shopWriteOff'
+    | 'errorCode'
+    | 'gatewayMessage'
   >
 >;
 
@@ -53,7 +59,10 @@ export class PayoutProcessor {
   }
 
   /** The row and its lock, for the rest of the caller's transaction. */
-  lock(manager: EntityManager, where: { id: string } | { shopId: number; shopPaymentId: string }): Promise<PayoutEntity | null> {
+  lock(
+    manager: EntityManager,
+    where: { id: string } | { shopId: number; shopPaymentId: string },
+  ): Promise<PayoutEntity | null> {
     return manager.findOne(PayoutEntity, { where, lock: { mode: 'pessimistic_write' } });
   }
 
@@ -61,7 +70,12 @@ export class PayoutProcessor {
    * Sends `withdraw/create` and writes the outcome. `settleIfUnknown`: on an unknown outcome ask
    * `withdraw/shop_payment_status` at once (which may repeat the create once after "absent").
    */
-  async submitCreate(m: EntityManager, p: PayoutEntity, cause: AuditCause, settleIfUnknown: boolean): Promise<void> {
+  async submitCreate(
+    m: EntityManager,
+    p: PayoutEntity,
+    cause: AuditCause,
+    settleIfUnknown: boolean,
+  ): Promise<void> {
     const recipient = JSON.parse(unseal(p.accountSealed, this.accountKey)) as SealedRecipient;
     p.createAttempts += 1;
     await m.update(PayoutEntity, { id: p.id }, { createAttempts: p.createAttempts });
@@ -82,7 +96,10 @@ export class PayoutProcessor {
     }
     // A create went out and nothing settled it: the outcome is open until a status call says.
     if (p.status === 'pending') {
-      await this.write(m, p, 'unknown', cause, { call: 'withdraw/create', reason: 'outcome not settled' });
+      await this.write(m, p, 'unknown', cause, {
+        call: 'withdraw/create',
+        reason: 'outcome not settled',
+      });
     }
   }
 
@@ -95,19 +112,38 @@ export class PayoutProcessor {
   ): Promise<void> {
     if (err instanceof GatewayError && err.isDuplicate) {
       // The payout exists on the gateway: look it up, never create another.
-      this.log.warn({ shopPaymentId: p.shopPaymentId }, 'withdraw/create: shop_payment_id already used, looking it up');
+      this.log.warn(
+        { shopPaymentId: p.shopPaymentId },
+        'withdraw/create: shop_payment_id already used, looking it up',
+      );
       await this.settle(m, p, cause, false);
       return;
     }
     const errorInfo =
-      err instanceof GatewayError ? { errorCode: err.errorCode, gatewayMessage: err.gatewayMessage } : { errorCode: null, gatewayMessage: (err as Error).message };
+      err instanceof GatewayError
+        ? { errorCode: err.errorCode, gatewayMessage: err.gatewayMessage }
+        : { errorCode: null, gatewayMessage: (err as Error).message };
     if (err instanceof GatewayError && err.fatal === true) {
-      await this.write(m, p, 'failed', cause, { call: 'withdraw/create', errorCode: err.errorCode, fatal: true }, errorInfo);
+      await this.write(
+        m,
+        p,
+        'failed',
+        cause,
+        { call: 'withdraw/create', errorCode: err.errorCode, fatal: true },
+        errorInfo,
+      );
       return;
     }
     if (err instanceof GatewayError && err.fatal === false) {
       // Non-fatal: the spec says poll the status (30 s, up to 2 h).
-      await this.write(m, p, 'processing', cause, { call: 'withdraw/create', errorCode: err.errorCode, fatal: false }, errorInfo);
+      await this.write(
+        m,
+        p,
+        'processing',
+        cause,
+        { call: 'withdraw/create', errorCode: err.errorCode, fatal: false },
+        errorInfo,
+      );
       return;
     }
     // Time-out, reset, an unknown code, or no connection: the payout may exist. Ask, never resend blindly.
@@ -116,7 +152,11 @@ export class PayoutProcessor {
       p,
       'unknown',
       cause,
-      { call: 'withdraw/create', outcomeUnknown: isOutcomeUnknown(err), error: (err as Error).name },
+      {
+        call: 'withdraw/create',
+        outcomeUnknown: isOutcomeUnknown(err),
+        error: (err as Error).name,
+      },
       errorInfo,
     );
     if (settleIfUnknown) await this.settle(m, p, cause, true);
@@ -127,34 +167,59 @@ export class PayoutProcessor {
    * create with the same shop_payment_id (when `createIfAbsent`); anything else leaves the row as
    * it is, to be asked again on the next cycle.
    */
-  async settle(m: EntityManager, p: PayoutEntity, cause: AuditCause, createIfAbsent: boolean): Promise<void> {
+  async settle(
+    m: EntityManager,
+    p: PayoutEntity,
+    cause: AuditCause,
+    createIfAbsent: boolean,
+  ): Promise<void> {
     let record: PayoutRecord;
     try {
       record = await this.gateway.withdrawShopPaymentStatus(p.shopPaymentId);
     } catch (err) {
       if (err instanceof GatewayError && err.isAbsent) {
         if (createIfAbsent) {
-          this.log.warn({ shopPaymentId: p.shopPaymentId, attempts: p.createAttempts }, 'payout absent on the gateway: repeating the create');
+          this.log.warn(
+            { shopPaymentId: p.shopPaymentId, attempts: p.createAttempts },
+            'payout absent on the gateway: repeating the create',
+          );
           await this.submitCreate(m, p, cause, false);
         }
         return;
       }
-      this.log.warn({ shopPaymentId: p.shopPaymentId, err: (err as Error).message }, 'withdraw/shop_payment_status failed; asking again later');
+      this.log.warn(
+        { shopPaymentId: p.shopPaymentId, err: (err as Error).message },
+        'withdraw/shop_payment_status failed; asking again later',
+      );
       return;
     }
     await this.applyRecord(m, p, record, cause, 'withdraw/shop_payment_status');
   }
 
   /** One status question: by withdraw id when known, else by shop_payment_id (settle). */
-  async refresh(m: EntityManager, p: PayoutEntity, cause: AuditCause, createIfAbsent: boolean): Promise<void> {
+  async refresh(
+    m: EntityManager,
+    p: PayoutEntity,
+    cause: AuditCause,
+    createIfAbsent: boolean,
+  ): Promise<void> {
     if (p.withdrawId === null) {
       await this.settle(m, p, cause, createIfAbsent);
       return;
     }
     try {
-      await this.applyRecord(m, p, await this.gateway.withdrawStatus(Number(p.withdrawId)), cause, 'withdraw/status');
+      await this.applyRecord(
+        m,
+        p,
+        await this.gateway.withdrawStatus(Number(p.withdrawId)),
+        cause,
+        'withdraw/status',
+      );
     } catch (err) {
-      this.log.warn({ shopPaymentId: p.shopPaymentId, err: (err as Error).message }, 'withdraw/status failed; asking again later');
+      this.log.warn(
+        { shopPaymentId: p.shopPaymentId, err: (err as Error).message },
+        'withdraw/status failed; asking again later',
+      );
     }
   }
 
@@ -168,9 +233,15 @@ export class PayoutProcessor {
   ): Promise<void> {
     const mapped = statusFromGatewayNumber(record.status, this.config.payouts.status);
     if (!mapped.known) {
-      this.log.warn({ shopPaymentId: p.shopPaymentId, gatewayStatus: record.status }, 'unknown payout status number: treated as not final');
+      this.log.warn(
+        { shopPaymentId: p.shopPaymentId, gatewayStatus: record.status },
+        'unknown payout status number: treated as not final',
+      );
     }
-    const errorCode = 'error_code' in record && typeof record.error_code === 'number' && record.error_code > 0 ? record.error_code : null;
+    const errorCode =
+      'error_code' in record && typeof record.error_code === 'number' && record.error_code > 0
+        ? record.error_code
+        : null;
     await this.write(
       m,
       p,
@@ -208,11 +279,16 @@ export class PayoutProcessor {
       this.log.warn({ shopPaymentId: p.shopPaymentId, from, to }, 'final payout not changed');
       return;
     }
-    if (!decision.allowed && decision.reason === 'not_allowed') {
-      this.log.warn({ shopPaymentId: p.shopPaymentId, from, to }, 'payout transition not allowed; status kept');
+    // needs_attention -> processing is expected (a reconcile still finds it open): not worth a warning.
+    if (!decision.allowed && decision.reason === 'not_allowed' && from !== 'needs_attention') {
+      this.log.warn(
+        { shopPaymentId: p.shopPaymentId, from, to },
+        'payout transition not allowed; status kept',
+      );
     }
     const status = decision.allowed ? to : from;
-    const gatewayStatusChanged = changes.gatewayStatus !== undefined && changes.gatewayStatus !== p.gatewayStatus;
+    const gatewayStatusChanged =
+      changes.gatewayStatus !== undefined && changes.gatewayStatus !== p.gatewayStatus;
     const all: Partial<PayoutEntity> = {
       ...changes,
       status,
@@ -222,13 +298,22 @@ export class PayoutProcessor {
     await m.update(PayoutEntity, { id: p.id }, all as QueryDeepPartialEntity<PayoutEntity>);
     Object.assign(p, all);
     if (status !== from || gatewayStatusChanged) {
-      await this.audit.record(m, { entityType: 'payout', entityId: p.shopPaymentId, fromStatus: from, toStatus: status, cause, details });
+      await this.audit.record(m, {
+        entityType: 'payout',
+        entityId: p.shopPaymentId,
+        fromStatus: from,
+        toStatus: status,
+        cause,
+        details,
+      });
     }
   }
 
   /** Next poll time for a row still owed an answer; null otherwise. */
   nextPollAt(p: PayoutEntity): Date | null {
-    return isPolled(p.status) ? new Date(Date.now() + this.config.payouts.pollIntervalS * 1000) : null;
+    return isPolled(p.status)
+      ? new Date(Date.now() + this.config.payouts.pollIntervalS * 1000)
+      : null;
   }
 }
 

@@ -42,9 +42,8 @@ describe('payout validation', () => {
     expect(accountProblems('12345678901234567890', {}, BANK)).toEqual([
       { field: 'accountDetails.bik', message: 'is required (BIK)' },
     ]);
-    expect(accountProblems('12345678901234567890', { bik: 'x', extra: '1' }, BANK).map((e) => e.field)).toEqual([
-      'accountDetails.bik',
-      'accountDetails.extra',
-    ]);
+    expect(
+      accountProblems('12345678901234567890', { bik: 'x', extra: '1' }, BANK).map((e) => e.field),
+    ).toEqual(['accountDetails.bik', 'accountDetails.extra']);
   });
 });

@@ -10,7 +10,8 @@ import { checkAmountBounds } from '../payway-config/payway-validation';
  * every other name to the `accountDetails` key of that name; each missing one is named).
  */
 export function amountProblems(amount: string, payway: OutputPayway): FieldError[] {
-  if (!Amount.isValid(amount)) return [{ field: 'amount', message: 'must be a decimal string with at most 8 decimals' }];
+  if (!Amount.isValid(amount))
+    return [{ field: 'amount', message: 'must be a decimal string with at most 8 decimals' }];
   const parsed = Amount.parse(amount);
   if (!parsed.isPositive()) return [{ field: 'amount', message: 'must be greater than 0' }];
   const bound = checkAmountBounds(parsed, payway);
@@ -38,7 +39,10 @@ export function accountProblems(
   }
   for (const name of Object.keys(details)) {
     if (name === 'account' || !(name in config)) {
-      errors.push({ field: `accountDetails.${name}`, message: `is not a detail of payway ${payway.alias}` });
+      errors.push({
+        field: `accountDetails.${name}`,
+        message: `is not a detail of payway ${payway.alias}`,
+      });
     }
   }
   return errors;

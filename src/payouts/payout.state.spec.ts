@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 import type { PayoutStatusConfig } from '../config/config';
 import type { PayoutStatus } from './payout.entity';
-import { decideTransition, isFinal, PAYOUT_STATUSES, statusFromGatewayNumber } from './payout.state';
+import {
+  decideTransition,
+  isFinal,
+  PAYOUT_STATUSES,
+  statusFromGatewayNumber,
+} from './payout.state';
 
 const CFG: PayoutStatusConfig = { success: [5], rejected: [6], failed: [8] };
 
@@ -33,7 +38,11 @@ describe('payout state machine', () => {
   it('never leaves a final status', () => {
     const status = fc.constantFrom(...PAYOUT_STATUSES);
     fc.assert(
-      fc.property(status, status, (from, to) => !isFinal(from) || !decideTransition(from, to).allowed),
+      fc.property(
+        status,
+        status,
+        (from, to) => !isFinal(from) || !decideTransition(from, to).allowed,
+      ),
     );
   });
 
@@ -64,6 +73,8 @@ describe('payout state machine', () => {
   });
 
   it('follows the configuration, not constants', () => {
-    expect(statusFromGatewayNumber(5, { success: [10], rejected: [6], failed: [5] }).status).toBe('failed');
+    expect(statusFromGatewayNumber(5, { success: [10], rejected: [6], failed: [5] }).status).toBe(
+      'failed',
+    );
   });
 });

@@ -41,8 +41,7 @@ const ALLOWED: Record<PayoutStatus, readonly PayoutStatus[]> = {
 };
 
 export type TransitionDecision =
-  | { allowed: true }
-  | { allowed: false; reason: 'same' | 'final' | 'not_allowed' };
+  { allowed: true } | { allowed: false; reason: 'same' | 'final' | 'not_allowed' };
 
 export function decideTransition(from: PayoutStatus, to: PayoutStatus): TransitionDecision {
   if (from === to) return { allowed: false, reason: 'same' };

@@ -1,5 +1,11 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiBearerAuth,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Page } from '../common/pagination';
 import { ListPayoutsQuery } from './dto/list-payouts.query';
@@ -23,7 +29,9 @@ export class PayoutsController {
   @Post('check-account')
   @HttpCode(200)
   @ApiOperation({ summary: 'check_account: whether the account exists and can be credited' })
-  checkAccount(@Body() dto: CheckAccountDto): Promise<{ exists: boolean; accountInfo: Record<string, unknown> | null }> {
+  checkAccount(
+    @Body() dto: CheckAccountDto,
+  ): Promise<{ exists: boolean; accountInfo: Record<string, unknown> | null }> {
     return this.payouts.checkAccount(dto);
   }
 
@@ -36,7 +44,10 @@ export class PayoutsController {
       'is then polled every PAYOUT_POLL_INTERVAL_S until final or PAYOUT_POLL_MAX_S, then needs_attention.',
   })
   @ApiAcceptedResponse({ type: PayoutView })
-  async create(@Body() dto: CreatePayoutDto, @Res({ passthrough: true }) res: Response): Promise<PayoutView> {
+  async create(
+    @Body() dto: CreatePayoutDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<PayoutView> {
     const stored = await this.payouts.create(dto);
     res.status(stored.code);
     return stored.body;

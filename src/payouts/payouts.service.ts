@@ -46,7 +46,12 @@ export class PayoutsService {
     this.reject(amountProblems(dto.amount, payway));
     let r: WithdrawTryResult;
     try {
-      r = await this.gateway.tryWithdraw({ amount: dto.amount, amount_type: dto.amountType, payway: dto.payway, shop_currency: dto.shopCurrency });
+      r = await this.gateway.tryWithdraw({
+        amount: dto.amount,
+        amount_type: dto.amountType,
+        payway: dto.payway,
+        shop_currency: dto.shopCurrency,
+      });
     } catch (err) {
       throw gatewayFailure('withdraw/try', err);
     }
@@ -59,12 +64,22 @@ export class PayoutsService {
     };
   }
 
-  async checkAccount(dto: CheckAccountDto): Promise<{ exists: boolean; accountInfo: Record<string, unknown> | null }> {
+  async checkAccount(
+    dto: CheckAccountDto,
+  ): Promise<{ exists: boolean; accountInfo: Record<string, unknown> | null }> {
     const payway = await this.payways.getPayway('payout', dto.payway);
-    this.reject([...amountProblems(dto.amount, payway), ...accountProblems(dto.account, dto.accountDetails, payway)]);
+    this.reject([
+      ...amountProblems(dto.amount, payway),
+      ...accountProblems(dto.account, dto.accountDetails, payway),
+    ]);
     let r: CheckAccountResult;
     try {
-      r = await this.gateway.checkAccount({ account: dto.account, amount: dto.amount, payway: dto.payway, account_details: dto.accountDetails });
+      r = await this.gateway.checkAccount({
+        account: dto.account,
+        amount: dto.amount,
+        payway: dto.payway,
+        account_details: dto.accountDetails,
+      });
     } catch (err) {
       throw gatewayFailure('check_account', err);
     }
@@ -79,12 +94,16 @@ export class PayoutsService {
    */
   async create(dto: CreatePayoutDto): Promise<StoredResponse> {
     const payway = await this.payways.getPayway('payout', dto.payway);
-    this.reject([...amountProblems(dto.amount, payway), ...accountProblems(dto.account, dto.accountDetails, payway)]);
+    this.reject([
+      ...amountProblems(dto.amount, payway),
+      ...accountProblems(dto.account, dto.accountDetails, payway),
+    ]);
     const shopId = this.config.gateway.shopId;
     const fingerprint = this.fingerprint(dto);
     const { pollMaxS } = this.config.payouts;
     // A pending row is left alone by the poller for this long: the create request is in flight.
-    const graceS = Math.ceil(this.config.gateway.timeoutMs / 1000) + this.config.payouts.pollIntervalS;
+    const graceS =
+      Math.ceil(this.config.gateway.timeoutMs / 1000) + this.config.payouts.pollIntervalS;
     const inserted = await this.dataSource
       .createQueryBuilder()
       .insert()
@@ -99,7 +118,10 @@ export class PayoutsService {
         shopCurrency: dto.shopCurrency,
         payway: dto.payway,
         accountMasked: maskAccount(dto.account),
-        accountSealed: this.processor.sealRecipient({ account: dto.account, accountDetails: dto.accountDetails }),
+        accountSealed: this.processor.sealRecipient({
+          account: dto.account,
+          accountDetails: dto.accountDetails,
+        }),
         description: dto.description ?? null,
         nextPollAt: () => `now() + make_interval(secs => ${graceS})`,
         pollDeadline: () => `now() + make_interval(secs => ${pollMaxS})`,
@@ -110,47 +132,68 @@ export class PayoutsService {
     const rows = inserted.raw as Array<{ id: string }>;
     if (rows.length === 1) return this.finishCreate(rows[0].id, true, graceS);
 
-    const existing = await this.dataSource.getRepository(PayoutEntity).findOneBy({ shopId, shopPaymentId: dto.shopPaymentId });
-    if (existing === null) throw new Error(`payout ${dto.shopPaymentId} vanished after a conflicting insert`);
-    if (existing.requestFingerprint !== fingerprint) throw new IdempotencyConflict('shopPaymentId', dto.shopPaymentId);
+    const existing = await this.dataSource
+      .getRepository(PayoutEntity)
+      .findOneBy({ shopId, shopPaymentId: dto.shopPaymentId });
+    if (existing === null)
+      throw new Error(`payout ${dto.shopPaymentId} vanished after a conflicting insert`);
+    if (existing.requestFingerprint !== fingerprint)
+      throw new IdempotencyConflict('shopPaymentId', dto.shopPaymentId);
     return this.finishCreate(existing.id, false, graceS);
   }
 
-  private async finishCreate(id: string, insertedHere: boolean, graceS: number): Promise<StoredResponse> {
+  private async finishCreate(
+    id: string,
+    insertedHere: boolean,
+    graceS: number,
+  ): Promise<StoredResponse> {
     for (;;) {
-      const outcome = await this.dataSource.transaction(async (m): Promise<StoredResponse | 'wait'> => {
-        const p = await this.processor.lock(m, { id });
-        if (p === null) throw new NotFound('Payout', id);
-        if (p.responseCode !== null) return { code: p.responseCode, body: p.responseBody as PayoutView };
-        if (p.status === 'pending' && p.createAttempts === 0) {
-          if (insertedHere) {
-            await this.processor.submitCreate(m, p, 'api', true);
-          } else if (Date.now() - p.createdAt.getTime() < graceS * 1000) {
-            // The first request committed the row and will lock it any moment: let it send.
-            return 'wait';
-          } else {
-            // The first request died before sending (or while sending): find out, then act.
-            await this.processor.settle(m, p, 'api', true);
+      const outcome = await this.dataSource.transaction(
+        async (m): Promise<StoredResponse | 'wait'> => {
+          const p = await this.processor.lock(m, { id });
+          if (p === null) throw new NotFound('Payout', id);
+          if (p.responseCode !== null)
+            return { code: p.responseCode, body: p.responseBody as PayoutView };
+          if (p.status === 'pending' && p.createAttempts === 0) {
+            if (insertedHere) {
+              await this.processor.submitCreate(m, p, 'api', true);
+            } else if (Date.now() - p.createdAt.getTime() < graceS * 1000) {
+              // The first request committed the row and will lock it any moment: let it send.
+              return 'wait';
+            } else {
+              // The first request died before sending (or while sending): find out, then act.
+              await this.processor.settle(m, p, 'api', true);
+            }
           }
-        }
-        const nextPollAt = this.processor.nextPollAt(p);
-        p.nextPollAt = nextPollAt;
-        const body = toPayoutView(p);
-        await m.update(PayoutEntity, { id: p.id }, { nextPollAt, responseCode: 202, responseBody: body });
-        return { code: 202, body };
-      });
+          const nextPollAt = this.processor.nextPollAt(p);
+          p.nextPollAt = nextPollAt;
+          const body = toPayoutView(p);
+          await m.update(
+            PayoutEntity,
+            { id: p.id },
+            { nextPollAt, responseCode: 202, responseBody: body },
+          );
+          return { code: 202, body };
+        },
+      );
       if (outcome !== 'wait') return outcome;
       await new Promise((resolve) => setTimeout(resolve, DUPLICATE_WAIT_MS));
     }
   }
 
   async get(shopPaymentId: string): Promise<PayoutView> {
-    const p = await this.dataSource.getRepository(PayoutEntity).findOneBy({ shopId: this.config.gateway.shopId, shopPaymentId });
+    const p = await this.dataSource
+      .getRepository(PayoutEntity)
+      .findOneBy({ shopId: this.config.gateway.shopId, shopPaymentId });
     if (p === null) throw new NotFound('Payout', shopPaymentId);
     return toPayoutView(p);
   }
 
-  async list(q: { status?: PayoutStatus; limit?: number; cursor?: string }): Promise<Page<PayoutView>> {
+  async list(q: {
+    status?: PayoutStatus;
+    limit?: number;
+    cursor?: string;
+  }): Promise<Page<PayoutView>> {
     const limit = q.limit ?? DEFAULT_PAGE_SIZE;
     const cursor = decodeCursor(q.cursor);
     const qb = this.dataSource
@@ -159,7 +202,11 @@ export class PayoutsService {
       .where('p.shop_id = :shopId', { shopId: this.config.gateway.shopId });
     if (q.status) qb.andWhere('p.status = :status', { status: q.status });
     if (cursor) qb.andWhere('(p.created_at, p.id) < (:createdAt, :id)', cursor);
-    const rows = await qb.orderBy('p.created_at', 'DESC').addOrderBy('p.id', 'DESC').take(limit + 1).getMany();
+    const rows = await qb
+      .orderBy('p.created_at', 'DESC')
+      .addOrderBy('p.id', 'DESC')
+      .take(limit + 1)
+      .getMany();
     return toPage(rows, limit, toPayoutView);
   }
 
@@ -174,7 +221,9 @@ export class PayoutsService {
       if (isFinal(p.status)) return toPayoutView(p);
       await this.processor.refresh(m, p, 'admin', p.status !== 'needs_attention');
       if (isPolled(p.status) && Date.now() >= p.pollDeadline.getTime()) {
-        await this.processor.write(m, p, 'needs_attention', 'admin', { reason: 'no final status by the poll deadline' });
+        await this.processor.write(m, p, 'needs_attention', 'admin', {
+          reason: 'no final status by the poll deadline',
+        });
       }
       const nextPollAt = this.processor.nextPollAt(p);
       await m.update(PayoutEntity, { id: p.id }, { nextPollAt });
@@ -195,10 +244,16 @@ export class PayoutsService {
       shopCurrency: dto.shopCurrency,
       payway: dto.payway,
       account: dto.account,
-      accountDetails: dto.accountDetails ? Object.fromEntries(Object.entries(dto.accountDetails).sort(([a], [b]) => a.localeCompare(b))) : null,
+      accountDetails: dto.accountDetails
+        ? Object.fromEntries(
+            Object.entries(dto.accountDetails).sort(([a], [b]) => a.localeCompare(b)),
+          )
+        : null,
       description: dto.description ?? null,
     };
-    return createHmac('sha256', this.fingerprintKey).update(JSON.stringify(canonical)).digest('hex');
+    return createHmac('sha256', this.fingerprintKey)
+      .update(JSON.stringify(canonical))
+      .digest('hex');
   }
 
   private reject(errors: Array<{ field: string; message: string }>): void {

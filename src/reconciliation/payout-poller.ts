@@ -40,7 +40,9 @@ export class PayoutPoller implements OnApplicationBootstrap {
   onApplicationBootstrap(): void {
     if (!this.config.schedulerEnabled) return;
     const tick = (): void => {
-      this.runOnce().catch((err: Error) => this.log.error({ err: err.message }, 'payout poll tick failed'));
+      this.runOnce().catch((err: Error) =>
+        this.log.error({ err: err.message }, 'payout poll tick failed'),
+      );
     };
     this.scheduler.addInterval('payout-poller', setInterval(tick, this.config.tickMs));
   }
@@ -68,7 +70,10 @@ export class PayoutPoller implements OnApplicationBootstrap {
       try {
         if (await this.poll(id)) polled += 1;
       } catch (err) {
-        this.log.error({ payoutId: id, err: (err as Error).message }, 'payout poll failed; retried after the lease');
+        this.log.error(
+          { payoutId: id, err: (err as Error).message },
+          'payout poll failed; retried after the lease',
+        );
       }
     });
     return polled;
@@ -89,12 +94,16 @@ export class PayoutPoller implements OnApplicationBootstrap {
           });
         }
       }
-      await m.update(PayoutEntity, { id: p.id }, {
-        pollCount: p.pollCount + 1,
-        nextPollAt: this.processor.nextPollAt(p),
-        leaseUntil: null,
-        leaseOwner: null,
-      });
+      await m.update(
+        PayoutEntity,
+        { id: p.id },
+        {
+          pollCount: p.pollCount + 1,
+          nextPollAt: this.processor.nextPollAt(p),
+          leaseUntil: null,
+          leaseOwner: null,
+        },
+      );
       return true;
     });
   }

@@ -1,5 +1,14 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
 import type { AmountType } from '../payout.entity';
 
 /** The gateway's payway charset: letters, underscore, comma, square brackets (scenario suffixes). */
@@ -14,7 +23,11 @@ class PayoutTermsDto {
   @Matches(DECIMAL, { message: 'must be a decimal string such as "100.10"' })
   amount: string;
 
-  @ApiProperty({ enum: AMOUNT_TYPES, description: 'ps_amount: the payee gets exactly amount; shop_amount: exactly amount is written off' })
+  @ApiProperty({
+    enum: AMOUNT_TYPES,
+    description:
+      'ps_amount: the payee gets exactly amount; shop_amount: exactly amount is written off',
+  })
   @IsIn(AMOUNT_TYPES)
   amountType: AmountType;
 
@@ -25,7 +38,9 @@ class PayoutTermsDto {
   @ApiProperty({ example: 'card_rub', maxLength: 150 })
   @IsString()
   @MaxLength(150)
-  @Matches(PAYWAY_PATTERN, { message: 'may hold only letters, underscore, comma and square brackets' })
+  @Matches(PAYWAY_PATTERN, {
+    message: 'may hold only letters, underscore, comma and square brackets',
+  })
   payway: string;
 }
 
@@ -35,7 +50,9 @@ export class CheckAccountDto {
   @ApiProperty({ example: 'card_rub', maxLength: 150 })
   @IsString()
   @MaxLength(150)
-  @Matches(PAYWAY_PATTERN, { message: 'may hold only letters, underscore, comma and square brackets' })
+  @Matches(PAYWAY_PATTERN, {
+    message: 'may hold only letters, underscore, comma and square brackets',
+  })
   payway: string;
 
   @ApiProperty({ example: '1000.00' })
@@ -43,7 +60,9 @@ export class CheckAccountDto {
   @Matches(DECIMAL, { message: 'must be a decimal string such as "100.10"' })
   amount: string;
 
-  @ApiProperty({ description: 'Recipient account (card number, phone, login); never stored in clear or logged' })
+  @ApiProperty({
+    description: 'Recipient account (card number, phone, login); never stored in clear or logged',
+  })
   @IsString()
   @MinLength(1)
   @MaxLength(255)
@@ -56,13 +75,16 @@ export class CheckAccountDto {
 }
 
 export class CreatePayoutDto extends PayoutTermsDto {
-  @ApiProperty({ maxLength: 255, description: 'The shop\'s payout id: the idempotency key' })
+  @ApiProperty({ maxLength: 255, description: "The shop's payout id: the idempotency key" })
   @IsString()
   @MinLength(1)
   @MaxLength(255)
   shopPaymentId: string;
 
-  @ApiProperty({ description: 'Recipient account, checked against account_info_config; stored only encrypted, shown masked' })
+  @ApiProperty({
+    description:
+      'Recipient account, checked against account_info_config; stored only encrypted, shown masked',
+  })
   @IsString()
   @MinLength(1)
   @MaxLength(255)
@@ -71,7 +93,7 @@ export class CreatePayoutDto extends PayoutTermsDto {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: { type: 'string' },
-    description: 'The other details named in the payway\'s account_info_config',
+    description: "The other details named in the payway's account_info_config",
   })
   @IsOptional()
   @IsObject()

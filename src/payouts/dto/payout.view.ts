@@ -5,9 +5,11 @@ import { PAYOUT_STATUSES } from '../payout.state';
 /** The payout as the shop sees it (shared/API.md); `account` is always the masked form. */
 export class PayoutView {
   @ApiProperty() shopPaymentId: string;
-  @ApiProperty({ type: String, nullable: true, description: 'The gateway\'s withdraw id' }) withdrawId: string | null;
+  @ApiProperty({ type: String, nullable: true, description: "The gateway's withdraw id" })
+  withdrawId: string | null;
   @ApiProperty({ enum: PAYOUT_STATUSES }) status: PayoutStatus;
-  @ApiProperty({ type: Number, nullable: true, description: 'The gateway\'s status number' }) gatewayStatus: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: "The gateway's status number" })
+  gatewayStatus: number | null;
   @ApiProperty({ example: '1000.00' }) amount: string;
   @ApiProperty({ enum: ['ps_amount', 'shop_amount'] }) amountType: AmountType;
   @ApiProperty() shopCurrency: number;
@@ -15,7 +17,10 @@ export class PayoutView {
   @ApiProperty({ type: String, nullable: true }) payeeReceive: string | null;
   @ApiProperty({ type: String, nullable: true }) shopWriteOff: string | null;
   @ApiProperty() payway: string;
-  @ApiProperty({ example: '411111******1111', description: 'Masked: first 6 + last 4 of a card, last 4 otherwise' })
+  @ApiProperty({
+    example: '411111******1111',
+    description: 'Masked: first 6 + last 4 of a card, last 4 otherwise',
+  })
   account: string;
   @ApiProperty({ type: Number, nullable: true }) errorCode: number | null;
   @ApiProperty({ type: String, nullable: true, format: 'date-time' }) nextPollAt: string | null;
