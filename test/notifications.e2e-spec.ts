@@ -305,6 +305,29 @@ describe('forged or unreadable input changes nothing', () => {
     expect(await statusOf(inv.shopOrderId)).toBe('succeeded');
   });
 
+  it('a source address not on NOTIFY_ALLOWED_IPS → 403, nothing stored', async () => {
+    const other = await startTestApp({
+      databaseUrl: ctx.databaseUrl,
+      sandbox: ctx.sandbox,
+      env: { NOTIFY_ALLOWED_IPS: '35.198.100.222,35.198.175.25' },
+    });
+    try {
+      const inv = await invoice({ onGateway: false });
+      const res = await other.http
+        .post('/webhooks/gateway?type=invoice')
+        .set('content-type', 'application/json')
+        .send(JSON.stringify(notification(inv.shopOrderId)));
+      expect(res.status).toBe(403);
+      expect(await statusOf(inv.shopOrderId)).toBe('awaiting_payer');
+      const n = await db.query(`SELECT 1 FROM notifications WHERE shop_order_id = $1`, [
+        inv.shopOrderId,
+      ]);
+      expect(n.rows).toHaveLength(0);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('a missing signature → 401', async () => {
     const inv = await invoice({ onGateway: false });
     const { sign: _sign, ...unsigned } = notification(inv.shopOrderId);
@@ -507,5 +530,23 @@ describe('admin views', () => {
       expect.objectContaining({ fromStatus: 'awaiting_payer', toStatus: 'held' }),
     ]);
     expect(next.body.nextCursor).toBeNull();
+  });
+});
+
+describe('storage failure', () => {
+  it('answers 5xx (so the gateway retries) when the inbox cannot be written, and applies on the retry', async () => {
+    const inv = await invoice({ onGateway: false });
+    const body = notification(inv.shopOrderId);
+    await db.query(`ALTER TABLE notifications RENAME TO notifications_away`);
+    try {
+      const res = await postJson(body);
+      expect(res.status).toBeGreaterThanOrEqual(500);
+      expect(res.text).not.toContain('SELECT');
+    } finally {
+      await db.query(`ALTER TABLE notifications_away RENAME TO notifications`);
+    }
+    expect(await statusOf(inv.shopOrderId)).toBe('awaiting_payer');
+    expect((await postJson(body)).status).toBe(200);
+    expect(await statusOf(inv.shopOrderId)).toBe('succeeded');
   });
 });
