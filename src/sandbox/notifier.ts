@@ -49,6 +49,8 @@ interface Reply {
 
 export class Notifier {
   private readonly inFlight = new Set<AbortController>();
+  /** Bumped by stop(): deliveries of an earlier generation record nothing and retry no more. */
+  private generation = 0;
 
   constructor(
     private readonly state: SandboxState,
@@ -85,8 +87,9 @@ export class Notifier {
     return true;
   }
 
-  /** Aborts the deliveries under way (on close). */
+  /** Aborts the deliveries under way and their retries (on reset and close). */
   stop(): void {
+    this.generation += 1;
     for (const c of this.inFlight) c.abort();
     this.inFlight.clear();
   }
@@ -101,14 +104,23 @@ export class Notifier {
       this.log.info({ group: notice.group }, 'notification not sent: no notification URL');
       return;
     }
-    for (let i = 0; i < copies; i += 1) this.scheduler.afterReal(0, () => this.attempt(notice, 1));
+    const url = new URL(notice.url);
+    url.searchParams.set('type', notice.type);
+    const generation = this.generation;
+    for (let i = 0; i < copies; i += 1) {
+      this.scheduler.afterReal(0, () => this.attempt(notice, url, generation, 1));
+    }
   }
 
-  private async attempt(notice: Notice, attempt: number): Promise<void> {
-    const url = new URL(notice.url ?? '');
-    url.searchParams.set('type', notice.type);
+  private async attempt(
+    notice: Notice,
+    url: URL,
+    generation: number,
+    attempt: number,
+  ): Promise<void> {
     const format = this.state.settings.notifyFormat;
     const reply = await this.post(url, format, notice.fields);
+    if (generation !== this.generation) return;
     const ok = reply.status === 200 && reply.text.trim() === 'OK';
     this.state.deliveries.push({
       time: new Date().toISOString(),
@@ -127,7 +139,7 @@ export class Notifier {
     );
     if (!ok && attempt < MAX_ATTEMPTS) {
       this.scheduler.after(RETRY_GAPS_S[attempt - 1] * 1000, () =>
-        this.attempt(notice, attempt + 1),
+        this.attempt(notice, url, generation, attempt + 1),
       );
     }
   }

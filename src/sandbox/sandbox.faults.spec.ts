@@ -215,6 +215,15 @@ describe('sandbox: scenarios and faults', () => {
       expect(status).toMatchObject({ result: false, error_code: 7, message: 'Payout is absent' });
     });
 
+    it('answers a malformed control request with 400', async () => {
+      const res = await fetch(`${sandbox.origin}/sandbox/faults`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{not json',
+      });
+      expect(res.status).toBe(400);
+    });
+
     it('refuses an unknown fault or path', async () => {
       await expect(
         shop.control('POST', '/faults', { path: 'invoice/create', fault: 'explode' }),

@@ -121,6 +121,18 @@ describe('sandbox: notifications', () => {
     expect(receiver.of('shop_order_id', id)).toHaveLength(25);
   });
 
+  it('a reset stops the retries under way', async () => {
+    receiver.replies = Array.from({ length: 30 }, () => ({ status: 500, body: 'down' }));
+    const id = await paidInvoice();
+    await waitFor(() => receiver.of('shop_order_id', id).length >= 2, 5000, 'two attempts');
+    await shop.control('POST', '/reset');
+    await sleep(50);
+    const seen = receiver.of('shop_order_id', id).length;
+    await sleep(600); // longer than the next two retry gaps at this time scale
+    expect(receiver.of('shop_order_id', id)).toHaveLength(seen);
+    expect(await deliveries()).toEqual([]);
+  });
+
   it('sends form-encoded notifications when set to, signed over the same text', async () => {
     await shop.control('POST', '/settings', { notifyFormat: 'form' });
     const id = await paidInvoice();

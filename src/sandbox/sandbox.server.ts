@@ -1,4 +1,4 @@
-import express from 'express';
+import express, { NextFunction, Request, Response } from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { logger } from '../common/logger';
@@ -86,6 +86,21 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
   app.use('/sandbox', payerRouter(rt));
   app.use((_req, res) => {
     res.status(404).type('html').send(messagePage('Not found', 'The sandbox has no such page.'));
+  });
+  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(err);
+    const status = (err as { status?: unknown }).status;
+    const clientError = typeof status === 'number' && status >= 400 && status < 500;
+    if (!clientError) log.error({ err }, 'sandbox request failed');
+    res
+      .status(clientError ? status : 500)
+      .type('html')
+      .send(
+        messagePage(
+          'Request failed',
+          clientError ? 'The request could not be read.' : 'Sandbox error.',
+        ),
+      );
   });
 
   const host = opts.host ?? '127.0.0.1';

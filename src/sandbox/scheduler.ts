@@ -1,10 +1,12 @@
 /**
  * Every delayed action of the sandbox (payer-less completions, refund and payout progress,
  * notification retries, slow answers) runs through one scheduler, so `timeScale` shrinks them
- * all and `close()` / reset cancels them all.
+ * all, a reset cancels the background tasks and `close()` cancels everything.
  */
 export class Scheduler {
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Slow answers under way: a reset lets them finish, close() drops them with their connections. */
+  private readonly sleepers = new Set<NodeJS.Timeout>();
   private closed = false;
 
   constructor(
@@ -20,25 +22,31 @@ export class Scheduler {
 
   /** Runs `task` after `ms` of real time. */
   afterReal(ms: number, task: () => void | Promise<void>): void {
+    this.track(this.timers, ms, () => {
+      Promise.resolve()
+        .then(task)
+        .catch((e: unknown) => this.onError(e));
+    });
+  }
+
+  /** Resolves after `ms` of real time; never once closed (its connection is closed then). */
+  sleepReal(ms: number): Promise<void> {
+    return new Promise((resolve) => this.track(this.sleepers, ms, resolve));
+  }
+
+  private track(set: Set<NodeJS.Timeout>, ms: number, run: () => void): void {
     if (this.closed) return;
     const timer = setTimeout(
       () => {
-        this.timers.delete(timer);
-        Promise.resolve()
-          .then(task)
-          .catch((e: unknown) => this.onError(e));
+        set.delete(timer);
+        run();
       },
       Math.max(0, Math.round(ms)),
     );
-    this.timers.add(timer);
+    set.add(timer);
   }
 
-  /** Resolves after `ms` of real time; never when cancelled first (its connection is closed then). */
-  sleepReal(ms: number): Promise<void> {
-    return new Promise((resolve) => this.afterReal(ms, resolve));
-  }
-
-  /** Cancels everything scheduled (on reset); later tasks are still accepted. */
+  /** Cancels the background tasks (on reset); later tasks are still accepted. */
   cancelAll(): void {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
@@ -48,5 +56,7 @@ export class Scheduler {
   close(): void {
     this.closed = true;
     this.cancelAll();
+    for (const timer of this.sleepers) clearTimeout(timer);
+    this.sleepers.clear();
   }
 }
