@@ -33,7 +33,10 @@ export const OUTCOME_SCENARIOS = [
   'pending',
   /** Each notification is delivered twice. */
   'dup_notify',
-  /** A notification is held back and delivered after the newer one. */
+  /**
+   * Notifications that are not final are held back and delivered after the final one (hold,
+   * then charge: `success` arrives first, then `hold`). A lone final notification goes as usual.
+   */
   'out_of_order',
   /** No notifications. */
   'notify_none',

@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import {
   addOnsJson,
-  amountWithin,
-  findPaymentPayway,
+  boundedAmount,
   PaymentPayway,
   payerPrice,
+  requestedPaymentPayway,
 } from './payway-catalogue';
 import type { Decimal } from './decimal';
-import { parsePayway, PaywayChoice } from './faults';
 import { JsonObject, JsonOut, moneyJson } from './json-text';
 import {
   absent,
@@ -38,38 +37,22 @@ const PAYER_PAGE_CARD_MASK = '411111******1111';
 const INVOICE_LIFETIME_MS = 24 * 3_600_000;
 const TOKEN_LIFETIME_MS = 365 * 24 * 3_600_000;
 
-interface ChosenPayway {
-  choice: PaywayChoice;
-  config: PaymentPayway;
-}
-
-function choosePayway(ctx: CallContext): ChosenPayway {
-  const choice = parsePayway(ctx.fields.payway());
-  const config = findPaymentPayway(ctx.rt.catalogue, choice.base);
-  if (config === undefined || config.is_active !== 'true')
-    throw invalid(`payway ${choice.base} is not available`);
-  return { choice, config };
-}
-
-/** Amount and currency checked against the payway: same currency, within min and max. */
+/** Currency and amount checked against the payway: its currency, within min and max. */
 function orderAmount(
   fields: RequestFields,
   config: PaymentPayway,
 ): { amount: Decimal; currency: number } {
   const currency = fields.int('currency');
-  if (currency !== config.currency)
+  if (currency !== config.currency) {
     throw invalid(`currency ${currency} is not the currency of payway ${config.alias}`);
-  const amount = fields.amount('amount');
-  if (!amountWithin(config, amount)) {
-    throw invalid(`amount must be between ${config.min_amount} and ${config.max_amount}`);
   }
-  return { amount, currency };
+  return { amount: boundedAmount(fields, config), currency };
 }
 
 export const invoiceTry: CallHandler = (ctx) => {
   ctx.fields.text('shop_order_id', { max: 255 });
   ctx.fields.optionalText('description', { max: 255 });
-  const { config } = choosePayway(ctx);
+  const { config } = requestedPaymentPayway(ctx.rt.catalogue, ctx.fields);
   const { amount } = orderAmount(ctx.fields, config);
   return {
     add_ons_config: addOnsJson(config.add_ons_config),
@@ -148,7 +131,7 @@ function usableToken(ctx: CallContext, text: string): PaymentToken {
 function createInvoice(ctx: CallContext, twoStep: boolean): JsonOut {
   const { fields, rt } = ctx;
   const shopOrderId = fields.text('shop_order_id', { max: 255 });
-  const { choice, config } = choosePayway(ctx);
+  const { choice, config } = requestedPaymentPayway(rt.catalogue, fields);
   const { amount, currency } = orderAmount(fields, config);
   const description = fields.optionalText('description', { max: 255 }) ?? '';
   const urls = {

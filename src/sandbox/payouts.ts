@@ -2,14 +2,14 @@ import { randomInt } from 'node:crypto';
 import {
   accountInfoJson,
   AmountType,
-  amountWithin,
-  findPayoutPayway,
+  boundedAmount,
   PayoutAmounts,
   payoutAmounts,
   PayoutPayway,
+  requestedPayoutPayway,
 } from './payway-catalogue';
 import { Decimal } from './decimal';
-import { parsePayway, PaywayChoice } from './faults';
+import type { PaywayChoice } from './faults';
 import { JsonOut, moneyJson, textOf } from './json-text';
 import { absent, invalid, maskAccount, notUnique, refused, RequestFields } from './protocol';
 import type { CallContext, CallHandler, SandboxRuntime } from './runtime';
@@ -28,28 +28,10 @@ interface PayoutTerms extends PayoutAmounts {
   amount: Decimal;
 }
 
-function choosePayway(
-  fields: RequestFields,
-  ctx: CallContext,
-): { choice: PaywayChoice; config: PayoutPayway } {
-  const choice = parsePayway(fields.payway());
-  const config = findPayoutPayway(ctx.rt.catalogue, choice.base);
-  if (config === undefined) throw invalid(`payway ${choice.base} is not available for payouts`);
-  return { choice, config };
-}
-
-function checkedAmount(fields: RequestFields, config: PayoutPayway): Decimal {
-  const amount = fields.amount('amount');
-  if (!amountWithin(config, amount)) {
-    throw invalid(`amount must be between ${config.min_amount} and ${config.max_amount}`);
-  }
-  return amount;
-}
-
 /** Payway, amount type, currency and amounts of withdraw/try and withdraw/create. */
 function payoutTerms(ctx: CallContext): PayoutTerms {
   const { fields } = ctx;
-  const { choice, config } = choosePayway(fields, ctx);
+  const { choice, config } = requestedPayoutPayway(ctx.rt.catalogue, fields);
   const amountType = fields.text('amount_type');
   if (amountType !== 'ps_amount' && amountType !== 'shop_amount') {
     throw invalid('amount_type must be ps_amount or shop_amount');
@@ -58,7 +40,7 @@ function payoutTerms(ctx: CallContext): PayoutTerms {
   if (shopCurrency !== config.currency) {
     throw invalid(`shop_currency ${shopCurrency} is not the currency of payway ${config.alias}`);
   }
-  const amount = checkedAmount(fields, config);
+  const amount = boundedAmount(fields, config);
   const amounts = payoutAmounts(config, amount, amountType as AmountType);
   if (amounts.payeeReceive.compare(Decimal.ZERO) <= 0)
     throw invalid('amount does not cover the fee');
@@ -99,8 +81,8 @@ export const withdrawTry: CallHandler = (ctx) => {
 export const checkAccount: CallHandler = (ctx) => {
   const { fields } = ctx;
   const account = fields.text('account', { max: 255 });
-  const { config } = choosePayway(fields, ctx);
-  checkedAmount(fields, config);
+  const { config } = requestedPayoutPayway(ctx.rt.catalogue, fields);
+  boundedAmount(fields, config);
   const exists =
     accountProblems(config, account, accountDetails(fields)).length === 0 &&
     !account.endsWith('0000');

@@ -4,7 +4,9 @@ import { join, resolve } from 'node:path';
 // to this module; it is read at run time (a JSON import would need an import attribute under ESM).
 import type {} from './catalogue.json';
 import { Decimal, MONEY_SCALE } from './decimal';
+import { parsePayway, PaywayChoice } from './faults';
 import { decimalJson, JsonOut } from './json-text';
+import { invalid, RequestFields } from './protocol';
 
 /**
  * The payways the sandbox offers (catalogue.json, or a file given by `cataloguePath`), the fee
@@ -208,15 +210,46 @@ export function findPayoutPayway(catalogue: Catalogue, alias: string): PayoutPay
   return catalogue.payout_groups.flatMap((g) => g.payways).find((p) => p.alias === alias);
 }
 
-/** Where an amount stands against a payway's bounds. */
-export function amountWithin(
+export interface Requested<P> {
+  choice: PaywayChoice;
+  config: P;
+}
+
+/** The payment payway a request names (scenario suffix aside); unknown or inactive: code 10. */
+export function requestedPaymentPayway(
+  catalogue: Catalogue,
+  fields: RequestFields,
+): Requested<PaymentPayway> {
+  const choice = parsePayway(fields.payway());
+  const config = findPaymentPayway(catalogue, choice.base);
+  if (config === undefined || config.is_active !== 'true')
+    throw invalid(`payway ${choice.base} is not available`);
+  return { choice, config };
+}
+
+/** The payout payway a request names (scenario suffix aside); unknown: code 10. */
+export function requestedPayoutPayway(
+  catalogue: Catalogue,
+  fields: RequestFields,
+): Requested<PayoutPayway> {
+  const choice = parsePayway(fields.payway());
+  const config = findPayoutPayway(catalogue, choice.base);
+  if (config === undefined) throw invalid(`payway ${choice.base} is not available for payouts`);
+  return { choice, config };
+}
+
+/** The request's `amount`, within the payway's min_amount and max_amount (else code 10). */
+export function boundedAmount(
+  fields: RequestFields,
   payway: { min_amount: string; max_amount: string },
-  amount: Decimal,
-): boolean {
-  return (
+): Decimal {
+  const amount = fields.amount('amount');
+  const within =
     amount.compare(Decimal.parse(payway.min_amount)) >= 0 &&
-    amount.compare(Decimal.parse(payway.max_amount)) <= 0
-  );
+    amount.compare(Decimal.parse(payway.max_amount)) <= 0;
+  if (!within)
+    throw invalid(`amount must be between ${payway.min_amount} and ${payway.max_amount}`);
+  return amount;
 }
 
 /**
