@@ -184,7 +184,10 @@ function createInvoice(ctx: CallContext, twoStep: boolean): JsonOut {
   return startPayment(ctx, invoice);
 }
 
-/** What follows creation: a payer-less completion (now or later) or a redirect of the payer. */
+/**
+ * What follows creation: a payer-less completion (at once for success/decline; a little later for
+ * a token charge or after a nonfatal answer; never with pending) or a redirect of the payer.
+ */
 function startPayment(ctx: CallContext, invoice: Invoice): JsonOut {
   const { rt } = ctx;
   const scenarios = invoice.payway.scenarios;
@@ -194,9 +197,11 @@ function startPayment(ctx: CallContext, invoice: Invoice): JsonOut {
     return creationResult(invoice, null);
   }
   if (invoice.chargedWithToken !== undefined || ctx.fault === 'nonfatal') {
-    rt.scheduler.after(DELAYS_MS.autoComplete, () => {
-      completePayment(rt, invoice, outcome);
-    });
+    if (!scenarios.has('pending')) {
+      rt.scheduler.after(DELAYS_MS.autoComplete, () => {
+        completePayment(rt, invoice, outcome);
+      });
+    }
     return creationResult(invoice, null);
   }
   invoice.status = INVOICE_STATUS.AWAITING_PAYER;
