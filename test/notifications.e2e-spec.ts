@@ -358,6 +358,9 @@ describe('forged or unreadable input changes nothing', () => {
     expect(res.text).toMatch(
       /gateway_notifications_total\{type="invoice",result="bad_signature"\} [1-9]/,
     );
+    // Refused by the body parser before the webhook ran, counted all the same.
+    expect(res.text).toMatch(/gateway_notifications_total\{type="other",result="bad_request"\} [1-9]/);
+    expect(res.text).toMatch(/gateway_notifications_total\{type="other",result="too_large"\} [1-9]/);
     expect(res.text).toMatch(
       /gateway_notifications_total\{type="invoice",result="applied"\} [1-9]/,
     );

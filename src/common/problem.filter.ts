@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from
 import type { Request, Response } from 'express';
 import { DomainError } from './errors';
 import { logger } from './logger';
+import { notificationsReceived } from '../metrics/metrics';
 
 export const PROBLEM_BASE = 'https://problems.piastrix-orchestrator.dev/';
 
@@ -28,6 +29,12 @@ export class ProblemFilter implements ExceptionFilter {
     const res = http.getResponse<Response>();
     const problem = toProblem(exception, req.correlationId);
     problem.instance = req.originalUrl?.split('?')[0];
+    if (problem.instance === '/webhooks/gateway' && isBodyParserError(exception)) {
+      // Refused by the body parser before the webhook ran (malformed or oversize): still counted.
+      // The webhook's own refusals are domain errors and are counted where they are raised.
+      notificationsReceived.inc({ type: 'other', result: problem.status === 413 ? 'too_large' : 'bad_request' });
+      logger.warn({ path: problem.instance, status: problem.status }, 'notification refused: body unreadable');
+    }
     if (problem.status >= 500) {
       logger.error(
         { correlationId: req.correlationId, path: problem.instance, err: describe(exception) },
@@ -74,6 +81,14 @@ export function toProblem(exception: unknown, correlationId?: string): Problem {
     detail: 'An unexpected error occurred. Quote the correlation id when reporting it.',
     correlationId,
   };
+}
+
+/** Nest turns body-parser failures into 400 / 413 HttpExceptions; raw ones carry `type: entity.*`. */
+function isBodyParserError(exception: unknown): boolean {
+  if (exception instanceof DomainError) return false;
+  if (exception instanceof HttpException) return [400, 413].includes(exception.getStatus());
+  const type = (exception as { type?: unknown } | null)?.type;
+  return typeof type === 'string' && type.startsWith('entity.');
 }
 
 function bodyParserDetail(exception: unknown): string {

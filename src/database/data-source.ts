@@ -13,7 +13,9 @@ export function dataSourceOptions(url: string): DataSourceOptions {
     uuidExtension: 'pgcrypto',
     migrationsRun: false,
     synchronize: false,
-    logging: ['error'],
+    // TypeORM's own error log prints failing queries with their parameters; errors surface as
+    // exceptions and are logged, redacted, by the problem filter and the jobs instead.
+    logging: false,
     extra: { max: 20, application_name: 'piastrix-orchestrator' },
   };
 }

@@ -22,7 +22,7 @@ export const gatewayCallDuration = new Histogram({
 
 export const notificationsReceived = new Counter({
   name: 'gateway_notifications_total',
-  help: 'Gateway notifications received, by type and result (applied, duplicate, rejected, forbidden, bad_signature, bad_request)',
+  help: 'Gateway notifications received, by type and result (applied, duplicate, rejected, forbidden, bad_signature, bad_request, too_large)',
   labelNames: ['type', 'result'] as const,
   registers: [registry],
 });
