@@ -13,3 +13,4 @@ export { buildSignString, sign } from './signature';
 export { signNotificationFields, verifyNotification } from './notification-signature';
 export type { NotificationCheck } from './notification-signature';
 export { MONEY_FIELDS, parseExactJson } from './lossless';
+export { toGatewayId } from './ids';

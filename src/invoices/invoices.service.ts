@@ -19,6 +19,7 @@ import { toProblem } from '../common/problem.filter';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayError, GatewayTransportError, isOutcomeUnknown } from '../gateway/gateway.errors';
 import { GatewayService } from '../gateway/gateway.service';
+import { toGatewayId } from '../gateway/ids';
 import type {
   InputPayway,
   InvoiceCheckRecord,
@@ -327,12 +328,10 @@ export class InvoicesService {
 
   /** The shown facts (masked account, expiry) of a token an earlier invoice of ours received. */
   private async shownInfoOfToken(token: string): Promise<PaymentTokenInfo | null> {
-    const source = await this.dataSource
-      .getRepository(InvoiceEntity)
-      .findOne({
-        where: { shopId: this.shopId, paymentToken: token },
-        order: { createdAt: 'DESC' },
-      });
+    const source = await this.dataSource.getRepository(InvoiceEntity).findOne({
+      where: { shopId: this.shopId, paymentToken: token },
+      order: { createdAt: 'DESC' },
+    });
     return source?.paymentTokenInfo ?? null;
   }
 
@@ -412,7 +411,7 @@ export class InvoicesService {
           throw new InvalidState('Invoice', shopOrderId, inv.status, action);
         let record: InvoiceRecord;
         try {
-          const id = Number(inv.invoiceId);
+          const id = toGatewayId(inv.invoiceId);
           record =
             action === 'charge'
               ? await this.gateway.chargeInvoice(id)

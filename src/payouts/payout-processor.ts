@@ -7,7 +7,7 @@ import { logger } from '../common/logger';
 import { Amount } from '../common/money';
 import { deriveKey, seal, unseal } from '../common/sealed';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { GatewayError, GatewayService, isOutcomeUnknown } from '../gateway';
+import { GatewayError, GatewayService, isOutcomeUnknown, toGatewayId } from '../gateway';
 import type { PayoutRecord, WithdrawCreateResult } from '../gateway/gateway.types';
 import { PayoutEntity, type PayoutStatus } from './payout.entity';
 import { decideTransition, isFinal, isPolled, statusFromGatewayNumber } from './payout.state';
@@ -211,7 +211,7 @@ export class PayoutProcessor {
       await this.applyRecord(
         m,
         p,
-        await this.gateway.withdrawStatus(Number(p.withdrawId)),
+        await this.gateway.withdrawStatus(toGatewayId(p.withdrawId)),
         cause,
         'withdraw/status',
       );

@@ -21,6 +21,7 @@ import {
   GatewayTransportError,
   isOutcomeUnknown,
   type RefundRecord,
+  toGatewayId,
 } from '../gateway';
 import { InvoiceEntity } from '../invoices/invoice.entity';
 import { lockInvoice } from '../invoices/invoice-transitions';
@@ -202,7 +203,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
         let failure: GatewayError | null = null;
         try {
           record = await this.gateway.createRefund({
-            invoice_id: Number(refund.gatewayInvoiceId),
+            invoice_id: toGatewayId(refund.gatewayInvoiceId),
             amount: refund.amount.toString(),
             shop_refund_id: refund.shopRefundId,
             callback_url: `${this.config.publicBaseUrl}/webhooks/gateway`,
@@ -378,7 +379,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     if (invoice.invoiceId === null) return;
     await this.dataSource.transaction(async (m) => {
       await lockInvoice(m, { shopId: this.shopId, shopOrderId: invoice.shopOrderId });
-      const records = await this.getRefundsOrFail(Number(invoice.invoiceId));
+      const records = await this.getRefundsOrFail(toGatewayId(invoice.invoiceId));
       const refunds = await m.find(RefundEntity, {
         where: { invoicePk: invoice.id },
         lock: { mode: 'pessimistic_write' },
@@ -421,7 +422,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       }
       let records: RefundRecord[];
       try {
-        records = await this.gateway.getRefunds(Number(refund.gatewayInvoiceId));
+        records = await this.gateway.getRefunds(toGatewayId(refund.gatewayInvoiceId));
       } catch (err) {
         this.log.warn(
           { shopRefundId: refund.shopRefundId, err: (err as Error).message },
