@@ -9,6 +9,7 @@ import { GatewayService } from '../gateway/gateway.service';
 import type { InputPayway, OutputPayway, PaywayGroup } from '../gateway/gateway.types';
 import { PaywayConfigEntity, type PaywayDirection } from './payway-config.entity';
 import { baseAlias, isActive } from './payway-validation';
+import { scheduleJob } from '../reconciliation/schedule';
 
 type Groups = PaywayGroup<InputPayway>[] | PaywayGroup<OutputPayway>[];
 
@@ -45,14 +46,16 @@ export class PaywayConfigService implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     if (!this.config.schedulerEnabled) return;
-    const tick = (): void => {
-      void this.refreshAll();
-    };
-    this.scheduler.addInterval(
+    scheduleJob(
+      this.scheduler,
       'payway-config-refresh',
-      setInterval(tick, this.config.paywayRefreshS * 1000),
+      this.config.paywayRefreshS * 1000,
+      () => this.refreshAll(),
+      this.log,
+      {
+        runAtStart: true,
+      },
     );
-    tick();
   }
 
   /** Refetches both directions; failures are logged, the last good configuration stays. */

@@ -35,12 +35,18 @@ export async function claimDue(dataSource: DataSource, opts: ClaimOptions): Prom
     params,
   )) as [Array<{ id: string }>, number] | Array<{ id: string }>;
   // The pg driver returns [rows, count] for UPDATE ... RETURNING through TypeORM.
-  const list = Array.isArray(rows[0]) ? (rows[0] as Array<{ id: string }>) : (rows as Array<{ id: string }>);
+  const list = Array.isArray(rows[0])
+    ? (rows[0] as Array<{ id: string }>)
+    : (rows as Array<{ id: string }>);
   return list.map((r) => r.id);
 }
 
 /** Runs `fn` over `items` with at most `concurrency` in flight. */
-export async function forEachBounded<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+export async function forEachBounded<T>(
+  items: T[],
+  concurrency: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
     while (next < items.length) {

@@ -17,6 +17,7 @@ import {
 import { reconcileRuns } from '../metrics/metrics';
 import { claimDue, forEachBounded } from './claim';
 import { nextInvoiceCheck } from './invoice-reconciler.schedule';
+import { scheduleJob } from './schedule';
 
 const log = logger.child({ component: 'invoice-reconciler' });
 
@@ -36,8 +37,6 @@ type Outcome = 'settled' | 'rescheduled' | 'flagged' | 'never_created' | 'error'
  */
 @Injectable()
 export class InvoiceReconciler implements OnApplicationBootstrap {
-  private running = false;
-
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -47,38 +46,32 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     if (!this.config.schedulerEnabled) return;
-    const handle = setInterval(() => {
-      // One tick at a time per instance; a long run simply skips the ticks it overlaps.
-      if (this.running) return;
-      this.runOnce().catch((e: Error) =>
-        log.error({ err: e.message }, 'invoice reconciliation run failed'),
-      );
-    }, this.config.tickMs);
-    this.scheduler.addInterval('invoice-reconciler', handle);
+    scheduleJob(
+      this.scheduler,
+      'invoice-reconciler',
+      this.config.tickMs,
+      () => this.runOnce(),
+      log,
+    );
   }
 
   /** One cycle: schedule new open invoices, claim the due ones, check each once. Returns how many were checked. */
   async runOnce(): Promise<number> {
-    this.running = true;
-    try {
-      await this.scheduleOpenInvoices();
-      const ids = await claimDue(this.dataSource, {
-        table: 'invoices',
-        dueColumn: 'next_check_at',
-        limit: BATCH,
-        leaseSeconds: LEASE_S,
+    await this.scheduleOpenInvoices();
+    const ids = await claimDue(this.dataSource, {
+      table: 'invoices',
+      dueColumn: 'next_check_at',
+      limit: BATCH,
+      leaseSeconds: LEASE_S,
+    });
+    await forEachBounded(ids, CONCURRENCY, async (id) => {
+      const outcome = await this.checkOne(id).catch((e: Error) => {
+        log.error({ invoicePk: id, err: e.message }, 'invoice check failed');
+        return 'error' as const;
       });
-      await forEachBounded(ids, CONCURRENCY, async (id) => {
-        const outcome = await this.checkOne(id).catch((e: Error) => {
-          log.error({ invoicePk: id, err: e.message }, 'invoice check failed');
-          return 'error' as const;
-        });
-        reconcileRuns.inc({ kind: 'invoice', outcome });
-      });
-      return ids.length;
-    } finally {
-      this.running = false;
-    }
+      reconcileRuns.inc({ kind: 'invoice', outcome });
+    });
+    return ids.length;
   }
 
   /** Open invoices without a check time get one (after the grace period) and a deadline. */

@@ -10,6 +10,7 @@ import { PayoutEntity } from '../payouts/payout.entity';
 import { PayoutProcessor } from '../payouts/payout-processor';
 import { isPolled } from '../payouts/payout.state';
 import { claimDue, forEachBounded } from './claim';
+import { scheduleJob } from './schedule';
 
 /** Rows claimed per tick; the rest wait for the next tick. */
 const CLAIM_LIMIT = 500;
@@ -39,12 +40,13 @@ export class PayoutPoller implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     if (!this.config.schedulerEnabled) return;
-    const tick = (): void => {
-      this.runOnce().catch((err: Error) =>
-        this.log.error({ err: err.message }, 'payout poll tick failed'),
-      );
-    };
-    this.scheduler.addInterval('payout-poller', setInterval(tick, this.config.tickMs));
+    scheduleJob(
+      this.scheduler,
+      'payout-poller',
+      this.config.tickMs,
+      () => this.runOnce(),
+      this.log,
+    );
   }
 
   /** One tick: claim due payouts and poll them. Never overlaps itself; returns how many were polled. */

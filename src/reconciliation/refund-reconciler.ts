@@ -7,6 +7,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { reconcileRuns } from '../metrics/metrics';
 import { RefundsService } from '../refunds/refunds.service';
 import { claimDue, forEachBounded } from './claim';
+import { scheduleJob } from './schedule';
 
 const BATCH = 50;
 const CONCURRENCY = 4;
@@ -21,7 +22,6 @@ const LEASE_S = 120;
 @Injectable()
 export class RefundReconciler implements OnApplicationBootstrap {
   private readonly log = logger.child({ component: 'refund-reconciler' });
-  private running = false;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -32,21 +32,13 @@ export class RefundReconciler implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     if (!this.config.schedulerEnabled) return;
-    const handle = setInterval(() => void this.tick(), this.config.tickMs);
-    this.scheduler.addInterval('refund-reconciler', handle);
-  }
-
-  /** One tick at a time per instance: a slow run makes the next ticks skip, not pile up. */
-  private async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      await this.runOnce();
-    } catch (err) {
-      this.log.error({ err: (err as Error).message }, 'refund reconciliation run failed');
-    } finally {
-      this.running = false;
-    }
+    scheduleJob(
+      this.scheduler,
+      'refund-reconciler',
+      this.config.tickMs,
+      () => this.runOnce(),
+      this.log,
+    );
   }
 
   /** Claims the due refunds and settles them; returns how many were claimed. */
