@@ -43,23 +43,30 @@ function destination(): pino.DestinationStream | undefined {
     : undefined;
 }
 
-export const logger: Logger = pino(
-  {
-    level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
-    redact: { paths, censor: '[redacted]' },
-    base: { pid: process.pid },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-    hooks: {
-      logMethod(args, method) {
-        // Free-text messages get the same card-number masking as structured fields.
-        const scrubbed = args.map((a) => (typeof a === 'string' ? scrubText(a) : a)) as typeof args;
-        method.apply(this, scrubbed);
+/** The app's logger options: redaction of secrets and card data, ISO times, level names. */
+export function createLogger(dest?: pino.DestinationStream, level?: string): Logger {
+  return pino(
+    {
+      level: level ?? process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
+      redact: { paths, censor: '[redacted]' },
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      hooks: {
+        logMethod(args, method) {
+          // Free-text messages get the same card-number masking as structured fields.
+          const scrubbed = args.map((a) =>
+            typeof a === 'string' ? scrubText(a) : a,
+          ) as typeof args;
+          method.apply(this, scrubbed);
+        },
       },
     },
-  },
-  destination(),
-);
+    dest,
+  );
+}
+
+export const logger: Logger = createLogger(destination());
 
 /** Nest's LoggerService on top of pino, so framework and app logs share one redacting sink. */
 export class PinoNestLogger implements LoggerService {
