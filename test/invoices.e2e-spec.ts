@@ -184,7 +184,7 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
         currency: 643,
         payway: 'card_rub',
         twoStep: false,
-        refundedAmount: '0',
+        refundedAmount: '0.00',
         paymentToken: null,
         processedAt: null,
       });

@@ -47,7 +47,8 @@ export function toInvoiceView(
     payway: inv.payway,
     description: inv.description,
     twoStep: inv.twoStep,
-    refundedAmount: inv.refundedAmount.toString(),
+    // Written with the invoice amount's scale: "0.00" beside "150.50", not "0".
+    refundedAmount: inv.refundedAmount.withScale(inv.amount.scale).toString(),
     redirect: inv.redirect,
     payUrl: inv.redirect ? payUrlOf(publicBaseUrl, inv.shopOrderId, inv.payToken) : null,
     paymentToken: hasToken
