@@ -13,10 +13,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
-import { IsDecimalAmount } from './decimal-amount.validator';
-
-/** The gateway's payway charset: letters, underscore, comma, square brackets (scenario suffixes). */
-export const PAYWAY_PATTERN = /^[A-Za-z_,[\]]+$/;
+import { IsDecimalAmount, IsPayway } from '../../common/validators';
 
 export class QuoteInvoiceDto {
   @ApiProperty({ maxLength: 255 })
@@ -34,11 +31,7 @@ export class QuoteInvoiceDto {
   currency: number;
 
   @ApiProperty({ example: 'card_rub', maxLength: 150 })
-  @IsString()
-  @MaxLength(150)
-  @Matches(PAYWAY_PATTERN, {
-    message: 'may hold only letters, underscore, comma and square brackets',
-  })
+  @IsPayway()
   payway: string;
 
   @ApiPropertyOptional({ maxLength: 255 })

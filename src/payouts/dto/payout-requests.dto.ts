@@ -1,26 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  IsIn,
-  IsInt,
-  IsObject,
-  IsOptional,
-  IsString,
-  Matches,
-  MaxLength,
-  MinLength,
-} from 'class-validator';
+import { IsIn, IsInt, IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import type { AmountType } from '../payout.entity';
+import { IsDecimalAmount, IsPayway } from '../../common/validators';
 
-/** The gateway's payway charset: letters, underscore, comma, square brackets (scenario suffixes). */
-const PAYWAY_PATTERN = /^[A-Za-z_,[\]]+$/;
-/** A plain decimal string; Amount.parse applies the exact size limits afterwards. */
-const DECIMAL = /^(0|[1-9]\d*)(\.\d+)?$/;
 const AMOUNT_TYPES: AmountType[] = ['ps_amount', 'shop_amount'];
 
 class PayoutTermsDto {
   @ApiProperty({ example: '1000.00', description: 'Decimal string, never a JSON number' })
-  @IsString()
-  @Matches(DECIMAL, { message: 'must be a decimal string such as "100.10"' })
+  @IsDecimalAmount()
   amount: string;
 
   @ApiProperty({
@@ -36,11 +23,7 @@ class PayoutTermsDto {
   shopCurrency: number;
 
   @ApiProperty({ example: 'card_rub', maxLength: 150 })
-  @IsString()
-  @MaxLength(150)
-  @Matches(PAYWAY_PATTERN, {
-    message: 'may hold only letters, underscore, comma and square brackets',
-  })
+  @IsPayway()
   payway: string;
 }
 
@@ -48,16 +31,11 @@ export class QuotePayoutDto extends PayoutTermsDto {}
 
 export class CheckAccountDto {
   @ApiProperty({ example: 'card_rub', maxLength: 150 })
-  @IsString()
-  @MaxLength(150)
-  @Matches(PAYWAY_PATTERN, {
-    message: 'may hold only letters, underscore, comma and square brackets',
-  })
+  @IsPayway()
   payway: string;
 
   @ApiProperty({ example: '1000.00' })
-  @IsString()
-  @Matches(DECIMAL, { message: 'must be a decimal string such as "100.10"' })
+  @IsDecimalAmount()
   amount: string;
 
   @ApiProperty({

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsInt, IsOptional, IsString, Length } from 'class-validator';
+import { IsDecimalAmount } from '../../common/validators';
 
 export class CreateRefundDto {
   @ApiProperty({
@@ -15,10 +16,7 @@ export class CreateRefundDto {
     description: 'Decimal string above zero, in the invoice currency',
     example: '50.00',
   })
-  @IsString()
-  @Matches(/^(0|[1-9]\d{0,17})(\.\d{1,8})?$/, {
-    message: 'must be a decimal string such as "100.10"',
-  })
+  @IsDecimalAmount()
   amount: string;
 
   @ApiPropertyOptional({
