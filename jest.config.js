@@ -6,6 +6,8 @@
  * In test files import `jest` itself from '@jest/globals' when you need jest.fn or fake timers.
  * The compiled service is CommonJS and loads those packages with require(esm) (Node >= 20.19).
  */
+const os = require('node:os');
+
 const tsJest = ['ts-jest', { diagnostics: false, useESM: true, tsconfig: '<rootDir>/tsconfig.jest.json' }];
 const common = {
   testEnvironment: 'node',
@@ -16,6 +18,10 @@ const common = {
 };
 module.exports = {
   testTimeout: 60000,
+  // Most of an e2e suite's time is waiting (HTTP round trips, timers, child processes, the
+  // database), not CPU, so one worker more than the cores keeps both cores of a 2-core machine
+  // busy; Jest starts the slowest suites (timed on the previous run) first. `--maxWorkers=N` overrides.
+  maxWorkers: Math.max(2, os.availableParallelism() + 1),
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     {

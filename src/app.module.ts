@@ -5,7 +5,10 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from './audit/audit.module';
 import { AuthGuard } from './common/auth.guard';
 import { correlationMiddleware } from './common/correlation.middleware';
+import { inputGuardMiddleware } from './common/input-guard.middleware';
 import { ProblemFilter } from './common/problem.filter';
+import { RateLimitModule } from './common/rate-limit';
+import { requestContextMiddleware } from './common/request-context';
 import type { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
@@ -21,8 +24,9 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        TypeOrmModule.forRoot({ ...dataSourceOptions(config.databaseUrl), retryAttempts: 0 }),
+        TypeOrmModule.forRoot({ ...dataSourceOptions(config.databaseUrl, config.db), retryAttempts: 0 }),
         ScheduleModule.forRoot(),
+        RateLimitModule,
         AuditModule,
         GatewayModule,
         HealthModule,
@@ -37,6 +41,6 @@ export class AppModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(correlationMiddleware).forRoutes('*path');
+    consumer.apply(requestContextMiddleware, correlationMiddleware, inputGuardMiddleware).forRoutes('*path');
   }
 }

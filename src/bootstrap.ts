@@ -1,16 +1,25 @@
 import 'reflect-metadata';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import express from 'express';
+import helmet from 'helmet';
+import type { Server } from 'node:http';
+import { SwaggerModule } from '@nestjs/swagger';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { logger, PinoNestLogger } from './common/logger';
+import { PROBLEM_BASE } from './common/problem.filter';
+import { openApiDocument } from './common/openapi';
 import { createValidationPipe } from './common/validation';
+import { CONSOLE_ROUTES } from './console/console.controller';
 import type { AppConfig } from './config/config';
 import { startEmbeddedPostgres } from './database/embedded-postgres';
 import { runMigrations } from './database/migrate';
+import { openRowsOfOtherShops } from './database/other-shop-rows';
+import { KeyRing } from './common/key-ring';
+import { upgradeLegacySecrets } from './keys/reseal';
 
 /** A start-up failure with one line for the operator (names the setting, never a secret). */
 export class StartupError extends Error {}
@@ -24,7 +33,14 @@ export interface RunningService {
 }
 
 /** Routes outside /api/v1 (shared/API.md: webhooks, payer page, health, metrics, docs). */
-const UNPREFIXED = ['health', 'health/ready', 'metrics', 'webhooks/gateway', 'pay/:shopOrderId'];
+export const UNPREFIXED = [
+  'health',
+  'health/ready',
+  'metrics',
+  'webhooks/gateway',
+  'pay/:shopOrderId',
+  ...CONSOLE_ROUTES,
+];
 
 /**
  * Starts the whole service: the database (DATABASE_URL, or an embedded PostgreSQL), the gateway
@@ -49,6 +65,8 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
         port: config.sandbox.port,
         shopId: config.sandbox.shopId,
         secretKey: config.sandbox.secretKey,
+        payoutShopId: config.sandbox.payoutShopId,
+        payoutSecretKey: config.sandbox.payoutSecretKey,
         timeScale: config.sandbox.timeScale,
         cataloguePath: config.sandbox.cataloguePath,
         notifyFormat: config.sandbox.notifyFormat,
@@ -58,10 +76,22 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
       cleanups.push(() => sandbox.close());
       logger.info({ baseUrl: sandbox.baseUrl }, 'gateway sandbox started (no GATEWAY_BASE_URL set)');
     }
+    for (const variable of config.insecureHttp) {
+      // Every start, on purpose: an http:// address outside sandbox mode must stay noticed.
+      logger.warn({ variable }, `${variable} is http:// (ALLOW_INSECURE_HTTP=true): traffic to it is not encrypted`);
+    }
+    if (config.devKeyRingPath)
+      logger.info({ path: config.devKeyRingPath }, 'development data-encryption key ring in use (sandbox mode)');
     const full = { ...config, databaseUrl };
     const app = await createApp(full);
     cleanups.unshift(() => app.close());
     await runMigrations(app.get(DataSource));
+    for (const r of await openRowsOfOtherShops(app.get(DataSource), config.gateway)) {
+      logger.error(r, 'open rows of a gateway shop that is no longer configured are not reconciled');
+    }
+    await upgradeSecretsAtRest(app, config);
+    await app.init();
+    problemForUnrouted(app);
     await app.listen(config.port, opts.host ?? '0.0.0.0').catch((e: Error) => {
       throw new StartupError(`Cannot listen on PORT ${config.port}: ${e.message}`);
     });
@@ -81,31 +111,117 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
 }
 
 /** The Nest application with every global setting, not yet listening. Shared by main and tests. */
-export async function createApp(config: AppConfig & { databaseUrl: string }): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
-    logger: new PinoNestLogger(),
+export async function createApp(
+  config: AppConfig & { databaseUrl: string },
+  opts: { preview?: boolean } = {},
+): Promise<NestExpressApplication> {
+  const server = express();
+  // Routes match exactly as declared: `/API/v1/...` or `/health/` is no route (defence in depth;
+  // access itself never depends on the path's spelling, see AuthGuard).
+  server.set('case sensitive routing', true);
+  server.set('strict routing', true);
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new ExpressAdapter(server), {
+    // Preview: the module graph without providers (no database), enough to describe the routes.
+    preview: opts.preview,
+    logger: opts.preview ? false : new PinoNestLogger(),
     rawBody: true,
     abortOnError: false,
   });
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
+  app.use(securityHeaders(config.publicBaseUrl));
+  problemOnClientError(app.getHttpServer() as Server);
   app.useBodyParser('json', { limit: '64kb' });
   app.useBodyParser('urlencoded', { limit: '64kb', extended: false });
   app.setGlobalPrefix('api/v1', { exclude: UNPREFIXED });
   app.useGlobalPipes(createValidationPipe());
-  const doc = new DocumentBuilder()
-    .setTitle('Payment orchestration API')
-    .setDescription(
-      'Shop-facing API over the /gateway/v1/ payment gateway. Amounts are decimal strings; errors are ' +
-        'application/problem+json (RFC 9457). Creates are idempotent by the shop id (shopOrderId, ' +
-        'shopRefundId, shopPaymentId): the same body replays the stored result, another body is 409.',
-    )
-    .setVersion('1.0.0')
-    .addBearerAuth()
-    .addSecurityRequirements('bearer')
-    .build();
-  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, doc), { jsonDocumentUrl: 'docs-json' });
+  if (config.docsEnabled) {
+    SwaggerModule.setup('docs', app, () => openApiDocument(app), { jsonDocumentUrl: 'docs-json' });
+  }
   return app;
+}
+
+/**
+ * helmet on every response: a CSP with no inline script (the payer page sets its own, with a
+ * nonce), no framing, nosniff, and HSTS when the service is reached over https.
+ */
+function securityHeaders(publicBaseUrl: string): express.RequestHandler {
+  const https = publicBaseUrl.startsWith('https:');
+  return helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        // The OpenAPI UI sets inline styles.
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        fontSrc: ["'self'", 'data:'],
+        objectSrc: ["'none'"],
+        baseUri: ["'none'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        ...(https ? { upgradeInsecureRequests: [] } : {}),
+      },
+    },
+    strictTransportSecurity: https ? { maxAge: 31_536_000, includeSubDomains: true } : false,
+  });
+}
+
+/**
+ * Nest answers unknown paths under its prefix; anything else that no route takes (`/API/V1/…`
+ * under case-sensitive routing, `/nothing`) or that fails before Nest runs would get Express's
+ * HTML page. Registered after init, so it comes after every route.
+ */
+function problemForUnrouted(app: NestExpressApplication): void {
+  const send = (res: express.Response, status: number, detail: string): void => {
+    if (res.headersSent) return;
+    const title = status === 404 ? 'Not Found' : 'Bad Request';
+    res
+      .status(status)
+      .type('application/problem+json')
+      .send(JSON.stringify({ type: `${PROBLEM_BASE}${status === 404 ? 'not-found' : 'bad-request'}`, title, status, detail }));
+  };
+  app.use((req: express.Request, res: express.Response) => send(res, 404, `No route for ${req.method} ${req.path.slice(0, 200)}`));
+  app.use((err: { status?: number }, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    void _next;
+    const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 400;
+    send(res, status === 404 ? 404 : 400, 'The request could not be read');
+  });
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Express sees them (headers or URL too large,
+ * malformed request line) still get a problem+json answer instead of a bare status line.
+ */
+function problemOnClientError(server: Server): void {
+  server.on('clientError', (err: Error & { code?: string }, socket) => {
+    if (!socket.writable) return;
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    const body = JSON.stringify({
+      type: `${PROBLEM_BASE}${status === 431 ? 'request-header-fields-too-large' : 'bad-request'}`,
+      title: status === 431 ? 'Request Header Fields Too Large' : 'Bad Request',
+      status,
+      detail: status === 431 ? 'The request line or headers are too large' : 'The request could not be parsed',
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+        `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+}
+
+/** The data step that follows the migrations: see src/keys/reseal.ts. */
+async function upgradeSecretsAtRest(app: INestApplication, config: AppConfig): Promise<void> {
+  const report = await upgradeLegacySecrets(app.get(DataSource), app.get(KeyRing), config.gateway.shops.payment.secretKey);
+  const resealed = Object.values(report.resealed).reduce((a, b) => a + b, 0);
+  if (resealed > 0) logger.info({ resealed: report.resealed }, 'secrets at rest sealed under the data-encryption key ring');
+  if (report.failed.length > 0)
+    logger.error(
+      { count: report.failed.length, columns: [...new Set(report.failed.map((f) => f.column))] },
+      'some values sealed before the key ring could not be opened (was GATEWAY_SECRET_KEY changed?)',
+    );
 }
 
 async function checkDatabase(url: string): Promise<void> {

@@ -4,8 +4,11 @@ import { BalanceModule } from './balance/balance.module';
 import { RefundsModule } from './refunds/refunds.module';
 import { PaywayConfigModule } from './payway-config/payway-config.module';
 import { InvoicesModule } from './invoices/invoices.module';
+import { EventsModule } from './events/events.module';
 import { NotificationsModule } from './notifications/notifications.module';
-import { InvoiceReconciliationModule } from './reconciliation/invoice-reconciliation.module';
+import { AttentionModule } from './attention/attention.module';
+import { ConsoleModule } from './console/console.module';
+import { InvoiceReconciliationModule } from './invoices/invoice-reconciliation.module';
 
 /** The business modules, each adding itself here (one line per module). */
-export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule];
+export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule, AttentionModule, ConsoleModule, EventsModule];

@@ -1,16 +1,17 @@
 import 'reflect-metadata';
-import { logger } from './common/logger';
+import { settleLogs, logger } from './common/logger';
 import { ConfigError, loadConfig } from './config/config';
 import { startService, StartupError } from './bootstrap';
+import { startBanner } from './start-banner';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const service = await startService(config);
-  if (config.generatedKeys) {
-    // Printed once, on purpose: development keys for the sandbox, never used with a real gateway.
-    console.log(`Development API keys (sandbox mode):\n  shop:  ${config.apiKeys[0]}\n  admin: ${config.adminApiKeys[0]}`);
-  }
   logger.info({ url: `http://localhost:${config.port}`, sandbox: config.sandboxMode }, 'service listening');
+  // The banner is the last thing on screen: it waits for the start-up lines to stop and be
+  // written. Development keys are printed on purpose (sandbox only).
+  await settleLogs();
+  process.stdout.write(`${startBanner(config)}\n`);
   let stopping = false;
   // Graceful shutdown: stop taking requests, finish in-flight work, then close the database.
   const stop = (signal: string): void => {

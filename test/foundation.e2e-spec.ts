@@ -2,6 +2,7 @@ import request from 'supertest';
 import { startService, RunningService } from '../src/bootstrap';
 import { loadConfig } from '../src/config/config';
 import { createTestDatabase } from './support/database';
+import { DATA_KEYS } from './support/app';
 import { freePort } from './support/ports';
 
 const SHOP = 'foundation-shop-key-0123';
@@ -14,20 +15,33 @@ interface RouteLayer {
 /** Every route registered on the Express router, as [METHOD, path]. */
 function registeredRoutes(service: RunningService): Array<[string, string]> {
   const express = service.app.getHttpAdapter().getInstance() as { router: { stack: RouteLayer[] } };
-  return express.router.stack
-    // Nest's catch-all 404 handler is registered for every method; it is no route of ours.
-    .filter((l) => l.route && Object.keys(l.route.methods).length < 5)
-    .flatMap((l) =>
-      Object.keys(l.route!.methods)
-        .filter((m) => m !== '_all')
-        .map((m) => [m.toUpperCase(), l.route!.path] as [string, string]),
-    );
+  return (
+    express.router.stack
+      // Nest's catch-all 404 handler is registered for every method; it is no route of ours.
+      .filter((l) => l.route && Object.keys(l.route.methods).length < 5)
+      .flatMap((l) =>
+        Object.keys(l.route!.methods)
+          .filter((m) => m !== '_all')
+          .map((m) => [m.toUpperCase(), l.route!.path] as [string, string]),
+      )
+  );
 }
 
 /** Fills path parameters with a plausible value. */
-const concrete = (path: string): string => path.replace(/:(\w+)/g, 'x1').replace(/\{\*\w+\}|\*\w+/g, 'x');
+const concrete = (path: string): string =>
+  path.replace(/:(\w+)/g, 'x1').replace(/\{\*\w+\}|\*\w+/g, 'x');
 
-const PUBLIC = [/^\/health(\/ready)?$/, /^\/metrics$/, /^\/webhooks\/gateway$/, /^\/pay\/:shopOrderId$/, /^\/docs/];
+const PUBLIC = [
+  /^\/health(\/ready)?$/,
+  /^\/metrics$/,
+  /^\/webhooks\/gateway$/,
+  /^\/pay\/:shopOrderId$/,
+  /^\/docs/,
+  /^\/admin(\/|$)/,
+];
+/** The operators' console: open to the bearer guard, behind its own session (test/console). */
+const CONSOLE = /^\/admin(\/|$)/;
+const CONSOLE_OPEN = new Set(['GET /admin/login', 'GET /admin/ui/console.css']);
 
 describe('service foundation', () => {
   let service: RunningService;
@@ -48,6 +62,9 @@ describe('service foundation', () => {
         API_KEYS: SHOP,
         ADMIN_API_KEYS: ADMIN,
         SCHEDULER_ENABLED: 'false',
+        ALLOW_INSECURE_HTTP: 'true',
+        DATA_ENCRYPTION_KEYS: DATA_KEYS,
+        DOCS_ENABLED: 'true',
       }),
       { host: '127.0.0.1' },
     );
@@ -61,7 +78,10 @@ describe('service foundation', () => {
   it('is alive and ready once the migrations have run', async () => {
     await request(service.url).get('/health').expect(200, { status: 'ok' });
     const ready = await request(service.url).get('/health/ready').expect(200);
-    expect(ready.body.info).toMatchObject({ database: { status: 'up' }, migrations: { status: 'up' } });
+    expect(ready.body.info).toMatchObject({
+      database: { status: 'up' },
+      migrations: { status: 'up' },
+    });
   });
 
   it('serves the OpenAPI description and UI', async () => {
@@ -77,13 +97,22 @@ describe('service foundation', () => {
   });
 
   it('answers unknown routes with problem+json', async () => {
-    const res = await request(service.url).get('/api/v1/nothing-here').set('Authorization', `Bearer ${SHOP}`).expect(404);
+    const res = await request(service.url)
+      .get('/api/v1/nothing-here')
+      .set('Authorization', `Bearer ${SHOP}`)
+      .expect(404);
     expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-    expect(res.body).toMatchObject({ status: 404, title: expect.any(String), type: expect.any(String) });
+    expect(res.body).toMatchObject({
+      status: 404,
+      title: expect.any(String),
+      type: expect.any(String),
+    });
   });
 
   it('answers malformed JSON with a 400 problem', async () => {
-    const routes = registeredRoutes(service).filter(([m, p]) => m === 'POST' && p.startsWith('/api/v1/'));
+    const routes = registeredRoutes(service).filter(
+      ([m, p]) => m === 'POST' && p.startsWith('/api/v1/'),
+    );
     if (routes.length === 0) return; // no POST route registered yet: nothing to send a body to
     const res = await request(service.url)
       .post(concrete(routes[0][1]))
@@ -117,7 +146,20 @@ describe('service foundation', () => {
     for (const [method, path] of routes.filter(([, p]) => PUBLIC.some((re) => re.test(p)))) {
       const res = await request(service.url)[method.toLowerCase() as 'get'](concrete(path));
       const type = String((res.body as { type?: unknown }).type ?? '');
-      expect([method, path, /\/(unauthorized|forbidden)$/.test(type)]).toEqual([method, path, false]);
+      expect([method, path, /\/(unauthorized|forbidden)$/.test(type)]).toEqual([
+        method,
+        path,
+        false,
+      ]);
+      // Every console page without a session sends the visitor to sign in; every console form
+      // without one is refused; only the sign-in page and the stylesheet are open.
+      if (CONSOLE.test(path) && !CONSOLE_OPEN.has(`${method} ${path}`)) {
+        const refused =
+          method === 'GET'
+            ? res.status === 303 && res.headers.location === '/admin/login'
+            : res.status === 401 || res.status === 403;
+        expect([method, path, refused]).toEqual([method, path, true]);
+      }
     }
   });
 });

@@ -1,15 +1,21 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { GatewayService } from '../src/gateway';
-import { InvoiceReconciler } from '../src/reconciliation/invoice-reconciler';
-import { SHOP_ID, startTestApp, TestContext } from './support/app';
+import { InvoiceReconciler } from '../src/invoices/invoice-reconciler';
+import { SHOP_ID, startTestApp, TestContext, tokenOf } from './support/app';
+import { PAYMENT } from './support/payways';
 
 /**
  * Invoice reconciliation over the sandbox: notifications suppressed, so only invoice/check can
  * settle the invoices. Grace 0.1 s so that `runOnce()` finds them due almost at once.
  */
 
-const env = { INVOICE_RECONCILE_GRACE_S: '0.1', INVOICE_RECONCILE_MAX_S: '3600' };
+const env = {
+  INVOICE_RECONCILE_GRACE_S: '0.1',
+  INVOICE_RECONCILE_MAX_S: '3600',
+  ABSENT_CHECKS: '2',
+  ABSENT_WINDOW_S: '0.5',
+};
 let ctx: TestContext;
 let db: Pool;
 
@@ -43,7 +49,7 @@ async function invoice(
   const shopOrderId = `rec-${randomUUID()}`;
   await db.query(
     `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, pay_token, save_payment_token)
-     VALUES ($1, $2, $3, $4, '250.50', 643, 'card_rub', $5, $6)`,
+     VALUES ($1, $2, $3, $4, '250.50', 643, $7, $5, $6)`,
     [
       SHOP_ID,
       shopOrderId,
@@ -51,6 +57,7 @@ async function invoice(
       opts.status ?? 'awaiting_payer',
       randomBytes(16).toString('hex'),
       opts.token ?? false,
+      PAYMENT.card,
     ],
   );
   if (opts.onGateway === false) return { shopOrderId, gatewayId: null };
@@ -58,7 +65,7 @@ async function invoice(
     shop_order_id: shopOrderId,
     amount: '250.50',
     currency: 643,
-    payway: 'card_rub',
+    payway: PAYMENT.card,
     callback_url: `${ctx.url}/webhooks/gateway`,
     ...(opts.token ? { issue_payment_token: true } : {}),
   });
@@ -135,7 +142,8 @@ describe('invoice reconciliation', () => {
       lease_until: null,
     });
     expect(String(r.payment_id)).toBe(String(inv.gatewayId));
-    expect(r.payment_token).toMatch(/^tok_/);
+    expect(r.payment_token).toMatch(/^k1\.test1\./);
+    expect(tokenOf(ctx, r)).toMatch(/^tok_/);
     expect(r.payment_token_info).toMatchObject({ status: 'SUCCESS' });
     const events = await db.query(
       `SELECT from_status, to_status, cause FROM events WHERE entity_id = $1`,
@@ -157,12 +165,25 @@ describe('invoice reconciliation', () => {
     expect((await row(inv.shopOrderId)).status).toBe('rejected');
   });
 
-  it('a pending invoice the gateway does not know is rejected as never created (after the grace period)', async () => {
+  it('#13 case 2: one "absent" answer decides nothing; absent on every check over the window, it is rejected as never created', async () => {
     await parkOthers();
     const inv = await invoice({ status: 'pending', onGateway: false });
     await sleep(150);
     await ctx.service.app.get(InvoiceReconciler).runOnce();
-    const r = await row(inv.shopOrderId);
+    let r = await row(inv.shopOrderId);
+    expect(r).toMatchObject({ status: 'pending', absent_count: 1, needs_attention: false });
+    // Asked again before the window is over: still absent, still not final.
+    await db.query(`UPDATE invoices SET next_check_at = now() WHERE shop_order_id = $1`, [
+      inv.shopOrderId,
+    ]);
+    await ctx.service.app.get(InvoiceReconciler).runOnce();
+    expect((await row(inv.shopOrderId)).status).toBe('pending');
+    await sleep(600);
+    await db.query(`UPDATE invoices SET next_check_at = now() WHERE shop_order_id = $1`, [
+      inv.shopOrderId,
+    ]);
+    await ctx.service.app.get(InvoiceReconciler).runOnce();
+    r = await row(inv.shopOrderId);
     expect(r.status).toBe('rejected');
     expect(r.gateway_message).toMatch(/never created/);
   });
@@ -203,5 +224,12 @@ describe('invoice reconciliation', () => {
       next_check_at: null,
       lease_until: null,
     });
+    // The flag is a shop event, written with it; a second run does not raise it again.
+    await ctx.service.app.get(InvoiceReconciler).runOnce();
+    const events = await db.query(
+      `SELECT type, data->>'status' AS status FROM events WHERE entity_id = $1 AND type LIKE '%attention%'`,
+      [inv.shopOrderId],
+    );
+    expect(events.rows).toEqual([{ type: 'invoice.attention_raised', status: 'awaiting_payer' }]);
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import type { TestContext } from './support/app';
+import { PAYMENT } from './support/payways';
 
 /**
  * Card data is passed to the gateway and kept nowhere: not in any text or JSON column of any
@@ -10,6 +11,14 @@ import type { TestContext } from './support/app';
  * imported, so the app is imported only after LOG_FILE is set.
  */
 const CARD_NUMBER = '5555555555554444';
+
+/** Where the checkout URL of a card payway's redirect (GET url?session_id=…) sends the payer. */
+async function checkoutStep(redirect: { url: string; params: Record<string, string> }) {
+  const res = await fetch(`${redirect.url}?${new URLSearchParams(redirect.params).toString()}`, {
+    redirect: 'manual',
+  });
+  return res.headers.get('location') ?? '';
+}
 const CVV = '8462';
 
 describe('card data is never stored or logged', () => {
@@ -87,12 +96,12 @@ describe('card data is never stored or logged', () => {
         shopOrderId: withoutInfo,
         amount: '150.00',
         currency: 643,
-        payway: 'card_rub',
+        payway: PAYMENT.card,
         card,
         savePaymentToken: true,
       })
       .expect(201);
-    expect(a.body.redirect.url).toContain('/browser-info/');
+    expect(await checkoutStep(a.body.redirect)).toContain('/browser-info/');
 
     const b = await ctx.http
       .post('/api/v1/invoices')
@@ -101,7 +110,7 @@ describe('card data is never stored or logged', () => {
         shopOrderId: withInfo,
         amount: '150.00',
         currency: 643,
-        payway: 'card_rub',
+        payway: PAYMENT.card,
         card,
         clientInfo: {
           browserLanguage: 'en',
@@ -110,7 +119,7 @@ describe('card data is never stored or logged', () => {
         },
       })
       .expect(201);
-    expect(b.body.redirect.url).toContain('/3ds/');
+    expect(await checkoutStep(b.body.redirect)).toContain('/3ds/');
     // Idempotent replay still works without the card being part of what is stored.
     await ctx.http
       .post('/api/v1/invoices')
@@ -119,7 +128,7 @@ describe('card data is never stored or logged', () => {
         shopOrderId: withInfo,
         amount: '150.00',
         currency: 643,
-        payway: 'card_rub',
+        payway: PAYMENT.card,
         card,
         clientInfo: {
           browserLanguage: 'en',
@@ -143,12 +152,14 @@ describe('card data is never stored or logged', () => {
       .expect(200);
     expect(shown.body.paymentToken.account).toBe('555555******4444');
 
-    const dump = await dumpDatabase();
+    // Sealed values (k1.<key id>.<nonce>.<tag>.<ciphertext>, base64url) are random text that may
+    // spell anything, "cvv" or the CVV's digits included: they are not clear data, so leave them out.
+    const dump = (await dumpDatabase()).replace(/k1\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+){3}/g, '<sealed>');
     expect(dump).toContain(withoutInfo); // the dump really covers the invoices
     expect(dump).toContain('555555******4444'); // the masked form is all there is
     expect(dump).not.toContain(CARD_NUMBER);
     expect(dump).not.toMatch(new RegExp(`(^|[^0-9a-f])${CVV}([^0-9a-f]|$)`, 'm'));
-    expect(dump.toLowerCase()).not.toContain('cvv');
+    expect(dump).not.toMatch(/cvv/i);
 
     const log = readFileSync(logFile, 'utf8');
     expect(log).toContain('gateway call'); // the capture works

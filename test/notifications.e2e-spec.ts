@@ -1,7 +1,17 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { GatewayService, signNotificationFields } from '../src/gateway';
-import { admin, SECRET, SHOP_ID, startTestApp, TestContext } from './support/app';
+import {
+  admin,
+  PAYOUT_SECRET,
+  PAYOUT_SHOP_ID,
+  SECRET,
+  SHOP_ID,
+  startTestApp,
+  TestContext,
+  tokenOf,
+} from './support/app';
+import { PAYMENT } from './support/payways';
 
 /**
  * The gateway webhook end to end: real notifications from the sandbox, hand-signed ones for the
@@ -34,7 +44,7 @@ async function invoice(
   const amount = opts.amount ?? '100.00';
   await db.query(
     `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, two_step, pay_token)
-     VALUES ($1, $2, $3, $4, $5, 643, 'card_rub', $6, $7)`,
+     VALUES ($1, $2, $3, $4, $5, 643, $8, $6, $7)`,
     [
       SHOP_ID,
       shopOrderId,
@@ -43,6 +53,7 @@ async function invoice(
       amount,
       opts.twoStep ?? false,
       randomBytes(16).toString('hex'),
+      PAYMENT.card,
     ],
   );
   if (opts.onGateway === false) return { shopOrderId, gatewayId: null };
@@ -51,7 +62,7 @@ async function invoice(
     shop_order_id: shopOrderId,
     amount,
     currency: 643,
-    payway: 'card_rub',
+    payway: PAYMENT.card,
     callback_url: `${ctx.url}/webhooks/gateway`,
   };
   const created = opts.twoStep ? await gateway.holdInvoice(req) : await gateway.createInvoice(req);
@@ -110,6 +121,7 @@ async function waitFor<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 10
 function notification(
   shopOrderId: string,
   overrides: Record<string, string> = {},
+  secret = SECRET,
 ): Record<string, string> {
   const fields: Record<string, string> = {
     shop_id: String(SHOP_ID),
@@ -121,7 +133,7 @@ function notification(
     payment_id: '987654',
     client_price: '104.00',
     ps_currency: '643',
-    payway: 'card_rub',
+    payway: PAYMENT.card,
     ps_data: '{"account":"411111******1111"}',
     created: '2026-01-01T10:00:00+03:00',
     updated: '2026-01-01T10:05:00+03:00',
@@ -129,7 +141,7 @@ function notification(
     addons: '{}',
     ...overrides,
   };
-  return { ...fields, sign: signNotificationFields(fields, SECRET) };
+  return { ...fields, sign: signNotificationFields(fields, secret) };
 }
 
 function postJson(body: Record<string, string>, type = 'invoice') {
@@ -256,7 +268,8 @@ describe('redelivery', () => {
     const r = await row(inv.shopOrderId);
     expect(r.status).toBe('succeeded');
     expect(String(r.payment_id)).toBe('987654');
-    expect(r.payment_token).toBe('tok_recurrent_1');
+    expect(r.payment_token).not.toContain('tok_recurrent_1');
+    expect(tokenOf(ctx, r)).toBe('tok_recurrent_1');
     const n = await db.query(
       `SELECT status, delivery_count FROM notifications WHERE shop_order_id = $1`,
       [inv.shopOrderId],
@@ -359,16 +372,99 @@ describe('forged or unreadable input changes nothing', () => {
       /gateway_notifications_total\{type="invoice",result="bad_signature"\} [1-9]/,
     );
     // Refused by the body parser before the webhook ran, counted all the same.
-    expect(res.text).toMatch(/gateway_notifications_total\{type="other",result="bad_request"\} [1-9]/);
-    expect(res.text).toMatch(/gateway_notifications_total\{type="other",result="too_large"\} [1-9]/);
+    expect(res.text).toMatch(
+      /gateway_notifications_total\{type="other",result="bad_request"\} [1-9]/,
+    );
+    expect(res.text).toMatch(
+      /gateway_notifications_total\{type="other",result="too_large"\} [1-9]/,
+    );
     expect(res.text).toMatch(
       /gateway_notifications_total\{type="invoice",result="applied"\} [1-9]/,
     );
   });
 });
 
+describe('two gateway shops: the shop_id picks the secret', () => {
+  async function inbox(
+    shopOrderId: string,
+  ): Promise<
+    Array<{ verified: boolean; status: string; outcome: string; shop_id: number | null }>
+  > {
+    const n = await db.query(
+      `SELECT verified, status, outcome, shop_id FROM notifications WHERE shop_order_id = $1`,
+      [shopOrderId],
+    );
+    return n.rows as Array<{
+      verified: boolean;
+      status: string;
+      outcome: string;
+      shop_id: number | null;
+    }>;
+  }
+
+  it('a payment-shop notification verified with the payment shop secret applies, and records its shop', async () => {
+    const inv = await invoice({ onGateway: false });
+    expect((await postJson(notification(inv.shopOrderId))).status).toBe(200);
+    expect(await statusOf(inv.shopOrderId)).toBe('succeeded');
+    expect(await inbox(inv.shopOrderId)).toEqual([
+      expect.objectContaining({ verified: true, status: 'applied', shop_id: SHOP_ID }),
+    ]);
+  });
+
+  it("the payment shop's invoice signed with the agent shop's secret → 401, refused, nothing changed", async () => {
+    const inv = await invoice({ onGateway: false });
+    const forged = notification(inv.shopOrderId, {}, PAYOUT_SECRET);
+    expect((await postJson(forged)).status).toBe(401);
+    expect((await postForm(forged)).status).toBe(401);
+    expect(await statusOf(inv.shopOrderId)).toBe('awaiting_payer');
+    const rows = await inbox(inv.shopOrderId);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) expect(r).toMatchObject({ verified: false, status: 'rejected' });
+    expect(await eventsOf(inv.shopOrderId)).toEqual([]);
+  });
+
+  it('a notification naming a shop that is not configured → 403, stored as refused, nothing changed', async () => {
+    const inv = await invoice({ onGateway: false });
+    // Signed "correctly" with a secret we know: the shop it names is still not ours.
+    for (const secret of [SECRET, PAYOUT_SECRET, 'whatever-secret']) {
+      const res = await postJson(notification(inv.shopOrderId, { shop_id: '999' }, secret));
+      expect(res.status).toBe(403);
+      expect(res.headers['content-type']).toContain('application/problem+json');
+      expect(JSON.stringify(res.body)).not.toContain(secret);
+    }
+    const noShop = notification(inv.shopOrderId);
+    delete noShop.shop_id;
+    expect((await postJson(noShop)).status).toBe(403);
+    expect(await statusOf(inv.shopOrderId)).toBe('awaiting_payer');
+    const rows = await inbox(inv.shopOrderId);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) {
+      expect(r).toMatchObject({ verified: false, status: 'rejected' });
+      expect(r.outcome).toContain('not a configured shop');
+    }
+    expect(rows.some((r) => r.shop_id === 999)).toBe(true);
+    expect(await eventsOf(inv.shopOrderId)).toEqual([]);
+  });
+
+  it('a refund notification signed by the agent shop for our refund changes nothing', async () => {
+    const res = await postJson(
+      notification(
+        `ord-${randomUUID()}`,
+        { shop_id: String(PAYOUT_SHOP_ID), shop_refund_id: 'r-1', status: 'SUCCESS' },
+        PAYOUT_SECRET,
+      ),
+      'refund',
+    );
+    expect(res.status).toBe(200);
+    const n = await db.query(
+      `SELECT status, verified FROM notifications WHERE shop_refund_id = 'r-1'`,
+    );
+    expect(n.rows).toEqual([{ status: 'rejected', verified: true }]);
+  });
+});
+
 describe('checks before applying', () => {
-  it('a notification for a final invoice that would move it back is stored as stale, not applied', async () => {
+  it('#13 case 3: a notification contradicting a final invoice changes no money state and raises attention', async () => {
     const inv = await invoice({ onGateway: false });
     expect((await postJson(notification(inv.shopOrderId))).status).toBe(200);
     const late = notification(inv.shopOrderId, {
@@ -379,13 +475,28 @@ describe('checks before applying', () => {
     expect(res.status).toBe(200);
     expect(res.text).toBe('OK');
     expect(await statusOf(inv.shopOrderId)).toBe('succeeded');
-    expect(await eventsOf(inv.shopOrderId)).toHaveLength(1);
+    const events = await eventsOf(inv.shopOrderId);
+    // The status change, then the attention entry (status unchanged).
+    expect(events.map((e) => e.to_status)).toEqual(['succeeded', 'succeeded']);
     const n = await db.query(
       `SELECT status, outcome FROM notifications WHERE shop_order_id = $1 AND payload->>'status' = 'rejected'`,
       [inv.shopOrderId],
     );
     expect(n.rows[0].status).toBe('stale');
-    expect(n.rows[0].outcome).toContain('final');
+    expect(n.rows[0].outcome).toContain('needs attention');
+    const flagged = await db.query(
+      `SELECT needs_attention, attention_reason FROM invoices WHERE shop_order_id = $1`,
+      [inv.shopOrderId],
+    );
+    expect(flagged.rows[0].needs_attention).toBe(true);
+    expect(flagged.rows[0].attention_reason).toMatch(/^contradiction/);
+    // A repeat of the same contradiction raises nothing new.
+    const again = notification(inv.shopOrderId, {
+      status: 'rejected',
+      updated: '2026-01-01T10:07:00+03:00',
+    });
+    expect((await postJson(again)).status).toBe(200);
+    expect(await eventsOf(inv.shopOrderId)).toHaveLength(2);
   });
 
   it('an out-of-order "waiting" after "hold" does not move the invoice back', async () => {
@@ -405,12 +516,12 @@ describe('checks before applying', () => {
   });
 
   it.each([
-    ['amount', { shop_amount: '100.01' }],
-    ['currency', { shop_currency: '840' }],
-    ['shop', { shop_id: '999' }],
-  ])('a %s mismatch is stored as rejected and changes nothing', async (_what, override) => {
+    ['amount', { shop_amount: '100.01' }, SECRET],
+    ['currency', { shop_currency: '840' }, SECRET],
+    ['shop', { shop_id: String(PAYOUT_SHOP_ID) }, PAYOUT_SECRET],
+  ])('a %s mismatch is stored as rejected and changes nothing', async (_what, override, secret) => {
     const inv = await invoice({ onGateway: false });
-    const res = await postJson(notification(inv.shopOrderId, override));
+    const res = await postJson(notification(inv.shopOrderId, override, secret));
     expect(res.status).toBe(200);
     expect(await statusOf(inv.shopOrderId)).toBe('awaiting_payer');
     const n = await db.query(`SELECT status FROM notifications WHERE shop_order_id = $1`, [

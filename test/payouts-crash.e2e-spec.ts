@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { startSandbox, SandboxHandle } from '../src/sandbox/sandbox.server';
 import { createTestDatabase } from './support/database';
+import { DATA_KEYS, PAYOUT_SHOP_ID, SHOP_ID } from './support/app';
 import { freePort } from './support/ports';
+import { PAYOUT } from './support/payways';
 
 /**
  * The compiled service is killed (SIGKILL) after it committed the payout row and sent
@@ -17,6 +19,8 @@ const ROOT = process.cwd();
 const OUT = join(ROOT, '.data', `payouts-crash-dist-${process.pid}`);
 const SHOP_KEY = 'crash-shop-key-0123456789';
 const SECRET = 'crash-secret-key';
+/** Payouts go through an agent shop of their own, as on a real contract. */
+const PAYOUT_SECRET = 'crash-payout-secret-key';
 
 let sandbox: SandboxHandle;
 let database: { url: string; drop(): Promise<void> };
@@ -49,8 +53,12 @@ async function startChild(): Promise<{ child: ChildProcess; url: string; output:
       PORT: String(port),
       DATABASE_URL: database.url,
       GATEWAY_BASE_URL: sandbox.baseUrl,
-      GATEWAY_SHOP_ID: '1001',
+      GATEWAY_SHOP_ID: String(SHOP_ID),
+      ALLOW_INSECURE_HTTP: 'true',
+      DATA_ENCRYPTION_KEYS: DATA_KEYS,
       GATEWAY_SECRET_KEY: SECRET,
+      GATEWAY_PAYOUT_SHOP_ID: String(PAYOUT_SHOP_ID),
+      GATEWAY_PAYOUT_SECRET_KEY: PAYOUT_SECRET,
       GATEWAY_TIMEOUT_MS: '3000',
       API_KEYS: SHOP_KEY,
       ADMIN_API_KEYS: 'crash-admin-key-0123456789',
@@ -107,7 +115,14 @@ beforeAll(async () => {
     },
   );
   expect(existsSync(join(OUT, 'src', 'main.js'))).toBe(true);
-  sandbox = await startSandbox({ port: 0, shopId: 1001, secretKey: SECRET, timeScale: 0.001 });
+  sandbox = await startSandbox({
+    port: 0,
+    shopId: SHOP_ID,
+    secretKey: SECRET,
+    payoutShopId: PAYOUT_SHOP_ID,
+    payoutSecretKey: PAYOUT_SECRET,
+    timeScale: 0.001,
+  });
   database = await createTestDatabase();
   db = new Client({ connectionString: database.url });
   await db.connect();
@@ -136,7 +151,7 @@ it('a payout whose process was killed mid-create is finished by the restarted se
     amount: '1000.00',
     amountType: 'ps_amount',
     shopCurrency: 643,
-    payway: 'card_rub',
+    payway: PAYOUT.card,
     account: '4111111111111111',
   };
   const post = fetch(`${first.url}/api/v1/payouts`, {
@@ -169,7 +184,8 @@ it('a payout whose process was killed mid-create is finished by the restarted se
     `SELECT status, withdraw_id, create_attempts FROM payouts WHERE shop_payment_id = $1`,
     [shopPaymentId],
   );
-  expect(left.rows[0]).toMatchObject({ status: 'pending', withdraw_id: null, create_attempts: 0 });
+  // The attempt is counted when it is claimed, before the call: a crash cannot hide a sent create.
+  expect(left.rows[0]).toMatchObject({ status: 'pending', withdraw_id: null, create_attempts: 1 });
 
   const second = await startChild();
   const final = await waitFor(
@@ -189,6 +205,7 @@ it('a payout whose process was killed mid-create is finished by the restarted se
     (p) => p.shopPaymentId === shopPaymentId,
   );
   expect(onGateway).toHaveLength(1);
+  expect(onGateway[0].shopId).toBe(PAYOUT_SHOP_ID);
   expect(final.withdraw_id).toBe(String(onGateway[0].id));
   expect(sandbox.state.requests.filter((r) => r.path === 'withdraw/create')).toHaveLength(1);
   expect(sandbox.state.requests.some((r) => r.path === 'withdraw/shop_payment_status')).toBe(true);

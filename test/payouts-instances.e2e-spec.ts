@@ -2,9 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { GatewayService } from '../src/gateway';
-import { claimDue } from '../src/reconciliation/claim';
-import { PayoutPoller } from '../src/reconciliation/payout-poller';
-import { startTestApp, TestContext } from './support/app';
+import { claimDue } from '../src/jobs/claim';
+import { PayoutPoller } from '../src/payouts/payout-poller';
+import { PAYOUT_SHOP_ID, startTestApp, TestContext } from './support/app';
+import { PAYOUT } from './support/payways';
+
+const NEVER_FINAL = PAYOUT.sandboxCard('never_final');
 
 /**
  * Two service instances on one database and one gateway: each payout is polled at most once
@@ -36,16 +39,16 @@ async function seedPayouts(n: number, prefix: string): Promise<string[]> {
       amount: '100',
       amount_type: 'ps_amount',
       shop_currency: 643,
-      payway: 'card_rub[mock_server,never_final]',
+      payway: NEVER_FINAL,
       account: '4111111111111111',
     });
     withdrawIds.push(String(created.id));
     await db.query(
       `INSERT INTO payouts (shop_id, shop_payment_id, request_fingerprint, status, gateway_status, withdraw_id, amount,
          amount_type, shop_currency, payway, account_masked, account_sealed, create_attempts, next_poll_at, poll_deadline)
-       VALUES (1001, $1, $2, 'processing', 1, $3, '100', 'ps_amount', 643, 'card_rub[mock_server,never_final]',
+       VALUES ($5, $1, $2, 'processing', 1, $3, '100', 'ps_amount', 643, $4,
          '411111******1111', 'not-used', 1, now() - interval '1 second', now() + interval '1 hour')`,
-      [shopPaymentId, randomBytes(32).toString('hex'), created.id],
+      [shopPaymentId, randomBytes(32).toString('hex'), created.id, NEVER_FINAL, PAYOUT_SHOP_ID],
     );
   }
   return withdrawIds;
@@ -116,6 +119,7 @@ it('takes over the rows of an instance that claimed them and died, once the leas
     limit: 1000,
     leaseSeconds: 2,
     owner: 'dead',
+    shopId: PAYOUT_SHOP_ID,
   });
   expect(claimed.length).toBeGreaterThanOrEqual(40);
   a.sandbox.state.requests = [];

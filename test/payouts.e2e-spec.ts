@@ -1,8 +1,9 @@
 import { Client } from 'pg';
 import { Amount } from '../src/common/money';
 import { GatewayService } from '../src/gateway';
-import { PayoutPoller } from '../src/reconciliation/payout-poller';
-import { admin, auth, startTestApp, TestContext } from './support/app';
+import { PayoutPoller } from '../src/payouts/payout-poller';
+import { admin, auth, PAYOUT_SHOP_ID, startTestApp, TestContext } from './support/app';
+import { PAYOUT } from './support/payways';
 
 /**
  * Payouts against the sandbox and a real PostgreSQL: the create answer, fatal and non-fatal
@@ -28,7 +29,7 @@ function payoutBody(
     amount: '1000.00',
     amountType: 'ps_amount',
     shopCurrency: 643,
-    payway: 'card_rub',
+    payway: PAYOUT.card,
     account: CARD,
     ...overrides,
   };
@@ -119,12 +120,12 @@ describe('POST /api/v1/payouts', () => {
     expect(res.body).toMatchObject({
       shopPaymentId: id,
       status: 'processing',
-      gatewayStatus: 1,
+      gatewayStatus: 3,
       amount: '1000.00',
       amountType: 'ps_amount',
       shopCurrency: 643,
       psCurrency: 643,
-      payway: 'card_rub',
+      payway: PAYOUT.card,
       account: '411111******1111',
       errorCode: null,
     });
@@ -199,7 +200,7 @@ describe('POST /api/v1/payouts', () => {
     const res = await ctx.http
       .post('/api/v1/payouts')
       .set(auth())
-      .send(payoutBody(id, { payway: 'card_rub[mock_server,reject]' }));
+      .send(payoutBody(id, { payway: PAYOUT.sandboxCard('reject') }));
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ status: 'rejected', gatewayStatus: 6, nextPollAt: null });
     await sleep(400);
@@ -243,10 +244,12 @@ describe('POST /api/v1/payouts', () => {
     const id = newId();
     const res = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id));
     expect(res.status).toBe(202);
-    expect(['processing', 'succeeded']).toContain(res.body.status);
-    expect(res.body.withdrawId).toMatch(/^\d+$/);
-    expect(callsFor(id, 'withdraw/shop_payment_status')).toBeGreaterThanOrEqual(1);
+    // The first status question waits a poll interval: the create may still be in flight.
+    expect(res.body).toMatchObject({ status: 'unknown', withdrawId: null });
+    expect(callsFor(id, 'withdraw/shop_payment_status')).toBe(0);
     const final = await pollUntil(id, (s) => s === 'succeeded');
+    expect(final.withdrawId).toMatch(/^\d+$/);
+    expect(callsFor(id, 'withdraw/shop_payment_status')).toBeGreaterThanOrEqual(1);
     expect(final.status).toBe('succeeded');
     expect(callsFor(id, 'withdraw/create')).toBe(1);
     expect(gatewayPayoutsWith(id)).toBe(1);
@@ -259,20 +262,27 @@ describe('POST /api/v1/payouts', () => {
     const id = newId();
     const res = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id));
     expect(res.status).toBe(202);
-    expect(['processing', 'succeeded']).toContain(res.body.status);
+    expect(res.body.status).toBe('unknown');
+    // Two gateway time-outs (4 s here) must pass before a second create: longer than this
+    // file's 3 s poll deadline, which is not what this test is about.
+    await db.query(
+      `UPDATE payouts SET poll_deadline = now() + interval '60 seconds' WHERE shop_payment_id = $1`,
+      [id],
+    );
+    const final = await pollUntil(id, (s) => s === 'succeeded', 15000);
     const creates = ctx.sandbox.state.requests.filter(
       (r) =>
         r.path === 'withdraw/create' && (r.body as Record<string, unknown>).shop_payment_id === id,
     );
     expect(creates).toHaveLength(2);
+    expect(Date.parse(creates[1].time) - Date.parse(creates[0].time)).toBeGreaterThanOrEqual(4000);
     const absentAnswers = ctx.sandbox.state.requests.filter(
       (r) =>
         r.path === 'withdraw/shop_payment_status' &&
         (r.body as Record<string, unknown>).shop_payment_id === id &&
         r.error_code === 7,
     );
-    expect(absentAnswers).toHaveLength(1);
-    const final = await pollUntil(id, (s) => s === 'succeeded');
+    expect(absentAnswers.length).toBeGreaterThanOrEqual(1);
     expect(final.status).toBe('succeeded');
     expect(gatewayPayoutsWith(id)).toBe(1);
     const row = await db.query(`SELECT create_attempts FROM payouts WHERE shop_payment_id = $1`, [
@@ -288,13 +298,16 @@ describe('POST /api/v1/payouts', () => {
       amount: '1000.00',
       amount_type: 'ps_amount',
       shop_currency: 643,
-      payway: 'card_rub',
+      payway: PAYOUT.card,
       account: CARD,
     });
     const res = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id));
     expect(res.status).toBe(202);
-    expect(res.body.withdrawId).toBe(String(created.id));
-    expect(['processing', 'succeeded']).toContain(res.body.status);
+    // It exists: its status is asked on the next poll, never a second create.
+    expect(res.body.status).toBe('unknown');
+    const found = await pollUntil(id, (s) => s !== 'unknown');
+    expect(found.withdrawId).toBe(String(created.id));
+    expect(['processing', 'succeeded']).toContain(found.status);
     const creates = ctx.sandbox.state.requests.filter(
       (r) =>
         r.path === 'withdraw/create' && (r.body as Record<string, unknown>).shop_payment_id === id,
@@ -305,17 +318,47 @@ describe('POST /api/v1/payouts', () => {
     expect((await pollUntil(id, (s) => s === 'succeeded')).status).toBe('succeeded');
   });
 
+  it("moves a polled payout's next poll an interval ahead, so the ticks in between ask nothing", async () => {
+    const id = newId();
+    const res = await ctx.http
+      .post('/api/v1/payouts')
+      .set(auth())
+      .send(payoutBody(id, { payway: PAYOUT.sandboxCard('never_final') }));
+    expect(res.body.status).toBe('processing');
+    const db = new Client({ connectionString: ctx.databaseUrl });
+    await db.connect();
+    try {
+      await db.query(
+        `UPDATE payouts SET next_poll_at = now() - interval '1 second' WHERE shop_payment_id = $1`,
+        [id],
+      );
+      const started = Date.now();
+      await ctx.service.app.get(PayoutPoller).runOnce();
+      const row = await db.query(
+        `SELECT next_poll_at, poll_count FROM payouts WHERE shop_payment_id = $1`,
+        [id],
+      );
+      expect(row.rows[0].poll_count).toBeGreaterThanOrEqual(1);
+      // Not the past due time that made this round due (that would poll it again at every tick).
+      expect((row.rows[0].next_poll_at as Date).getTime()).toBeGreaterThan(started);
+    } finally {
+      await db.end();
+    }
+  });
+
   it('flags a payout that never finishes as needs_attention at the deadline', async () => {
     const id = newId();
     const res = await ctx.http
       .post('/api/v1/payouts')
       .set(auth())
-      .send(payoutBody(id, { payway: 'card_rub[mock_server,never_final]' }));
+      .send(payoutBody(id, { payway: PAYOUT.sandboxCard('never_final') }));
     expect(res.body.status).toBe('processing');
     const final = await pollUntil(id, (s) => s === 'needs_attention', 10000);
     expect(final).toMatchObject({ status: 'needs_attention', nextPollAt: null });
+    // updated_at is the flagging transaction's start, which may precede the deadline check by
+    // a few milliseconds.
     expect(Date.parse(final.updatedAt as string)).toBeGreaterThanOrEqual(
-      Date.parse(final.pollDeadline as string),
+      Date.parse(final.pollDeadline as string) - 1000,
     );
     // Asked repeatedly until the deadline; how many times depends on the machine's speed.
     expect(callsFor(id, 'withdraw/status')).toBeGreaterThanOrEqual(2);
@@ -346,6 +389,7 @@ describe('POST /api/v1/payouts', () => {
       [{ amount: '100000.01' }, 'amount'],
       [{ amount: 1000 }, 'amount'],
       [{ payway: 'nope_rub' }, 'payway'],
+      [{ payway: 'qiwi_topup_rub_to_card' }, 'payway'], // listed only with its scenario suffix
       [{ amountType: 'other' }, 'amountType'],
       [{ accountDetails: { bik: '1' } }, 'accountDetails.bik'],
     ];
@@ -375,7 +419,7 @@ describe('payout reads, quote, account check and balance', () => {
       await ctx.http
         .post('/api/v1/payouts')
         .set(auth())
-        .send(payoutBody(id, { payway: 'card_rub[mock_server,reject]' }));
+        .send(payoutBody(id, { payway: PAYOUT.sandboxCard('reject') }));
     }
     const first = await ctx.http.get('/api/v1/payouts?status=rejected&limit=2').set(auth());
     expect(first.status).toBe(200);
@@ -403,7 +447,7 @@ describe('payout reads, quote, account check and balance', () => {
     const quote = await ctx.http
       .post('/api/v1/payouts/quote')
       .set(auth())
-      .send({ amount: '1000.00', amountType: 'ps_amount', shopCurrency: 643, payway: 'card_rub' });
+      .send({ amount: '1000.00', amountType: 'ps_amount', shopCurrency: 643, payway: PAYOUT.card });
     expect(quote.status).toBe(200);
     expect(quote.body).toMatchObject({
       payeeReceive: '1000.00',
@@ -416,25 +460,58 @@ describe('payout reads, quote, account check and balance', () => {
     const ok = await ctx.http
       .post('/api/v1/payouts/check-account')
       .set(auth())
-      .send({ payway: 'card_rub', amount: '1000.00', account: CARD });
+      .send({ payway: PAYOUT.card, amount: '1000.00', account: CARD });
     expect(ok.status).toBe(200);
     expect(ok.body.exists).toBe(true);
     const missing = await ctx.http
       .post('/api/v1/payouts/check-account')
       .set(auth())
-      .send({ payway: 'card_rub', amount: '1000.00', account: '4111111111110000' });
+      .send({ payway: PAYOUT.card, amount: '1000.00', account: '4111111111110000' });
     expect(missing.body.exists).toBe(false);
+  });
+
+  it('another shop currency: quoted and created through withdraw/try, bounds held in the payway’s currency', async () => {
+    // 100.00 USD written off at 92.5 = 9250.00 RUB; fee 1% + 30 = 122.50; the payee gets 9127.50.
+    const fx = { amount: '100.00', amountType: 'shop_amount', shopCurrency: 840 };
+    const quote = await ctx.http
+      .post('/api/v1/payouts/quote')
+      .set(auth())
+      .send({ ...fx, payway: PAYOUT.card });
+    expect(quote.status).toBe(200);
+    expect(quote.body).toMatchObject({
+      payeeReceive: '9127.50',
+      psCurrency: 643,
+      shopCurrency: 840,
+    });
+
+    const id = newId();
+    const res = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id, fx));
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ shopCurrency: 840, psCurrency: 643, payeeReceive: '9127.50' });
+    expect(callsFor(id, 'withdraw/create')).toBe(1);
+
+    // 1.20 USD = 111.00 RUB, minus the fee (31.11): the payee would get 79.89, under 100.0.
+    const small = newId();
+    const refused = await ctx.http
+      .post('/api/v1/payouts')
+      .set(auth())
+      .send(payoutBody(small, { ...fx, amount: '1.20' }));
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors.map((e: { field: string }) => e.field)).toEqual(['amount']);
+    expect(callsFor(small, 'withdraw/create')).toBe(0);
+    const rows = await db.query('SELECT 1 FROM payouts WHERE shop_payment_id = $1', [small]);
+    expect(rows.rowCount).toBe(0);
   });
 
   it('returns the balance with exact totals', async () => {
     const res = await ctx.http.get('/api/v1/balance').set(auth());
     expect(res.status).toBe(200);
-    expect(res.body.shopId).toBe(1001);
+    expect(res.body.shopId).toBe(PAYOUT_SHOP_ID);
     const rub = (res.body.balances as Array<Record<string, unknown>>).find(
       (b) => b.currency === 643,
     )!;
     for (const k of ['available', 'hold', 'frozen', 'total']) expect(typeof rub[k]).toBe('string');
-    const sandboxRub = ctx.sandbox.state.balance(643);
+    const sandboxRub = ctx.sandbox.state.balance(PAYOUT_SHOP_ID, 643);
     const expected = Amount.fromText(
       sandboxRub.available.plus(sandboxRub.hold).plus(sandboxRub.frozen).toString(),
     );

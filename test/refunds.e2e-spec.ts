@@ -1,7 +1,8 @@
 import { Client } from 'pg';
 import { randomUUID } from 'node:crypto';
-import { RefundReconciler } from '../src/reconciliation/refund-reconciler';
+import { RefundReconciler } from '../src/refunds/refund-reconciler';
 import { admin, auth, startTestApp, TestContext } from './support/app';
+import { PAYMENT } from './support/payways';
 
 interface SandboxRequest {
   path: string;
@@ -17,7 +18,9 @@ describe('refunds (sandbox + PostgreSQL)', () => {
   let db: Client;
 
   beforeAll(async () => {
-    ctx = await startTestApp({ env: { REFUND_RECONCILE_GRACE_S: '0.1' } });
+    ctx = await startTestApp({
+      env: { REFUND_RECONCILE_GRACE_S: '0.1', ABSENT_CHECKS: '2', ABSENT_WINDOW_S: '0.5' },
+    });
     db = new Client({ connectionString: ctx.databaseUrl });
     await db.connect();
   });
@@ -68,7 +71,7 @@ describe('refunds (sandbox + PostgreSQL)', () => {
         shopOrderId,
         amount: overrides.amount ?? '100.00',
         currency: 643,
-        payway: overrides.payway ?? 'card_rub[mock_server,success]',
+        payway: overrides.payway ?? PAYMENT.cardSuccess,
       });
     expect(created.status).toBe(201);
     if (overrides.payway === undefined) {
@@ -137,6 +140,12 @@ describe('refunds (sandbox + PostgreSQL)', () => {
 
     await eventually(async () => expect((await stored('full-1'))?.status).toBe('SUCCESS'));
     expect(await refundedAmount(shopOrderId)).toBe('100.00');
+    // invoice/check now reports shop_refund 100.00 as well: the sums agree, nothing is flagged.
+    await ctx.http.get(`/api/v1/invoices/${shopOrderId}?refresh=true`).set(auth()).expect(200);
+    const flag = await db.query('SELECT needs_attention FROM invoices WHERE shop_order_id = $1', [
+      shopOrderId,
+    ]);
+    expect(flag.rows[0]).toEqual({ needs_attention: false });
     const list = await ctx.http.get(`/api/v1/invoices/${shopOrderId}/refunds`).set(auth());
     expect(list.status).toBe(200);
     expect(list.body.items).toEqual([
@@ -201,7 +210,7 @@ describe('refunds (sandbox + PostgreSQL)', () => {
   });
 
   it('refuses a refund of an unpaid invoice, a bad amount, and an unknown invoice', async () => {
-    const { shopOrderId } = await paidInvoice({ payway: 'card_rub[mock_server]' });
+    const { shopOrderId } = await paidInvoice({ payway: PAYMENT.card });
     const res = await refund(shopOrderId, { shopRefundId: 'unpaid-1', amount: '10.00' });
     expect(res.status).toBe(409);
     expect(res.body.type).toBe(PROBLEM + 'invalid-state');
@@ -312,7 +321,7 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     );
   });
 
-  it('reconciliation fails a refund the gateway never received, after the grace period', async () => {
+  it('#13 case 2: one missing listing decides nothing (the refund keeps counting); absent over the window, it is FAILED', async () => {
     const { shopOrderId } = await paidInvoice();
     // A crash between the committed row and the gateway call leaves a pending row nobody sent.
     const inv = await db.query('SELECT id, invoice_id FROM invoices WHERE shop_order_id = $1', [
@@ -321,12 +330,19 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     const { id, invoice_id } = inv.rows[0] as { id: string; invoice_id: string };
     await db.query(
       `INSERT INTO refunds (shop_id, shop_refund_id, invoice_pk, shop_order_id, gateway_invoice_id, request_fingerprint, amount, currency, status, submit_state, next_check_at, check_deadline)
-       VALUES (1001, 'lost-1', $1, $2, $3, repeat('0', 64), '10.00', 643, 'WAITING', 'pending', now(), now() + interval '1 hour')`,
+       VALUES (2001, 'lost-1', $1, $2, $3, repeat('0', 64), '10.00', 643, 'WAITING', 'pending', now(), now() + interval '1 hour')`,
       [id, shopOrderId, invoice_id],
     );
     await db.query(
       `UPDATE refunds SET created_at = now() - interval '1 second' WHERE shop_refund_id = 'lost-1'`,
     );
+    await reconciler().runOnce();
+    expect(await stored('lost-1')).toMatchObject({ status: 'WAITING' });
+    // Still counted toward the paid amount: the shop cannot refund the same money again.
+    const over = await refund(shopOrderId, { shopRefundId: 'lost-1-again', amount: '90.01' });
+    expect(over.status).toBe(422);
+    await sleep(600);
+    await db.query(`UPDATE refunds SET next_check_at = now() WHERE shop_refund_id = 'lost-1'`);
     await reconciler().runOnce();
     expect(await stored('lost-1')).toMatchObject({ status: 'FAILED', submit_state: 'rejected' });
     expect(await gatewayRequests('invoice/create-refund', 'lost-1')).toHaveLength(0);
@@ -351,6 +367,16 @@ describe('refunds (sandbox + PostgreSQL)', () => {
       'SUCCESS',
     ]);
     expect(await refundedAmount(shopOrderId)).toBe('30.00');
+    // processedAt is the gateway's processed_at (sent to the second), not the moment we asked.
+    const gatewaySide = [...ctx.sandbox.state.refunds.values()].find(
+      (r) => r.shopRefundId === 'list-1',
+    );
+    const ours = (
+      refreshed.body.items as Array<{ shopRefundId: string; processedAt: string }>
+    ).find((r) => r.shopRefundId === 'list-1');
+    expect(ours?.processedAt).toBe(
+      new Date(Math.floor((gatewaySide?.processedAt?.getTime() ?? 0) / 1000) * 1000).toISOString(),
+    );
 
     const page1 = await ctx.http
       .get(`/api/v1/admin/refunds?shopOrderId=${shopOrderId}&status=SUCCESS&limit=1`)

@@ -1,8 +1,33 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './support/ports';
 import { spawnService, waitForStatus } from './support/process';
+
+async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return check();
+}
+
+/** The banner's curl: `curl -X POST <url> -H '<header>'... -d '<body>'` (single-quoted, no escapes). */
+function parseCurl(line: string): { method: string; url: string; headers: Record<string, string>; body: string } {
+  const words = line.match(/'[^']*'|\S+/g)!.map((w) => (w.startsWith("'") ? w.slice(1, -1) : w));
+  expect(words[0]).toBe('curl');
+  const out = { method: 'GET', url: '', headers: {} as Record<string, string>, body: '' };
+  for (let i = 1; i < words.length; i++) {
+    if (words[i] === '-X') out.method = words[++i];
+    else if (words[i] === '-H') {
+      const [name, ...value] = words[++i].split(':');
+      out.headers[name.trim()] = value.join(':').trim();
+    } else if (words[i] === '-d') out.body = words[++i];
+    else out.url = words[i];
+  }
+  return out;
+}
 
 /** The service as `npm start` runs it: a real process, its real configuration handling. */
 describe('start-up', () => {
@@ -19,30 +44,53 @@ describe('start-up', () => {
       const ready = await waitForStatus(`http://127.0.0.1:${port}/health/ready`, 200, 60_000, svc);
       expect({ ready, output: ready ? '' : svc.output() }).toEqual({ ready: true, output: '' });
       expect((await fetch(`http://127.0.0.1:${port}/docs`)).status).toBe(200);
-      // Development keys are printed once, and they work.
-      const key = /shop:\s+(\S+)/.exec(svc.output())?.[1];
+      // The development key ring is made once, under the data directory, readable by its owner only.
+      expect(statSync(join(dataDir, 'data-encryption-keys')).mode & 0o077).toBe(0);
+      // The start ends with one block: addresses, the development keys and a curl that works.
+      const bannerShown = await waitFor(() => svc.output().includes('curl -X POST'), 15_000);
+      expect(bannerShown).toBe(true);
+      const output = svc.output();
+      const bannerAt = output.indexOf('Payment orchestration service is ready');
+      expect(bannerAt).toBeGreaterThan(0);
+      // Not a terminal: every log line before the banner is JSON; the banner is one block.
+      for (const line of output.slice(0, bannerAt).split('\n').filter((l) => l.trim() !== '')) {
+        expect(() => JSON.parse(line)).not.toThrow();
+      }
+      const banner = output.slice(bannerAt).split('\n');
+      const curlLine = banner.findIndex((l) => l.trimStart().startsWith('curl '));
+      expect(banner.slice(0, curlLine).every((l) => !l.startsWith('{'))).toBe(true);
+      expect(output).toContain(`http://localhost:${port}/docs`);
+      expect(output).toContain(`http://localhost:${port}/admin`);
+      expect(output).toContain(`http://localhost:${sandboxPort}/gateway/v1/`);
+      const key = /shop:\s+(\S+)/.exec(output)?.[1];
+      const adminKey = /admin:\s+(\S+)/.exec(output)?.[1];
       expect(key).toBeDefined();
+      expect(adminKey).toBeDefined();
       const res = await fetch(`http://127.0.0.1:${port}/api/v1/payways?direction=payment`, {
         headers: { Authorization: `Bearer ${key}` },
       });
-      expect(res.status).not.toBe(401);
+      expect(res.status).toBe(200);
+      const admin = await fetch(`http://127.0.0.1:${port}/api/v1/admin/refunds`, {
+        headers: { Authorization: `Bearer ${adminKey}` },
+      });
+      expect(admin.status).toBe(200);
+      // The printed curl, run as printed (by fetch: the test machine needs no curl).
+      const curl = parseCurl(banner[curlLine].trim());
+      const created = await fetch(curl.url, { method: curl.method, headers: curl.headers, body: curl.body });
+      expect({ status: created.status, body: await created.json() }).toMatchObject({
+        status: 201,
+        body: { shopOrderId: JSON.parse(curl.body).shopOrderId, amount: '100.00' },
+      });
+      // The default start runs two sandbox shops: the balance is the agent shop's.
+      const balance = await fetch(`http://127.0.0.1:${port}/api/v1/balance`, {
+        headers: { Authorization: `Bearer ${key}` },
+      });
+      expect(balance.status).toBe(200);
+      expect(((await balance.json()) as { shopId: number }).shopId).toBe(1002);
     } finally {
       svc.child.kill('SIGTERM');
       expect(await svc.exited).toBe(0);
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
-
-  it.each([
-    [{ DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' }, 'DATABASE_URL'],
-    [{ DATABASE_URL: 'mysql://localhost/x' }, 'DATABASE_URL'],
-    [{ PORT: 'eighty' }, 'PORT'],
-    [{ GATEWAY_BASE_URL: 'https://gw.example/gateway/v1/' }, 'GATEWAY_SHOP_ID'],
-  ])('stops with one line naming the bad setting: %p', async (env, name) => {
-    const svc = spawnService({ DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-bad-')), ...env });
-    expect(await svc.exited).toBe(1);
-    const lines = svc.output().trim().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain(name);
-  });
 });

@@ -4,6 +4,11 @@ export type AuditEntityType = 'invoice' | 'refund' | 'payout' | 'notification';
 /** What caused a change. */
 export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' | 'admin';
 
+/**
+ * One log, two views: every row is an audit entry (`GET /admin/events`); a row with a `type` is
+ * also a shop event (`GET /events`, webhooks) with its per-object `sequence` and the object's
+ * view at that moment as `data`.
+ */
 @Entity('events')
 @Index('ix_events_entity', ['entityType', 'entityId'])
 export class AuditEventEntity {
@@ -16,5 +21,15 @@ export class AuditEventEntity {
   @Column({ name: 'to_status', type: 'varchar', length: 32 }) toStatus: string;
   @Column({ type: 'varchar', length: 32 }) cause: AuditCause;
   @Column({ type: 'jsonb', nullable: true }) details: Record<string, unknown> | null;
+  /** Shop event type (`invoice.succeeded`, `refund.attention_raised`); null: audit only. */
+  @Column({ type: 'varchar', length: 64, nullable: true }) type: string | null;
+  /** 1, 2, … per object, over its shop events. */
+  @Column({ type: 'int', nullable: true }) sequence: number | null;
+  /** The object as its GET returned it in the transaction that made the change. */
+  @Column({ type: 'jsonb', nullable: true }) data: Record<string, unknown> | null;
+  /** First 12 hex digits of the acting key's SHA-256; null for the service's own jobs. */
+  @Column({ name: 'key_id', type: 'varchar', length: 16, nullable: true }) keyId: string | null;
+  /** Feed position, given by the relay once no older transaction is still running. */
+  @Column({ type: 'bigint', nullable: true }) position: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
 }

@@ -2,5 +2,5 @@ import { Module } from '@nestjs/common';
 import { BalanceController } from './balance.controller';
 import { BalanceService } from './balance.service';
 
-@Module({ controllers: [BalanceController], providers: [BalanceService] })
+@Module({ controllers: [BalanceController], providers: [BalanceService], exports: [BalanceService] })
 export class BalanceModule {}

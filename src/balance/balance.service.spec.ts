@@ -1,16 +1,19 @@
 import { toBalanceView } from './balance.service';
 
 describe('toBalanceView', () => {
-  it('adds available, hold and frozen exactly, keeping the scale', () => {
-    const view = toBalanceView({
-      shop_id: 1001,
-      balances: [
-        { currency: 643, available: '0.1', hold: '0.2', frozen: '1000000000000000.01' },
-        { currency: 840, available: '10000.00', hold: '0', frozen: '0' },
-      ],
-    });
+  it('adds available, hold and frozen exactly, keeping the scale, under the agent shop id', () => {
+    const view = toBalanceView(
+      {
+        shop_id: 1001,
+        balances: [
+          { currency: 643, available: '0.1', hold: '0.2', frozen: '1000000000000000.01' },
+          { currency: 840, available: '10000.00', hold: '0', frozen: '0' },
+        ],
+      },
+      1002,
+    );
     expect(view).toEqual({
-      shopId: 1001,
+      shopId: 1002,
       balances: [
         {
           currency: 643,

@@ -18,9 +18,9 @@ export interface BalanceView {
 }
 
 /** shop_balance, with total = available + hold + frozen computed exactly. */
-export function toBalanceView(b: ShopBalance): BalanceView {
+export function toBalanceView(b: ShopBalance, shopId: number): BalanceView {
   return {
-    shopId: b.shop_id,
+    shopId,
     balances: b.balances.map((line) => {
       const available = Amount.fromText(String(line.available));
       const hold = Amount.fromText(String(line.hold));
@@ -40,9 +40,10 @@ export function toBalanceView(b: ShopBalance): BalanceView {
 export class BalanceService {
   constructor(private readonly gateway: GatewayService) {}
 
+  /** The agent shop's balance: the gateway keeps balances only for agent shops. */
   async get(): Promise<BalanceView> {
     try {
-      return toBalanceView(await this.gateway.shopBalance());
+      return toBalanceView(await this.gateway.shopBalance(), this.gateway.shopId('payout'));
     } catch (err) {
       throw gatewayFailure('shop_balance', err);
     }

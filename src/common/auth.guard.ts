@@ -1,12 +1,17 @@
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable, RequestMethod } from '@nestjs/common';
+import { METHOD_METADATA } from '@nestjs/common/constants.js';
 import { Reflector } from '@nestjs/core';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { ACCESS, type Access } from './access.decorator';
 import { DomainError } from './errors';
-import { IS_PUBLIC } from './public.decorator';
+import { logger } from './logger';
+import { IS_PUBLIC, PER_ADDRESS_LIMIT } from './public.decorator';
+import { RateLimiter } from './rate-limit';
+import { SCOPES, setCurrentActor, type Actor, type Role, type Scope } from './request-context';
 
-export type Role = 'shop' | 'admin';
+export type { Role } from './request-context';
 
 export class Unauthorized extends DomainError {
   constructor() {
@@ -15,50 +20,87 @@ export class Unauthorized extends DomainError {
 }
 
 export class Forbidden extends DomainError {
-  constructor() {
-    super('forbidden', 403, 'Forbidden', 'This route needs the admin role');
+  constructor(detail = 'This route needs the admin role') {
+    super('forbidden', 403, 'Forbidden', detail);
   }
 }
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
+/** The key's public name in logs, audit entries and events: the first 12 hex digits of its SHA-256. */
+export const keyIdOf = (key: string): string => digest(key).toString('hex').slice(0, 12);
+
+interface KnownKey {
+  digest: Buffer;
+  actor: Actor;
+}
+
 /**
- * Global guard: every route needs a key unless marked @Public(). Admin keys can call every
- * route; shop keys everything but /api/v1/admin/**. Keys are compared in constant time.
+ * Global guard. Every route needs a key unless marked @Public(); what a key may call comes only
+ * from the route's own metadata (@AdminOnly / @Scopes on the handler or controller), never from
+ * the URL, so no spelling of a path (case, encoding, slashes, absolute form) changes the answer.
+ * A guarded route that declares nothing is refused to every key. Keys are compared in constant
+ * time; the acting key is put in the request context for the audit trail.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly shopKeys: Buffer[];
-  private readonly adminKeys: Buffer[];
+  private readonly keys: KnownKey[];
+  private readonly log = logger.child({ component: 'auth' });
 
   constructor(
     private readonly reflector: Reflector,
+    private readonly limiter: RateLimiter,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.shopKeys = config.apiKeys.map(digest);
-    this.adminKeys = config.adminApiKeys.map(digest);
+    const admin = new Set(config.adminApiKeys);
+    this.keys = [
+      ...config.shopKeys
+        .filter((k) => !admin.has(k.key))
+        .map((k) => ({ digest: digest(k.key), actor: { keyId: keyIdOf(k.key), role: 'shop' as Role, scopes: k.scopes } })),
+      ...config.adminApiKeys.map((k) => ({ digest: digest(k), actor: { keyId: keyIdOf(k), role: 'admin' as Role, scopes: SCOPES } })),
+    ];
   }
 
   canActivate(context: ExecutionContext): boolean {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
-    if (isPublic) return true;
+    const targets = [context.getHandler(), context.getClass()];
     const req = context.switchToHttp().getRequest<Request & { role?: Role }>();
-    const role = this.roleOf(req.headers.authorization);
-    if (!role) throw new Unauthorized();
-    const path = req.originalUrl.split('?')[0];
-    if (/^\/api\/v1\/admin(\/|$)/.test(path) && role !== 'admin') throw new Forbidden();
-    req.role = role;
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) {
+      const perAddress = this.reflector.getAllAndOverride<'pay' | undefined>(PER_ADDRESS_LIMIT, targets);
+      if (perAddress) this.limiter.takeForAddress(req.ip, perAddress);
+      return true;
+    }
+    const actor = this.actorOf(req.headers.authorization);
+    if (!actor) throw new Unauthorized();
+    const access = this.reflector.getAllAndOverride<Access | undefined>(ACCESS, targets);
+    if (!access) {
+      this.log.error({ handler: `${context.getClass().name}.${context.getHandler().name}` }, 'route declares no access rule: refused');
+      throw new Forbidden('This route declares no access rule');
+    }
+    if (!allows(actor, access, Reflect.getMetadata(METHOD_METADATA, context.getHandler()) === RequestMethod.GET)) {
+      throw new Forbidden(access.kind === 'admin' ? undefined : `This route needs a key with the scope ${access.anyOf.join(' or ')}`);
+    }
+    setCurrentActor(actor);
+    req.role = actor.role;
+    this.limiter.takeForKey(actor.keyId);
     return true;
   }
 
-  private roleOf(header: string | undefined): Role | null {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  private actorOf(header: string | undefined): Actor | null {
+    const h = header ?? '';
+    const match = h.length > 1024 ? null : /^Bearer\s+(\S+)\s*$/i.exec(h);
     if (!match) return null;
     const given = digest(match[1]);
-    // Check every key (no early exit) so timing says nothing about which list matched.
-    let role: Role | null = null;
-    for (const k of this.shopKeys) if (timingSafeEqual(k, given) && role === null) role = 'shop';
-    for (const k of this.adminKeys) if (timingSafeEqual(k, given)) role = 'admin';
-    return role;
+    // Check every key (no early exit) so timing says nothing about which key matched.
+    let found: Actor | null = null;
+    for (const k of this.keys) if (timingSafeEqual(k.digest, given)) found = k.actor;
+    return found;
   }
+}
+
+/** Whether `actor` may call a route declaring `access`; `isGet`: the handler is a GET route. */
+export function allows(actor: Actor, access: Access, isGet: boolean): boolean {
+  if (actor.role === 'admin') return true;
+  if (access.kind === 'admin') return false;
+  const held = new Set<Scope>(actor.scopes);
+  return access.anyOf.some((s) => held.has(s)) || (isGet && held.has('read'));
 }

@@ -47,6 +47,16 @@ export class IdempotencyConflict extends DomainError {
   }
 }
 
+/**
+ * An identical create is still waiting for the gateway's answer (atomic phases): the shop
+ * repeats after `retryAfterS` and gets the answer then. Sent with a `Retry-After` header.
+ */
+export class RequestInProgress extends DomainError {
+  constructor(key: string, id: string, readonly retryAfterS: number) {
+    super('request-in-progress', 409, 'Request in progress', `${key} ${id}: an identical request is still waiting for the gateway; repeat it later`);
+  }
+}
+
 /** An operation that the object's current status does not allow. */
 export class InvalidState extends DomainError {
   constructor(what: string, id: string, currentStatus: string, action: string) {

@@ -1,5 +1,8 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger, scrubText } from './logger';
+import { createLogger, scrubText, wantsPrettyLogs } from './logger';
 
 function capture(): { stream: Writable; lines: () => string[] } {
   const chunks: string[] = [];
@@ -47,5 +50,39 @@ describe('logger redaction', () => {
   it('masks card-number-like digit runs in free text only', () => {
     expect(scrubText('pan 5555555555554444 ok')).toBe('pan 555555******4444 ok');
     expect(scrubText('order 12345 amount 100.10')).toBe('order 12345 amount 100.10');
+  });
+});
+
+describe('log format', () => {
+  it.each([
+    [{}, true, true],
+    [{}, false, false],
+    [{ NODE_ENV: 'production' }, true, false],
+    [{ NODE_ENV: 'test' }, true, false],
+    [{ LOG_FILE: '/tmp/x.log' }, true, false],
+  ])('pretty for %p with a TTY=%p: %p', (env, tty, pretty) => {
+    expect(wantsPrettyLogs(env, tty)).toBe(pretty);
+  });
+
+  it('pretty lines come from the pino-pretty transport, still redacted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pretty-log-'));
+    const file = join(dir, 'out.log');
+    try {
+      const log = createLogger(undefined, 'info', { pretty: { destination: file } });
+      log.info({ path: 'invoice/create', secretKey: 'top-secret' }, 'gateway call');
+      await new Promise<void>((resolve) => log.flush(() => resolve()));
+      // The transport's worker writes on its own thread: wait for the line to land.
+      const end = Date.now() + 10_000;
+      while (Date.now() < end && !(existsSync(file) && readFileSync(file, 'utf8').includes('gateway call'))) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const text = readFileSync(file, 'utf8');
+      expect(text).toMatch(/^\[\d{2}:\d{2}:\d{2}\] INFO: gateway call /m);
+      expect(text).toContain('"path":"invoice/create"');
+      expect(text).not.toContain('top-secret');
+      expect(() => JSON.parse(text.trim())).toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,41 +1,22 @@
 import { LoggerService } from '@nestjs/common';
 import pino, { Logger } from 'pino';
+import { redact, scrubText } from './redact';
+
+export { scrubText } from './redact';
 
 /**
- * Field names whose values never reach a log line, wherever they sit in the logged object.
- * Redaction happens here, at the logger, so no caller has to remember it.
+ * Pretty, coloured lines for a person at a terminal; JSON lines for everything else (a pipe, a
+ * file, a container's log collector) and always in production, where a parser reads them.
  */
-export const REDACTED_KEYS = [
-  'card',
-  'cvv',
-  'number',
-  'sign',
-  'secret',
-  'secretKey',
-  'secret_key',
-  'authorization',
-  'Authorization',
-  'password',
-  'payment_token',
-  'paymentToken',
-  'token',
-  'account',
-  'accountDetails',
-  'account_details',
-];
-
-const paths = REDACTED_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `*.*.*.${k}`]).concat([
-  'req.headers.authorization',
-  'req.headers.sign',
-  'headers.authorization',
-  'headers.sign',
-]);
-
-/** Card-number-like digit runs (13-19 digits) are masked in free text too. */
-const PAN = /\b\d{13,19}\b/g;
-export function scrubText(text: string): string {
-  return text.replace(PAN, (m) => `${m.slice(0, 6)}******${m.slice(-4)}`);
+export function wantsPrettyLogs(env: NodeJS.ProcessEnv, stdoutIsTty: boolean): boolean {
+  return stdoutIsTty && env.NODE_ENV !== 'production' && env.NODE_ENV !== 'test' && !env.LOG_FILE;
 }
+
+/** pino-pretty runs as a transport (a worker thread), so formatting never blocks a request. */
+export const PRETTY_TRANSPORT = {
+  target: 'pino-pretty',
+  options: { colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', sync: true },
+};
 
 function destination(): pino.DestinationStream | undefined {
   return process.env.LOG_FILE
@@ -43,30 +24,67 @@ function destination(): pino.DestinationStream | undefined {
     : undefined;
 }
 
-/** The app's logger options: redaction of secrets and card data, ISO times, level names. */
-export function createLogger(dest?: pino.DestinationStream, level?: string): Logger {
-  return pino(
-    {
-      level: level ?? process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
-      redact: { paths, censor: '[redacted]' },
-      base: { pid: process.pid },
-      timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
-      hooks: {
-        logMethod(args, method) {
-          // Free-text messages get the same card-number masking as structured fields.
-          const scrubbed = args.map((a) =>
-            typeof a === 'string' ? scrubText(a) : a,
-          ) as typeof args;
-          method.apply(this, scrubbed);
-        },
+/**
+ * The app's logger options: redaction by shape (./redact.ts), ISO times, level names. With
+ * `opts.pretty` the lines go through pino-pretty (redaction still happens first, in pino).
+ */
+export function createLogger(
+  dest?: pino.DestinationStream,
+  level?: string,
+  opts: { pretty?: { destination?: string } | boolean } = {},
+): Logger {
+  // Every structured value, at any depth, errors and their causes included.
+  const log = (obj: Record<string, unknown>): Record<string, unknown> => redact(obj) as Record<string, unknown>;
+  const options: pino.LoggerOptions = {
+    level: level ?? process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
+    base: { pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { log },
+    hooks: {
+      logMethod(args, method) {
+        lastLineAt = Date.now();
+        // Messages and their interpolated values get the same masking as structured fields.
+        if (args[0] instanceof Error) {
+          // pino would take the message from the error unscrubbed: hand it over as a field.
+          const err = args[0];
+          args = [{ err }, ...(args.length > 1 ? args.slice(1) : [err.message])] as typeof args;
+        }
+        const scrubbed = args.map((a, i) =>
+          typeof a === 'string' ? scrubText(a) : i > 0 ? redact(a) : a,
+        ) as typeof args;
+        method.apply(this, scrubbed);
       },
     },
-    dest,
-  );
+  };
+  if (opts.pretty) {
+    const to = typeof opts.pretty === 'object' ? opts.pretty.destination : undefined;
+    return pino({
+      ...options,
+      transport: { ...PRETTY_TRANSPORT, options: { ...PRETTY_TRANSPORT.options, ...(to ? { destination: to, colorize: false } : {}) } },
+    });
+  }
+  // pino-pretty reads numeric levels; JSON lines carry the level's name.
+  return pino({ ...options, formatters: { log, level: (label) => ({ level: label }) } }, dest);
 }
 
-export const logger: Logger = createLogger(destination());
+export const logger: Logger = createLogger(destination(), undefined, {
+  pretty: wantsPrettyLogs(process.env, process.stdout.isTTY === true),
+});
+
+let lastLineAt = 0;
+
+/**
+ * Resolves once the log has been quiet for `quietMs` (start-up work such as the first payway
+ * refresh logs right after listening) or `maxMs` passed, and every line so far is written (the
+ * pretty transport is a worker thread).
+ */
+export async function settleLogs(quietMs = 300, maxMs = 3000): Promise<void> {
+  const end = Date.now() + maxMs;
+  while (Date.now() < end && Date.now() - lastLineAt < quietMs) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await new Promise<void>((resolve) => logger.flush(() => resolve()));
+}
 
 /** Nest's LoggerService on top of pino, so framework and app logs share one redacting sink. */
 export class PinoNestLogger implements LoggerService {

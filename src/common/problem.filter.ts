@@ -1,8 +1,9 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { DomainError } from './errors';
+import { DomainError, RequestInProgress } from './errors';
 import { logger } from './logger';
 import { notificationsReceived } from '../metrics/metrics';
+import { RateLimited } from './rate-limit';
 
 export const PROBLEM_BASE = 'https://problems.piastrix-orchestrator.dev/';
 
@@ -42,6 +43,9 @@ export class ProblemFilter implements ExceptionFilter {
       );
     }
     if (res.headersSent) return;
+    if (exception instanceof RequestInProgress) res.setHeader('Retry-After', String(exception.retryAfterS));
+    if (exception instanceof RateLimited) res.setHeader('Retry-After', String(exception.retryAfterS));
+    if (problem.status === 503) res.setHeader('Retry-After', '1');
     res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
   }
 }
@@ -69,6 +73,15 @@ export function toProblem(exception: unknown, correlationId?: string): Problem {
       detail,
     };
   }
+  if (isDatabaseTimeLimit(exception)) {
+    return {
+      type: PROBLEM_BASE + 'service-busy',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'The database did not answer in time; retry shortly',
+      correlationId,
+    };
+  }
   const status = typeof (exception as { status?: unknown })?.status === 'number' ? (exception as { status: number }).status : 500;
   if (status >= 400 && status < 500) {
     // body-parser errors (malformed JSON, too large) carry a 4xx status of their own.
@@ -81,6 +94,18 @@ export function toProblem(exception: unknown, correlationId?: string): Problem {
     detail: 'An unexpected error occurred. Quote the correlation id when reporting it.',
     correlationId,
   };
+}
+
+/**
+ * A statement or lock wait cut off by DB_STATEMENT_TIMEOUT_MS / DB_LOCK_TIMEOUT_MS (SQLSTATE
+ * 57014, 55P03), or no free connection within DB_POOL_ACQUIRE_TIMEOUT_MS: the service is busy,
+ * not broken.
+ */
+function isDatabaseTimeLimit(exception: unknown): boolean {
+  const e = exception as { code?: unknown; message?: unknown } | null;
+  if (e === null || typeof e !== 'object') return false;
+  if (e.code === '57014' || e.code === '55P03') return true;
+  return typeof e.message === 'string' && e.message.includes('timeout exceeded when trying to connect');
 }
 
 /** Nest turns body-parser failures into 400 / 413 HttpExceptions; raw ones carry `type: entity.*`. */

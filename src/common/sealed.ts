@@ -1,11 +1,10 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
- * Authenticated encryption for small secrets kept at rest (a payout's recipient account and
- * details): AES-256-GCM with a random 96-bit nonce. The key is derived with HKDF-SHA256 from
- * the gateway secret key (`GATEWAY_SECRET_KEY`) and a purpose label, so no second secret has to
- * be provisioned and different purposes never share a key. Rotating the gateway secret makes
- * rows sealed under the old one unreadable: finish or settle open payouts before rotating.
+ * Keys derived from the gateway secret (`deriveKey`: the payout request fingerprint), and the
+ * sealing that payout accounts used before the data-encryption key ring (key-ring.ts): kept so
+ * the start-up step (keys/reseal.ts) can open those values once and re-seal them under the ring.
+ * New values are never sealed here.
  *
  * Format: `v1.<nonce>.<tag>.<ciphertext>`, each part base64url.
  */

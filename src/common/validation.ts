@@ -7,10 +7,22 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
     const field = parent ? `${parent}.${e.property}` : e.property;
     const own = Object.values(e.constraints ?? {}).map((message) => ({
       field,
-      message: message.replace(new RegExp(`^${e.property}\\s`), '').replace(/^property \S+ /, ''),
+      message: withoutSubject(message, e.property),
     }));
     return own.concat(flattenValidationErrors(e.children ?? [], field));
   });
+}
+
+/**
+ * class-validator starts messages with the property ("amount must be…", "property x should not
+ * exist"); the field is reported apart, so the subject is cut by plain string comparison (a
+ * property name is caller text: never a pattern).
+ */
+function withoutSubject(message: string, property: string): string {
+  for (const prefix of [`property ${property} `, `${property} `]) {
+    if (message.startsWith(prefix)) return message.slice(prefix.length);
+  }
+  return message;
 }
 
 export function createValidationPipe(): ValidationPipe {

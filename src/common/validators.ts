@@ -6,6 +6,7 @@ import {
   registerDecorator,
   ValidationOptions,
 } from 'class-validator';
+import { minorUnitsProblem } from './currency';
 import { Amount } from './money';
 
 /** A positive decimal string ("100.10"); JSON numbers are refused so no float touches money. */
@@ -35,4 +36,72 @@ export function IsPayway(): PropertyDecorator {
       message: 'may hold only letters, underscore, comma and square brackets',
     }),
   );
+}
+
+/**
+ * `amount` has no more fraction digits than the ISO 4217 minor unit of the currency in the
+ * sibling property `currencyProperty` (checked only when both are well-formed; `when` narrows it).
+ */
+export function FitsMinorUnits(
+  currencyProperty: string,
+  when: (dto: Record<string, unknown>) => boolean = () => true,
+): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) => {
+    registerDecorator({
+      name: 'fitsMinorUnits',
+      target: target.constructor,
+      propertyName: String(propertyName),
+      options: {
+        message: (args) => {
+          const dto = args.object as Record<string, unknown>;
+          return minorUnitsProblem(String(args.value), dto[currencyProperty] as number) ?? 'does not fit its currency';
+        },
+      },
+      validator: {
+        validate: (value: unknown, args) => {
+          const dto = args?.object as Record<string, unknown>;
+          const currency = dto[currencyProperty];
+          if (typeof value !== 'string' || typeof currency !== 'number' || !when(dto)) return true;
+          return minorUnitsProblem(value, currency) === null;
+        },
+      },
+    });
+  };
+}
+
+/** Calendar date, optional time with up to microseconds, optional Z or ±hh:mm: what PostgreSQL and Date agree on. */
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2})?)?$/;
+
+/**
+ * An ISO 8601 timestamp in the one common form (`2026-01-31`, `2026-01-31T10:00:00.123456Z`),
+ * a real calendar day, years 1 to 9999. Week dates, ordinal dates and other ISO spellings that
+ * JavaScript or PostgreSQL read differently (or not at all) are refused.
+ */
+export function IsTimestamp(): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) => {
+    registerDecorator({
+      name: 'isTimestamp',
+      target: target.constructor,
+      propertyName: String(propertyName),
+      options: { message: 'must be an ISO 8601 date or date-time such as 2026-01-31T10:00:00Z' },
+      validator: {
+        validate: (value: unknown) => {
+          if (typeof value !== 'string' || value.length > 40) return false;
+          const m = TIMESTAMP.exec(value);
+          if (!m) return false;
+          const [y, mo, d, h = '0', mi = '0', s = '0'] = m.slice(1).map((x) => x ?? undefined);
+          const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
+          return (
+            Number(y) >= 1 &&
+            day.getUTCMonth() === Number(mo) - 1 &&
+            day.getUTCDate() === Number(d) &&
+            Number(h) < 24 &&
+            Number(mi) < 60 &&
+            Number(s) < 60 &&
+            !Number.isNaN(Date.parse(value))
+          );
+        },
+      },
+    });
+  };
 }

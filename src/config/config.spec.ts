@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, DEFAULT_GATEWAY_CALLS, loadConfig } from './config';
 
 const real = {
@@ -6,7 +9,14 @@ const real = {
   GATEWAY_SECRET_KEY: 's3cr3t-value',
   API_KEYS: 'shop-key-0123456789abcdef',
   ADMIN_API_KEYS: 'admin-key-0123456789abcdef',
+  PUBLIC_BASE_URL: 'https://payments.example.com',
+  DATA_ENCRYPTION_KEYS: `k2026:${Buffer.alloc(32, 1).toString('base64')}`,
 };
+
+const devRing = (dir: string): { text: string; path: string } => ({
+  text: `dev:${Buffer.alloc(32, 2).toString('base64')}`,
+  path: `${dir}/data-encryption-keys`,
+});
 
 function errorOf(env: Record<string, string>): ConfigError {
   try {
@@ -20,19 +30,25 @@ function errorOf(env: Record<string, string>): ConfigError {
 describe('loadConfig', () => {
   it('uses the sandbox and generated keys with no settings', () => {
     let n = 0;
-    const c = loadConfig({}, () => `generated-key-${n++}`);
+    const c = loadConfig({}, () => `generated-key-${n++}`, devRing);
     expect(c.sandboxMode).toBe(true);
     expect(c.port).toBe(3000);
     expect(c.gateway.baseUrl).toBe('http://127.0.0.1:4010/gateway/v1/');
     expect(c.apiKeys).toEqual(['generated-key-0']);
     expect(c.adminApiKeys).toEqual(['generated-key-1']);
     expect(c.generatedKeys).toBe(true);
-    expect(c.notifyAllowedIps).toEqual(expect.arrayContaining(['35.198.100.222', '35.198.175.25', '127.0.0.1']));
+    expect(c.notifyAllowedIps).toEqual(
+      expect.arrayContaining(['35.198.100.222', '35.198.175.25', '127.0.0.1']),
+    );
     expect(c.payouts.pollIntervalS).toBe(30);
     expect(c.payouts.pollMaxS).toBe(7200);
     expect(c.gateway.timeoutMs).toBe(30000);
     expect(c.publicBaseUrl).toBe('http://localhost:3000');
     expect(c.gateway.calls).toEqual(DEFAULT_GATEWAY_CALLS);
+    expect(c.dataEncryptionKeys.map((k) => k.id)).toEqual(['dev']);
+    expect(c.devKeyRingPath).toBe('.data/data-encryption-keys');
+    expect(c.docsEnabled).toBe(true);
+    expect(c.insecureHttp).toEqual([]);
   });
 
   it('takes the gateway facts as defaults', () => {
@@ -47,7 +63,10 @@ describe('loadConfig', () => {
   });
 
   it('lets the unshown call shapes be reconfigured', () => {
-    const c = loadConfig({ ...real, GATEWAY_CALLS: '{"invoice/create-refund":{"path":"refund/create"}}' });
+    const c = loadConfig({
+      ...real,
+      GATEWAY_CALLS: '{"invoice/create-refund":{"path":"refund/create"}}',
+    });
     expect(c.gateway.calls['invoice/create-refund']).toEqual({
       path: 'refund/create',
       signed: ['amount', 'invoice_id', 'shop_id', 'shop_refund_id'],
@@ -76,5 +95,202 @@ describe('loadConfig', () => {
     expect(errorOf({ ...real, API_KEYS: '' }).variable).toBe('API_KEYS');
     expect(errorOf({ ...real, ADMIN_API_KEYS: '' }).variable).toBe('ADMIN_API_KEYS');
     expect(errorOf({ ...real, PORT: 'x' }).message).not.toContain('s3cr3t-value');
+  });
+
+  describe('secrets at rest and production guard rails', () => {
+    it('reads the key ring: the first key seals, every key opens', () => {
+      const second = `old:${Buffer.alloc(32, 3).toString('base64')}`;
+      const c = loadConfig({
+        ...real,
+        DATA_ENCRYPTION_KEYS: `${real.DATA_ENCRYPTION_KEYS}, ${second}`,
+      });
+      expect(c.dataEncryptionKeys.map((k) => k.id)).toEqual(['k2026', 'old']);
+      expect(c.devKeyRingPath).toBeUndefined();
+    });
+
+    it.each([
+      [{ DATA_ENCRYPTION_KEYS: '' }, 'DATA_ENCRYPTION_KEYS'],
+      [{ DATA_ENCRYPTION_KEYS: 'no-colon' }, 'DATA_ENCRYPTION_KEYS'],
+      [
+        { DATA_ENCRYPTION_KEYS: `a:${Buffer.alloc(16).toString('base64')}` },
+        'DATA_ENCRYPTION_KEYS',
+      ],
+      [
+        { DATA_ENCRYPTION_KEYS: `a b:${Buffer.alloc(32).toString('base64')}` },
+        'DATA_ENCRYPTION_KEYS',
+      ],
+      [
+        {
+          DATA_ENCRYPTION_KEYS: `a:${Buffer.alloc(32).toString('base64')},a:${Buffer.alloc(32).toString('base64')}`,
+        },
+        'DATA_ENCRYPTION_KEYS',
+      ],
+      [{ GATEWAY_BASE_URL: 'http://pay.example.com/gateway/v1/' }, 'GATEWAY_BASE_URL'],
+      [{ PUBLIC_BASE_URL: 'http://payments.example.com' }, 'PUBLIC_BASE_URL'],
+      // Unset, the public address defaults to http://localhost: not an address for production.
+      [{ PUBLIC_BASE_URL: '' }, 'PUBLIC_BASE_URL'],
+      [{ ALLOW_INSECURE_HTTP: 'maybe' }, 'ALLOW_INSECURE_HTTP'],
+      [{ GATEWAY_SECRET_KEY: 'sandbox-secret-key' }, 'GATEWAY_SECRET_KEY'],
+      [{ GATEWAY_SHOP_ID: '1001' }, 'GATEWAY_SHOP_ID'],
+      [{ GATEWAY_SHOP_ID: '01001' }, 'GATEWAY_SHOP_ID'],
+    ])('outside sandbox mode refuses %p in one line naming %s', (env, variable) => {
+      const e = errorOf({ ...real, PUBLIC_BASE_URL: 'https://payments.example.com', ...env });
+      expect(e).toBeInstanceOf(ConfigError);
+      expect(e.variable).toBe(variable);
+      expect(e.message).not.toContain('\n');
+      expect(e.message).not.toContain(Buffer.alloc(32).toString('base64'));
+    });
+
+    it('accepts http:// only with ALLOW_INSECURE_HTTP=true, and says which addresses', () => {
+      const c = loadConfig({
+        ...real,
+        GATEWAY_BASE_URL: 'http://10.0.0.5/gateway/v1/',
+        PUBLIC_BASE_URL: 'https://payments.example.com',
+        ALLOW_INSECURE_HTTP: 'true',
+      });
+      expect(c.insecureHttp).toEqual(['GATEWAY_BASE_URL']);
+      const d = loadConfig({ ...real, PUBLIC_BASE_URL: '', ALLOW_INSECURE_HTTP: 'true' });
+      expect(d.insecureHttp).toEqual(['PUBLIC_BASE_URL']);
+    });
+
+    it('NODE_ENV=production without GATEWAY_BASE_URL is an error, not a sandbox', () => {
+      const e = errorOf({ NODE_ENV: 'production' });
+      expect(e.variable).toBe('GATEWAY_BASE_URL');
+      expect(loadConfig({ NODE_ENV: 'development' }, undefined, devRing).sandboxMode).toBe(true);
+    });
+
+    it('serves /docs by default in sandbox mode only; DOCS_ENABLED decides', () => {
+      const prod = { ...real, PUBLIC_BASE_URL: 'https://payments.example.com' };
+      expect(loadConfig(prod).docsEnabled).toBe(false);
+      expect(loadConfig({ ...prod, DOCS_ENABLED: 'true' }).docsEnabled).toBe(true);
+      expect(loadConfig({ DOCS_ENABLED: 'false' }, undefined, devRing).docsEnabled).toBe(false);
+    });
+
+    it('keeps the development key ring under the data directory: made once, then read', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'ring-'));
+      try {
+        const first = loadConfig({ DATA_DIR: dir });
+        const again = loadConfig({ DATA_DIR: dir });
+        expect(first.devKeyRingPath).toBe(join(dir, 'data-encryption-keys'));
+        expect(again.dataEncryptionKeys).toEqual(first.dataEncryptionKeys);
+        expect(statSync(join(dir, 'data-encryption-keys')).mode & 0o077).toBe(0);
+        expect(readFileSync(join(dir, 'data-encryption-keys'), 'utf8')).toMatch(
+          /^[\w-]+:[A-Za-z0-9+/]+=*\n$/,
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+});
+
+describe('loadConfig: hostile-caller settings', () => {
+  it('reads key scopes; a bare key holds every shop scope', () => {
+    const c = loadConfig({ ...real, API_KEYS: 'store-key-0123456789:payments+refunds,all-scopes-key-0123456' });
+    expect(c.apiKeys).toEqual(['store-key-0123456789', 'all-scopes-key-0123456']);
+    expect(c.shopKeys).toEqual([
+      { key: 'store-key-0123456789', scopes: ['payments', 'refunds'] },
+      { key: 'all-scopes-key-0123456', scopes: ['payments', 'refunds', 'payouts', 'read'] },
+    ]);
+  });
+
+  it.each(['store-key-0123456789:admin', 'store-key-0123456789:', 'short:payments', 'store-key-0123456789:payments+'])(
+    'refuses API_KEYS=%s with one line, never printing the key',
+    (keys) => {
+      const e = errorOf({ ...real, API_KEYS: keys });
+      expect(e.variable).toBe('API_KEYS');
+      expect(e.message).not.toContain('store-key');
+      expect(e.message.split('\n')).toHaveLength(1);
+    },
+  );
+
+  it.each([
+    [undefined, false],
+    ['false', false],
+    ['0', false],
+    ['1', 1],
+    ['2', 2],
+    ['10.0.0.1', ['10.0.0.1']],
+    ['10.0.0.0/8, 192.168.1.7,::1,fd00::/8', ['10.0.0.0/8', '192.168.1.7', '::1', 'fd00::/8']],
+  ])('TRUST_PROXY=%s → %j', (value, expected) => {
+    expect(loadConfig(value === undefined ? real : { ...real, TRUST_PROXY: value }).trustProxy).toEqual(expected);
+  });
+
+  it.each(['true', 'yes', '10.0.0.0/33', 'example.com', '10.0.0.1/8/1', '1.2.3'])('refuses TRUST_PROXY=%s with one line', (value) => {
+    const e = errorOf({ ...real, TRUST_PROXY: value });
+    expect(e.variable).toBe('TRUST_PROXY');
+    expect(e.message.split('\n')).toHaveLength(1);
+  });
+
+  it('has database time limits and rate limits with defaults', () => {
+    const c = loadConfig(real);
+    expect(c.db).toEqual({ poolSize: 20, acquireTimeoutMs: 10000, statementTimeoutMs: 45000, lockTimeoutMs: 40000, idleInTxTimeoutMs: 60000 });
+    expect(c.rateLimits).toEqual({ perKeyRps: 50, publicPerIpRps: 10 });
+    const set = loadConfig({ ...real, DB_POOL_SIZE: '5', DB_STATEMENT_TIMEOUT_MS: '1000', RATE_LIMIT_PER_KEY_RPS: '0' });
+    expect(set.db.poolSize).toBe(5);
+    expect(set.db.statementTimeoutMs).toBe(1000);
+    expect(set.rateLimits.perKeyRps).toBe(0);
+    expect(errorOf({ ...real, DB_POOL_SIZE: '0' }).variable).toBe('DB_POOL_SIZE');
+  });
+});
+
+describe('two gateway shops', () => {
+  it('single shop: without GATEWAY_PAYOUT_* the payment shop also pays out, as before', () => {
+    const c = loadConfig(real);
+    expect(c.gateway.shops).toEqual({
+      payment: { shopId: 42, secretKey: 's3cr3t-value' },
+      payout: { shopId: 42, secretKey: 's3cr3t-value' },
+    });
+  });
+
+  it('takes an agent shop with its own secret', () => {
+    const c = loadConfig({
+      ...real,
+      GATEWAY_PAYOUT_SHOP_ID: '43',
+      GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t',
+    });
+    expect(c.gateway.shops.payment).toEqual({ shopId: 42, secretKey: 's3cr3t-value' });
+    expect(c.gateway.shops.payout).toEqual({ shopId: 43, secretKey: 'agent-s3cr3t' });
+  });
+
+  it.each([
+    [{ GATEWAY_PAYOUT_SHOP_ID: '43' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
+    [{ GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SHOP_ID'],
+    [{ GATEWAY_PAYOUT_SHOP_ID: 'x', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SHOP_ID'],
+    [{ GATEWAY_PAYOUT_SHOP_ID: '42', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
+    [{ GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-payout-secret-key' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
+    [{ GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-secret-key' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
+    [{ GATEWAY_PAYOUT_SHOP_ID: '1002', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SHOP_ID'],
+  ])('both or neither, one secret per shop id: %j → one line naming %s', (env, variable) => {
+    const e = errorOf({ ...real, ...env });
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.variable).toBe(variable);
+    expect(e.message.split('\n')).toHaveLength(1);
+    expect(e.message).not.toContain('agent-s3cr3t');
+    expect(e.message).not.toContain('s3cr3t-value');
+  });
+
+  it('accepts the payment shop named again as the agent shop with the same secret', () => {
+    const c = loadConfig({ ...real, GATEWAY_PAYOUT_SHOP_ID: '42', GATEWAY_PAYOUT_SECRET_KEY: 's3cr3t-value' });
+    expect(c.gateway.shops.payout).toEqual(c.gateway.shops.payment);
+  });
+
+  it('sandbox mode: a separate agent shop by default, configurable, or one shop for both', () => {
+    const c = loadConfig({});
+    expect(c.gateway.shops.payment).toEqual({ shopId: 1001, secretKey: 'sandbox-secret-key' });
+    expect(c.gateway.shops.payout).toEqual({ shopId: 1002, secretKey: 'sandbox-payout-secret-key' });
+    expect(c.sandbox).toMatchObject({ payoutShopId: 1002, payoutSecretKey: 'sandbox-payout-secret-key' });
+
+    const own = loadConfig({ SANDBOX_PAYOUT_SHOP_ID: '7', SANDBOX_PAYOUT_SECRET_KEY: 'seven' });
+    expect(own.gateway.shops.payout).toEqual({ shopId: 7, secretKey: 'seven' });
+
+    const one = loadConfig({ SANDBOX_PAYOUT_SHOP_ID: '1001' });
+    expect(one.gateway.shops.payout).toEqual(one.gateway.shops.payment);
+    expect(errorOf({ SANDBOX_PAYOUT_SHOP_ID: '1001', SANDBOX_PAYOUT_SECRET_KEY: 'other' }).variable).toBe(
+      'SANDBOX_PAYOUT_SECRET_KEY',
+    );
+    expect(errorOf({ SANDBOX_SECRET_KEY: 'same', SANDBOX_PAYOUT_SECRET_KEY: 'same' }).variable).toBe(
+      'SANDBOX_PAYOUT_SECRET_KEY',
+    );
   });
 });

@@ -8,6 +8,11 @@
  * defaults observed in public clients (shared/spec/gateway-facts.md).
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type DataKey, generateKeyRingText, parseKeyRing } from '../common/key-ring';
+import { isIP } from 'node:net';
+import { SCOPES, type Scope } from '../common/request-context';
 
 export class ConfigError extends Error {
   constructor(
@@ -93,11 +98,22 @@ export const DEFAULT_GATEWAY_CALLS: Record<GatewayCall, GatewayCallConfig> = {
   },
 };
 
+/** Which of the merchant's gateway shops a call belongs to. */
+export type GatewayShopRole = 'payment' | 'payout';
+
+export interface GatewayShop {
+  shopId: number;
+  secretKey: string;
+}
+
 export interface GatewayConfig {
   /** Base URL ending in `/gateway/v1/`. */
   baseUrl: string;
-  shopId: number;
-  secretKey: string;
+  /**
+   * The payment shop (invoices, refunds, payment ways) and the agent shop (payouts, payout ways,
+   * balance); the same shop when no agent shop is configured.
+   */
+  shops: Record<GatewayShopRole, GatewayShop>;
   timeoutMs: number;
   calls: Record<GatewayCall, GatewayCallConfig>;
   /** Error codes known to be fatal: the operation is over. */
@@ -120,8 +136,12 @@ export interface PayoutStatusConfig {
 
 export interface SandboxConfig {
   port: number;
+  /** The sandbox's payment shop. */
   shopId: number;
   secretKey: string;
+  /** Its agent shop (payouts, balance); the payment shop itself when the ids are equal. */
+  payoutShopId: number;
+  payoutSecretKey: string;
   /** Multiplies every delay of the sandbox (notification retries, payout progress). */
   timeScale: number;
   cataloguePath?: string;
@@ -144,7 +164,17 @@ export interface AppConfig {
   /** True when the keys were generated at start-up (sandbox mode, none configured). */
   generatedKeys: boolean;
   notifyAllowedIps: string[];
-  trustProxy: boolean;
+  // --- hostile callers (#12): key scopes, proxy trust, rate limits, database time limits
+  /** Shop keys with their scopes (`API_KEYS` entries `key` or `key:scope+scope`); `apiKeys` holds the bare keys. */
+  shopKeys: ShopKey[];
+  /** Express `trust proxy`: false, a hop count, or the trusted proxies' addresses/CIDRs. */
+  trustProxy: TrustProxy;
+  /** Requests per second; 0 turns the limit off. */
+  rateLimits: { perKeyRps: number; publicPerIpRps: number };
+  /** How many unverified gateway notifications are kept as a sample (oldest dropped). */
+  notifyUnverifiedKeep: number;
+  db: DbLimits;
+  // --- end hostile callers
   metricsToken?: string;
   logLevel: string;
   payouts: {
@@ -166,6 +196,108 @@ export interface AppConfig {
   /** Scheduled jobs on/off (tests drive them by hand). */
   schedulerEnabled: boolean;
   paywayRefreshS: number;
+  /** The operators' console (/admin). */
+  console: {
+    /** A console session's lifetime. */
+    sessionTtlS: number;
+    /** Failed sign-ins allowed per client address within one window. */
+    signInMaxFailures: number;
+    signInWindowS: number;
+  };
+  // --- #13/#14: database pool, atomic create phases, payout re-create discipline
+  // Database pool: DB_POOL_SIZE is `db.poolSize` of the #12 block above.
+  /** How long a repeat waits for an identical create still talking to the gateway, then 409. */
+  createWaitMs: number;
+  /** Creates after "absent" a payout may get before an operator decides (PAYOUT_MAX_CREATES). */
+  payoutMaxCreates: number;
+  /** Status checks that must all say "absent", spread over at least the window, before a create counts as never made. */
+  absentChecks: number;
+  absentWindowS: number;
+
+  // ---- secrets at rest and production guard rails (#16)
+  /** DATA_ENCRYPTION_KEYS: the first seals, all open. */
+  dataEncryptionKeys: DataKey[];
+  /** Set when the ring is the development one kept under DATA_DIR (sandbox mode, none configured). */
+  devKeyRingPath?: string;
+  /** Variables that use http:// outside sandbox mode because ALLOW_INSECURE_HTTP=true. */
+  insecureHttp: string[];
+  docsEnabled: boolean;
+  shopEvents: ShopEventsConfig;
+}
+
+// ---- Shop events (webhooks to the order system) -------------------------------------------
+
+export interface ShopEventsConfig {
+  /** SHOP_WEBHOOK_URL: every address events are POSTed to; empty: events only in the feed. */
+  urls: string[];
+  /** The Standard Webhooks key: SHOP_WEBHOOK_SECRET without `whsec_`, decoded. */
+  secret: Buffer | null;
+  timeoutMs: number;
+  retryBaseS: number;
+  retryMaxIntervalS: number;
+  /** Retried until this long after the event, then dead. */
+  retryForS: number;
+  leaseS: number;
+  tickMs: number;
+  concurrency: number;
+}
+
+function shopEventsConfig(env: Env): ShopEventsConfig {
+  const urls = list(env, 'SHOP_WEBHOOK_URL').map((u) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(u);
+    } catch {
+      throw new ConfigError('SHOP_WEBHOOK_URL', 'must be a comma list of absolute URLs');
+    }
+    if (!['http:', 'https:'].includes(parsed.protocol))
+      throw new ConfigError('SHOP_WEBHOOK_URL', 'must hold http(s) URLs only');
+    return u;
+  });
+  const rawSecret = str(env, 'SHOP_WEBHOOK_SECRET');
+  let secret: Buffer | null = null;
+  if (rawSecret !== undefined) {
+    const b64 = rawSecret.startsWith('whsec_') ? rawSecret.slice('whsec_'.length) : rawSecret;
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || Buffer.from(b64, 'base64').length < 24)
+      throw new ConfigError(
+        'SHOP_WEBHOOK_SECRET',
+        'must be whsec_ followed by at least 24 base64 bytes',
+      );
+    secret = Buffer.from(b64, 'base64');
+  }
+  if (urls.length > 0 && secret === null)
+    throw new ConfigError('SHOP_WEBHOOK_SECRET', 'is required with SHOP_WEBHOOK_URL');
+  const timeoutMs = int(env, 'SHOP_WEBHOOK_TIMEOUT_MS', 10000, 100, 60000);
+  const leaseS = positiveNumber(env, 'SHOP_WEBHOOK_LEASE_S', 60);
+  // A claim must outlive its POST, or a second instance would send the same event meanwhile.
+  if (leaseS * 1000 <= timeoutMs)
+    throw new ConfigError('SHOP_WEBHOOK_LEASE_S', 'must be longer than SHOP_WEBHOOK_TIMEOUT_MS');
+  return {
+    urls,
+    secret,
+    timeoutMs,
+    retryBaseS: positiveNumber(env, 'SHOP_WEBHOOK_RETRY_BASE_S', 5),
+    retryMaxIntervalS: positiveNumber(env, 'SHOP_WEBHOOK_RETRY_MAX_INTERVAL_S', 3600),
+    retryForS: positiveNumber(env, 'SHOP_WEBHOOK_RETRY_FOR_S', 259200),
+    leaseS,
+    tickMs: int(env, 'SHOP_WEBHOOK_TICK_MS', 1000, 10),
+    concurrency: int(env, 'SHOP_WEBHOOK_CONCURRENCY', 8, 1, 256),
+  };
+}
+
+export interface ShopKey {
+  key: string;
+  scopes: Scope[];
+}
+
+export type TrustProxy = false | number | string[];
+
+export interface DbLimits {
+  poolSize: number;
+  acquireTimeoutMs: number;
+  statementTimeoutMs: number;
+  lockTimeoutMs: number;
+  idleInTxTimeoutMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -173,6 +305,8 @@ type Env = Record<string, string | undefined>;
 const SPEC_NOTIFY_IPS = ['35.198.100.222', '35.198.175.25'];
 export const SANDBOX_DEFAULT_SHOP_ID = 1001;
 export const SANDBOX_DEFAULT_SECRET = 'sandbox-secret-key';
+export const SANDBOX_DEFAULT_PAYOUT_SHOP_ID = 1002;
+export const SANDBOX_DEFAULT_PAYOUT_SECRET = 'sandbox-payout-secret-key';
 
 function str(env: Env, name: string): string | undefined {
   const v = env[name];
@@ -293,18 +427,159 @@ function bearerKeys(env: Env, name: string): string[] {
   return keys;
 }
 
-/** Builds the typed configuration; `generateKey` supplies development keys in sandbox mode. */
+const SHOP_SCOPES: readonly Scope[] = SCOPES;
+
+/** `key` (every shop scope) or `key:scope+scope`; the scope list follows the last colon. */
+function shopKeys(env: Env): ShopKey[] {
+  return list(env, 'API_KEYS').map((entry) => {
+    const colon = entry.lastIndexOf(':');
+    const key = colon < 0 ? entry : entry.slice(0, colon);
+    const scopes = colon < 0 ? [...SHOP_SCOPES] : entry.slice(colon + 1).split('+');
+    if (key.length < 16) throw new ConfigError('API_KEYS', 'holds a key shorter than 16 characters');
+    for (const sc of scopes) {
+      if (!SHOP_SCOPES.includes(sc as Scope)) {
+        throw new ConfigError('API_KEYS', `names an unknown scope "${sc.slice(0, 20)}" (known: ${SHOP_SCOPES.join(', ')})`);
+      }
+    }
+    return { key, scopes: scopes as Scope[] };
+  });
+}
+
+function trustProxy(env: Env): TrustProxy {
+  const raw = str(env, 'TRUST_PROXY');
+  if (raw === undefined || /^(false|0|no|off)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      'true would believe X-Forwarded-For from any client; give the number of proxy hops in front of the service (e.g. 1) or their addresses/CIDRs',
+    );
+  }
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return raw.split(',').map((entry) => {
+    const e = entry.trim();
+    const [addr, bits, extra] = e.split('/');
+    const family = isIP(addr);
+    const max = family === 4 ? 32 : 128;
+    const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max);
+    if (family === 0 || !okBits || extra !== undefined) {
+      throw new ConfigError('TRUST_PROXY', `must be false, a hop count or a comma list of addresses/CIDRs, got "${e.slice(0, 60)}"`);
+    }
+    return e;
+  });
+}
+
+function dbLimits(env: Env): DbLimits {
+  return {
+    poolSize: int(env, 'DB_POOL_SIZE', 20, 1, 1000),
+    acquireTimeoutMs: int(env, 'DB_POOL_ACQUIRE_TIMEOUT_MS', 10_000, 1),
+    statementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 45_000, 1),
+    lockTimeoutMs: int(env, 'DB_LOCK_TIMEOUT_MS', 40_000, 1),
+    idleInTxTimeoutMs: int(env, 'DB_IDLE_IN_TX_TIMEOUT_MS', 60_000, 1),
+  };
+}
+
+// ---- Two gateway shops (GATEWAY_PAYOUT_*, SANDBOX_PAYOUT_*) ----
+
+/**
+ * The agent shop: both GATEWAY_PAYOUT_* or neither. Neither: the sandbox's agent shop in sandbox
+ * mode (unless the payment shop was set by hand), else the payment shop. One shop id with two
+ * secrets is refused: a notification's shop_id must name exactly one secret.
+ */
+function gatewayPayoutShop(
+  env: Env,
+  payment: GatewayShop,
+  sandbox: SandboxConfig | undefined,
+): GatewayShop {
+  const idRaw = str(env, 'GATEWAY_PAYOUT_SHOP_ID');
+  const secret = str(env, 'GATEWAY_PAYOUT_SECRET_KEY');
+  if (idRaw === undefined && secret === undefined) {
+    const paymentSetByHand = str(env, 'GATEWAY_SHOP_ID') ?? str(env, 'GATEWAY_SECRET_KEY');
+    if (sandbox !== undefined && paymentSetByHand === undefined) {
+      return { shopId: sandbox.payoutShopId, secretKey: sandbox.payoutSecretKey };
+    }
+    return { ...payment };
+  }
+  if (secret === undefined)
+    throw new ConfigError(
+      'GATEWAY_PAYOUT_SECRET_KEY',
+      'is required with GATEWAY_PAYOUT_SHOP_ID (set both or neither)',
+    );
+  if (idRaw === undefined)
+    throw new ConfigError(
+      'GATEWAY_PAYOUT_SHOP_ID',
+      'is required with GATEWAY_PAYOUT_SECRET_KEY (set both or neither)',
+    );
+  // Outside sandbox mode a publicly known sandbox secret is never a real one (as for GATEWAY_SECRET_KEY).
+  if (
+    sandbox === undefined &&
+    [SANDBOX_DEFAULT_SECRET, SANDBOX_DEFAULT_PAYOUT_SECRET].includes(secret)
+  )
+    throw new ConfigError(
+      'GATEWAY_PAYOUT_SECRET_KEY',
+      "is a sandbox's public secret, not a real one",
+    );
+  const shop = { shopId: int(env, 'GATEWAY_PAYOUT_SHOP_ID', 0, 1), secretKey: secret };
+  if (
+    sandbox === undefined &&
+    [SANDBOX_DEFAULT_SHOP_ID, SANDBOX_DEFAULT_PAYOUT_SHOP_ID].includes(shop.shopId)
+  )
+    throw new ConfigError('GATEWAY_PAYOUT_SHOP_ID', "is a sandbox's shop id, not a real shop");
+  if (shop.shopId === payment.shopId && shop.secretKey !== payment.secretKey)
+    throw new ConfigError(
+      'GATEWAY_PAYOUT_SECRET_KEY',
+      'differs from GATEWAY_SECRET_KEY for the same shop id',
+    );
+  return shop;
+}
+
+/** The sandbox's agent shop; SANDBOX_PAYOUT_SHOP_ID equal to SANDBOX_SHOP_ID hosts one shop for both. */
+function sandboxPayoutShop(env: Env): Pick<SandboxConfig, 'payoutShopId' | 'payoutSecretKey'> {
+  const paymentId = int(env, 'SANDBOX_SHOP_ID', SANDBOX_DEFAULT_SHOP_ID, 1);
+  const payoutShopId = int(env, 'SANDBOX_PAYOUT_SHOP_ID', SANDBOX_DEFAULT_PAYOUT_SHOP_ID, 1);
+  const secret = str(env, 'SANDBOX_PAYOUT_SECRET_KEY');
+  const paymentSecret = str(env, 'SANDBOX_SECRET_KEY') ?? SANDBOX_DEFAULT_SECRET;
+  if (payoutShopId !== paymentId) {
+    // Two shops with one secret could not show a request signed for the wrong shop.
+    if (secret !== undefined && secret === paymentSecret)
+      throw new ConfigError(
+        'SANDBOX_PAYOUT_SECRET_KEY',
+        'must differ from SANDBOX_SECRET_KEY for a separate agent shop',
+      );
+    return { payoutShopId, payoutSecretKey: secret ?? SANDBOX_DEFAULT_PAYOUT_SECRET };
+  }
+  if (secret !== undefined && secret !== paymentSecret)
+    throw new ConfigError(
+      'SANDBOX_PAYOUT_SECRET_KEY',
+      'differs from SANDBOX_SECRET_KEY for the same shop id',
+    );
+  return { payoutShopId, payoutSecretKey: paymentSecret };
+}
+
+// ---- end of the two gateway shops ----
+
+/**
+ * Builds the typed configuration; `generateKey` supplies development keys in sandbox mode,
+ * `devKeyRing` the development data-encryption key ring (kept under DATA_DIR).
+ */
 export function loadConfig(
   env: Env = process.env,
   generateKey: () => string = defaultKey,
+  devKeyRing: (dataDir: string) => { text: string; path: string } = devKeyRingFile,
 ): AppConfig {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const gatewayBaseUrl = url(env, 'GATEWAY_BASE_URL');
+  if (gatewayBaseUrl === undefined && str(env, 'NODE_ENV') === 'production') {
+    throw new ConfigError(
+      'GATEWAY_BASE_URL',
+      'is required with NODE_ENV=production (the built-in sandbox is for development only)',
+    );
+  }
   const sandboxMode = gatewayBaseUrl === undefined;
   const sandbox: SandboxConfig = {
     port: int(env, 'SANDBOX_PORT', 4010, 0, 65535),
     shopId: int(env, 'SANDBOX_SHOP_ID', SANDBOX_DEFAULT_SHOP_ID, 1),
     secretKey: str(env, 'SANDBOX_SECRET_KEY') ?? SANDBOX_DEFAULT_SECRET,
+    ...sandboxPayoutShop(env),
     timeScale: positiveNumber(env, 'SANDBOX_TIME_SCALE', 1),
     cataloguePath: str(env, 'SANDBOX_CATALOGUE'),
     notifyFormat: (() => {
@@ -326,10 +601,16 @@ export function loadConfig(
     throw new ConfigError('GATEWAY_SHOP_ID', 'is required with GATEWAY_BASE_URL');
   if (!sandboxMode && secret === undefined)
     throw new ConfigError('GATEWAY_SECRET_KEY', 'is required with GATEWAY_BASE_URL');
-  const gateway: GatewayConfig = {
-    baseUrl,
+  const paymentShop: GatewayShop = {
     shopId: int(env, 'GATEWAY_SHOP_ID', sandbox.shopId, 1),
     secretKey: secret ?? sandbox.secretKey,
+  };
+  const gateway: GatewayConfig = {
+    baseUrl,
+    shops: {
+      payment: paymentShop,
+      payout: gatewayPayoutShop(env, paymentShop, sandboxMode ? sandbox : undefined),
+    },
     timeoutMs: int(env, 'GATEWAY_TIMEOUT_MS', 30000, 1),
     calls: gatewayCalls(env),
     fatalErrorCodes: intList(env, 'GATEWAY_FATAL_ERROR_CODES', [10, 11, 15]),
@@ -344,7 +625,8 @@ export function loadConfig(
     })(),
   };
 
-  let apiKeys = bearerKeys(env, 'API_KEYS');
+  let apiKeyEntries = shopKeys(env);
+  let apiKeys = apiKeyEntries.map((k) => k.key);
   let adminApiKeys = bearerKeys(env, 'ADMIN_API_KEYS');
   let generatedKeys = false;
   if (apiKeys.length === 0 || adminApiKeys.length === 0) {
@@ -354,10 +636,17 @@ export function loadConfig(
         'is required with a real gateway',
       );
     }
-    if (apiKeys.length === 0) apiKeys = [generateKey()];
+    if (apiKeys.length === 0) {
+      apiKeys = [generateKey()];
+      apiKeyEntries = [{ key: apiKeys[0], scopes: [...SHOP_SCOPES] }];
+    }
     if (adminApiKeys.length === 0) adminApiKeys = [generateKey()];
     generatedKeys = true;
   }
+
+  const guards = productionGuards(env, sandboxMode, port, shopIdRaw, secret);
+  const dataDir = str(env, 'DATA_DIR') ?? '.data';
+  const keys = dataEncryptionKeys(env, sandboxMode, dataDir, devKeyRing);
 
   const notifyDefault = sandboxMode ? [...SPEC_NOTIFY_IPS, '127.0.0.1', '::1'] : SPEC_NOTIFY_IPS;
   const pollIntervalS = positiveNumber(env, 'PAYOUT_POLL_INTERVAL_S', 30);
@@ -365,17 +654,24 @@ export function loadConfig(
   return {
     port,
     databaseUrl: databaseUrl(env),
-    dataDir: str(env, 'DATA_DIR') ?? '.data',
+    dataDir,
     embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 54329, 1, 65535),
     sandboxMode,
     sandbox,
     gateway,
-    publicBaseUrl: (url(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    publicBaseUrl: guards.publicBaseUrl,
     apiKeys,
     adminApiKeys,
     generatedKeys,
     notifyAllowedIps: list(env, 'NOTIFY_ALLOWED_IPS', notifyDefault),
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    shopKeys: apiKeyEntries,
+    trustProxy: trustProxy(env),
+    rateLimits: {
+      perKeyRps: int(env, 'RATE_LIMIT_PER_KEY_RPS', 50, 0),
+      publicPerIpRps: int(env, 'RATE_LIMIT_PUBLIC_PER_IP_RPS', 10, 0),
+    },
+    notifyUnverifiedKeep: int(env, 'NOTIFY_UNVERIFIED_KEEP', 1000, 1),
+    db: dbLimits(env),
     metricsToken: str(env, 'METRICS_TOKEN'),
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',
     payouts: {
@@ -400,7 +696,108 @@ export function loadConfig(
     tickMs: int(env, 'RECONCILE_TICK_MS', 5000, 10),
     schedulerEnabled: bool(env, 'SCHEDULER_ENABLED', true),
     paywayRefreshS: positiveNumber(env, 'PAYWAY_REFRESH_S', 600),
+    console: {
+      sessionTtlS: int(env, 'ADMIN_SESSION_TTL_S', 8 * 3600, 60),
+      signInMaxFailures: int(env, 'ADMIN_SIGNIN_MAX_FAILURES', 5, 1),
+      signInWindowS: int(env, 'ADMIN_SIGNIN_WINDOW_S', 900, 1),
+    },
+    // --- #13/#14
+    createWaitMs: int(env, 'CREATE_WAIT_MS', 10000, 0, 600000),
+    payoutMaxCreates: int(env, 'PAYOUT_MAX_CREATES', 3, 1, 100),
+    absentChecks: int(env, 'ABSENT_CHECKS', 3, 1, 100),
+    absentWindowS: positiveNumber(env, 'ABSENT_WINDOW_S', 1800),
+    dataEncryptionKeys: keys.keys,
+    devKeyRingPath: keys.path,
+    insecureHttp: guards.insecureHttp,
+    docsEnabled: bool(env, 'DOCS_ENABLED', sandboxMode),
+    shopEvents: shopEventsConfig(env),
   };
+}
+
+// ---- secrets at rest and production guard rails (#16)
+
+/**
+ * Outside sandbox mode: https:// only (unless ALLOW_INSECURE_HTTP=true, which start-up then
+ * warns about every time), and never the sandbox's publicly known shop id or secret.
+ */
+function productionGuards(
+  env: Env,
+  sandboxMode: boolean,
+  port: number,
+  shopIdRaw: string | undefined,
+  secret: string | undefined,
+): { publicBaseUrl: string; insecureHttp: string[] } {
+  const publicBaseUrl = (url(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${port}`).replace(
+    /\/+$/,
+    '',
+  );
+  const allowInsecure = bool(env, 'ALLOW_INSECURE_HTTP', false);
+  const insecureHttp: string[] = [];
+  if (sandboxMode) return { publicBaseUrl, insecureHttp };
+  const addresses: Array<[string, string]> = [
+    ['GATEWAY_BASE_URL', str(env, 'GATEWAY_BASE_URL') ?? ''],
+    ['PUBLIC_BASE_URL', publicBaseUrl],
+    ...list(env, 'SHOP_WEBHOOK_URL').map((u): [string, string] => ['SHOP_WEBHOOK_URL', u]),
+  ];
+  for (const [name, value] of addresses) {
+    if (new URL(value).protocol === 'https:') continue;
+    if (!allowInsecure)
+      throw new ConfigError(
+        name,
+        'must be an https:// address outside sandbox mode (ALLOW_INSECURE_HTTP=true accepts http://)',
+      );
+    insecureHttp.push(name);
+  }
+  if (secret === SANDBOX_DEFAULT_SECRET)
+    throw new ConfigError('GATEWAY_SECRET_KEY', "is the sandbox's public secret, not a real one");
+  if (
+    shopIdRaw !== undefined &&
+    /^\d+$/.test(shopIdRaw) &&
+    Number(shopIdRaw) === SANDBOX_DEFAULT_SHOP_ID
+  )
+    throw new ConfigError('GATEWAY_SHOP_ID', "is the sandbox's shop id, not a real shop");
+  return { publicBaseUrl, insecureHttp };
+}
+
+function dataEncryptionKeys(
+  env: Env,
+  sandboxMode: boolean,
+  dataDir: string,
+  devKeyRing: (dataDir: string) => { text: string; path: string },
+): { keys: DataKey[]; path?: string } {
+  const raw = str(env, 'DATA_ENCRYPTION_KEYS');
+  if (raw === undefined && !sandboxMode)
+    throw new ConfigError(
+      'DATA_ENCRYPTION_KEYS',
+      'is required with a real gateway (id:base64-key; make a key with openssl rand -base64 32)',
+    );
+  const dev = raw === undefined ? devKeyRing(dataDir) : undefined;
+  const variable = dev ? dev.path : 'DATA_ENCRYPTION_KEYS';
+  try {
+    return { keys: parseKeyRing(dev ? dev.text : raw!), path: dev?.path };
+  } catch (e) {
+    throw new ConfigError(variable, (e as Error).message);
+  }
+}
+
+/** The development key ring: generated on first start, then read from `DATA_DIR`. */
+function devKeyRingFile(dataDir: string): { text: string; path: string } {
+  const path = join(dataDir, 'data-encryption-keys');
+  mkdirSync(dataDir, { recursive: true });
+  if (!existsSync(path)) {
+    // Written aside, then linked into place: two processes starting at once never read a
+    // half-written ring, and whichever links first wins.
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${generateKeyRingText()}\n`, { mode: 0o600 });
+    try {
+      linkSync(tmp, path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    } finally {
+      unlinkSync(tmp);
+    }
+  }
+  return { text: readFileSync(path, 'utf8').trim(), path };
 }
 
 function defaultKey(): string {

@@ -3,6 +3,7 @@ import { AddressInfo } from 'node:net';
 import { GatewayError, GatewayTransportError, isOutcomeUnknown } from './gateway.errors';
 import { GatewayService } from './gateway.service';
 import { answer, FakeGateway, gatewayTestConfig, TEST_SECRET } from './testing/fake-gateway';
+import { PAYMENT } from '../../test/support/payways';
 
 let fake: FakeGateway;
 let gateway: GatewayService;
@@ -111,7 +112,7 @@ describe('gateway errors (result: false)', () => {
         200,
         errorEnvelope(
           10,
-          `Incorrect values for parameters. Sign string: 250.00:shop_amount:card_rub:643:1001:p-1${TEST_SECRET} sign ${String(req.body.sign)}`,
+          `Incorrect values for parameters. Sign string: 250.00:shop_amount:${PAYMENT.card}:643:1001:p-1${TEST_SECRET} sign ${String(req.body.sign)}`,
         ),
       );
     const err = await failure(gateway.createWithdraw(payout));
@@ -168,12 +169,12 @@ describe('transport failures', () => {
   });
 });
 
-const invoice = { shop_order_id: 'order-1', amount: '100.00', currency: 643, payway: 'card_rub' };
+const invoice = { shop_order_id: 'order-1', amount: '100.00', currency: 643, payway: PAYMENT.card };
 const payout = {
   shop_payment_id: 'p-1',
   amount: '250.00',
   amount_type: 'shop_amount' as const,
   shop_currency: 643,
-  payway: 'card_rub',
+  payway: PAYMENT.card,
   account: '4111111111111111',
 };

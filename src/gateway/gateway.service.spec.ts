@@ -12,6 +12,7 @@ import {
   TEST_SECRET,
   TEST_SHOP_ID,
 } from './testing/fake-gateway';
+import { PAYMENT, PAYOUT } from '../../test/support/payways';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -30,7 +31,7 @@ const invoice = {
   shop_order_id: 'order-1',
   amount: '100.10',
   currency: 643,
-  payway: 'card_rub',
+  payway: PAYMENT.card,
   description: 'Tea',
 };
 const payout = {
@@ -38,7 +39,7 @@ const payout = {
   amount: '250.00',
   amount_type: 'shop_amount' as const,
   shop_currency: 643,
-  payway: 'card_rub',
+  payway: PAYMENT.card,
   account: '4111111111111111',
   account_details: { first_name: 'Ivan' },
   description: 'Salary',
@@ -61,22 +62,27 @@ describe('every call is signed over the body it sends', () => {
   // The expected strings are written out from the spec's rule: signed fields sorted by key,
   // values as transmitted, joined with ':'.
   const cases: Array<[string, (g: GatewayService) => Promise<unknown>, string, string]> = [
-    ['tryInvoice', (g) => g.tryInvoice(invoice), 'invoice/try', '100.10:643:card_rub:1001:order-1'],
+    [
+      'tryInvoice',
+      (g) => g.tryInvoice(invoice),
+      'invoice/try',
+      `100.10:643:${PAYMENT.card}:2001:order-1`,
+    ],
     [
       'createInvoice',
       (g) => g.createInvoice({ ...invoice, card, extras: { phone: '79001234567' } }),
       'invoice/create',
-      '100.10:643:card_rub:1001:order-1',
+      `100.10:643:${PAYMENT.card}:2001:order-1`,
     ],
     [
       'holdInvoice',
       (g) => g.holdInvoice({ ...invoice, issue_payment_token: true }),
       'invoice/hold',
-      '100.10:643:card_rub:1001:order-1',
+      `100.10:643:${PAYMENT.card}:2001:order-1`,
     ],
-    ['checkInvoice', (g) => g.checkInvoice('order-1'), 'invoice/check', `${NOW}:1001:order-1`],
-    ['chargeInvoice', (g) => g.chargeInvoice(555), 'invoice/charge', `555:${NOW}:1001`],
-    ['unholdInvoice', (g) => g.unholdInvoice(555), 'invoice/unhold', `555:${NOW}:1001`],
+    ['checkInvoice', (g) => g.checkInvoice('order-1'), 'invoice/check', `${NOW}:2001:order-1`],
+    ['chargeInvoice', (g) => g.chargeInvoice(555), 'invoice/charge', `555:${NOW}:2001`],
+    ['unholdInvoice', (g) => g.unholdInvoice(555), 'invoice/unhold', `555:${NOW}:2001`],
     [
       'createRefund',
       (g) =>
@@ -87,42 +93,42 @@ describe('every call is signed over the body it sends', () => {
           callback_url: 'https://shop.example/notify?type=refund',
         }),
       'invoice/create-refund',
-      '10.50:555:1001:r-1',
+      '10.50:555:2001:r-1',
     ],
-    ['getRefunds', (g) => g.getRefunds(555), 'invoice/get-refunds', `555:${NOW}:1001`],
-    ['shopInputConfig', (g) => g.shopInputConfig(), 'shop_input_config/shop', `${NOW}:1001`],
-    ['shopOutputConfig', (g) => g.shopOutputConfig(), 'shop_output_config/shop', `${NOW}:1001`],
-    ['shopBalance', (g) => g.shopBalance(), 'shop_balance', `${NOW}:1001`],
+    ['getRefunds', (g) => g.getRefunds(555), 'invoice/get-refunds', `555:${NOW}:2001`],
+    ['shopInputConfig', (g) => g.shopInputConfig(), 'shop_input_config/shop', `${NOW}:2001`],
+    ['shopOutputConfig', (g) => g.shopOutputConfig(), 'shop_output_config/shop', `${NOW}:2001`],
+    ['shopBalance', (g) => g.shopBalance(), 'shop_balance', `${NOW}:2001`],
     [
       'tryWithdraw',
       (g) =>
         g.tryWithdraw({
           amount: '250.00',
           amount_type: 'ps_amount',
-          payway: 'card_rub',
+          payway: PAYMENT.card,
           shop_currency: 643,
         }),
       'withdraw/try',
-      '250.00:ps_amount:card_rub:643:1001',
+      `250.00:ps_amount:${PAYMENT.card}:643:2001`,
     ],
     [
       'checkAccount',
-      (g) => g.checkAccount({ account: '79001234567', amount: '250.00', payway: 'qiwi_rub' }),
+      (g) => g.checkAccount({ account: '79001234567', amount: '250.00', payway: PAYOUT.wallet }),
       'check_account',
-      '79001234567:250.00:qiwi_rub:1001',
+      `79001234567:250.00:${PAYOUT.wallet}:2001`,
     ],
     [
       'createWithdraw',
       (g) => g.createWithdraw(payout),
       'withdraw/create',
-      '4111111111111111:250.00:shop_amount:card_rub:643:1001:p-1',
+      `4111111111111111:250.00:shop_amount:${PAYMENT.card}:643:2001:p-1`,
     ],
-    ['withdrawStatus', (g) => g.withdrawStatus(777), 'withdraw/status', `${NOW}:1001:777`],
+    ['withdrawStatus', (g) => g.withdrawStatus(777), 'withdraw/status', `${NOW}:2001:777`],
     [
       'withdrawShopPaymentStatus',
       (g) => g.withdrawShopPaymentStatus('p-1'),
       'withdraw/shop_payment_status',
-      `${NOW}:1001:p-1`,
+      `${NOW}:2001:p-1`,
     ],
   ];
 
@@ -135,6 +141,69 @@ describe('every call is signed over the body it sends', () => {
     expect(sent.body.sign).toBe(sha256(signString + TEST_SECRET));
     const signHeader = path === 'invoice/create' || path === 'invoice/hold';
     expect(sent.headers.sign).toBe(signHeader ? sent.body.sign : undefined);
+  });
+
+  describe('with an agent shop: each call carries its own shop and is signed with its secret', () => {
+    const AGENT_ID = 2002;
+    const AGENT_SECRET = 'agent-secret-key';
+    const PAYOUT_PATHS = new Set([
+      'shop_output_config/shop',
+      'shop_balance',
+      'withdraw/try',
+      'check_account',
+      'withdraw/create',
+      'withdraw/status',
+      'withdraw/shop_payment_status',
+    ]);
+
+    it.each(cases)('%s', async (_name, invoke, path, signString) => {
+      const g = new GatewayService(
+        gatewayTestConfig(fake.baseUrl, {
+          GATEWAY_PAYOUT_SHOP_ID: String(AGENT_ID),
+          GATEWAY_PAYOUT_SECRET_KEY: AGENT_SECRET,
+        }),
+        CLOCK,
+      );
+      try {
+        await invoke(g);
+      } finally {
+        g.onModuleDestroy();
+      }
+      const sent = fake.last();
+      const agent = PAYOUT_PATHS.has(path);
+      expect(sent.body.shop_id).toBe(agent ? AGENT_ID : TEST_SHOP_ID);
+      const text = agent ? signString.replace(`:${TEST_SHOP_ID}`, `:${AGENT_ID}`) : signString;
+      expect(sent.body.sign).toBe(sha256(text + (agent ? AGENT_SECRET : TEST_SECRET)));
+      expect(g.shopId(agent ? 'payout' : 'payment')).toBe(sent.body.shop_id);
+    });
+
+    it('scrubs either secret from an echoed gateway message', async () => {
+      const g = new GatewayService(
+        gatewayTestConfig(fake.baseUrl, {
+          GATEWAY_PAYOUT_SHOP_ID: String(AGENT_ID),
+          GATEWAY_PAYOUT_SECRET_KEY: AGENT_SECRET,
+        }),
+        CLOCK,
+      );
+      fake.respond = (_req, res) =>
+        answer(
+          res,
+          400,
+          JSON.stringify({
+            result: false,
+            error_code: 10,
+            message: `bad sign, expected ...${AGENT_SECRET}... and ${TEST_SECRET}`,
+            data: null,
+          }),
+        );
+      try {
+        const err = (await g.shopBalance().catch((e: unknown) => e)) as { gatewayMessage: string };
+        expect(err.gatewayMessage).not.toContain(AGENT_SECRET);
+        expect(err.gatewayMessage).not.toContain(TEST_SECRET);
+      } finally {
+        g.onModuleDestroy();
+      }
+    });
   });
 
   it('sends amounts as the decimal text given and extras as top-level fields', async () => {
@@ -219,7 +288,7 @@ describe('responses are parsed exactly', () => {
             res,
             200,
             okEnvelope(
-              `{"shop_id":1001,"balances":[{"currency":643,"available":${amount},"hold":${amount},"frozen":0}]}`,
+              `{"shop_id":2001,"balances":[{"currency":643,"available":${amount},"hold":${amount},"frozen":0}]}`,
             ),
           );
         const balance = await gateway.shopBalance();
@@ -246,7 +315,12 @@ describe('observability', () => {
 
     expect(lines).toHaveLength(1);
     const { durationMs, ...line } = lines[0] as Record<string, unknown>;
-    expect(line).toEqual({ path: 'invoice/create', result: 'ok', errorCode: undefined });
+    expect(line).toEqual({
+      path: 'invoice/create',
+      shopId: TEST_SHOP_ID,
+      result: 'ok',
+      errorCode: undefined,
+    });
     expect(typeof durationMs).toBe('number');
     const text = JSON.stringify(lines);
     for (const secretish of [TEST_SECRET, String(fake.last().body.sign), card.number, card.cvv]) {

@@ -4,9 +4,10 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { logger } from '../common/logger';
 import { APP_CONFIG } from '../config/config';
-import type { AppConfig, GatewayCall, GatewayConfig } from '../config/config';
+import type { AppConfig, GatewayCall, GatewayConfig, GatewayShopRole } from '../config/config';
 import { gatewayCallDuration } from '../metrics/metrics';
 import { GatewayError, GatewayTransportError, scrubGatewayText } from './gateway.errors';
+import { GatewayShops } from './gateway-shops';
 import type { TransportErrorKind } from './gateway.errors';
 import type {
   CheckAccountRequest,
@@ -67,13 +68,14 @@ export function formatNow(date: Date, offset: string): string {
 
 /**
  * The only way to talk to the gateway: one typed method per call. Each builds the body, fills
- * `shop_id` and `now`, signs it with the call's configured signed fields, posts it, parses the
- * answer exactly, and returns the envelope's `data` or throws GatewayError /
- * GatewayTransportError. Nothing is retried here.
+ * `shop_id` with the call's shop (CALL_SHOP) and `now`, signs it with that shop's secret over
+ * the call's configured signed fields, posts it, parses the answer exactly, and returns the
+ * envelope's `data` or throws GatewayError / GatewayTransportError. Nothing is retried here.
  */
 @Injectable()
 export class GatewayService implements OnModuleDestroy {
   private readonly gateway: GatewayConfig;
+  readonly shops: GatewayShops;
   private readonly http: AxiosInstance;
   private readonly httpAgent = new HttpAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
@@ -84,6 +86,7 @@ export class GatewayService implements OnModuleDestroy {
     @Optional() @Inject(GATEWAY_CLOCK) private readonly clock: Clock = () => new Date(),
   ) {
     this.gateway = config.gateway;
+    this.shops = new GatewayShops(config.gateway.shops);
     this.http = axios.create({
       baseURL: this.gateway.baseUrl,
       timeout: this.gateway.timeoutMs,
@@ -101,6 +104,11 @@ export class GatewayService implements OnModuleDestroy {
   onModuleDestroy(): void {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
+  }
+
+  /** The gateway id of the shop in that role: what rows of that role are stored and found under. */
+  shopId(role: GatewayShopRole): number {
+    return this.shops.of(role).shopId;
   }
 
   // ------------------------------------------------------------ payments
@@ -230,9 +238,10 @@ export class GatewayService implements OnModuleDestroy {
     if ('amount' in fields && (typeof fields.amount !== 'string' || !DECIMAL.test(fields.amount))) {
       throw new TypeError(`${call}: amount must be a decimal string such as "100.50"`);
     }
-    const body: Body = { shop_id: this.gateway.shopId };
+    const shop = this.shops.forCall(call);
+    const body: Body = { shop_id: shop.shopId };
     for (const [key, value] of Object.entries(fields)) if (value !== undefined) body[key] = value;
-    body.sign = sign(body, signed, this.gateway.secretKey);
+    body.sign = sign(body, signed, shop.secretKey);
 
     const started = process.hrtime.bigint();
     let outcome = 'ok';
@@ -250,7 +259,13 @@ export class GatewayService implements OnModuleDestroy {
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       gatewayCallDuration.labels(path, outcome).observe(seconds);
-      const line = { path, durationMs: Math.round(seconds * 1000), result: outcome, errorCode };
+      const line = {
+        path,
+        shopId: shop.shopId,
+        durationMs: Math.round(seconds * 1000),
+        result: outcome,
+        errorCode,
+      };
       // A gateway error is an answer (often an expected one: duplicate, absent); no answer is a warning.
       if (outcome === 'ok' || outcome === 'gateway_error') this.log.info(line, 'gateway call');
       else this.log.warn(line, 'gateway call');
@@ -304,7 +319,12 @@ export class GatewayService implements OnModuleDestroy {
     throw new GatewayError({
       call,
       errorCode: error_code,
-      gatewayMessage: scrubGatewayText(typeof message === 'string' ? message : '', g.secretKey),
+      gatewayMessage: this.shops
+        .secrets()
+        .reduce(
+          (text, secret) => scrubGatewayText(text, secret),
+          typeof message === 'string' ? message : '',
+        ),
       fatal: g.fatalErrorCodes.includes(error_code)
         ? true
         : g.nonFatalErrorCodes.includes(error_code)

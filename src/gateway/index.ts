@@ -11,6 +11,7 @@ export type { GatewayErrorInit, TransportErrorKind } from './gateway.errors';
 export * from './gateway.types';
 export { buildSignString, sign } from './signature';
 export { signNotificationFields, verifyNotification } from './notification-signature';
-export type { NotificationCheck } from './notification-signature';
+export type { NotificationCheck, NotificationSecret } from './notification-signature';
+export { CALL_SHOP, GatewayShops } from './gateway-shops';
 export { MONEY_FIELDS, parseExactJson } from './lossless';
 export { toGatewayId } from './ids';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { signNotificationFields, verifyNotification } from './notification-signature';
+import { PAYMENT } from '../../test/support/payways';
 
 const SECRET = 'notify-secret';
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -8,13 +9,13 @@ const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 /** Sign string written out by hand from the spec's rule: keys sorted, values as transmitted. */
 const SIGN_STRING =
-  'Tea:12345:card_rub:{"payment_token":"tok"}:100.0:643:1001:order-1:0:success:' +
+  `Tea:12345:${PAYMENT.card}:{"payment_token":"tok"}:100.0:643:1001:order-1:0:success:` +
   '2026-11-21T17:23:41+03:00';
 
 function jsonBody(sign: string, extra = ''): string {
   return (
     `{"shop_id":1001,"shop_order_id":"order-1","description":"Tea","shop_amount":100.0,` +
-    `"shop_refund":0,"shop_currency":643,"payment_id":12345,"payway":"card_rub",` +
+    `"shop_refund":0,"shop_currency":643,"payment_id":12345,"payway":"${PAYMENT.card}",` +
     `"ps_data":"{\\"payment_token\\":\\"tok\\"}","status":"success","addons":"",` +
     `"client_price":null,"updated":"2026-11-21T17:23:41+03:00"${extra},"sign":"${sign}"}`
   );
@@ -29,6 +30,24 @@ describe('verifyNotification', () => {
     expect(check.error).toBeUndefined();
     expect(check.fields).toMatchObject({ shop_amount: '100.0', shop_refund: '0', shop_id: '1001' });
     expect(check.fields).not.toHaveProperty('sign');
+  });
+
+  it('picks the secret by the shop_id the notification names; a shop not ours has none', () => {
+    const secrets: Record<string, string> = { '1001': SECRET, '1002': 'agent-secret' };
+    const secretOf = (shopId: string | undefined) =>
+      shopId === undefined ? undefined : secrets[shopId];
+    expect(verifyNotification(jsonBody(sign), JSON_TYPE, secretOf)).toMatchObject({ valid: true });
+    const agentSigned = sha256(SIGN_STRING + 'agent-secret');
+    expect(verifyNotification(jsonBody(agentSigned), JSON_TYPE, secretOf)).toMatchObject({
+      valid: false,
+      error: 'bad sign',
+    });
+    const other = jsonBody(sign).replace('"shop_id":1001', '"shop_id":9999');
+    expect(verifyNotification(other, JSON_TYPE, secretOf)).toMatchObject({
+      valid: false,
+      unknownShop: true,
+      error: 'shop_id 9999 is not a configured shop',
+    });
   });
 
   it('rejects a body with one changed character', () => {

@@ -13,7 +13,12 @@ export interface NotificationCheck {
   /** Every received field except `sign` and null ones, as text exactly as transmitted. */
   fields: Record<string, string>;
   error?: string;
+  /** The notification's `shop_id` names no shop of ours: there is no secret to verify it with. */
+  unknownShop?: boolean;
 }
+
+/** The secret of the shop a notification names (its `shop_id` text); undefined: not our shop. */
+export type NotificationSecret = string | ((shopId: string | undefined) => string | undefined);
 
 type RawFields = Record<string, unknown>;
 
@@ -57,7 +62,7 @@ function sameText(a: string, b: string): boolean {
 export function verifyNotification(
   rawBody: string | Buffer,
   contentType: string,
-  secret: string,
+  secretOf: NotificationSecret,
 ): NotificationCheck {
   let raw: RawFields;
   try {
@@ -72,6 +77,12 @@ export function verifyNotification(
   const given = raw.sign;
   if (typeof given !== 'string' || given === '')
     return { valid: false, fields, error: 'missing sign' };
+  const secret = typeof secretOf === 'string' ? secretOf : secretOf(fields.shop_id);
+  if (secret === undefined) {
+    const shop =
+      fields.shop_id === undefined ? 'no shop_id' : `shop_id ${fields.shop_id.slice(0, 32)}`;
+    return { valid: false, fields, error: `${shop} is not a configured shop`, unknownShop: true };
+  }
   const expected = digest(signString(raw), secret);
   if (!sameText(expected, given.toLowerCase())) return { valid: false, fields, error: 'bad sign' };
   return { valid: true, fields };

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { buildSignString, sign } from './signature';
+import { PAYMENT } from '../../test/support/payways';
 
 describe('request signature', () => {
   it('joins the signed fields sorted by key, as transmitted, and hashes with the secret', () => {
     const body = {
       shop_order_id: 'order-1',
-      payway: 'card_rub',
+      payway: PAYMENT.card,
       amount: '100.10',
       currency: 643,
       shop_id: 1001,
@@ -21,9 +22,9 @@ describe('request signature', () => {
       'currency',
       'amount',
     ];
-    expect(buildSignString(body, keys)).toBe('100.10:643:false:card_rub:1001:order-1');
+    expect(buildSignString(body, keys)).toBe(`100.10:643:false:${PAYMENT.card}:1001:order-1`);
     expect(sign(body, keys, 'k3y')).toBe(
-      createHash('sha256').update('100.10:643:false:card_rub:1001:order-1k3y').digest('hex'),
+      createHash('sha256').update(`100.10:643:false:${PAYMENT.card}:1001:order-1k3y`).digest('hex'),
     );
   });
 

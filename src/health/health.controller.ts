@@ -1,10 +1,12 @@
 import { Controller, Get, Header, Headers, Inject, Res } from '@nestjs/common';
-import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
+import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiProblems } from '../common/openapi';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { sameSecret } from '../common/key-ring';
 import { Public } from '../common/public.decorator';
 import { Unauthorized } from '../common/auth.guard';
 import { registry } from '../metrics/metrics';
@@ -23,6 +25,8 @@ export class HealthController {
   /** Liveness: the process answers. */
   @Public()
   @Get('health')
+  @ApiOperation({ summary: 'Liveness: the process answers' })
+  @ApiOkResponse({ schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, example: { status: 'ok' } } })
   alive(): { status: 'ok' } {
     return { status: 'ok' };
   }
@@ -30,7 +34,22 @@ export class HealthController {
   /** Readiness: the database answers and every migration is applied. */
   @Public()
   @Get('health/ready')
-  @HealthCheck()
+  // Documented here, with the problem+json 503 the filter really sends, not by terminus.
+  @HealthCheck({ swaggerDocumentation: false })
+  @ApiOperation({ summary: 'Readiness: the database answers and every migration is applied' })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      additionalProperties: true,
+      example: {
+        status: 'ok',
+        info: { database: { status: 'up' }, migrations: { status: 'up' } },
+        error: {},
+        details: { database: { status: 'up' }, migrations: { status: 'up' } },
+      },
+    },
+  })
+  @ApiProblems(503)
   ready() {
     return this.health.check([
       () => this.db.pingCheck('database', { connection: this.dataSource, timeout: 3000 }),
@@ -48,7 +67,9 @@ export class HealthController {
   @ApiExcludeEndpoint()
   @Header('Cache-Control', 'no-store')
   async metrics(@Headers('authorization') auth: string | undefined, @Res() res: Response): Promise<void> {
-    if (this.config.metricsToken && auth !== `Bearer ${this.config.metricsToken}`) throw new Unauthorized();
+    // Constant time: the comparison must not tell a caller how much of the token it guessed.
+    if (this.config.metricsToken && !sameSecret(auth ?? '', `Bearer ${this.config.metricsToken}`))
+      throw new Unauthorized();
     res.type(registry.contentType).send(await registry.metrics());
   }
 }

@@ -25,6 +25,8 @@ export function canonicalJson(value: unknown): string {
 export function requestFingerprint(dto: CreateInvoiceDto): string {
   const { card: _card, ...rest } = dto;
   void _card;
+  // With paymentTokenFrom the token was looked up, not sent: the request is what the shop sent.
+  if (rest.paymentTokenFrom !== undefined) delete rest.paymentToken;
   return createHash('sha256').update(canonicalJson(rest)).digest('hex');
 }
 

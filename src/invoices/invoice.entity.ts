@@ -34,6 +34,9 @@ export interface PaymentTokenInfo {
 )
 @Unique('uq_invoices_shop_order', ['shopId', 'shopOrderId'])
 @Index('ix_invoices_next_check', ['nextCheckAt'], { where: 'next_check_at IS NOT NULL' })
+@Index('ix_invoices_payment_token_hash', ['shopId', 'paymentTokenHash'], {
+  where: 'payment_token_hash IS NOT NULL',
+})
 export class InvoiceEntity {
   @PrimaryGeneratedColumn('uuid') id: string;
   @Column({ name: 'shop_id', type: 'int' }) shopId: number;
@@ -71,7 +74,12 @@ export class InvoiceEntity {
   @Column({ name: 'save_payment_token', type: 'boolean', default: false })
   savePaymentToken: boolean;
   /** Recurrent-payment token delivered by the gateway; shown to admins only. */
-  @Column({ name: 'payment_token', type: 'text', nullable: true }) paymentToken: string | null;
+  /** Sealed under the key ring (revealPaymentToken opens it); never the raw token. */
+  @Column({ name: 'payment_token', type: 'text', nullable: true }) paymentTokenSealed:
+    string | null;
+  /** Blind index (HMAC) of the raw token: equality look-ups without the token. */
+  @Column({ name: 'payment_token_hash', type: 'char', length: 64, nullable: true })
+  paymentTokenHash: string | null;
   @Column({ name: 'payment_token_info', type: 'jsonb', nullable: true })
   paymentTokenInfo: PaymentTokenInfo | null;
   /** True when this invoice was charged with a saved token (the token itself is not kept here). */
@@ -94,6 +102,22 @@ export class InvoiceEntity {
   checkDeadline: Date | null;
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true }) leaseUntil: Date | null;
   @Column({ name: 'needs_attention', type: 'boolean', default: false }) needsAttention: boolean;
+  // --- #13/#14: the gateway call in flight (atomic phases), attention, absence over time
+  /** Instance that committed a claim and is calling the gateway now (null: no call in flight). */
+  @Column({ name: 'call_owner', type: 'varchar', length: 64, nullable: true }) callOwner:
+    string | null;
+  @Column({ name: 'call_started_at', type: 'timestamptz', nullable: true })
+  callStartedAt: Date | null;
+  /** Past this, the call's owner is presumed dead: settle by a status call, never re-send. */
+  @Column({ name: 'call_lease_until', type: 'timestamptz', nullable: true })
+  callLeaseUntil: Date | null;
+  @Column({ name: 'attention_reason', type: 'text', nullable: true }) attentionReason:
+    string | null;
+  @Column({ name: 'attention_at', type: 'timestamptz', nullable: true }) attentionAt: Date | null;
+  /** Status checks in a row that did not find the object, and when the first of them was. */
+  @Column({ name: 'absent_count', type: 'int', default: 0 }) absentCount: number;
+  @Column({ name: 'first_absent_at', type: 'timestamptz', nullable: true })
+  firstAbsentAt: Date | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
   @Column({ name: 'processed_at', type: 'timestamptz', nullable: true }) processedAt: Date | null;

@@ -38,8 +38,10 @@ describe('invoice state machine', () => {
 
   it('property: a final status is never left', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...INVOICE_STATUSES), fc.constantFrom(...INVOICE_STATUSES), (from, to) =>
-        isFinal(from) ? !T(from, to) : true,
+      fc.property(
+        fc.constantFrom(...INVOICE_STATUSES),
+        fc.constantFrom(...INVOICE_STATUSES),
+        (from, to) => (isFinal(from) ? !T(from, to) : true),
       ),
     );
   });

@@ -52,8 +52,7 @@ const RANK: Record<InvoiceStatus, number> = {
 };
 
 export type TransitionDecision =
-  | { allowed: true }
-  | { allowed: false; reason: 'same' | 'final' | 'backwards' | 'not_held' };
+  { allowed: true } | { allowed: false; reason: 'same' | 'final' | 'backwards' | 'not_held' };
 
 /** May an invoice in `from` move to `to`? */
 export function decideTransition(from: InvoiceStatus, to: InvoiceStatus): TransitionDecision {
@@ -62,7 +61,8 @@ export function decideTransition(from: InvoiceStatus, to: InvoiceStatus): Transi
   // Only a hold can be cancelled.
   if (to === 'unheld' && from !== 'held') return { allowed: false, reason: 'not_held' };
   // `unknown` is only where a create whose answer was lost starts; nothing moves back into it.
-  if (to === 'pending' || (to === 'unknown' && from !== 'pending')) return { allowed: false, reason: 'backwards' };
+  if (to === 'pending' || (to === 'unknown' && from !== 'pending'))
+    return { allowed: false, reason: 'backwards' };
   if (RANK[to] < RANK[from]) return { allowed: false, reason: 'backwards' };
   return { allowed: true };
 }
@@ -122,12 +122,9 @@ export function statusFromNotification(word: string | undefined): InvoiceStatus 
     case 'succeeded':
     case 'paid':
       return 'succeeded';
+    // Only the word the gateway family is known to send: `fail`, `failed`, `declined` may well
+    // describe one attempt of a payer who then pays, so they are not read as a final rejection.
     case 'rejected':
-    case 'fail':
-    case 'failed':
-    case 'declined':
-    case 'canceled':
-    case 'cancelled':
       return 'rejected';
     case 'hold':
     case 'held':

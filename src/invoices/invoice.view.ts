@@ -21,20 +21,24 @@ export interface InvoiceView {
   createdAt: string;
   updatedAt: string;
   processedAt: string | null;
+  /** An operator must look (shared/API.md, Admin: attention). */
+  needsAttention: boolean;
+  attentionReason: string | null;
 }
 
 /**
  * `payUrl` carries the invoice's unguessable pay token; null when the payer has nowhere to go.
- * The raw payment token is shown to admins only.
+ * The raw payment token is shown to admins only (opened by `revealToken`).
  */
 export function toInvoiceView(
   inv: InvoiceEntity,
   publicBaseUrl: string,
-  opts: { admin?: boolean } = {},
+  opts: { admin?: boolean; revealToken?: () => string | null } = {},
 ): InvoiceView {
   const info = inv.paymentTokenInfo;
+  const token = opts.admin && opts.revealToken ? opts.revealToken() : null;
   const hasToken =
-    inv.paymentToken !== null ||
+    inv.paymentTokenSealed !== null ||
     (info !== null && (info.account !== undefined || info.expiresAt !== undefined));
   const view: InvoiceView = {
     shopOrderId: inv.shopOrderId,
@@ -55,12 +59,14 @@ export function toInvoiceView(
       ? {
           account: info?.account ?? null,
           expiresAt: info?.expiresAt ?? null,
-          ...(opts.admin && inv.paymentToken !== null ? { token: inv.paymentToken } : {}),
+          ...(token !== null ? { token } : {}),
         }
       : null,
     createdAt: inv.createdAt.toISOString(),
     updatedAt: inv.updatedAt.toISOString(),
     processedAt: inv.processedAt ? inv.processedAt.toISOString() : null,
+    needsAttention: inv.needsAttention,
+    attentionReason: inv.attentionReason ?? null,
   };
   if (inv.payerPrice !== null) view.payerPrice = inv.payerPrice.toString();
   return view;

@@ -4,8 +4,11 @@ import {
   ApiCreatedResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
+import { ApiProblems, pageOf } from '../common/openapi';
+import { InvoiceSchema, QuoteSchema } from './dto/invoice.schemas';
 import type { Request, Response } from 'express';
 import type { Role } from '../common/auth.guard';
 import type { Page } from '../common/pagination';
@@ -13,11 +16,15 @@ import { CreateInvoiceDto, QuoteInvoiceDto } from './dto/create-invoice.dto';
 import { GetInvoiceQuery, ListInvoicesQuery } from './dto/invoice-queries.dto';
 import type { InvoiceView } from './invoice.view';
 import { InvoicesService, type QuoteView } from './invoices.service';
+import { Scopes } from '../common/access.decorator';
+
+const SHOP_ORDER_ID = { name: 'shopOrderId', description: "The shop's order id", example: 'order-1001' };
 
 const isAdmin = (req: Request & { role?: Role }): boolean => req.role === 'admin';
 
 @ApiTags('invoices')
 @ApiBearerAuth()
+@Scopes('payments')
 @Controller('invoices')
 export class InvoicesController {
   constructor(private readonly invoices: InvoicesService) {}
@@ -29,6 +36,8 @@ export class InvoicesController {
     description:
       'fields: [{name, label, hint, example, regex, prefix}]; label and hint are maps language → text.',
   })
+  @ApiOkResponse({ type: QuoteSchema })
+  @ApiProblems(422, 502, 504)
   quote(@Body() dto: QuoteInvoiceDto): Promise<QuoteView> {
     return this.invoices.quote(dto);
   }
@@ -37,18 +46,20 @@ export class InvoicesController {
   @ApiOperation({
     summary: 'Create an invoice (invoice/create, or invoice/hold with twoStep)',
     description:
-      'Checked against the payway configuration before anything is written. Idempotent by shopOrderId: the same body ' +
+      'A new invoice is checked against the payway configuration before anything is written; a repeat is answered ' +
+      'whatever the configuration says now. Idempotent by shopOrderId: the same body ' +
       'replays the stored answer (same status and body), another body is 409. A fatal gateway error answers 502 ' +
       '(invoice rejected); a non-fatal one 201 with status created (the notification settles it); a lost answer ' +
       '(time-out) 201 with status unknown, settled by invoice/check, never re-sent. Card data is passed to the gateway ' +
       'and never stored or logged.',
   })
-  @ApiCreatedResponse({ description: 'The invoice' })
+  @ApiCreatedResponse({ description: 'The invoice (also the replayed answer of an identical repeat)', type: InvoiceSchema })
+  @ApiProblems(409, 502, 504)
   async create(
     @Body() dto: CreateInvoiceDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<unknown> {
-    const { code, body } = await this.invoices.create(dto);
+    const { code, body } = await this.invoices.create(await this.invoices.resolvePaymentTokenFrom(dto));
     res.status(code);
     if (code >= 400) res.type('application/problem+json');
     return body;
@@ -56,6 +67,7 @@ export class InvoicesController {
 
   @Get()
   @ApiOperation({ summary: 'List invoices, newest first, with cursor pagination' })
+  @ApiOkResponse({ type: pageOf(InvoiceSchema) })
   list(@Query() q: ListInvoicesQuery, @Req() req: Request): Promise<Page<InvoiceView>> {
     return this.invoices.list(q, isAdmin(req));
   }
@@ -64,7 +76,10 @@ export class InvoicesController {
   @ApiOperation({ summary: 'The stored invoice; refresh=true asks invoice/check first' })
   @ApiOkResponse({
     description: 'The invoice (paymentToken masked; the raw token to admin keys only)',
+    type: InvoiceSchema,
   })
+  @ApiParam(SHOP_ORDER_ID)
+  @ApiProblems(404, 502, 504)
   get(
     @Param('shopOrderId') shopOrderId: string,
     @Query() q: GetInvoiceQuery,
@@ -76,6 +91,9 @@ export class InvoicesController {
   @Post(':shopOrderId/charge')
   @HttpCode(200)
   @ApiOperation({ summary: 'Charge a held invoice (invoice/charge); 409 unless held' })
+  @ApiOkResponse({ type: InvoiceSchema })
+  @ApiParam(SHOP_ORDER_ID)
+  @ApiProblems(404, 409, 502, 504)
   charge(@Param('shopOrderId') shopOrderId: string): Promise<InvoiceView> {
     return this.invoices.charge(shopOrderId);
   }
@@ -83,6 +101,9 @@ export class InvoicesController {
   @Post(':shopOrderId/unhold')
   @HttpCode(200)
   @ApiOperation({ summary: 'Release a hold (invoice/unhold); 409 unless held' })
+  @ApiOkResponse({ type: InvoiceSchema })
+  @ApiParam(SHOP_ORDER_ID)
+  @ApiProblems(404, 409, 502, 504)
   unhold(@Param('shopOrderId') shopOrderId: string): Promise<InvoiceView> {
     return this.invoices.unhold(shopOrderId);
   }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { DataSource, EntityManager, type QueryDeepPartialEntity } from 'typeorm';
+import { DataSource, EntityManager, In, type QueryDeepPartialEntity } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
 import {
@@ -10,11 +10,17 @@ import {
   IdempotencyConflict,
   InvalidState,
   NotFound,
+  RequestInProgress,
   ValidationFailed,
 } from '../common/errors';
+import { raiseAttention } from '../common/attention';
+import { Coalescer } from '../common/coalesce';
+import { crashPoint } from '../common/crash-point';
+import { callLeaseSeconds, waitForAnswer } from '../jobs/in-flight';
+import { INSTANCE_ID } from '../jobs/instance';
 import { logger } from '../common/logger';
 import { Amount } from '../common/money';
-import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
+import { afterCursorSql, decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
 import { toProblem } from '../common/problem.filter';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayError, GatewayTransportError, isOutcomeUnknown } from '../gateway/gateway.errors';
@@ -27,6 +33,7 @@ import type {
   InvoiceRecord,
 } from '../gateway/gateway.types';
 import { PaywayConfigService } from '../payway-config/payway-config.service';
+import { boundsCheckFor, checkConvertedBounds } from '../payway-config/currency-conversion';
 import { checkPaymentAgainstPayway } from '../payway-config/payway-validation';
 import type { CreateInvoiceDto, QuoteInvoiceDto } from './dto/create-invoice.dto';
 import type { ListInvoicesQuery } from './dto/invoice-queries.dto';
@@ -34,14 +41,24 @@ import { InvoiceEntity, type PaymentTokenInfo, type RedirectData } from './invoi
 import { gatewayCreateRequest, requestFingerprint } from './invoice-request';
 import {
   canCaptureOrRelease,
+  decideTransition,
+  gatewayNumberOf,
   isFinal,
-  statusFromGatewayNumber,
   type InvoiceStatus,
 } from './invoice.state';
 import { lockInvoice, transitionInvoice } from './invoice-transitions';
-import { payerStep, redirectParams, type PayerStep } from './redirect-page';
-import { storePaymentToken, tokenInfoFromCheck } from './payment-token';
+import { payerStep, redirectParams, statusPage, type PayerStep } from './redirect-page';
+import {
+  PAYMENT_TOKEN_INDEX,
+  revealPaymentToken,
+  storePaymentToken,
+  tokenInfoFromCheck,
+} from './payment-token';
+import { KeyRing } from '../common/key-ring';
+import { applyGatewayFacts } from './invoice-gateway-facts';
 import { toInvoiceView, type InvoiceView } from './invoice.view';
+import { absencePolicy, applyInvoiceEvidence, evidenceOfCheck } from './invoice-evidence';
+import type { AbsencePolicy, InvoiceVerdict } from './invoice.rules';
 
 export interface QuoteField {
   name: string;
@@ -71,6 +88,12 @@ export interface StoredResponse {
 
 const CREATE_PATH = '/api/v1/invoices';
 
+/** A gateway call's result as a value, so phase 3 can run after the call with nothing held. */
+type CallAnswer<T> = { ok: true; value: T } | { ok: false; err: unknown };
+
+/** No gateway call in flight for the row. */
+const NO_CALL = { callOwner: null, callLeaseUntil: null } as const;
+
 /**
  * Payments: quote, idempotent create (single- and two-step), charge/unhold of a hold, status
  * refresh, listing, and the payer's redirect step. Every status change goes through the invoice
@@ -80,16 +103,19 @@ const CREATE_PATH = '/api/v1/invoices';
 export class InvoicesService {
   private readonly log = logger.child({ component: 'invoices' });
   private readonly audit = new AuditService();
+  private readonly refreshes = new Coalescer();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly gateway: GatewayService,
     private readonly payways: PaywayConfigService,
+    private readonly keys: KeyRing,
   ) {}
 
+  /** Invoices are the payment shop's: written and found under its id. */
   private get shopId(): number {
-    return this.config.gateway.shopId;
+    return this.gateway.shopId('payment');
   }
 
   private get webhookUrl(): string {
@@ -97,13 +123,16 @@ export class InvoicesService {
   }
 
   view(inv: InvoiceEntity, admin = false): InvoiceView {
-    return toInvoiceView(inv, this.config.publicBaseUrl, { admin });
+    return toInvoiceView(inv, this.config.publicBaseUrl, {
+      admin,
+      revealToken: () => revealPaymentToken(this.keys, inv),
+    });
   }
 
   // ------------------------------------------------------------------ quote
 
   async quote(dto: QuoteInvoiceDto): Promise<QuoteView> {
-    await this.validateAgainstPayway(dto, false);
+    const payway = await this.validateAgainstPayway(dto, false);
     let r;
     try {
       r = await this.gateway.tryInvoice({
@@ -115,6 +144,13 @@ export class InvoicesService {
       });
     } catch (err) {
       throw gatewayFailure(err, 'invoice/try');
+    }
+    if (boundsCheckFor(dto.currency, payway.currency) === 'gateway') {
+      const errors = checkConvertedBounds(
+        { amount: r.payer_price, currency: r.ps_currency },
+        payway,
+      );
+      if (errors.length > 0) throw new ValidationFailed(errors);
     }
     return {
       payerPrice: String(r.payer_price),
@@ -135,11 +171,11 @@ export class InvoicesService {
     };
   }
 
-  /** Payway known and active, currency, amount bounds (exact) and, on create, the extras. */
+  /** Payway known and active, amount bounds (exact, same currency) and, on create, the extras. */
   private async validateAgainstPayway(
     dto: QuoteInvoiceDto & { extras?: Record<string, unknown> },
     withExtras: boolean,
-  ): Promise<void> {
+  ): Promise<InputPayway> {
     const payway = (await this.payways.findPayway('payment', dto.payway)) as
       InputPayway | undefined;
     const errors = checkPaymentAgainstPayway(
@@ -153,20 +189,87 @@ export class InvoicesService {
       payway,
     );
     if (errors.length > 0) throw new ValidationFailed(errors);
+    return payway as InputPayway;
+  }
+
+  /**
+   * An order in another currency than its payway's: `invoice/try` prices it in the payway's
+   * currency and the payway's bounds are held against that `payer_price` (400 on `amount`, no row
+   * written). Null for an order in the payway's own currency, and for a repeat of a create whose
+   * row exists (its stored answer or a conflict follows, without another gateway call).
+   */
+  private async priceInPaywayCurrency(
+    dto: CreateInvoiceDto,
+    payway: InputPayway,
+  ): Promise<{ payerPrice: Amount; psCurrency: number } | null> {
+    if (boundsCheckFor(dto.currency, payway.currency) === 'local') return null;
+    const exists = await this.dataSource
+      .getRepository(InvoiceEntity)
+      .existsBy({ shopId: this.shopId, shopOrderId: dto.shopOrderId });
+    if (exists) return null;
+    let r;
+    try {
+      r = await this.gateway.tryInvoice({
+        shop_order_id: dto.shopOrderId,
+        amount: dto.amount,
+        currency: dto.currency,
+        payway: dto.payway,
+        description: dto.description,
+      });
+    } catch (err) {
+      throw gatewayFailure(err, 'invoice/try');
+    }
+    const errors = checkConvertedBounds({ amount: r.payer_price, currency: r.ps_currency }, payway);
+    if (errors.length > 0) throw new ValidationFailed(errors);
+    return {
+      payerPrice: Amount.fromText(String(r.payer_price)),
+      psCurrency: Number(r.ps_currency),
+    };
   }
 
   // ------------------------------------------------------------------ create
 
   /**
-   * Idempotent by shopOrderId: the row is written `pending` and committed before the gateway is
-   * called; the call runs under the row lock, so concurrent identical requests wait and replay
-   * the stored answer (one gateway call). A different body for the same id is a conflict.
+   * Idempotent by shopOrderId, in atomic phases: (1) one INSERT commits the row `pending` with a
+   * claim on the gateway call (owner, start, lease); (2) invoice/create or invoice/hold runs with
+   * no transaction and no connection held; (3) a short row lock writes the answer through the
+   * state machine and stores the response. A repeat finds the row first and replays it, waits
+   * (bounded) while the first copy is in phase 2, or gets 409 "request in progress". A crash
+   * between phases leaves a claim whose lease runs out; the repeat or the reconciler then asks
+   * invoice/check, never sends the create again.
    */
   async create(dto: CreateInvoiceDto): Promise<StoredResponse> {
-    await this.validateAgainstPayway(dto, true);
     const fingerprint = requestFingerprint(dto);
+    // Look-up first in effect: configuration only judges a new row. Checking the (cached)
+    // configuration before the look-up saves a round trip on the hot path; a refusal is only
+    // answered once we know no earlier copy of this request exists.
+    let priced: Awaited<ReturnType<InvoicesService['priceInPaywayCurrency']>>;
+    try {
+      const payway = await this.validateAgainstPayway(dto, true);
+      priced = await this.priceInPaywayCurrency(dto, payway);
+    } catch (err) {
+      const existing = await this.findInvoice(dto.shopOrderId);
+      if (existing) return this.answerRepeat(existing, dto, fingerprint);
+      throw err;
+    }
     const tokenInfo = dto.paymentToken ? await this.shownInfoOfToken(dto.paymentToken) : null;
+    const id = await this.insertClaimed(dto, fingerprint, tokenInfo, priced);
+    if (id === null) {
+      const existing = await this.findInvoice(dto.shopOrderId);
+      if (!existing) throw new NotFound('Invoice', dto.shopOrderId);
+      return this.answerRepeat(existing, dto, fingerprint);
+    }
+    return this.sendCreate(id, dto);
+  }
 
+  /** Phase 1: the row and the claim on its gateway call, one statement. Null: the id exists. */
+  private async insertClaimed(
+    dto: CreateInvoiceDto,
+    fingerprint: string,
+    tokenInfo: PaymentTokenInfo | null,
+    priced: Awaited<ReturnType<InvoicesService['priceInPaywayCurrency']>>,
+  ): Promise<string | null> {
+    const leaseS = callLeaseSeconds(this.config.gateway.timeoutMs);
     const inserted = await this.dataSource
       .createQueryBuilder()
       .insert()
@@ -179,6 +282,7 @@ export class InvoicesService {
         amount: Amount.parse(dto.amount),
         currency: dto.currency,
         payway: dto.payway,
+        ...(priced ?? {}),
         description: dto.description ?? null,
         twoStep: dto.twoStep ?? false,
         payToken: randomBytes(32).toString('base64url'),
@@ -190,6 +294,9 @@ export class InvoicesService {
         clientIp: dto.clientIp ?? null,
         successUrl: dto.successUrl ?? null,
         failedUrl: dto.failedUrl ?? null,
+        callOwner: INSTANCE_ID,
+        callStartedAt: () => 'now()',
+        callLeaseUntil: () => `now() + make_interval(secs => ${leaseS})`,
         // Should the answer be lost (crash, time-out), reconciliation settles it with invoice/check.
         nextCheckAt: this.secondsFromNow(this.config.invoices.reconcileGraceS),
         checkDeadline: this.secondsFromNow(this.config.invoices.reconcileMaxS),
@@ -197,67 +304,169 @@ export class InvoicesService {
       .orIgnore()
       .returning(['id'])
       .execute();
-    const isNew = (inserted.raw as unknown[]).length > 0;
-    if (!isNew) {
-      const existing = await this.dataSource
-        .getRepository(InvoiceEntity)
-        .findOneBy({ shopId: this.shopId, shopOrderId: dto.shopOrderId });
-      if (existing && existing.requestFingerprint !== fingerprint)
-        throw new IdempotencyConflict('shopOrderId', dto.shopOrderId);
-    }
+    const rows = inserted.raw as Array<{ id: string }>;
+    return rows.length > 0 ? rows[0].id : null;
+  }
 
+  /** Phases 2 and 3 for a row this request has claimed. */
+  private async sendCreate(id: string, dto: CreateInvoiceDto): Promise<StoredResponse> {
+    crashPoint('invoice.create.after_claim');
+    const call = dto.twoStep ? 'invoice/hold' : 'invoice/create';
+    const req = gatewayCreateRequest(dto, this.webhookUrl);
+    let answer: CallAnswer<InvoiceCreateResult>;
+    try {
+      answer = {
+        ok: true,
+        value: dto.twoStep
+          ? await this.gateway.holdInvoice(req)
+          : await this.gateway.createInvoice(req),
+      };
+    } catch (err) {
+      answer = { ok: false, err };
+    }
+    crashPoint('invoice.create.after_answer');
     const outcome = await this.dataSource.transaction(async (m) => {
-      const inv = await lockInvoice(m, { shopId: this.shopId, shopOrderId: dto.shopOrderId });
+      const inv = await m.findOne(InvoiceEntity, {
+        where: { id },
+        lock: { mode: 'pessimistic_write' },
+      });
       if (!inv) throw new NotFound('Invoice', dto.shopOrderId);
-      if (inv.requestFingerprint !== fingerprint)
-        throw new IdempotencyConflict('shopOrderId', dto.shopOrderId);
-      if (inv.responseCode !== null) return { code: inv.responseCode, body: inv.responseBody };
-      if (inv.status !== 'pending') {
-        // Settled by reconciliation after a lost answer: what we know now is the answer.
-        return this.storeResponse(m, inv, 201, this.view(await this.reload(m, inv)));
-      }
-      return this.callCreate(m, inv, dto);
+      return answer.ok
+        ? this.createAnswered(m, inv, call, answer.value)
+        : this.createFailed(m, inv, call, answer.err);
     });
+    crashPoint('invoice.create.after_result');
     if (outcome instanceof DomainError) throw outcome;
     return outcome;
   }
 
-  private async callCreate(
+  /**
+   * A repeat of a create (or a race lost at the insert): the stored answer; or, while the first
+   * copy still waits for the gateway, a bounded wait; a copy that never reached the gateway is
+   * sent by this one; a copy whose call was lost (lease over) is `unknown`, settled by a check.
+   */
+  private async answerRepeat(
+    existing: InvoiceEntity,
+    dto: CreateInvoiceDto,
+    fingerprint: string,
+  ): Promise<StoredResponse> {
+    if (existing.requestFingerprint !== fingerprint)
+      throw new IdempotencyConflict('shopOrderId', dto.shopOrderId);
+    let row: InvoiceEntity | null = existing;
+    const next = await waitForAnswer(async () => {
+      row ??= await this.findInvoice(dto.shopOrderId);
+      const r = row;
+      row = null;
+      if (!r) throw new NotFound('Invoice', dto.shopOrderId);
+      if (r.responseCode !== null) return { code: r.responseCode, body: r.responseBody };
+      if (r.callLeaseUntil !== null && r.callLeaseUntil.getTime() > Date.now()) return undefined;
+      return this.takeOver(r.id);
+    }, this.config.createWaitMs);
+    if (next === undefined) throw new RequestInProgress('shopOrderId', dto.shopOrderId, 1);
+    if (next === 'send') return this.sendCreate(existing.id, dto);
+    if (next === 'wait') return this.answerRepeat(existing, dto, fingerprint);
+    return next;
+  }
+
+  /**
+   * Under the row lock: nobody is calling the gateway for this row (no claim, or its lease is
+   * over). Never sent → this request claims and sends it; lost in flight → `unknown`, checked
+   * now; settled meanwhile → what we know now is the answer.
+   */
+  private async takeOver(id: string): Promise<StoredResponse | 'send' | 'wait'> {
+    const outcome = await this.dataSource.transaction(
+      async (m): Promise<StoredResponse | 'send' | 'wait'> => {
+        const inv = await m.findOne(InvoiceEntity, {
+          where: { id },
+          lock: { mode: 'pessimistic_write' },
+        });
+        if (!inv) throw new NotFound('Invoice', id);
+        if (inv.responseCode !== null) return { code: inv.responseCode, body: inv.responseBody };
+        if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() > Date.now()) return 'wait';
+        if (inv.status === 'pending' && inv.callStartedAt === null) {
+          await m.update(InvoiceEntity, { id }, this.claim());
+          return 'send';
+        }
+        if (inv.status === 'pending') {
+          await transitionInvoice(m, inv, 'unknown', 'api', {
+            reason: 'the create call was lost (its lease ran out)',
+          });
+          await m.update(InvoiceEntity, { id }, { ...NO_CALL, nextCheckAt: new Date() });
+        }
+        return this.storeResponse(m, inv, 201, this.view(await this.reload(m, inv)));
+      },
+    );
+    return outcome;
+  }
+
+  /** The claim on a gateway call: who, since when, until when it is presumed alive. */
+  private claim(): Pick<InvoiceEntity, 'callOwner' | 'callStartedAt' | 'callLeaseUntil'> {
+    return {
+      callOwner: INSTANCE_ID,
+      callStartedAt: new Date(),
+      callLeaseUntil: this.secondsFromNow(callLeaseSeconds(this.config.gateway.timeoutMs)),
+    };
+  }
+
+  private findInvoice(shopOrderId: string): Promise<InvoiceEntity | null> {
+    return this.dataSource
+      .getRepository(InvoiceEntity)
+      .findOneBy({ shopId: this.shopId, shopOrderId });
+  }
+
+  /** Phase 3 of a create the gateway answered (the row is locked by the caller). */
+  private async createAnswered(
     m: EntityManager,
     inv: InvoiceEntity,
-    dto: CreateInvoiceDto,
-  ): Promise<StoredResponse | DomainError> {
-    const call = dto.twoStep ? 'invoice/hold' : 'invoice/create';
-    const req = gatewayCreateRequest(dto, this.webhookUrl);
-    let result: InvoiceCreateResult;
-    try {
-      result = dto.twoStep
-        ? await this.gateway.holdInvoice(req)
-        : await this.gateway.createInvoice(req);
-    } catch (err) {
-      return this.createFailed(m, inv, call, err);
-    }
+    call: string,
+    result: InvoiceCreateResult,
+  ): Promise<StoredResponse> {
     const redirect: RedirectData | null =
       (result.method === 'POST' || result.method === 'GET') &&
       typeof result.url === 'string' &&
       result.url !== ''
         ? { method: result.method, url: result.url, params: redirectParams(result.data) }
         : null;
-    await m.update(InvoiceEntity, { id: inv.id }, { invoiceId: String(result.id), redirect });
-    Object.assign(inv, { invoiceId: String(result.id), redirect });
-    // With redirect data the payer acts next; without (token charge, payer-less payway) the
-    // notification brings the outcome.
-    await transitionInvoice(m, inv, redirect ? 'awaiting_payer' : 'created', 'gateway', {
-      call,
-      invoiceId: String(result.id),
-    });
+    const to: InvoiceStatus = redirect ? 'awaiting_payer' : 'created';
+    const details = { call, invoiceId: String(result.id) };
+    const facts = { invoiceId: String(result.id), redirect, ...NO_CALL };
+    if (inv.responseCode === null && decideTransition(inv.status, to).allowed) {
+      // The usual case in one UPDATE: status, facts, released claim and the stored answer, built
+      // from what is written (updated_at included) instead of read back.
+      const updatedAt = new Date();
+      const after = Object.assign(Object.create(InvoiceEntity.prototype) as InvoiceEntity, inv, {
+        ...facts,
+        status: to,
+        gatewayStatus: gatewayNumberOf(to),
+        updatedAt,
+      });
+      const body = this.view(after);
+      // With redirect data the payer acts next; without (token charge, payer-less payway) the
+      // notification brings the outcome.
+      await transitionInvoice(m, inv, to, 'gateway', details, {
+        ...facts,
+        responseCode: 201,
+        responseBody: body,
+        updatedAt,
+      });
+      return { code: 201, body };
+    }
+    await m.update(InvoiceEntity, { id: inv.id }, facts);
+    Object.assign(inv, facts);
+    await transitionInvoice(m, inv, to, 'gateway', details);
+    return this.finishCreate(m, inv);
+  }
+
+  /** The answer of a create: the one stored first, else the invoice as it is now. */
+  private async finishCreate(m: EntityManager, inv: InvoiceEntity): Promise<StoredResponse> {
+    if (inv.responseCode !== null) return { code: inv.responseCode, body: inv.responseBody };
     return this.storeResponse(m, inv, 201, this.view(await this.reload(m, inv)));
   }
 
   /**
    * Fatal: rejected, 502. Non-fatal: the gateway took it and will notify, 201 `created`.
    * Unknown outcome (time-out, unclassified code): `unknown`, checked soon, never re-sent.
-   * Not sent at all (connection refused): nothing changes, a repeat may call again.
+   * Not sent at all (connection refused): the claim is dropped, a repeat may call again.
    */
   private async createFailed(
     m: EntityManager,
@@ -265,6 +474,7 @@ export class InvoicesService {
     call: string,
     err: unknown,
   ): Promise<StoredResponse | DomainError> {
+    await m.update(InvoiceEntity, { id: inv.id }, NO_CALL);
     if (err instanceof GatewayError && err.fatal === true) {
       await transitionInvoice(
         m,
@@ -274,6 +484,7 @@ export class InvoicesService {
         { call, errorCode: err.errorCode },
         { errorCode: err.errorCode, gatewayMessage: err.gatewayMessage },
       );
+      if (inv.responseCode !== null) return { code: inv.responseCode, body: inv.responseBody };
       const problem = { ...toProblem(gatewayFailure(err, call)), instance: CREATE_PATH };
       return this.storeResponse(m, inv, problem.status, problem);
     }
@@ -286,7 +497,7 @@ export class InvoicesService {
         { call, errorCode: err.errorCode, nonFatal: true },
         { errorCode: err.errorCode, gatewayMessage: err.gatewayMessage, gatewayStatus: null },
       );
-      return this.storeResponse(m, inv, 201, this.view(await this.reload(m, inv)));
+      return this.finishCreate(m, inv);
     }
     if (isOutcomeUnknown(err)) {
       const errorCode = err instanceof GatewayError ? err.errorCode : null;
@@ -303,8 +514,11 @@ export class InvoicesService {
         { shopOrderId: inv.shopOrderId, call, reason: describe(err) },
         'invoice outcome unknown; reconciliation will check it',
       );
-      return this.storeResponse(m, inv, 201, this.view(await this.reload(m, inv)));
+      return this.finishCreate(m, inv);
     }
+    // Never sent: no claim left behind, so a repeat sends it (callStartedAt null marks "never sent").
+    if (inv.status === 'pending')
+      await m.update(InvoiceEntity, { id: inv.id }, { callStartedAt: null });
     return gatewayFailure(err, call);
   }
 
@@ -326,10 +540,37 @@ export class InvoicesService {
     return m.findOneByOrFail(InvoiceEntity, { id: inv.id });
   }
 
+  /**
+   * `paymentTokenFrom`: the token the named earlier invoice of this shop was issued, taken from
+   * that invoice's row (the caller never sees it). A separate step before create, so create sees
+   * a request with `paymentToken` as before; the fingerprint keeps `paymentTokenFrom`.
+   */
+  async resolvePaymentTokenFrom(dto: CreateInvoiceDto): Promise<CreateInvoiceDto> {
+    if (dto.paymentTokenFrom === undefined) return dto;
+    const field = 'paymentTokenFrom';
+    if (dto.paymentToken !== undefined) {
+      throw new ValidationFailed([{ field, message: 'cannot be combined with paymentToken' }]);
+    }
+    const source = await this.dataSource
+      .getRepository(InvoiceEntity)
+      .findOneBy({ shopId: this.shopId, shopOrderId: dto.paymentTokenFrom });
+    const token = source ? revealPaymentToken(this.keys, source) : null;
+    if (!token) {
+      throw new ValidationFailed([{ field, message: 'names no invoice of this shop that was issued a payment token' }]);
+    }
+    return Object.assign(Object.create(Object.getPrototypeOf(dto) as object) as CreateInvoiceDto, dto, {
+      paymentToken: token,
+    });
+  }
+
   /** The shown facts (masked account, expiry) of a token an earlier invoice of ours received. */
   private async shownInfoOfToken(token: string): Promise<PaymentTokenInfo | null> {
+    // By blind index under every key of the ring: a rotation in progress holds both.
     const source = await this.dataSource.getRepository(InvoiceEntity).findOne({
-      where: { shopId: this.shopId, paymentToken: token },
+      where: {
+        shopId: this.shopId,
+        paymentTokenHash: In(this.keys.blindIndexes(token, PAYMENT_TOKEN_INDEX)),
+      },
       order: { createdAt: 'DESC' },
     });
     return source?.paymentTokenInfo ?? null;
@@ -346,8 +587,15 @@ export class InvoicesService {
     return this.view(inv, admin);
   }
 
-  /** invoice/check, applied through the state machine (cause reconciliation), token kept. */
-  async refresh(shopOrderId: string): Promise<void> {
+  /**
+   * invoice/check, applied through the state machine (cause reconciliation), token kept.
+   * Concurrent refreshes of one invoice share one call.
+   */
+  refresh(shopOrderId: string): Promise<void> {
+    return this.refreshes.run(shopOrderId, () => this.checkAndApply(shopOrderId));
+  }
+
+  private async checkAndApply(shopOrderId: string): Promise<void> {
     const exists = await this.dataSource
       .getRepository(InvoiceEntity)
       .existsBy({ shopId: this.shopId, shopOrderId });
@@ -362,7 +610,16 @@ export class InvoicesService {
     }
     await this.dataSource.transaction(async (m) => {
       const inv = await lockInvoice(m, { shopId: this.shopId, shopOrderId });
-      if (inv) await applyCheckRecord(m, inv, record, 'reconciliation');
+      if (inv)
+        await applyCheckRecord(
+          m,
+          inv,
+          record,
+          'reconciliation',
+          absencePolicy(this.config),
+          this.keys,
+          this.config.gateway.nowOffset,
+        );
     });
   }
 
@@ -377,8 +634,7 @@ export class InvoicesService {
     if (q.payway) qb.andWhere('i.payway = :payway', { payway: q.payway });
     if (q.createdFrom) qb.andWhere('i.created_at >= :from', { from: new Date(q.createdFrom) });
     if (q.createdTo) qb.andWhere('i.created_at < :to', { to: new Date(q.createdTo) });
-    if (cursor)
-      qb.andWhere('(i.created_at, i.id) < (:cAt, :cId)', { cAt: cursor.createdAt, cId: cursor.id });
+    if (cursor) qb.andWhere(afterCursorSql('i', 'invoices'), { cursorId: cursor });
     const rows = await qb
       .orderBy('i.created_at', 'DESC')
       .addOrderBy('i.id', 'DESC')
@@ -398,25 +654,53 @@ export class InvoicesService {
   }
 
   /**
-   * Charge or release a hold, under the row lock so two requests cannot both act. Charge: the
-   * answer's status may be non-final (the notification follows). Unhold success: `unheld`.
+   * Charge or release a hold in atomic phases: a claim committed on the held row (so two
+   * requests cannot both act), the call with nothing held, then a short lock to write the
+   * answer. Charge: the answer's status may be non-final (the notification follows). Unhold
+   * success: `unheld`.
    */
   private async settleHold(shopOrderId: string, action: 'charge' | 'unhold'): Promise<InvoiceView> {
     const call = action === 'charge' ? 'invoice/charge' : 'invoice/unhold';
+    const leaseS = callLeaseSeconds(this.config.gateway.timeoutMs);
+    const claimed = (await this.dataSource.query(
+      `UPDATE invoices SET call_owner = $3, call_started_at = now(),
+              call_lease_until = now() + make_interval(secs => $4), updated_at = now()
+        WHERE shop_id = $1 AND shop_order_id = $2 AND status = 'held' AND invoice_id IS NOT NULL
+          AND call_lease_until IS NULL
+        RETURNING id, invoice_id::text AS invoice_id`,
+      [this.shopId, shopOrderId, INSTANCE_ID, leaseS],
+    )) as [Array<{ id: string; invoice_id: string }>, number];
+    const row = claimed[0][0];
+    if (row === undefined) {
+      const inv = await this.findInvoice(shopOrderId);
+      if (!inv) throw new NotFound('Invoice', shopOrderId);
+      if (canCaptureOrRelease(inv.status) && inv.callLeaseUntil !== null)
+        throw new RequestInProgress('shopOrderId', shopOrderId, 1);
+      throw new InvalidState('Invoice', shopOrderId, inv.status, action);
+    }
+    let answer: CallAnswer<InvoiceRecord>;
+    try {
+      const id = toGatewayId(row.invoice_id);
+      answer = {
+        ok: true,
+        value:
+          action === 'charge'
+            ? await this.gateway.chargeInvoice(id)
+            : await this.gateway.unholdInvoice(id),
+      };
+    } catch (err) {
+      answer = { ok: false, err };
+    }
     const outcome = await this.dataSource.transaction(
       async (m): Promise<InvoiceView | DomainError> => {
-        const inv = await lockInvoice(m, { shopId: this.shopId, shopOrderId });
+        const inv = await m.findOne(InvoiceEntity, {
+          where: { id: row.id },
+          lock: { mode: 'pessimistic_write' },
+        });
         if (!inv) throw new NotFound('Invoice', shopOrderId);
-        if (!canCaptureOrRelease(inv.status) || inv.invoiceId === null)
-          throw new InvalidState('Invoice', shopOrderId, inv.status, action);
-        let record: InvoiceRecord;
-        try {
-          const id = toGatewayId(inv.invoiceId);
-          record =
-            action === 'charge'
-              ? await this.gateway.chargeInvoice(id)
-              : await this.gateway.unholdInvoice(id);
-        } catch (err) {
+        await m.update(InvoiceEntity, { id: inv.id }, NO_CALL);
+        if (!answer.ok) {
+          const err = answer.err;
           if (isOutcomeUnknown(err)) {
             // It may have happened: have reconciliation ask invoice/check now rather than retry.
             await m.update(InvoiceEntity, { id: inv.id }, { nextCheckAt: new Date() });
@@ -431,16 +715,30 @@ export class InvoicesService {
           });
           return gatewayFailure(err, call);
         }
-        await applyRecordFacts(m, inv, record);
-        const reported = statusFromGatewayNumber(
-          typeof record.status === 'number' ? record.status : Number(record.status),
-        );
-        const to: InvoiceStatus | null = action === 'unhold' ? 'unheld' : reported;
+        const record = answer.value;
         const gatewayStatus = typeof record.status === 'number' ? record.status : null;
-        const decision = to
-          ? await transitionInvoice(m, inv, to, 'api', { call }, { gatewayStatus })
-          : { allowed: false };
-        if (!decision.allowed) {
+        let applied: boolean;
+        if (action === 'unhold') {
+          await applyRecordFacts(m, inv, record);
+          applied = (await transitionInvoice(m, inv, 'unheld', 'api', { call }, { gatewayStatus }))
+            .allowed;
+        } else {
+          // The charge answer is a gateway record like any other: the invoice rule judges it.
+          const verdict = await applyInvoiceEvidence(
+            m,
+            inv,
+            evidenceOfCheck(record),
+            'api',
+            { call },
+            absencePolicy(this.config),
+            { gatewayStatus },
+          );
+          if (!(verdict.kind === 'attention' && verdict.reason === 'mismatch'))
+            await applyRecordFacts(m, inv, record);
+          applied = verdict.kind === 'apply';
+        }
+        await applyGatewayFacts(m, inv, record, this.config.gateway.nowOffset, 'api');
+        if (!applied) {
           // Accepted, status unchanged (non-final answer): recorded, the notification follows.
           await this.audit.record(m, {
             entityType: 'invoice',
@@ -466,16 +764,39 @@ export class InvoicesService {
 
   // ------------------------------------------------------------------ payer
 
-  /** The redirect step of `/pay/{shopOrderId}?t=`; 404 for a wrong token, no invoice or no redirect. */
-  async payerStep(shopOrderId: string, token: string | undefined): Promise<PayerStep> {
+  /**
+   * The step of `/pay/{shopOrderId}?t=`: 404 for a wrong token, no invoice or no redirect; a
+   * status page once the invoice is final (or held); the redirect otherwise. A redirect address
+   * that is not http(s) is never sent to the browser: the invoice is flagged for an operator.
+   */
+  async payerStep(shopOrderId: string, token: string | undefined, nonce: string): Promise<PayerStep> {
     const inv = await this.dataSource
       .getRepository(InvoiceEntity)
       .findOneBy({ shopId: this.shopId, shopOrderId });
     // The same answer for every miss, so the page says nothing about which invoices exist.
     const notFound = new NotFound('Payment page', shopOrderId);
-    if (!inv || token === undefined || !sameSecret(token, inv.payToken) || !inv.redirect)
-      throw notFound;
-    return payerStep(inv.redirect);
+    if (!inv || token === undefined || !sameSecret(token, inv.payToken)) throw notFound;
+    if (isFinal(inv.status) || inv.status === 'held') {
+      return { kind: 'status', html: statusPage(inv.status === 'succeeded' || inv.status === 'held') };
+    }
+    if (!inv.redirect) throw notFound;
+    const step = payerStep(inv.redirect, nonce);
+    if (step.kind === 'blocked') await this.flagUnsafeRedirect(inv);
+    return step;
+  }
+
+  private async flagUnsafeRedirect(inv: InvoiceEntity): Promise<void> {
+    const scheme = inv.redirect?.url.split(':')[0].slice(0, 20) ?? '';
+    await this.dataSource.transaction((m) =>
+      raiseAttention(
+        m,
+        { object: 'invoice', id: inv.id, shopId: inv.shopOrderId, status: inv.status },
+        'unsafe_redirect',
+        `the payer redirect address is not http(s) (scheme ${scheme})`,
+        'gateway',
+        { scheme },
+      ),
+    );
   }
 
   private secondsFromNow(s: number): Date {
@@ -519,19 +840,24 @@ export async function applyCheckRecord(
   inv: InvoiceEntity,
   record: InvoiceCheckRecord,
   cause: AuditCause,
-): Promise<void> {
-  await applyRecordFacts(m, inv, record);
+  policy: AbsencePolicy,
+  keys: KeyRing,
+  gatewayOffset: string,
+): Promise<InvoiceVerdict> {
   const n = typeof record.status === 'number' ? record.status : Number(record.status);
-  const to = statusFromGatewayNumber(n);
-  if (to)
-    await transitionInvoice(
-      m,
-      inv,
-      to,
-      cause,
-      { call: 'invoice/check', gatewayStatus: n },
-      { gatewayStatus: n },
-    );
+  const verdict = await applyInvoiceEvidence(
+    m,
+    inv,
+    evidenceOfCheck(record),
+    cause,
+    { call: 'invoice/check', gatewayStatus: n },
+    policy,
+    { gatewayStatus: n },
+  );
+  // A record that is not ours teaches nothing about our invoice.
+  if (verdict.kind === 'attention' && verdict.reason === 'mismatch') return verdict;
+  await applyRecordFacts(m, inv, record);
+  await applyGatewayFacts(m, inv, record, gatewayOffset, cause);
   const token = record.payment_token;
   if (
     token &&
@@ -539,8 +865,9 @@ export async function applyCheckRecord(
     token.token !== '' &&
     (token.status === undefined || token.status === 'SUCCESS')
   ) {
-    await storePaymentToken(m, inv, token.token, tokenInfoFromCheck(token));
+    await storePaymentToken(m, inv, token.token, tokenInfoFromCheck(token), keys);
   }
+  return verdict;
 }
 
 function describe(err: unknown): string {

@@ -7,6 +7,7 @@ import {
 } from './redirect-page';
 import { canonicalJson, requestFingerprint } from './invoice-request';
 import type { CreateInvoiceDto } from './dto/create-invoice.dto';
+import { PAYMENT } from '../../test/support/payways';
 
 describe('escapeHtml', () => {
   it('escapes every character that could leave an attribute or open a tag', () => {
@@ -20,7 +21,7 @@ describe('autoSubmitForm', () => {
   const html = autoSubmitForm('https://pay.example/3ds?a=1&b=2', {
     invoice: '42',
     'x"><script>': '"><script>alert(1)</script>',
-  });
+  }, 'bm9uY2U');
 
   it('posts to the url with one hidden input per parameter, all escaped', () => {
     expect(html).toContain('<form method="post" action="https://pay.example/3ds?a=1&amp;b=2">');
@@ -32,8 +33,9 @@ describe('autoSubmitForm', () => {
     expect((html.match(/type="hidden"/g) ?? []).length).toBe(2);
   });
 
-  it('submits itself, with a button when scripts are off', () => {
-    expect(html).toContain('onload="document.forms[0].submit()"');
+  it('submits itself by a script with the CSP nonce (no inline handler), with a button when scripts are off', () => {
+    expect(html).toContain('<script nonce="bm9uY2U">document.forms[0].submit();</script>');
+    expect(html).not.toContain('onload');
     expect(html).toContain('<noscript><button type="submit">');
   });
 });
@@ -55,9 +57,16 @@ describe('redirectLocation', () => {
 
 describe('payerStep (spec rule 6)', () => {
   it('POST → form', () =>
-    expect(payerStep({ method: 'POST', url: 'https://a', params: {} }).kind).toBe('form'));
+    expect(payerStep({ method: 'POST', url: 'https://a', params: {} }, 'n').kind).toBe('form'));
+  it.each(['javascript:alert(1)', 'data:text/html,x', 'ftp://a/b', 'file:///etc/passwd', '//a', 'not a url'])(
+    'any other scheme (%s) → blocked, for POST and GET',
+    (url) => {
+      expect(payerStep({ method: 'POST', url, params: {} }, 'n').kind).toBe('blocked');
+      expect(payerStep({ method: 'GET', url, params: {} }, 'n').kind).toBe('blocked');
+    },
+  );
   it('GET → redirect', () =>
-    expect(payerStep({ method: 'GET', url: 'https://a', params: { i: '1' } })).toEqual({
+    expect(payerStep({ method: 'GET', url: 'https://a', params: { i: '1' } }, 'n')).toEqual({
       kind: 'redirect',
       location: 'https://a?i=1',
     }));
@@ -81,7 +90,7 @@ describe('request fingerprint', () => {
       shopOrderId: 'o1',
       amount: '100.10',
       currency: 643,
-      payway: 'card_rub',
+      payway: PAYMENT.card,
       ...o,
     }) as CreateInvoiceDto;
 
@@ -89,7 +98,7 @@ describe('request fingerprint', () => {
     expect(canonicalJson({ b: 1, a: { d: 2, c: undefined } })).toBe('{"a":{"d":2},"b":1}');
     expect(requestFingerprint(dto())).toBe(
       requestFingerprint({
-        payway: 'card_rub',
+        payway: PAYMENT.card,
         currency: 643,
         amount: '100.10',
         shopOrderId: 'o1',

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** One registry for the process; `/metrics` serves it in the Prometheus text format. */
 export const registry = new Registry();
@@ -22,7 +22,7 @@ export const gatewayCallDuration = new Histogram({
 
 export const notificationsReceived = new Counter({
   name: 'gateway_notifications_total',
-  help: 'Gateway notifications received, by type and result (applied, duplicate, rejected, forbidden, bad_signature, bad_request, too_large)',
+  help: 'Gateway notifications received, by type and result (applied, duplicate, rejected, forbidden, bad_signature, unknown_shop, bad_request, too_large)',
   labelNames: ['type', 'result'] as const,
   registers: [registry],
 });
@@ -31,5 +31,45 @@ export const reconcileRuns = new Counter({
   name: 'reconcile_items_total',
   help: 'Rows processed by the reconciliation jobs, by kind and outcome',
   labelNames: ['kind', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const rateLimited = new Counter({
+  name: 'rate_limited_total',
+  help: 'Requests refused with 429, by limit (key, pay, webhook)',
+  labelNames: ['limit'] as const,
+  registers: [registry],
+});
+
+export const consoleSignIns = new Counter({
+  name: 'admin_console_signins_total',
+  help: 'Admin console sign-in attempts by result (ok, wrong_key, shop_key, rate_limited, bad_csrf)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+export const attentionRaised = new Counter({
+  name: 'payments_attention_raised_total',
+  help: 'Invoices, refunds and payouts flagged for an operator, by object and reason',
+  labelNames: ['object', 'reason'] as const,
+  registers: [registry],
+});
+
+export const shopWebhookDeliveries = new Counter({
+  name: 'shop_webhook_deliveries_total',
+  help: 'Shop event deliveries attempted, by result (delivered, failed, dead)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
+export const shopWebhookLag = new Gauge({
+  name: 'shop_webhook_lag_seconds',
+  help: 'Age of the oldest shop event delivery not yet acknowledged (0 when none is waiting)',
+  registers: [registry],
+});
+
+export const shopWebhookDead = new Counter({
+  name: 'shop_webhook_dead_total',
+  help: 'Shop event deliveries given up (dead) after the retry window',
   registers: [registry],
 });

@@ -1,10 +1,13 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { AuditEventEntity } from '../audit/audit-event.entity';
+import { ApiProblems, pageOf } from '../common/openapi';
 import type { Page } from '../common/pagination';
+import { EventSchema, NotificationSchema } from './dto/notification.schemas';
 import { ListEventsQuery, ListNotificationsQuery } from './dto/list-notifications.dto';
 import type { NotificationEntity } from './notification.entity';
 import { NotificationsService } from './notifications.service';
+import { AdminOnly } from '../common/access.decorator';
 
 export interface NotificationView {
   id: string;
@@ -12,6 +15,8 @@ export interface NotificationView {
   verified: boolean;
   status: string;
   outcome: string | null;
+  /** The gateway shop the notification names (payment or agent shop); null when none. */
+  shopId: number | null;
   shopOrderId: string | null;
   shopRefundId: string | null;
   fields: Record<string, string>;
@@ -30,7 +35,12 @@ export interface EventView {
   fromStatus: string | null;
   toStatus: string;
   cause: string;
+  /** The acting API key's id (first 12 hex of its SHA-256) when a request made the change. */
+  keyId: string | null;
   details: Record<string, unknown> | null;
+  /** The shop event this entry is (null: audit only) and its per-object sequence. */
+  eventType: string | null;
+  sequence: number | null;
   createdAt: string;
 }
 
@@ -41,6 +51,7 @@ function notificationView(n: NotificationEntity): NotificationView {
     verified: n.verified,
     status: n.status,
     outcome: n.outcome,
+    shopId: n.shopId,
     shopOrderId: n.shopOrderId,
     shopRefundId: n.shopRefundId,
     fields: n.payload,
@@ -61,14 +72,18 @@ function eventView(e: AuditEventEntity): EventView {
     fromStatus: e.fromStatus,
     toStatus: e.toStatus,
     cause: e.cause,
+    keyId: e.keyId,
     details: e.details,
+    eventType: e.type,
+    sequence: e.sequence,
     createdAt: e.createdAt.toISOString(),
   };
 }
 
-/** Operators' view of the inbox and of the audit trail (admin role, by the /admin prefix). */
+/** Operators' view of the inbox and of the audit trail (admin keys only). */
 @ApiTags('admin')
 @ApiBearerAuth()
+@AdminOnly()
 @Controller('admin')
 export class AdminNotificationsController {
   constructor(private readonly notifications: NotificationsService) {}
@@ -78,6 +93,7 @@ export class AdminNotificationsController {
     summary:
       'Every received notification with its verification result and what it changed (newest first)',
   })
+  @ApiOkResponse({ type: pageOf(NotificationSchema) })
   async list(@Query() q: ListNotificationsQuery): Promise<Page<NotificationView>> {
     const page = await this.notifications.list(q);
     return { items: page.items.map(notificationView), nextCursor: page.nextCursor };
@@ -88,6 +104,9 @@ export class AdminNotificationsController {
   @ApiOperation({
     summary: 'Apply a stored verified notification again (same rules; no-op when already applied)',
   })
+  @ApiOkResponse({ type: NotificationSchema })
+  @ApiParam({ name: 'id', description: 'The notification id', example: '4f6c1c1e-8c3b-4a57-9d55-0d1f0c0a7b21' })
+  @ApiProblems(404, 409)
   async replay(@Param('id') id: string): Promise<NotificationView> {
     await this.notifications.get(id);
     return notificationView(await this.notifications.replay(id));
@@ -95,6 +114,7 @@ export class AdminNotificationsController {
 
   @Get('events')
   @ApiOperation({ summary: 'The audit trail of every state change (newest first)' })
+  @ApiOkResponse({ type: pageOf(EventSchema) })
   async events(@Query() q: ListEventsQuery): Promise<Page<EventView>> {
     const page = await this.notifications.events(q);
     return { items: page.items.map(eventView), nextCursor: page.nextCursor };

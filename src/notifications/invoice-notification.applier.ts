@@ -1,10 +1,12 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { KeyRing } from '../common/key-ring';
 import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { lockInvoice, transitionInvoice } from '../invoices/invoice-transitions';
+import { lockInvoice } from '../invoices/invoice-transitions';
+import { absencePolicy, applyInvoiceEvidence } from '../invoices/invoice-evidence';
+import { statusFromNotification } from '../invoices/invoice.state';
 import { storePaymentToken, tokenFromPsData } from '../invoices/payment-token';
-import { checkInvoiceNotification } from './invoice-notification.rules';
 import {
   type ApplyContext,
   type ApplyOutcome,
@@ -24,6 +26,7 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly appliers: NotificationAppliers,
+    private readonly keys: KeyRing,
   ) {}
 
   onModuleInit(): void {
@@ -37,42 +40,49 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
   ): Promise<ApplyOutcome> {
     const shopOrderId = fields.shop_order_id;
     if (!shopOrderId) return this.reject(undefined, 'shop_order_id is missing', ctx);
-    if (fields.shop_id !== String(this.config.gateway.shopId)) {
+    const shopId = this.config.gateway.shops.payment.shopId;
+    // Invoices belong to the payment shop; a notification from the agent shop never moves one.
+    if (fields.shop_id !== String(shopId)) {
       return this.reject(
         shopOrderId,
         `shop_id ${fields.shop_id ?? '(missing)'} is not this shop`,
         ctx,
       );
     }
-    const invoice = await lockInvoice(manager, { shopId: this.config.gateway.shopId, shopOrderId });
+    const invoice = await lockInvoice(manager, { shopId, shopOrderId });
     if (invoice === null) return this.reject(shopOrderId, `no invoice ${shopOrderId}`, ctx);
 
-    const check = checkInvoiceNotification(invoice, fields);
-    if (!check.ok && check.kind === 'mismatch') return this.reject(shopOrderId, check.reason, ctx);
+    const from = invoice.status;
+    const paymentId = /^\d+$/.test(fields.payment_id ?? '') ? fields.payment_id : undefined;
+    const verdict = await applyInvoiceEvidence(
+      manager,
+      invoice,
+      {
+        kind: 'record',
+        status: statusFromNotification(fields.status),
+        statusText: fields.status ?? '',
+        shopId: fields.shop_id,
+        amount: fields.shop_amount,
+        currency: fields.shop_currency,
+      },
+      'notification',
+      { notificationId: ctx.notificationId, gatewayStatusText: fields.status },
+      absencePolicy(this.config),
+      paymentId !== undefined ? { paymentId } : {},
+    );
+    if (verdict.kind === 'attention' && verdict.reason === 'mismatch')
+      return this.reject(shopOrderId, verdict.detail, ctx);
 
     const changes: string[] = [];
     let stale: string | null = null;
-    if (check.ok) {
-      const from = invoice.status;
-      const paymentId = /^\d+$/.test(fields.payment_id ?? '') ? fields.payment_id : undefined;
-      const decision = await transitionInvoice(
-        manager,
-        invoice,
-        check.to,
-        'notification',
-        { notificationId: ctx.notificationId, gatewayStatusText: fields.status },
-        paymentId !== undefined ? { paymentId } : {},
-      );
-      if (decision.allowed) changes.push(`status ${from} -> ${check.to}`);
-      else
-        stale = `not applied: invoice is ${from}, notification says ${check.to} (${decision.reason})`;
-    } else {
-      stale = check.reason;
-    }
+    if (verdict.kind === 'apply') changes.push(`status ${from} -> ${verdict.to}`);
+    else if (verdict.kind === 'attention')
+      stale = `not applied, needs attention: ${verdict.detail}`;
+    else if (verdict.kind === 'ignore') stale = `not applied: ${verdict.reason}`;
 
     // The token comes only with a successful payment; keep it even when the status was settled earlier.
     const token = tokenFromPsData(fields.ps_data);
-    if (token !== null && (await storePaymentToken(manager, invoice, token.token, token.info)))
+    if (token !== null && (await storePaymentToken(manager, invoice, token.token, token.info, this.keys)))
       changes.push('payment token stored');
 
     if (changes.length > 0) return { status: 'applied', outcome: changes.join('; '), shopOrderId };

@@ -1,4 +1,5 @@
 import { Amount } from '../common/money';
+import { invoiceMismatch } from '../invoices/invoice.rules';
 import { decideTransition, InvoiceStatus, statusFromNotification } from '../invoices/invoice.state';
 
 /**
@@ -25,39 +26,12 @@ export function checkInvoiceNotification(
   invoice: InvoiceFacts,
   fields: Readonly<Record<string, string>>,
 ): NotificationCheckResult {
-  if (fields.shop_id !== String(invoice.shopId)) {
-    return {
-      ok: false,
-      kind: 'mismatch',
-      reason: `shop_id ${fields.shop_id ?? '(missing)'} is not this shop`,
-    };
-  }
-  if (fields.shop_amount !== undefined && fields.shop_amount !== '') {
-    let amount: Amount;
-    try {
-      amount = Amount.fromText(fields.shop_amount);
-    } catch {
-      return { ok: false, kind: 'mismatch', reason: 'shop_amount is not a decimal amount' };
-    }
-    if (!amount.eq(invoice.amount)) {
-      return {
-        ok: false,
-        kind: 'mismatch',
-        reason: `shop_amount ${amount.toString()} differs from the invoice amount ${invoice.amount.toString()}`,
-      };
-    }
-  }
-  if (
-    fields.shop_currency !== undefined &&
-    fields.shop_currency !== '' &&
-    fields.shop_currency !== String(invoice.currency)
-  ) {
-    return {
-      ok: false,
-      kind: 'mismatch',
-      reason: `shop_currency ${fields.shop_currency} differs from the invoice currency ${invoice.currency}`,
-    };
-  }
+  const mismatch = invoiceMismatch(invoice, {
+    shopId: fields.shop_id ?? '(missing)',
+    amount: fields.shop_amount,
+    currency: fields.shop_currency,
+  });
+  if (mismatch !== null) return { ok: false, kind: 'mismatch', reason: mismatch };
   const to = statusFromNotification(fields.status);
   if (to === null)
     return {

@@ -26,6 +26,8 @@ export class NotificationEntity {
   @Column({ type: 'varchar', length: 16 }) status: NotificationStatus;
   /** What applying it changed, or why it changed nothing. */
   @Column({ type: 'text', nullable: true }) outcome: string | null;
+  /** The gateway shop the notification names (payment or agent shop); null when it names none. */
+  @Column({ name: 'shop_id', type: 'int', nullable: true }) shopId: number | null;
   @Column({ name: 'shop_order_id', type: 'varchar', length: 255, nullable: true }) shopOrderId:
     string | null;
   @Column({ name: 'shop_refund_id', type: 'varchar', length: 255, nullable: true }) shopRefundId:

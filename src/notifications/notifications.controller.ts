@@ -1,5 +1,6 @@
 import { Controller, Header, HttpCode, Post, Query, Req } from '@nestjs/common';
-import { ApiConsumes, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiProblems } from '../common/openapi';
 import type { Request } from 'express';
 import { Public } from '../common/public.decorator';
 import { NotificationsService } from './notifications.service';
@@ -21,7 +22,7 @@ export class NotificationsController {
     summary: 'Gateway server notification',
     description:
       'JSON or application/x-www-form-urlencoded (64 kB at most). Checked against NOTIFY_ALLOWED_IPS (403), verified on the raw ' +
-      'values (401), stored in the notifications inbox and applied in one transaction; answered 200 text/plain "OK" only after it ' +
+      'values with the secret of the shop its shop_id names (401; a shop that is not configured: 403), stored in the notifications inbox and applied in one transaction; answered 200 text/plain "OK" only after it ' +
       'committed. A repeated notification changes nothing and is answered OK; one that does not match the invoice is stored as ' +
       'rejected and answered OK (the gateway cannot fix it by retrying). A storage failure is a 5xx so the gateway retries.',
   })
@@ -29,13 +30,27 @@ export class NotificationsController {
     name: 'type',
     required: false,
     description: 'invoice | refund (other kinds are stored and ignored)',
+    schema: { type: 'string', example: 'invoice' },
   })
   @ApiConsumes('application/json', 'application/x-www-form-urlencoded')
-  @ApiResponse({ status: 200, description: 'OK (text/plain)' })
-  @ApiResponse({ status: 400, description: 'Unreadable body' })
-  @ApiResponse({ status: 401, description: 'Signature does not verify' })
-  @ApiResponse({ status: 403, description: 'Source address not allowed' })
-  @ApiResponse({ status: 413, description: 'Body larger than 64 kB' })
+  @ApiBody({
+    description: "The gateway's notification fields, signed with the secret key of the shop its shop_id names",
+    schema: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      example: {
+        shop_id: '1001',
+        shop_order_id: 'order-1001',
+        invoice_id: '98765',
+        status: 'success',
+        amount: '100.10',
+        currency: '643',
+        sign: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+      },
+    },
+  })
+  @ApiOkResponse({ description: 'Stored and applied', content: { 'text/plain': { schema: { type: 'string' }, example: 'OK' } } })
+  @ApiProblems(400, 401, 403, 413)
   async receive(
     @Req() req: Request & { rawBody?: Buffer },
     @Query('type') type?: string | string[],

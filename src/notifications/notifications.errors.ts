@@ -24,6 +24,18 @@ export class NotificationSignatureInvalid extends DomainError {
   }
 }
 
+/** `shop_id` names none of the configured shops: no secret to verify it with, nothing applied. */
+export class NotificationShopUnknown extends DomainError {
+  constructor() {
+    super(
+      'notification-shop-unknown',
+      403,
+      'Notification shop unknown',
+      'The notification names a shop that is not configured',
+    );
+  }
+}
+
 /** Not JSON / form, or not an object. */
 export class NotificationUnreadable extends DomainError {
   constructor(detail: string) {

@@ -1,17 +1,23 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditEventEntity } from '../audit/audit-event.entity';
+import { crashPoint } from '../common/crash-point';
 import { NotFound } from '../common/errors';
+import { KeyRing } from '../common/key-ring';
 import { logger } from '../common/logger';
-import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
+import { RateLimiter } from '../common/rate-limit';
+import { afterCursorSql, decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { verifyNotification } from '../gateway';
+import { GatewayShops, verifyNotification } from '../gateway';
 import { notificationsReceived } from '../metrics/metrics';
 import { NotificationAppliers, type ApplyOutcome } from './notification-appliers';
 import { NotificationEntity, type NotificationStatus } from './notification.entity';
+import { openNotificationFields, sealNotificationFields } from './notification-payload';
 import { isAllowedSource, normaliseIp, notificationContentKey } from './notification-key';
 import {
+  NotificationShopUnknown,
   NotificationSignatureInvalid,
   NotificationSourceForbidden,
   NotificationUnreadable,
@@ -63,17 +69,25 @@ type StoredOutcome = Omit<ApplyOutcome, 'status'> & { status: ApplyOutcome['stat
  */
 @Injectable()
 export class NotificationsService {
+  private readonly shops: GatewayShops;
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly appliers: NotificationAppliers,
-  ) {}
+    private readonly keys: KeyRing,
+    private readonly limiter: RateLimiter,
+  ) {
+    this.shops = new GatewayShops(config.gateway.shops);
+  }
 
   async receive(input: IncomingNotification): Promise<ReceiveResult> {
     const type = (input.type ?? '').slice(0, TYPE_MAX);
     const metricType = this.appliers.get(type) ? type : 'other';
     const sourceIp = normaliseIp(input.sourceIp);
     if (!isAllowedSource(sourceIp, this.config.notifyAllowedIps)) {
+      // Strangers are throttled per address; the gateway's own addresses never are.
+      this.limiter.takeForAddress(sourceIp, 'webhook');
       notificationsReceived.inc({ type: metricType, result: 'forbidden' });
       log.warn({ type, sourceIp }, 'notification refused: source address not allowed');
       throw new NotificationSourceForbidden();
@@ -84,14 +98,20 @@ export class NotificationsService {
       log.warn({ type, sourceIp, contentType }, 'notification refused: no readable body');
       throw new NotificationUnreadable('The notification has no JSON or form body');
     }
-    const check = verifyNotification(input.rawBody, contentType, this.config.gateway.secretKey);
+    // The shop the notification names picks the secret it must be signed with.
+    const check = verifyNotification(
+      input.rawBody,
+      contentType,
+      (shopId) => this.shops.byId(shopId)?.secretKey,
+    );
     if (!check.valid && check.error?.startsWith('unreadable')) {
       notificationsReceived.inc({ type: metricType, result: 'bad_request' });
       log.warn({ type, sourceIp, contentType }, 'notification refused: body unreadable');
       throw new NotificationUnreadable('The notification body is not a JSON object or a form');
     }
     if (!check.valid) {
-      notificationsReceived.inc({ type: metricType, result: 'bad_signature' });
+      const result = check.unknownShop ? 'unknown_shop' : 'bad_signature';
+      notificationsReceived.inc({ type: metricType, result });
       // Kept for operators (verified = false, in a key space of its own), applied never.
       await this.storeUnverified(
         type,
@@ -102,9 +122,11 @@ export class NotificationsService {
       );
       log.warn(
         { type, sourceIp, shopOrderId: check.fields.shop_order_id, reason: check.error },
-        'notification refused: signature does not verify',
+        check.unknownShop
+          ? 'notification refused: it names a shop that is not configured'
+          : 'notification refused: signature does not verify',
       );
-      throw new NotificationSignatureInvalid();
+      throw check.unknownShop ? new NotificationShopUnknown() : new NotificationSignatureInvalid();
     }
 
     const result = await this.dataSource.transaction(async (manager) => {
@@ -120,9 +142,13 @@ export class NotificationsService {
       if (!stored.inserted && stored.status !== 'pending') {
         return { id: stored.id, status: stored.status, duplicate: true };
       }
+      // Stored, not yet applied nor committed: a crash here loses nothing (the gateway re-sends).
+      crashPoint('notification.apply.after_store');
       const outcome = await this.applyStored(manager, stored.id, type, check.fields);
       return { id: stored.id, status: outcome.status, duplicate: false };
     });
+    // Committed, not yet answered: the re-sent copy finds it applied.
+    crashPoint('notification.apply.after_commit');
     notificationsReceived.inc({
       type: metricType,
       result: result.duplicate ? 'duplicate' : result.status,
@@ -149,7 +175,12 @@ export class NotificationsService {
       });
       if (n === null) throw new NotFound('Notification', id);
       if (!n.verified || n.status === 'applied') return;
-      await this.applyStored(manager, n.id, n.type, n.payload);
+      await this.applyStored(
+        manager,
+        n.id,
+        n.type,
+        openNotificationFields(this.keys, n.id, n.payload),
+      );
     });
     return this.get(id);
   }
@@ -164,8 +195,6 @@ export class NotificationsService {
   async list(filter: NotificationListFilter): Promise<Page<NotificationEntity>> {
     const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
     const cursor = decodeCursor(filter.cursor);
-    // Millisecond keys: the cursor carries a JS Date, PostgreSQL keeps microseconds.
-    const at = `date_trunc('milliseconds', n.received_at)`;
     const qb = this.dataSource.getRepository(NotificationEntity).createQueryBuilder('n');
     if (filter.type !== undefined) qb.andWhere('n.type = :type', { type: filter.type });
     if (filter.verified !== undefined)
@@ -174,31 +203,24 @@ export class NotificationsService {
     if (filter.shopOrderId !== undefined)
       qb.andWhere('n.shop_order_id = :shopOrderId', { shopOrderId: filter.shopOrderId });
     if (cursor !== null)
-      qb.andWhere(`(${at}, n.id) < (:cAt, :cId)`, { cAt: cursor.createdAt, cId: cursor.id });
+      qb.andWhere(afterCursorSql('n', 'notifications', 'received_at'), { cursorId: cursor });
     const rows = await qb
-      .orderBy(at, 'DESC')
+      .orderBy('n.received_at', 'DESC')
       .addOrderBy('n.id', 'DESC')
       .limit(limit + 1)
       .getMany();
-    return toPage(
-      rows.map((r) => Object.assign(r, { createdAt: r.receivedAt })),
-      limit,
-      (r) => r,
-    );
+    return toPage(rows, limit, (r) => r);
   }
 
   async events(filter: EventListFilter): Promise<Page<AuditEventEntity>> {
     const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
-    const cursor = decodeCursor(filter.cursor);
+    const cursor = decodeCursor(filter.cursor, 'bigint');
     const qb = this.dataSource.getRepository(AuditEventEntity).createQueryBuilder('e');
     if (filter.entityType !== undefined)
       qb.andWhere('e.entity_type = :entityType', { entityType: filter.entityType });
     if (filter.entityId !== undefined)
       qb.andWhere('e.entity_id = :entityId', { entityId: filter.entityId });
-    if (cursor !== null) {
-      if (!/^\d+$/.test(cursor.id)) return { items: [], nextCursor: null };
-      qb.andWhere('e.id < :cId', { cId: cursor.id });
-    }
+    if (cursor !== null) qb.andWhere('e.id < :cId', { cId: cursor });
     const rows = await qb
       .orderBy('e.id', 'DESC')
       .limit(limit + 1)
@@ -248,10 +270,25 @@ export class NotificationsService {
         status: 'rejected',
         outcome: `not verified: ${reason}`,
       });
+      await this.trimUnverified();
     } catch (e) {
       // The refusal stands whether or not the record could be kept.
       log.error({ type, err: (e as Error).message }, 'could not record an unverified notification');
     }
+  }
+
+  /**
+   * Unverified bodies are a sample for operators, not a record: anyone who can reach the webhook
+   * can send them. The oldest beyond NOTIFY_UNVERIFIED_KEEP are dropped (every one is counted in
+   * gateway_notifications_total all the same).
+   */
+  private async trimUnverified(): Promise<void> {
+    await this.dataSource.query(
+      `DELETE FROM notifications WHERE id IN (
+         SELECT id FROM notifications WHERE verified = false
+         ORDER BY received_at DESC, id DESC OFFSET $1)`,
+      [this.config.notifyUnverifiedKeep],
+    );
   }
 
   private async upsert(
@@ -267,16 +304,19 @@ export class NotificationsService {
     },
   ): Promise<{ id: string; status: NotificationStatus; inserted: boolean }> {
     const key = notificationContentKey(n.type, n.fields, n.verified);
+    // The id is chosen here: sealed fields are bound to their row. A redelivery keeps the first
+    // row (and its payload); this id is then unused.
+    const id = randomUUID();
     const rows = (await manager.query(
-      `INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified, status, outcome, shop_order_id, shop_refund_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+      `INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified, status, outcome, shop_order_id, shop_refund_id, id, shop_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
        ON CONFLICT (content_key) DO UPDATE
          SET delivery_count = notifications.delivery_count + 1, last_received_at = now()
        RETURNING id, status, (xmax = 0) AS inserted`,
       [
         n.type,
         key,
-        JSON.stringify(n.fields),
+        JSON.stringify(sealNotificationFields(this.keys, id, n.fields)),
         n.contentType.slice(0, 100),
         n.sourceIp.slice(0, 64) || null,
         n.verified,
@@ -284,6 +324,8 @@ export class NotificationsService {
         n.outcome,
         (n.fields.shop_order_id ?? '').slice(0, 255) || null,
         (n.fields.shop_refund_id ?? '').slice(0, 255) || null,
+        id,
+        /^\d{1,9}$/.test(n.fields.shop_id ?? '') ? Number(n.fields.shop_id) : null,
       ],
     )) as Array<{ id: string; status: NotificationStatus; inserted: boolean }>;
     return rows[0];

@@ -1,18 +1,22 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiProblems, pageOf } from '../common/openapi';
 import type { Page } from '../common/pagination';
 import { ListPayoutsQuery } from './dto/list-payouts.query';
 import { PayoutView } from './dto/payout.view';
 import { PayoutsService } from './payouts.service';
+import { AdminOnly } from '../common/access.decorator';
 
 @ApiTags('admin')
 @ApiBearerAuth()
+@AdminOnly()
 @Controller('admin/payouts')
 export class AdminPayoutsController {
   constructor(private readonly payouts: PayoutsService) {}
 
   @Get()
   @ApiOperation({ summary: 'Payouts by status, e.g. ?status=needs_attention' })
+  @ApiOkResponse({ type: pageOf(PayoutView) })
   list(@Query() q: ListPayoutsQuery): Promise<Page<PayoutView>> {
     return this.payouts.list(q);
   }
@@ -21,6 +25,8 @@ export class AdminPayoutsController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Ask the gateway for the payout status now and apply it' })
   @ApiOkResponse({ type: PayoutView })
+  @ApiParam({ name: 'shopPaymentId', description: "The shop's payout id", example: 'payout-2001' })
+  @ApiProblems(404, 502, 504)
   reconcile(@Param('shopPaymentId') shopPaymentId: string): Promise<PayoutView> {
     return this.payouts.reconcile(shopPaymentId);
   }

@@ -1,22 +1,46 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
+import { raiseAttention, type AttentionReason } from '../common/attention';
 import { logger } from '../common/logger';
 import { Amount } from '../common/money';
-import { deriveKey, seal, unseal } from '../common/sealed';
+import { KeyRing } from '../common/key-ring';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayError, GatewayService, isOutcomeUnknown, toGatewayId } from '../gateway';
 import type { PayoutRecord, WithdrawCreateResult } from '../gateway/gateway.types';
+import { callLeaseSeconds } from '../jobs/in-flight';
+import { INSTANCE_ID } from '../jobs/instance';
+import { maskAccount } from './account-mask';
+import { accountContext } from './account-seal';
+import { registerSnapshotLoader } from '../audit/shop-events';
+import { toPayoutView } from './dto/payout.view';
 import { PayoutEntity, type PayoutStatus } from './payout.entity';
-import { decideTransition, isFinal, isPolled, statusFromGatewayNumber } from './payout.state';
+
+registerSnapshotLoader('payout', async (m, ref) => {
+  const p = await m.findOneOrFail(PayoutEntity, {
+    where: ref.rowId !== undefined ? { id: ref.rowId } : { shopPaymentId: ref.objectId },
+  });
+  return { ...toPayoutView(p) };
+});
+import {
+  decideRecreate,
+  decideTransition,
+  foreignRecordReason,
+  isFinal,
+  isPolled,
+  statusFromGatewayNumber,
+} from './payout.state';
 
 /** What is sealed in `account_sealed`: enough to repeat the create after "absent". */
-interface SealedRecipient {
+export interface SealedRecipient {
   account: string;
   accountDetails?: Record<string, string>;
 }
+
+/** A gateway call's result as a value, so it can be written after the call with nothing held. */
+export type CallAnswer<T> = { ok: true; value: T } | { ok: false; err: unknown };
 
 type PayoutChanges = Partial<
   Pick<
@@ -31,34 +55,42 @@ type PayoutChanges = Partial<
   >
 >;
 
+/** No gateway call in flight for the row. */
+export const NO_CALL = { callOwner: null, callLeaseUntil: null } as const;
+
 /**
- * Everything that talks to the gateway about one payout and writes the answer, always on a row
- * the caller has locked (SELECT ... FOR UPDATE) inside its transaction, so two requests or two
- * instances never act on one payout at once. Used by the create route, the poller and the
- * admin reconcile.
+ * Everything that decides what the gateway's answers about one payout mean and writes them,
+ * always on a row the caller has locked inside a short transaction (phase 3). The gateway calls
+ * themselves are made by the callers with no transaction and no connection held (phase 2).
+ * Used by the create route, the poller and the admin routes.
  *
- * Never paid twice: a create is sent only for a row that has never been sent (the create route)
- * or after `withdraw/shop_payment_status` said the payout is absent, always with the same
- * `shop_payment_id`, which the gateway's duplicate protection keeps unique.
+ * Never paid twice: a create is sent for a new row, or after `withdraw/shop_payment_status` said
+ * "absent" — at most PAYOUT_MAX_CREATES times in all, never twice within two gateway time-outs,
+ * always with the same `shop_payment_id`, which the gateway's duplicate protection keeps unique.
  */
 @Injectable()
 export class PayoutProcessor {
+  /** Rows whose next poll time this round's answer chose (see keepOrNext). */
+  private readonly chosenByAnswer = new WeakSet<PayoutEntity>();
   private readonly log = logger.child({ component: 'payouts' });
-  private readonly accountKey: Buffer;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly gateway: GatewayService,
     private readonly audit: AuditService,
-  ) {
-    this.accountKey = deriveKey(config.gateway.secretKey, 'payout-account');
+    private readonly keys: KeyRing,
+  ) {}
+
+  /** Sealed for one row: the ciphertext opens only as `account_sealed` of payout `payoutId`. */
+  sealRecipient(payoutId: string, recipient: SealedRecipient): string {
+    return this.keys.seal(JSON.stringify(recipient), accountContext(payoutId));
   }
 
-  sealRecipient(recipient: SealedRecipient): string {
-    return seal(JSON.stringify(recipient), this.accountKey);
+  unsealRecipient(p: PayoutEntity): SealedRecipient {
+    return JSON.parse(this.keys.unseal(p.accountSealed, accountContext(p.id))) as SealedRecipient;
   }
 
-  /** The row and its lock, for the rest of the caller's transaction. */
+  /** The row and its lock, for the rest of the caller's (short) transaction. */
   lock(
     manager: EntityManager,
     where: { id: string } | { shopId: number; shopPaymentId: string },
@@ -66,70 +98,89 @@ export class PayoutProcessor {
     return manager.findOne(PayoutEntity, { where, lock: { mode: 'pessimistic_write' } });
   }
 
-  /**
-   * Sends `withdraw/create` and writes the outcome. `settleIfUnknown`: on an unknown outcome ask
-   * `withdraw/shop_payment_status` at once (which may repeat the create once after "absent").
-   */
-  async submitCreate(
-    m: EntityManager,
-    p: PayoutEntity,
-    cause: AuditCause,
-    settleIfUnknown: boolean,
-  ): Promise<void> {
-    const recipient = JSON.parse(unseal(p.accountSealed, this.accountKey)) as SealedRecipient;
-    p.createAttempts += 1;
-    await m.update(PayoutEntity, { id: p.id }, { createAttempts: p.createAttempts });
+  /** Phase 2 of a create: `withdraw/create`, nothing held, the outcome as a value. */
+  async sendCreate(
+    p: Pick<
+      PayoutEntity,
+      'shopPaymentId' | 'amount' | 'amountType' | 'shopCurrency' | 'payway' | 'description'
+    >,
+    recipient: SealedRecipient,
+  ): Promise<CallAnswer<WithdrawCreateResult>> {
     try {
-      const result = await this.gateway.createWithdraw({
-        shop_payment_id: p.shopPaymentId,
-        amount: p.amount.toString(),
-        amount_type: p.amountType,
-        shop_currency: p.shopCurrency,
-        payway: p.payway,
-        account: recipient.account,
-        account_details: recipient.accountDetails,
-        description: p.description ?? undefined,
-      });
-      await this.applyRecord(m, p, result, cause, 'withdraw/create');
+      return {
+        ok: true,
+        value: await this.gateway.createWithdraw({
+          shop_payment_id: p.shopPaymentId,
+          amount: p.amount.toString(),
+          amount_type: p.amountType,
+          shop_currency: p.shopCurrency,
+          payway: p.payway,
+          account: recipient.account,
+          account_details: recipient.accountDetails,
+          description: p.description ?? undefined,
+        }),
+      };
     } catch (err) {
-      await this.applyCreateError(m, p, err, cause, settleIfUnknown);
-    }
-    // A create went out and nothing settled it: the outcome is open until a status call says.
-    if (p.status === 'pending') {
-      await this.write(m, p, 'unknown', cause, {
-        call: 'withdraw/create',
-        reason: 'outcome not settled',
-      });
+      return { ok: false, err };
     }
   }
 
-  private async applyCreateError(
+  /** Phase 2 of a poll: by withdraw id when known, else by shop_payment_id. */
+  async askStatus(p: PayoutEntity): Promise<{ via: string; answer: CallAnswer<PayoutRecord> }> {
+    const via = p.withdrawId === null ? 'withdraw/shop_payment_status' : 'withdraw/status';
+    try {
+      const value =
+        p.withdrawId === null
+          ? await this.gateway.withdrawShopPaymentStatus(p.shopPaymentId)
+          : await this.gateway.withdrawStatus(toGatewayId(p.withdrawId));
+      return { via, answer: { ok: true, value } };
+    } catch (err) {
+      return { via, answer: { ok: false, err } };
+    }
+  }
+
+  /**
+   * Phase 3 of a create (row locked): the record governs; "duplicate" means it exists (ask its
+   * status at once); fatal → failed; non-fatal → processing; anything else is unknown and the
+   * first status question waits at least one poll interval (a create still in flight at the
+   * gateway would otherwise look absent and be sent again).
+   */
+  async applyCreate(
     m: EntityManager,
     p: PayoutEntity,
-    err: unknown,
+    answer: CallAnswer<WithdrawCreateResult>,
     cause: AuditCause,
-    settleIfUnknown: boolean,
   ): Promise<void> {
-    if (err instanceof GatewayError && err.isDuplicate) {
-      // The payout exists on the gateway: look it up, never create another.
-      this.log.warn(
-        { shopPaymentId: p.shopPaymentId },
-        'withdraw/create: shop_payment_id already used, looking it up',
-      );
-      await this.settle(m, p, cause, false);
+    await m.update(PayoutEntity, { id: p.id }, NO_CALL);
+    Object.assign(p, NO_CALL);
+    const call = 'withdraw/create';
+    if (answer.ok) {
+      await this.applyRecord(m, p, answer.value, cause, call);
+      await this.setNextPoll(m, p, this.intervalFromNow());
       return;
     }
+    const err = answer.err;
     const errorInfo =
       err instanceof GatewayError
         ? { errorCode: err.errorCode, gatewayMessage: err.gatewayMessage }
         : { errorCode: null, gatewayMessage: (err as Error).message };
+    if (err instanceof GatewayError && err.isDuplicate) {
+      // The payout exists on the gateway: look it up, never create another.
+      this.log.warn(
+        { shopPaymentId: p.shopPaymentId },
+        'withdraw/create: shop_payment_id already used',
+      );
+      await this.write(m, p, 'unknown', cause, { call, duplicate: true }, errorInfo);
+      await this.setNextPoll(m, p, new Date());
+      return;
+    }
     if (err instanceof GatewayError && err.fatal === true) {
       await this.write(
         m,
         p,
         'failed',
         cause,
-        { call: 'withdraw/create', errorCode: err.errorCode, fatal: true },
+        { call, errorCode: err.errorCode, fatal: true },
         errorInfo,
       );
       return;
@@ -141,89 +192,83 @@ export class PayoutProcessor {
         p,
         'processing',
         cause,
-        { call: 'withdraw/create', errorCode: err.errorCode, fatal: false },
+        { call, errorCode: err.errorCode, fatal: false },
         errorInfo,
       );
+      await this.setNextPoll(m, p, this.intervalFromNow());
       return;
     }
-    // Time-out, reset, an unknown code, or no connection: the payout may exist. Ask, never resend blindly.
+    // Time-out, reset, an unknown code, or no connection: the payout may exist. Ask later, never resend blindly.
     await this.write(
       m,
       p,
       'unknown',
       cause,
-      {
-        call: 'withdraw/create',
-        outcomeUnknown: isOutcomeUnknown(err),
-        error: (err as Error).name,
-      },
+      { call, outcomeUnknown: isOutcomeUnknown(err), error: (err as Error).name },
       errorInfo,
     );
-    if (settleIfUnknown) await this.settle(m, p, cause, true);
+    await this.setNextPoll(m, p, this.intervalFromNow());
   }
 
   /**
-   * Asks `withdraw/shop_payment_status`: a returned record governs; "absent" allows repeating the
-   * create with the same shop_payment_id (when `createIfAbsent`); anything else leaves the row as
-   * it is, to be asked again on the next cycle.
+   * Phase 3 of a status question (row locked). A record governs (unless it is not ours);
+   * "absent" may allow one more create, which this claims (attempt, time, lease) and returns
+   * 'create' for the caller to send after commit; past the cap the payout goes to an operator.
    */
-  async settle(
+  async applyStatus(
     m: EntityManager,
     p: PayoutEntity,
+    via: string,
+    answer: CallAnswer<PayoutRecord>,
     cause: AuditCause,
-    createIfAbsent: boolean,
-  ): Promise<void> {
-    let record: PayoutRecord;
-    try {
-      record = await this.gateway.withdrawShopPaymentStatus(p.shopPaymentId);
-    } catch (err) {
-      if (err instanceof GatewayError && err.isAbsent) {
-        if (createIfAbsent) {
-          this.log.warn(
-            { shopPaymentId: p.shopPaymentId, attempts: p.createAttempts },
-            'payout absent on the gateway: repeating the create',
-          );
-          await this.submitCreate(m, p, cause, false);
-        }
-        return;
-      }
-      this.log.warn(
-        { shopPaymentId: p.shopPaymentId, err: (err as Error).message },
-        'withdraw/shop_payment_status failed; asking again later',
-      );
-      return;
+    mayCreate: boolean,
+  ): Promise<'create' | 'done'> {
+    if (answer.ok) {
+      await this.applyRecord(m, p, answer.value, cause, via);
+      return 'done';
     }
-    await this.applyRecord(m, p, record, cause, 'withdraw/shop_payment_status');
+    const err = answer.err;
+    if (!(err instanceof GatewayError && err.isAbsent && via === 'withdraw/shop_payment_status')) {
+      this.log.warn(
+        { shopPaymentId: p.shopPaymentId, via, err: (err as Error).message },
+        'payout status failed; asking again later',
+      );
+      await m.update(
+        PayoutEntity,
+        { id: p.id },
+        { lastError: `${via}: ${(err as Error).message}` },
+      );
+      return 'done';
+    }
+    const decision = decideRecreate({
+      now: Date.now(),
+      createAttempts: p.createAttempts,
+      lastCreateAt: p.lastCreateAt?.getTime() ?? null,
+      maxCreates: this.config.payoutMaxCreates,
+      gatewayTimeoutMs: this.config.gateway.timeoutMs,
+    });
+    if (decision === 'cap') {
+      await this.raise(m, p, 'create_cap', `absent after ${p.createAttempts} creates`, cause);
+      return 'done';
+    }
+    if (decision === 'wait' || !mayCreate) return 'done';
+    this.log.warn(
+      { shopPaymentId: p.shopPaymentId, attempts: p.createAttempts },
+      'payout absent on the gateway: repeating the create',
+    );
+    const claim = {
+      createAttempts: p.createAttempts + 1,
+      lastCreateAt: new Date(),
+      callOwner: INSTANCE_ID,
+      callStartedAt: new Date(),
+      callLeaseUntil: new Date(Date.now() + callLeaseSeconds(this.config.gateway.timeoutMs) * 1000),
+    };
+    await m.update(PayoutEntity, { id: p.id }, claim);
+    Object.assign(p, claim);
+    return 'create';
   }
 
-  /** One status question: by withdraw id when known, else by shop_payment_id (settle). */
-  async refresh(
-    m: EntityManager,
-    p: PayoutEntity,
-    cause: AuditCause,
-    createIfAbsent: boolean,
-  ): Promise<void> {
-    if (p.withdrawId === null) {
-      await this.settle(m, p, cause, createIfAbsent);
-      return;
-    }
-    try {
-      await this.applyRecord(
-        m,
-        p,
-        await this.gateway.withdrawStatus(toGatewayId(p.withdrawId)),
-        cause,
-        'withdraw/status',
-      );
-    } catch (err) {
-      this.log.warn(
-        { shopPaymentId: p.shopPaymentId, err: (err as Error).message },
-        'withdraw/status failed; asking again later',
-      );
-    }
-  }
-
-  /** The gateway's record (create answer or status) governs: ids, exact amounts, mapped status. */
+  /** The gateway's record governs: ids, exact amounts, mapped status — unless it is not ours. */
   private async applyRecord(
     m: EntityManager,
     p: PayoutEntity,
@@ -231,6 +276,13 @@ export class PayoutProcessor {
     cause: AuditCause,
     call: string,
   ): Promise<void> {
+    const foreign = foreignRecordReason(p, record, maskAccount);
+    if (foreign !== null) {
+      // After a restore or a reused id the gateway may hold another payout under our id: adopting
+      // its status could report money that never moved. Nothing changes; an operator decides.
+      await this.raise(m, p, 'mismatch', `${call} record is not ours: ${foreign}`, cause);
+      return;
+    }
     const mapped = statusFromGatewayNumber(record.status, this.config.payouts.status);
     if (!mapped.known) {
       this.log.warn(
@@ -259,6 +311,28 @@ export class PayoutProcessor {
         ...(errorCode === null ? { gatewayMessage: null } : {}),
       },
     );
+    if (p.lastError !== null) await m.update(PayoutEntity, { id: p.id }, { lastError: null });
+  }
+
+  /** Attention for a payout: the flag and reason (audited), and the status `needs_attention`. */
+  async raise(
+    m: EntityManager,
+    p: PayoutEntity,
+    reason: AttentionReason,
+    detail: string,
+    cause: AuditCause,
+  ): Promise<void> {
+    await this.write(m, p, 'needs_attention', cause, { reason: detail });
+    await raiseAttention(
+      m,
+      { object: 'payout', id: p.id, shopId: p.shopPaymentId, status: p.status },
+      reason,
+      detail,
+      cause,
+    );
+    p.needsAttention = true;
+    p.attentionReason = `${reason}: ${detail}`;
+    await this.setNextPoll(m, p, null);
   }
 
   /**
@@ -276,7 +350,16 @@ export class PayoutProcessor {
     const from = p.status;
     const decision = decideTransition(from, to);
     if (!decision.allowed && decision.reason === 'final') {
-      this.log.warn({ shopPaymentId: p.shopPaymentId, from, to }, 'final payout not changed');
+      if (to !== from && to !== 'needs_attention' && isFinal(to)) {
+        // A final answer that contradicts ours: money state kept, an operator told.
+        await raiseAttention(
+          m,
+          { object: 'payout', id: p.id, shopId: p.shopPaymentId, status: from },
+          'contradiction',
+          `${String(details.call ?? 'gateway')} says ${to}, the payout is ${from}`,
+          cause,
+        );
+      }
       return;
     }
     // needs_attention -> processing is expected (a reconcile still finds it open): not worth a warning.
@@ -301,6 +384,7 @@ export class PayoutProcessor {
       await this.audit.record(m, {
         entityType: 'payout',
         entityId: p.shopPaymentId,
+        rowId: p.id,
         fromStatus: from,
         toStatus: status,
         cause,
@@ -309,11 +393,177 @@ export class PayoutProcessor {
     }
   }
 
+  /**
+   * One status round for a payout, in atomic phases: read the row, ask the gateway with nothing
+   * held, write the answer under a short lock; when "absent" allows one more create, claim it,
+   * send it with nothing held, write its answer. `owner`: the poller's lease (a row taken over
+   * by another instance is left alone). Returns false when the row was not ours to poll.
+   */
+  async checkOnce(
+    dataSource: DataSource,
+    id: string,
+    cause: AuditCause,
+    opts: { owner?: string; mayCreate: boolean; force?: boolean },
+  ): Promise<boolean> {
+    const p = await dataSource.getRepository(PayoutEntity).findOneBy({ id });
+    if (p === null || (opts.owner !== undefined && p.leaseOwner !== opts.owner)) return false;
+    const open = isPolled(p.status) || (opts.force === true && !isFinal(p.status));
+    const inFlight = p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > Date.now();
+    let step: 'create' | 'done' = 'done';
+    let recipient: SealedRecipient | null = null;
+    if (open && !inFlight) {
+      // Read before asking: a sealed account that cannot be read fails this poll (recorded), not a create.
+      if (p.withdrawId === null && opts.mayCreate) recipient = this.unsealRecipient(p);
+      const { via, answer } = await this.askStatus(p);
+      step = await dataSource.transaction(async (m) => {
+        const row = await this.lock(m, { id });
+        if (row === null || (opts.owner !== undefined && row.leaseOwner !== opts.owner))
+          return 'done';
+        if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > Date.now()) return 'done';
+        const r = await this.applyStatus(
+          m,
+          row,
+          via,
+          answer,
+          cause,
+          opts.mayCreate && recipient !== null,
+        );
+        if (r === 'done') await this.finishRound(m, row, cause, opts.owner !== undefined);
+        return r;
+      });
+    } else if (opts.owner !== undefined) {
+      await dataSource.transaction(async (m) => {
+        const row = await this.lock(m, { id });
+        if (row === null || row.leaseOwner !== opts.owner) return;
+        await this.finishRound(m, row, cause, true, inFlight ? row.callLeaseUntil : undefined);
+      });
+    }
+    if (step === 'create' && recipient !== null) {
+      const answer = await this.sendCreate(p, recipient);
+      await dataSource.transaction(async (m) => {
+        const row = await this.lock(m, { id });
+        if (row === null) return;
+        await this.applyCreate(m, row, answer, cause);
+        await this.finishRound(m, row, cause, opts.owner !== undefined);
+      });
+    }
+    return true;
+  }
+
+  /** End of a round: deadline → attention; poll count, next poll, lease released. */
+  private async finishRound(
+    m: EntityManager,
+    p: PayoutEntity,
+    cause: AuditCause,
+    counted: boolean,
+    nextAt?: Date | null,
+  ): Promise<void> {
+    if (isPolled(p.status) && Date.now() >= p.pollDeadline.getTime())
+      await this.raise(m, p, 'deadline', 'no final status by the poll deadline', cause);
+    const next = nextAt !== undefined && nextAt !== null ? nextAt : this.keepOrNext(p);
+    await m.update(
+      PayoutEntity,
+      { id: p.id },
+      {
+        ...(counted ? { pollCount: p.pollCount + 1 } : {}),
+        nextPollAt: next,
+        leaseUntil: null,
+        leaseOwner: null,
+      },
+    );
+    p.nextPollAt = next;
+  }
+
+  /**
+   * A poll time set sooner by this round's answer (duplicate: ask at once) is kept. The row's
+   * own due time is not: it is the time that made this round due, already past, and keeping it
+   * would poll the payout again at every tick.
+   */
+  private keepOrNext(p: PayoutEntity): Date | null {
+    if (!isPolled(p.status)) return null;
+    const next = this.intervalFromNow();
+    const chosen = this.chosenByAnswer.has(p) ? p.nextPollAt : null;
+    return chosen !== null && chosen < next ? chosen : next;
+  }
+
+  /**
+   * A round that threw: recorded in a transaction of its own (the failed one rolled back), with
+   * the error on the row; past the deadline the payout goes to an operator instead of being
+   * retried forever.
+   */
+  async recordFailure(
+    dataSource: DataSource,
+    id: string,
+    err: unknown,
+    owner?: string,
+  ): Promise<void> {
+    const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    await dataSource.transaction(async (m) => {
+      const p = await this.lock(m, { id });
+      if (p === null || (owner !== undefined && p.leaseOwner !== owner)) return;
+      await m.update(PayoutEntity, { id }, { lastError: message.slice(0, 500) });
+      p.lastError = message;
+      if (isPolled(p.status) && Date.now() >= p.pollDeadline.getTime())
+        await this.raise(
+          m,
+          p,
+          'poll_failing',
+          `every poll fails: ${message.slice(0, 200)}`,
+          'reconciliation',
+        );
+      const next = isPolled(p.status) ? this.intervalFromNow() : null;
+      await m.update(
+        PayoutEntity,
+        { id },
+        { pollCount: p.pollCount + 1, nextPollAt: next, leaseUntil: null, leaseOwner: null },
+      );
+    });
+  }
+
+  /**
+   * An operator's verified final status (attention `accept`): allowed moves through write; a
+   * final status corrected to another final one is audited with the note.
+   */
+  async accept(
+    m: EntityManager,
+    p: PayoutEntity,
+    to: PayoutStatus,
+    details: Record<string, unknown>,
+  ): Promise<void> {
+    if (p.status === to) return;
+    if (decideTransition(p.status, to).allowed) {
+      await this.write(m, p, to, 'admin', details);
+      return;
+    }
+    const from = p.status;
+    const all = { status: to, finishedAt: new Date(), nextPollAt: null };
+    await m.update(PayoutEntity, { id: p.id }, all);
+    Object.assign(p, all);
+    await this.audit.record(m, {
+      entityType: 'payout',
+      entityId: p.shopPaymentId,
+      rowId: p.id,
+      fromStatus: from,
+      toStatus: to,
+      cause: 'admin',
+      details: { ...details, correction: true },
+    });
+  }
+
   /** Next poll time for a row still owed an answer; null otherwise. */
   nextPollAt(p: PayoutEntity): Date | null {
-    return isPolled(p.status)
-      ? new Date(Date.now() + this.config.payouts.pollIntervalS * 1000)
-      : null;
+    return isPolled(p.status) ? this.intervalFromNow() : null;
+  }
+
+  private intervalFromNow(): Date {
+    return new Date(Date.now() + this.config.payouts.pollIntervalS * 1000);
+  }
+
+  private async setNextPoll(m: EntityManager, p: PayoutEntity, at: Date | null): Promise<void> {
+    const next = isPolled(p.status) ? at : null;
+    await m.update(PayoutEntity, { id: p.id }, { nextPollAt: next });
+    p.nextPollAt = next;
+    this.chosenByAnswer.add(p);
   }
 }
 

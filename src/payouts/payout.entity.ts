@@ -68,6 +68,28 @@ export class PayoutEntity {
     string | null;
   @Column({ name: 'response_code', type: 'int', nullable: true }) responseCode: number | null;
   @Column({ name: 'response_body', type: 'jsonb', nullable: true }) responseBody: unknown;
+  // --- #13/#14: the gateway call in flight (atomic phases), attention, absence over time
+  /** Instance that committed a claim and is calling the gateway now (null: no call in flight). */
+  @Column({ name: 'call_owner', type: 'varchar', length: 64, nullable: true }) callOwner:
+    string | null;
+  @Column({ name: 'call_started_at', type: 'timestamptz', nullable: true })
+  callStartedAt: Date | null;
+  /** Past this, the call's owner is presumed dead: settle by a status call, never re-send. */
+  @Column({ name: 'call_lease_until', type: 'timestamptz', nullable: true })
+  callLeaseUntil: Date | null;
+  @Column({ name: 'attention_reason', type: 'text', nullable: true }) attentionReason:
+    string | null;
+  @Column({ name: 'attention_at', type: 'timestamptz', nullable: true }) attentionAt: Date | null;
+  /** Status checks in a row that did not find the object, and when the first of them was. */
+  @Column({ name: 'absent_count', type: 'int', default: 0 }) absentCount: number;
+  @Column({ name: 'first_absent_at', type: 'timestamptz', nullable: true })
+  firstAbsentAt: Date | null;
+  @Column({ name: 'needs_attention', type: 'boolean', default: false }) needsAttention: boolean;
+  /** When withdraw/create was last sent: never again within two gateway time-outs. */
+  @Column({ name: 'last_create_at', type: 'timestamptz', nullable: true })
+  lastCreateAt: Date | null;
+  /** Why the last poll failed (recorded in its own transaction). */
+  @Column({ name: 'last_error', type: 'text', nullable: true }) lastError: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true }) finishedAt: Date | null;

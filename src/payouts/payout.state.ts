@@ -1,3 +1,4 @@
+import { Amount } from '../common/money';
 import type { PayoutStatusConfig } from '../config/config';
 import type { PayoutStatus } from './payout.entity';
 
@@ -64,4 +65,72 @@ export function statusFromGatewayNumber(n: number, cfg: PayoutStatusConfig): Map
   if (cfg.rejected.includes(n)) return { status: 'rejected', known: true };
   if (cfg.failed.includes(n)) return { status: 'failed', known: true };
   return { status: 'processing', known: KNOWN_NON_FINAL_NUMBERS.has(n) };
+}
+
+/**
+ * After `withdraw/shop_payment_status` said "absent": may the create be sent again now?
+ * `cap`: PAYOUT_MAX_CREATES creates went out and it is still absent → an operator decides.
+ * `wait`: the last create went out less than two gateway time-outs ago; it may still be in
+ * flight at the gateway and would be paid twice. `create`: send it once more (same id).
+ */
+export function decideRecreate(p: {
+  now: number;
+  createAttempts: number;
+  lastCreateAt: number | null;
+  maxCreates: number;
+  gatewayTimeoutMs: number;
+}): 'create' | 'wait' | 'cap' {
+  if (p.createAttempts >= p.maxCreates) return 'cap';
+  if (p.lastCreateAt !== null && p.now - p.lastCreateAt < 2 * p.gatewayTimeoutMs) return 'wait';
+  return 'create';
+}
+
+/**
+ * Why a gateway payout record (create answer, status, the record behind a duplicate) is not the
+ * payout we stored, or null. Compared where the record carries the fact: our id, currency, the
+ * amount the amount type fixes (payee_receive for ps_amount, shop_write_off for shop_amount),
+ * payway, and the account (masked the same way as ours).
+ */
+export function foreignRecordReason(
+  stored: {
+    shopPaymentId: string;
+    amount: Amount;
+    amountType: 'ps_amount' | 'shop_amount';
+    shopCurrency: number;
+    payway: string;
+    accountMasked: string;
+  },
+  record: Record<string, unknown>,
+  mask: (account: string) => string,
+): string | null {
+  // An empty value says nothing (the record leaves the fact out), it does not contradict ours.
+  const text = (v: unknown): string | null =>
+    (typeof v === 'string' && v !== '') || typeof v === 'number' || typeof v === 'bigint'
+      ? String(v)
+      : null;
+  const id = text(record.shop_payment_id);
+  if (id !== null && id !== stored.shopPaymentId)
+    return `shop_payment_id ${id} is not ${stored.shopPaymentId}`;
+  const currency = text(record.shop_currency);
+  if (currency !== null && currency !== String(stored.shopCurrency))
+    return `shop_currency ${currency} is not ${stored.shopCurrency}`;
+  const fixed = text(
+    stored.amountType === 'ps_amount' ? record.payee_receive : record.shop_write_off,
+  );
+  if (fixed !== null) {
+    let same: boolean;
+    try {
+      same = Amount.fromText(fixed).eq(stored.amount);
+    } catch {
+      same = false;
+    }
+    if (!same) return `amount ${fixed} is not ${stored.amount.toString()}`;
+  }
+  const payway = text(record.payway);
+  if (payway !== null && payway !== stored.payway)
+    return `payway ${payway} is not ${stored.payway}`;
+  const account = text(record.account);
+  if (account !== null && mask(account) !== stored.accountMasked)
+    return `account ${mask(account)} is not ${stored.accountMasked}`;
+  return null;
 }

@@ -4,17 +4,24 @@ import {
   ApiBearerAuth,
   ApiOkResponse,
   ApiOperation,
+  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
+import { ApiProblems, pageOf } from '../common/openapi';
+import { AccountCheckSchema, PayoutQuoteSchema } from './dto/payout.schemas';
 import type { Response } from 'express';
 import type { Page } from '../common/pagination';
 import { ListPayoutsQuery } from './dto/list-payouts.query';
 import { CheckAccountDto, CreatePayoutDto, QuotePayoutDto } from './dto/payout-requests.dto';
 import { PayoutView } from './dto/payout.view';
 import { PayoutsService } from './payouts.service';
+import { Scopes } from '../common/access.decorator';
+
+export const SHOP_PAYMENT_ID = { name: 'shopPaymentId', description: "The shop's payout id", example: 'payout-2001' };
 
 @ApiTags('payouts')
 @ApiBearerAuth()
+@Scopes('payouts')
 @Controller('payouts')
 export class PayoutsController {
   constructor(private readonly payouts: PayoutsService) {}
@@ -22,6 +29,8 @@ export class PayoutsController {
   @Post('quote')
   @HttpCode(200)
   @ApiOperation({ summary: 'withdraw/try: what the payee receives and what is written off' })
+  @ApiOkResponse({ type: PayoutQuoteSchema })
+  @ApiProblems(422, 502, 504)
   quote(@Body() dto: QuotePayoutDto): Promise<Record<string, unknown>> {
     return this.payouts.quote(dto);
   }
@@ -29,6 +38,8 @@ export class PayoutsController {
   @Post('check-account')
   @HttpCode(200)
   @ApiOperation({ summary: 'check_account: whether the account exists and can be credited' })
+  @ApiOkResponse({ type: AccountCheckSchema })
+  @ApiProblems(422, 502, 504)
   checkAccount(
     @Body() dto: CheckAccountDto,
   ): Promise<{ exists: boolean; accountInfo: Record<string, unknown> | null }> {
@@ -39,11 +50,13 @@ export class PayoutsController {
   @ApiOperation({
     summary: 'Create a payout (withdraw/create), idempotent by shopPaymentId',
     description:
+      'Sent through the agent shop (GATEWAY_PAYOUT_SHOP_ID), whose balance it is paid from. ' +
       'Validated against the payway (bounds, account_info_config), stored pending and committed before the gateway is ' +
       'called. The same shopPaymentId with the same body replays the stored answer; another body is 409. The status ' +
       'is then polled every PAYOUT_POLL_INTERVAL_S until final or PAYOUT_POLL_MAX_S, then needs_attention.',
   })
-  @ApiAcceptedResponse({ type: PayoutView })
+  @ApiAcceptedResponse({ type: PayoutView, description: 'The payout (also the replayed answer of an identical repeat)' })
+  @ApiProblems(409, 502, 504)
   async create(
     @Body() dto: CreatePayoutDto,
     @Res({ passthrough: true }) res: Response,
@@ -54,13 +67,17 @@ export class PayoutsController {
   }
 
   @Get(':shopPaymentId')
+  @ApiOperation({ summary: 'The stored payout' })
   @ApiOkResponse({ type: PayoutView })
+  @ApiParam(SHOP_PAYMENT_ID)
+  @ApiProblems(404)
   get(@Param('shopPaymentId') shopPaymentId: string): Promise<PayoutView> {
     return this.payouts.get(shopPaymentId);
   }
 
   @Get()
   @ApiOperation({ summary: 'Stored payouts, newest first; {items, nextCursor}' })
+  @ApiOkResponse({ type: pageOf(PayoutView) })
   list(@Query() q: ListPayoutsQuery): Promise<Page<PayoutView>> {
     return this.payouts.list(q);
   }

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { PayoutPoller } from '../reconciliation/payout-poller';
+import { PayoutPoller } from './payout-poller';
 import { AdminPayoutsController } from './admin-payouts.controller';
 import { PayoutProcessor } from './payout-processor';
 import { PayoutsController } from './payouts.controller';
@@ -8,5 +8,6 @@ import { PayoutsService } from './payouts.service';
 @Module({
   controllers: [PayoutsController, AdminPayoutsController],
   providers: [PayoutsService, PayoutProcessor, PayoutPoller],
+  exports: [PayoutsService, PayoutProcessor],
 })
 export class PayoutsModule {}

@@ -1,22 +1,31 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { IdempotencyConflict, NotFound, ValidationFailed } from '../common/errors';
+import { DataSource, EntityManager } from 'typeorm';
+import { crashPoint } from '../common/crash-point';
+import {
+  IdempotencyConflict,
+  NotFound,
+  RequestInProgress,
+  ValidationFailed,
+} from '../common/errors';
+import { callLeaseSeconds, waitForAnswer } from '../jobs/in-flight';
+import { INSTANCE_ID } from '../jobs/instance';
 import { Amount } from '../common/money';
-import { decodeCursor, DEFAULT_PAGE_SIZE, type Page, toPage } from '../common/pagination';
+import { afterCursorSql, decodeCursor, DEFAULT_PAGE_SIZE, type Page, toPage } from '../common/pagination';
 import { deriveKey } from '../common/sealed';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayService } from '../gateway';
-import type { CheckAccountResult, WithdrawTryResult } from '../gateway/gateway.types';
+import type { CheckAccountResult, OutputPayway, WithdrawTryResult } from '../gateway/gateway.types';
+import { boundsCheckFor, checkConvertedBounds } from '../payway-config/currency-conversion';
 import { PaywayConfigService } from '../payway-config/payway-config.service';
 import { maskAccount } from './account-mask';
 import type { CheckAccountDto, CreatePayoutDto, QuotePayoutDto } from './dto/payout-requests.dto';
 import { toPayoutView, type PayoutView } from './dto/payout.view';
 import { gatewayFailure } from './payout.errors';
 import { PayoutEntity, type PayoutStatus } from './payout.entity';
-import { PayoutProcessor } from './payout-processor';
-import { isFinal, isPolled } from './payout.state';
+import { NO_CALL, PayoutProcessor } from './payout-processor';
+import { isFinal } from './payout.state';
 import { accountProblems, amountProblems } from './payout-validation';
 
 export interface StoredResponse {
@@ -24,8 +33,12 @@ export interface StoredResponse {
   body: PayoutView;
 }
 
-/** How often a duplicate request looks again while the first one has not locked the row yet. */
-const DUPLICATE_WAIT_MS = 50;
+/** Amount checks without bounds: in another currency the bounds apply after conversion. */
+const UNBOUNDED = {} as OutputPayway;
+
+function convertedProblems(r: WithdrawTryResult, payway: OutputPayway) {
+  return checkConvertedBounds({ amount: r.payee_receive, currency: r.ps_currency }, payway);
+}
 
 @Injectable()
 export class PayoutsService {
@@ -38,15 +51,32 @@ export class PayoutsService {
     private readonly payways: PaywayConfigService,
     private readonly processor: PayoutProcessor,
   ) {
-    this.fingerprintKey = deriveKey(config.gateway.secretKey, 'payout-fingerprint');
+    this.fingerprintKey = deriveKey(config.gateway.shops.payment.secretKey, 'payout-fingerprint');
+  }
+
+  /** Payouts are the agent shop's: written and found under its id. */
+  private get shopId(): number {
+    return this.gateway.shopId('payout');
   }
 
   async quote(dto: QuotePayoutDto): Promise<Record<string, unknown>> {
     const payway = await this.payways.getPayway('payout', dto.payway);
-    this.reject(amountProblems(dto.amount, payway));
-    let r: WithdrawTryResult;
+    const local = boundsCheckFor(dto.shopCurrency, payway.currency) === 'local';
+    this.reject(amountProblems(dto.amount, local ? payway : UNBOUNDED, dto.amountType));
+    const r = await this.tryWithdraw(dto);
+    if (!local) this.reject(convertedProblems(r, payway));
+    return {
+      payeeReceive: String(r.payee_receive),
+      shopWriteOff: String(r.shop_write_off),
+      psCurrency: r.ps_currency,
+      shopCurrency: r.shop_currency,
+      accountInfoConfig: r.account_info_config,
+    };
+  }
+
+  private async tryWithdraw(dto: QuotePayoutDto): Promise<WithdrawTryResult> {
     try {
-      r = await this.gateway.tryWithdraw({
+      return await this.gateway.tryWithdraw({
         amount: dto.amount,
         amount_type: dto.amountType,
         payway: dto.payway,
@@ -55,12 +85,27 @@ export class PayoutsService {
     } catch (err) {
       throw gatewayFailure('withdraw/try', err);
     }
+  }
+
+  /**
+   * A payout in another shop currency than its payway's: `withdraw/try` converts it, and the
+   * payway's bounds are held against `payee_receive` in `ps_currency`. Skipped for a repeat whose
+   * row exists (its stored answer or a conflict follows without another gateway call).
+   */
+  private async priceInPaywayCurrency(
+    dto: CreatePayoutDto,
+    payway: OutputPayway,
+  ): Promise<{ psCurrency: number; payeeReceive: Amount; shopWriteOff: Amount } | null> {
+    const exists = await this.dataSource
+      .getRepository(PayoutEntity)
+      .existsBy({ shopId: this.shopId, shopPaymentId: dto.shopPaymentId });
+    if (exists) return null;
+    const r = await this.tryWithdraw(dto);
+    this.reject(convertedProblems(r, payway));
     return {
-      payeeReceive: String(r.payee_receive),
-      shopWriteOff: String(r.shop_write_off),
-      psCurrency: r.ps_currency,
-      shopCurrency: r.shop_currency,
-      accountInfoConfig: r.account_info_config,
+      psCurrency: Number(r.ps_currency),
+      payeeReceive: Amount.fromText(String(r.payee_receive)),
+      shopWriteOff: Amount.fromText(String(r.shop_write_off)),
     };
   }
 
@@ -87,42 +132,67 @@ export class PayoutsService {
   }
 
   /**
-   * The idempotent create: validate everything, commit the row as `pending` (so a crash after
-   * this point leaves a row the poller finishes), then call `withdraw/create` holding the row
-   * lock, store the answer and the response. A repeat with the same body replays that response;
-   * another body is 409; concurrent repeats wait on the lock and make no gateway call.
+   * The idempotent create, in atomic phases: (1) one INSERT commits the row `pending` with its
+   * first create attempt claimed (owner, time, lease), so a crash after it leaves a row the
+   * poller settles by a status call; (2) `withdraw/create` with nothing held; (3) a short lock
+   * writes the answer and the stored response. A repeat finds the row first (configuration only
+   * judges new rows) and replays it, waits (bounded) while the first copy is in phase 2, or gets
+   * 409 "request in progress"; another body is 409 conflict.
    */
   async create(dto: CreatePayoutDto): Promise<StoredResponse> {
-    const payway = await this.payways.getPayway('payout', dto.payway);
-    this.reject([
-      ...amountProblems(dto.amount, payway),
-      ...accountProblems(dto.account, dto.accountDetails, payway),
-    ]);
-    const shopId = this.config.gateway.shopId;
+    const shopId = this.shopId;
     const fingerprint = this.fingerprint(dto);
+    let priced: Awaited<ReturnType<PayoutsService['priceInPaywayCurrency']>> | null;
+    try {
+      const payway = await this.payways.getPayway('payout', dto.payway);
+      const local = boundsCheckFor(dto.shopCurrency, payway.currency) === 'local';
+      this.reject([
+        ...amountProblems(dto.amount, local ? payway : UNBOUNDED, dto.amountType),
+        ...accountProblems(dto.account, dto.accountDetails, payway),
+      ]);
+      priced = local ? null : await this.priceInPaywayCurrency(dto, payway);
+    } catch (err) {
+      // A repeat is answered whatever the configuration says now (limits lowered, payway gone).
+      const existing = await this.find(dto.shopPaymentId);
+      if (existing) return this.answerRepeat(existing, fingerprint);
+      throw err;
+    }
     const { pollMaxS } = this.config.payouts;
+    const leaseS = callLeaseSeconds(this.config.gateway.timeoutMs);
     // A pending row is left alone by the poller for this long: the create request is in flight.
     const graceS =
       Math.ceil(this.config.gateway.timeoutMs / 1000) + this.config.payouts.pollIntervalS;
+    const facts = {
+      shopPaymentId: dto.shopPaymentId,
+      amount: Amount.parse(dto.amount),
+      amountType: dto.amountType,
+      shopCurrency: dto.shopCurrency,
+      payway: dto.payway,
+      description: dto.description ?? null,
+    };
+    // The id is chosen here: the sealed account is bound to its row.
+    const id = randomUUID();
     const inserted = await this.dataSource
       .createQueryBuilder()
       .insert()
       .into(PayoutEntity)
       .values({
+        ...facts,
+        id,
         shopId,
-        shopPaymentId: dto.shopPaymentId,
         requestFingerprint: fingerprint,
         status: 'pending',
-        amount: Amount.parse(dto.amount),
-        amountType: dto.amountType,
-        shopCurrency: dto.shopCurrency,
-        payway: dto.payway,
+        ...(priced ?? {}),
         accountMasked: maskAccount(dto.account),
-        accountSealed: this.processor.sealRecipient({
+        accountSealed: this.processor.sealRecipient(id, {
           account: dto.account,
           accountDetails: dto.accountDetails,
         }),
-        description: dto.description ?? null,
+        createAttempts: 1,
+        lastCreateAt: () => 'now()',
+        callOwner: INSTANCE_ID,
+        callStartedAt: () => 'now()',
+        callLeaseUntil: () => `now() + make_interval(secs => ${leaseS})`,
         nextPollAt: () => `now() + make_interval(secs => ${graceS})`,
         pollDeadline: () => `now() + make_interval(secs => ${pollMaxS})`,
       })
@@ -130,61 +200,83 @@ export class PayoutsService {
       .returning(['id'])
       .execute();
     const rows = inserted.raw as Array<{ id: string }>;
-    if (rows.length === 1) return this.finishCreate(rows[0].id, true, graceS);
-
-    const existing = await this.dataSource
-      .getRepository(PayoutEntity)
-      .findOneBy({ shopId, shopPaymentId: dto.shopPaymentId });
+    if (rows.length === 1) {
+      crashPoint('payout.create.after_claim');
+      const answer = await this.processor.sendCreate(facts, {
+        account: dto.account,
+        accountDetails: dto.accountDetails,
+      });
+      crashPoint('payout.create.after_answer');
+      const stored = await this.dataSource.transaction(async (m) => {
+        const p = await this.processor.lock(m, { id: rows[0].id });
+        if (p === null) throw new NotFound('Payout', dto.shopPaymentId);
+        await this.processor.applyCreate(m, p, answer, 'api');
+        return this.storeResponse(m, p);
+      });
+      crashPoint('payout.create.after_result');
+      return stored;
+    }
+    const existing = await this.find(dto.shopPaymentId);
     if (existing === null)
       throw new Error(`payout ${dto.shopPaymentId} vanished after a conflicting insert`);
-    if (existing.requestFingerprint !== fingerprint)
-      throw new IdempotencyConflict('shopPaymentId', dto.shopPaymentId);
-    return this.finishCreate(existing.id, false, graceS);
+    return this.answerRepeat(existing, fingerprint);
   }
 
-  private async finishCreate(
-    id: string,
-    insertedHere: boolean,
-    graceS: number,
-  ): Promise<StoredResponse> {
-    for (;;) {
-      const outcome = await this.dataSource.transaction(
-        async (m): Promise<StoredResponse | 'wait'> => {
-          const p = await this.processor.lock(m, { id });
-          if (p === null) throw new NotFound('Payout', id);
-          if (p.responseCode !== null)
-            return { code: p.responseCode, body: p.responseBody as PayoutView };
-          if (p.status === 'pending' && p.createAttempts === 0) {
-            if (insertedHere) {
-              await this.processor.submitCreate(m, p, 'api', true);
-            } else if (Date.now() - p.createdAt.getTime() < graceS * 1000) {
-              // The first request committed the row and will lock it any moment: let it send.
-              return 'wait';
-            } else {
-              // The first request died before sending (or while sending): find out, then act.
-              await this.processor.settle(m, p, 'api', true);
-            }
-          }
-          const nextPollAt = this.processor.nextPollAt(p);
-          p.nextPollAt = nextPollAt;
-          const body = toPayoutView(p);
-          await m.update(
-            PayoutEntity,
-            { id: p.id },
-            { nextPollAt, responseCode: 202, responseBody: body },
-          );
-          return { code: 202, body };
-        },
-      );
-      if (outcome !== 'wait') return outcome;
-      await new Promise((resolve) => setTimeout(resolve, DUPLICATE_WAIT_MS));
-    }
+  private find(shopPaymentId: string): Promise<PayoutEntity | null> {
+    return this.dataSource
+      .getRepository(PayoutEntity)
+      .findOneBy({ shopId: this.shopId, shopPaymentId });
+  }
+
+  /** The stored answer, else the payout as it is now (stored as the answer). */
+  private async storeResponse(m: EntityManager, p: PayoutEntity): Promise<StoredResponse> {
+    if (p.responseCode !== null)
+      return { code: p.responseCode, body: p.responseBody as PayoutView };
+    const body = toPayoutView(p);
+    await m.update(PayoutEntity, { id: p.id }, { responseCode: 202, responseBody: body });
+    return { code: 202, body };
+  }
+
+  /**
+   * A repeat: the stored answer; a bounded wait while the first copy is calling the gateway;
+   * a copy whose call was lost (lease over) becomes `unknown` for the poller's status call.
+   */
+  private async answerRepeat(existing: PayoutEntity, fingerprint: string): Promise<StoredResponse> {
+    if (existing.requestFingerprint !== fingerprint)
+      throw new IdempotencyConflict('shopPaymentId', existing.shopPaymentId);
+    let first: PayoutEntity | null = existing;
+    const answer = await waitForAnswer(async () => {
+      const p = first ?? (await this.find(existing.shopPaymentId));
+      first = null;
+      if (p === null) throw new NotFound('Payout', existing.shopPaymentId);
+      if (p.responseCode !== null)
+        return { code: p.responseCode, body: p.responseBody as PayoutView };
+      if (p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > Date.now()) return undefined;
+      return this.dataSource.transaction(async (m) => {
+        const row = await this.processor.lock(m, { id: p.id });
+        if (row === null) throw new NotFound('Payout', existing.shopPaymentId);
+        if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > Date.now())
+          return undefined;
+        if (row.status === 'pending') {
+          await this.processor.write(m, row, 'unknown', 'api', {
+            reason: 'the create call was lost (its lease ran out)',
+          });
+          const next = this.processor.nextPollAt(row);
+          await m.update(PayoutEntity, { id: row.id }, { ...NO_CALL, nextPollAt: next });
+          row.nextPollAt = next;
+        }
+        return this.storeResponse(m, row);
+      });
+    }, this.config.createWaitMs);
+    if (answer === undefined)
+      throw new RequestInProgress('shopPaymentId', existing.shopPaymentId, 1);
+    return answer;
   }
 
   async get(shopPaymentId: string): Promise<PayoutView> {
     const p = await this.dataSource
       .getRepository(PayoutEntity)
-      .findOneBy({ shopId: this.config.gateway.shopId, shopPaymentId });
+      .findOneBy({ shopId: this.shopId, shopPaymentId });
     if (p === null) throw new NotFound('Payout', shopPaymentId);
     return toPayoutView(p);
   }
@@ -199,9 +291,9 @@ export class PayoutsService {
     const qb = this.dataSource
       .getRepository(PayoutEntity)
       .createQueryBuilder('p')
-      .where('p.shop_id = :shopId', { shopId: this.config.gateway.shopId });
+      .where('p.shop_id = :shopId', { shopId: this.shopId });
     if (q.status) qb.andWhere('p.status = :status', { status: q.status });
-    if (cursor) qb.andWhere('(p.created_at, p.id) < (:createdAt, :id)', cursor);
+    if (cursor) qb.andWhere(afterCursorSql('p', 'payouts'), { cursorId: cursor });
     const rows = await qb
       .orderBy('p.created_at', 'DESC')
       .addOrderBy('p.id', 'DESC')
@@ -211,25 +303,20 @@ export class PayoutsService {
   }
 
   /**
-   * Admin: ask the gateway now. A payout past its deadline is not created again after "absent"
-   * (an operator decides that), but a found final status settles it.
+   * Admin: ask the gateway now, in the same phases as the poller. A payout an operator must look
+   * at is not created again after "absent" (the operator decides that), but a found final status
+   * settles it.
    */
   async reconcile(shopPaymentId: string): Promise<PayoutView> {
-    return this.dataSource.transaction(async (m) => {
-      const p = await this.processor.lock(m, { shopId: this.config.gateway.shopId, shopPaymentId });
-      if (p === null) throw new NotFound('Payout', shopPaymentId);
-      if (isFinal(p.status)) return toPayoutView(p);
-      await this.processor.refresh(m, p, 'admin', p.status !== 'needs_attention');
-      if (isPolled(p.status) && Date.now() >= p.pollDeadline.getTime()) {
-        await this.processor.write(m, p, 'needs_attention', 'admin', {
-          reason: 'no final status by the poll deadline',
-        });
-      }
-      const nextPollAt = this.processor.nextPollAt(p);
-      await m.update(PayoutEntity, { id: p.id }, { nextPollAt });
-      p.nextPollAt = nextPollAt;
-      return toPayoutView(p);
-    });
+    const p = await this.find(shopPaymentId);
+    if (p === null) throw new NotFound('Payout', shopPaymentId);
+    if (!isFinal(p.status)) {
+      await this.processor.checkOnce(this.dataSource, p.id, 'admin', {
+        mayCreate: p.status !== 'needs_attention',
+        force: true,
+      });
+    }
+    return this.get(shopPaymentId);
   }
 
   /**

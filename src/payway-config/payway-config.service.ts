@@ -4,14 +4,19 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ValidationFailed } from '../common/errors';
 import { logger } from '../common/logger';
-import { APP_CONFIG, type AppConfig } from '../config/config';
+import { APP_CONFIG, type AppConfig, type GatewayCall } from '../config/config';
 import { GatewayService } from '../gateway/gateway.service';
 import type { InputPayway, OutputPayway, PaywayGroup } from '../gateway/gateway.types';
 import { PaywayConfigEntity, type PaywayDirection } from './payway-config.entity';
-import { baseAlias, isActive } from './payway-validation';
-import { scheduleJob } from '../reconciliation/schedule';
+import { isActive } from './payway-validation';
+import { scheduleJob } from '../jobs/schedule';
 
 type Groups = PaywayGroup<InputPayway>[] | PaywayGroup<OutputPayway>[];
+
+const CONFIG_CALL = {
+  payment: 'shop_input_config/shop',
+  payout: 'shop_output_config/shop',
+} as const satisfies Record<PaywayDirection, GatewayCall>;
 
 export interface PaywayList {
   direction: PaywayDirection;
@@ -25,17 +30,19 @@ interface Cached {
 }
 
 /**
- * The gateway's payway configuration (shop_input_config/shop, shop_output_config/shop): fetched,
- * stored in payway_configs (one row per direction, so a restart has it without a gateway call),
- * kept in memory, refreshed on a schedule and on demand. Every invoice and payout is checked
+ * The gateway's payway configuration (shop_input_config/shop of the payment shop,
+ * shop_output_config/shop of the agent shop): fetched, stored in payway_configs (one row per shop
+ * and direction, so a restart has it without a gateway call and a changed shop setting never
+ * reads another shop's list), kept in memory, refreshed on a schedule and on demand. Every invoice and payout is checked
  * against it before the gateway is called.
  */
 @Injectable()
 export class PaywayConfigService implements OnApplicationBootstrap {
   private readonly log = logger.child({ component: 'payway-config' });
-  private readonly cache = new Map<PaywayDirection, Cached>();
-  /** One fetch per direction at a time; concurrent callers share it. */
-  private readonly inflight = new Map<PaywayDirection, Promise<Cached>>();
+  /** Keyed by `shopId:direction`. */
+  private readonly cache = new Map<string, Cached>();
+  /** One fetch per shop and direction at a time; concurrent callers share it. */
+  private readonly inflight = new Map<string, Promise<Cached>>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -79,7 +86,8 @@ export class PaywayConfigService implements OnApplicationBootstrap {
   }
 
   /**
-   * The active payway of that alias (a `[...]` scenario suffix ignored); ValidationFailed on
+   * The active payway listed under exactly that alias (scenario suffix and all: the gateway lists
+   * `card_core_payin_rub[mock_server,success]` as a payway of its own); ValidationFailed on
    * `payway` when it is unknown or inactive.
    */
   async getPayway(direction: 'payment', payway: string): Promise<InputPayway>;
@@ -87,53 +95,62 @@ export class PaywayConfigService implements OnApplicationBootstrap {
   async getPayway(direction: PaywayDirection, payway: string): Promise<InputPayway | OutputPayway>;
   async getPayway(direction: PaywayDirection, payway: string): Promise<InputPayway | OutputPayway> {
     const found = await this.findPayway(direction, payway);
-    const alias = baseAlias(payway);
     if (found === undefined)
       throw new ValidationFailed([
-        { field: 'payway', message: `${alias} is not a known ${direction} way` },
+        { field: 'payway', message: `${payway} is not a known ${direction} way` },
       ]);
-    // Payout ways carry no is_active; only an explicit "false" retires one.
+    // Payout ways carry no is_active; only an explicit false retires one.
     if ('is_active' in found && !isActive(found as { is_active?: unknown })) {
-      throw new ValidationFailed([{ field: 'payway', message: `${alias} is not active` }]);
+      throw new ValidationFailed([{ field: 'payway', message: `${payway} is not active` }]);
     }
     return found;
   }
 
-  /** The payway of that alias, active or not; undefined when the configuration has none. */
+  /** The payway listed under exactly that alias, active or not; undefined when none is. */
   async findPayway(
     direction: PaywayDirection,
     payway: string,
   ): Promise<InputPayway | OutputPayway | undefined> {
-    const alias = baseAlias(payway);
     const { groups } = await this.current(direction);
     for (const group of groups) {
-      for (const p of group.payways ?? []) if (p.alias === alias) return p;
+      for (const p of group.payways ?? []) if (p.alias === payway) return p;
     }
     return undefined;
   }
 
+  /** The shop whose list a direction is: the shop of its configuration call. */
+  private shopOf(direction: PaywayDirection): number {
+    return this.gateway.shops.forCall(CONFIG_CALL[direction]).shopId;
+  }
+
   /** Memory, then the stored row, then the gateway. */
   private async current(direction: PaywayDirection): Promise<Cached> {
-    const cached = this.cache.get(direction);
+    const shopId = this.shopOf(direction);
+    const key = `${shopId}:${direction}`;
+    const cached = this.cache.get(key);
     if (cached) return cached;
-    const row = await this.dataSource.getRepository(PaywayConfigEntity).findOneBy({ direction });
+    const row = await this.dataSource
+      .getRepository(PaywayConfigEntity)
+      .findOneBy({ shopId, direction });
     if (row) {
       const loaded = { groups: row.data as Groups, fetchedAt: row.fetchedAt };
-      this.cache.set(direction, loaded);
+      this.cache.set(key, loaded);
       return loaded;
     }
     return this.refresh(direction);
   }
 
   private refresh(direction: PaywayDirection): Promise<Cached> {
-    const running = this.inflight.get(direction);
+    const key = `${this.shopOf(direction)}:${direction}`;
+    const running = this.inflight.get(key);
     if (running) return running;
-    const fetch = this.fetchAndStore(direction).finally(() => this.inflight.delete(direction));
-    this.inflight.set(direction, fetch);
+    const fetch = this.fetchAndStore(direction).finally(() => this.inflight.delete(key));
+    this.inflight.set(key, fetch);
     return fetch;
   }
 
   private async fetchAndStore(direction: PaywayDirection): Promise<Cached> {
+    const shopId = this.shopOf(direction);
     const groups: Groups =
       direction === 'payment'
         ? await this.gateway.shopInputConfig()
@@ -143,12 +160,12 @@ export class PaywayConfigService implements OnApplicationBootstrap {
       .createQueryBuilder()
       .insert()
       .into(PaywayConfigEntity)
-      .values({ direction, data: groups, fetchedAt })
-      .orUpdate(['data', 'fetched_at'], ['direction'])
+      .values({ shopId, direction, data: groups, fetchedAt })
+      .orUpdate(['data', 'fetched_at'], ['shop_id', 'direction'])
       .execute();
     const cached = { groups, fetchedAt };
-    this.cache.set(direction, cached);
-    this.log.info({ direction, groups: groups.length }, 'payway configuration fetched');
+    this.cache.set(`${shopId}:${direction}`, cached);
+    this.log.info({ shopId, direction, groups: groups.length }, 'payway configuration fetched');
     return cached;
   }
 }

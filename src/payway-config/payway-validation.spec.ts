@@ -1,16 +1,16 @@
 import { Amount } from '../common/money';
 import type { InputPayway } from '../gateway/gateway.types';
 import {
-  baseAlias,
   checkAmountBounds,
   checkExtras,
   checkPaymentAgainstPayway,
   isActive,
 } from './payway-validation';
+import { PAYMENT } from '../../test/support/payways';
 
 const payway = (overrides: Partial<InputPayway> = {}): InputPayway => ({
   id: 201,
-  alias: 'wallet_rub',
+  alias: PAYMENT.wallet,
   currency: 643,
   min_amount: '1',
   max_amount: '15000',
@@ -19,14 +19,6 @@ const payway = (overrides: Partial<InputPayway> = {}): InputPayway => ({
   is_active: 'true',
   add_ons_config: { phone: { regex: '^\\+?7\\d{10}$', label: { en: 'Phone' } } },
   ...overrides,
-});
-
-describe('baseAlias', () => {
-  it.each([
-    ['card_rub', 'card_rub'],
-    ['card_rub[mock_server,success]', 'card_rub'],
-    ['[x]', ''],
-  ])('%s → %s', (given, expected) => expect(baseAlias(given)).toBe(expected));
 });
 
 describe('isActive', () => {
@@ -73,21 +65,21 @@ describe('checkAmountBounds (exact)', () => {
 describe('checkExtras', () => {
   const addOns = payway().add_ons_config;
   it('accepts a matching value', () =>
-    expect(checkExtras({ phone: '+79001234567' }, addOns, 'wallet_rub')).toEqual([]));
+    expect(checkExtras({ phone: '+79001234567' }, addOns, PAYMENT.wallet)).toEqual([]));
   it('names a value that does not match', () =>
-    expect(checkExtras({ phone: '123' }, addOns, 'wallet_rub')).toEqual([
+    expect(checkExtras({ phone: '123' }, addOns, PAYMENT.wallet)).toEqual([
       { field: 'extras.phone', message: expect.stringContaining('pattern') },
     ]));
   it('names a missing required field', () =>
-    expect(checkExtras(undefined, addOns, 'wallet_rub')).toEqual([
-      { field: 'extras.phone', message: 'is required by payway wallet_rub' },
+    expect(checkExtras(undefined, addOns, PAYMENT.wallet)).toEqual([
+      { field: 'extras.phone', message: `is required by payway ${PAYMENT.wallet}` },
     ]));
   it('refuses an unknown field', () =>
-    expect(checkExtras({ phone: '+79001234567', colour: 'red' }, addOns, 'wallet_rub')).toEqual([
-      { field: 'extras.colour', message: 'is not an add-on field of payway wallet_rub' },
+    expect(checkExtras({ phone: '+79001234567', colour: 'red' }, addOns, PAYMENT.wallet)).toEqual([
+      { field: 'extras.colour', message: `is not an add-on field of payway ${PAYMENT.wallet}` },
     ]));
   it('refuses a non-string value', () =>
-    expect(checkExtras({ phone: 79001234567 }, addOns, 'wallet_rub')).toEqual([
+    expect(checkExtras({ phone: 79001234567 }, addOns, PAYMENT.wallet)).toEqual([
       { field: 'extras.phone', message: 'must be a string' },
     ]));
   it('refuses an extra that would override a request field', () =>
@@ -102,7 +94,7 @@ describe('checkExtras', () => {
 
 describe('checkPaymentAgainstPayway', () => {
   const input = {
-    payway: 'wallet_rub[success]',
+    payway: PAYMENT.wallet,
     amount: Amount.parse('100'),
     currency: 643,
     extras: { phone: '+79001234567' },
@@ -112,18 +104,25 @@ describe('checkPaymentAgainstPayway', () => {
     expect(checkPaymentAgainstPayway(input, payway())).toEqual([]));
   it('unknown payway', () =>
     expect(checkPaymentAgainstPayway(input, undefined)).toEqual([
-      { field: 'payway', message: 'wallet_rub is not a known payment way' },
+      { field: 'payway', message: `${PAYMENT.wallet} is not a known payment way` },
     ]));
   it('inactive payway', () =>
     expect(checkPaymentAgainstPayway(input, payway({ is_active: 'false' }))).toEqual([
-      { field: 'payway', message: 'wallet_rub is not active' },
+      { field: 'payway', message: `${PAYMENT.wallet} is not active` },
     ]));
   it('collects every other problem at once', () => {
+    const errors = checkPaymentAgainstPayway(
+      { ...input, amount: Amount.parse('15000.01'), extras: {} },
+      payway(),
+    );
+    expect(errors.map((e) => e.field)).toEqual(['amount', 'extras.phone']);
+  });
+  it('another currency: bounds are left to the converted price, the rest is still checked', () => {
     const errors = checkPaymentAgainstPayway(
       { ...input, currency: 840, amount: Amount.parse('15000.01'), extras: {} },
       payway(),
     );
-    expect(errors.map((e) => e.field)).toEqual(['currency', 'amount', 'extras.phone']);
+    expect(errors.map((e) => e.field)).toEqual(['extras.phone']);
   });
   it('a quote does not ask for extras', () =>
     expect(

@@ -1,43 +1,22 @@
 /**
  * Pure checks of an invoice request against the payway configuration (shop_input_config/shop):
- * the payway exists and is active, the currency is the payway's, the amount lies within its
- * bounds (compared exactly), and the add-on extras are exactly the payway's fields, each
+ * the payway exists and is active, the amount lies within its bounds (compared exactly, when the
+ * order is in the payway's currency; see currency-conversion.ts otherwise), and the add-on extras are exactly the payway's fields, each
  * matching its pattern. Everything is checked before a row is written or the gateway is called.
  */
 import { Amount } from '../common/money';
 import type { FieldError } from '../common/errors';
 import type { AddOnField, InputPayway } from '../gateway/gateway.types';
+import { checkAmountBounds } from './amount-bounds';
+import { boundsCheckFor } from './currency-conversion';
 
-/** `card_rub[mock_server,success]` → `card_rub`: scenario tags are not part of the alias. */
-export function baseAlias(payway: string): string {
-  const open = payway.indexOf('[');
-  return open < 0 ? payway : payway.slice(0, open);
-}
+export { checkAmountBounds };
 
-/** `is_active` is a textual boolean ("true"); a real boolean is accepted too. */
+/** `is_active` is a textual boolean ("true") in the interface; the test server sends JSON `true`. */
 export function isActive(payway: { is_active?: unknown }): boolean {
   const v = payway.is_active;
   if (typeof v === 'boolean') return v;
   return typeof v === 'string' && v.trim().toLowerCase() === 'true';
-}
-
-/** Amount bounds of a payway, compared exactly; a missing bound does not limit. */
-export function checkAmountBounds(
-  amount: Amount,
-  payway: { min_amount?: unknown; max_amount?: unknown },
-): string | null {
-  const min = boundOf(payway.min_amount);
-  const max = boundOf(payway.max_amount);
-  if (min !== null && amount.lt(min)) return `must be at least ${min.toString()}`;
-  if (max !== null && amount.gt(max)) return `must be at most ${max.toString()}`;
-  return null;
-}
-
-function boundOf(v: unknown): Amount | null {
-  if (typeof v === 'string' && v.trim() !== '') return Amount.fromText(v);
-  // The gateway client parses money exactly into strings; a bigint/number only from hand-made config.
-  if (typeof v === 'bigint') return Amount.fromText(v.toString());
-  return null;
 }
 
 /** An add-on is required unless its configuration says it is optional. */
@@ -124,19 +103,16 @@ export function checkPaymentAgainstPayway(
   input: PaymentCheckInput,
   payway: InputPayway | undefined,
 ): FieldError[] {
-  const alias = baseAlias(input.payway);
+  const alias = input.payway;
   if (payway === undefined)
     return [{ field: 'payway', message: `${alias} is not a known payment way` }];
   if (!isActive(payway)) return [{ field: 'payway', message: `${alias} is not active` }];
   const errors: FieldError[] = [];
-  if (payway.currency !== undefined && Number(payway.currency) !== input.currency) {
-    errors.push({
-      field: 'currency',
-      message: `must be ${String(payway.currency)} for payway ${alias}`,
-    });
+  // In another currency the bounds are the gateway's pre-calculation's to check (the caller's).
+  if (boundsCheckFor(input.currency, payway.currency) === 'local') {
+    const bounds = checkAmountBounds(input.amount, payway);
+    if (bounds) errors.push({ field: 'amount', message: bounds });
   }
-  const bounds = checkAmountBounds(input.amount, payway);
-  if (bounds) errors.push({ field: 'amount', message: bounds });
   if (input.checkExtras)
     errors.push(...checkExtras(input.extras, payway.add_ons_config ?? {}, alias));
   return errors;

@@ -1,10 +1,19 @@
 import { EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
+import { registerSnapshotLoader } from '../audit/shop-events';
+import { toRefundView } from './dto/refund.view';
 import { RefundEntity, RefundStatus } from './refund.entity';
 import { decideRefundTransition, isFinalRefund } from './refund.state';
 
 const audit = new AuditService();
+
+registerSnapshotLoader('refund', async (m, ref) => {
+  const refund = await m.findOneOrFail(RefundEntity, {
+    where: ref.rowId !== undefined ? { id: ref.rowId } : { shopRefundId: ref.objectId },
+  });
+  return { ...toRefundView(refund) };
+});
 
 export type RefundExtra = Partial<
   Pick<
@@ -59,6 +68,7 @@ export async function transitionRefund(
   await audit.record(manager, {
     entityType: 'refund',
     entityId: refund.shopRefundId,
+    rowId: refund.id,
     fromStatus: from,
     toStatus: to,
     cause,
@@ -95,4 +105,35 @@ export async function lockRefundById(
   if (!pre) return null;
   await manager.query(`SELECT id FROM invoices WHERE id = $1 FOR UPDATE`, [pre.invoicePk]);
   return manager.findOne(RefundEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+}
+
+/**
+ * An operator's verified final status (attention `accept`): allowed moves through
+ * transitionRefund; a final status corrected to the other one keeps refunded_amount in step and
+ * is audited with the note. The caller holds the invoice and refund locks.
+ */
+export async function acceptRefundStatus(
+  manager: EntityManager,
+  refund: RefundEntity,
+  to: RefundStatus,
+  details: Record<string, unknown>,
+): Promise<void> {
+  if (refund.status === to) return;
+  if (decideRefundTransition(refund.status, to).allowed) {
+    await transitionRefund(manager, refund, to, 'admin', details, { submitState: 'accepted' });
+    return;
+  }
+  const from = refund.status;
+  const changes = { status: to, processedAt: new Date(), nextCheckAt: null, leaseUntil: null };
+  await manager.update(RefundEntity, { id: refund.id }, changes);
+  Object.assign(refund, changes);
+  await syncRefundedAmount(manager, refund.invoicePk);
+  await audit.record(manager, {
+    entityType: 'refund',
+    entityId: refund.shopRefundId,
+    fromStatus: from,
+    toStatus: to,
+    cause: 'admin',
+    details: { shopOrderId: refund.shopOrderId, ...details, correction: true },
+  });
 }

@@ -64,6 +64,22 @@ export class RefundEntity {
   checkDeadline: Date | null;
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true }) leaseUntil: Date | null;
   @Column({ name: 'needs_attention', type: 'boolean', default: false }) needsAttention: boolean;
+  // --- #13/#14: the gateway call in flight (atomic phases), attention, absence over time
+  /** Instance that committed a claim and is calling the gateway now (null: no call in flight). */
+  @Column({ name: 'call_owner', type: 'varchar', length: 64, nullable: true }) callOwner:
+    string | null;
+  @Column({ name: 'call_started_at', type: 'timestamptz', nullable: true })
+  callStartedAt: Date | null;
+  /** Past this, the call's owner is presumed dead: settle by a status call, never re-send. */
+  @Column({ name: 'call_lease_until', type: 'timestamptz', nullable: true })
+  callLeaseUntil: Date | null;
+  @Column({ name: 'attention_reason', type: 'text', nullable: true }) attentionReason:
+    string | null;
+  @Column({ name: 'attention_at', type: 'timestamptz', nullable: true }) attentionAt: Date | null;
+  /** Status checks in a row that did not find the object, and when the first of them was. */
+  @Column({ name: 'absent_count', type: 'int', default: 0 }) absentCount: number;
+  @Column({ name: 'first_absent_at', type: 'timestamptz', nullable: true })
+  firstAbsentAt: Date | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
   @Column({ name: 'processed_at', type: 'timestamptz', nullable: true }) processedAt: Date | null;

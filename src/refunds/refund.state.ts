@@ -125,3 +125,68 @@ export function fitsPaidAmount(paid: Amount, counted: Amount[], amount: Amount):
 export function backoffSeconds(graceS: number, attempts: number): number {
   return Math.min(graceS * 2 ** Math.min(attempts, 20), 3600);
 }
+
+export interface RefundRuleFacts extends StoredRefundFacts {
+  status: RefundStatus;
+  submitState: RefundSubmitState;
+  absentCount: number;
+  firstAbsentAt: Date | null;
+}
+
+export type RefundEvidence =
+  | {
+      kind: 'record';
+      status: RefundStatus | null;
+      statusText: string;
+      reported: ReportedRefundFacts;
+    }
+  | { kind: 'absent' };
+
+export type RefundVerdict =
+  /** Apply through the state machine (also a same-status record: it proves the refund exists). */
+  | { kind: 'apply'; to: RefundStatus }
+  | { kind: 'ignore'; reason: string }
+  | { kind: 'attention'; reason: 'mismatch' | 'contradiction'; detail: string }
+  | { kind: 'absent'; count: number; firstAt: Date }
+  | { kind: 'never_created'; count: number };
+
+/**
+ * What a gateway message about a refund means — the one rule for the notification, the
+ * reconciler and `?refresh=true`. Not ours → attention; unknown word → not final; a final status
+ * contradicting ours → attention, no money state changed; "not listed" is evidence over time: a
+ * refund whose submit may not have reached the gateway fails only after `checks` absent answers
+ * spread over `windowS` (one missing listing right after a time-out proves nothing).
+ */
+export function judgeRefund(
+  refund: RefundRuleFacts,
+  ev: RefundEvidence,
+  policy: { checks: number; windowS: number; now: Date },
+): RefundVerdict {
+  if (ev.kind === 'absent') {
+    if (refund.submitState !== 'pending' && refund.submitState !== 'unknown')
+      return {
+        kind: 'ignore',
+        reason: `not listed, but the gateway accepted it (${refund.submitState})`,
+      };
+    if (isFinalRefund(refund.status)) return { kind: 'ignore', reason: `already ${refund.status}` };
+    const count = refund.absentCount + 1;
+    const firstAt = refund.firstAbsentAt ?? policy.now;
+    const spread = policy.now.getTime() - firstAt.getTime() >= policy.windowS * 1000;
+    return count >= policy.checks && spread
+      ? { kind: 'never_created', count }
+      : { kind: 'absent', count, firstAt };
+  }
+  const mismatch = mismatchOf(refund, ev.reported);
+  if (mismatch !== null) return { kind: 'attention', reason: 'mismatch', detail: mismatch };
+  if (ev.status === null)
+    return { kind: 'ignore', reason: `unknown refund status ${ev.statusText}: not final` };
+  const d = decideRefundTransition(refund.status, ev.status);
+  if (d.allowed || d.reason === 'same') return { kind: 'apply', to: ev.status };
+  if (!isFinalRefund(ev.status))
+    return { kind: 'ignore', reason: `refund already ${refund.status}: ${ev.status} is late` };
+  return {
+    kind: 'attention',
+    reason: 'contradiction',
+    detail: `the gateway says ${ev.status}, the refund is ${refund.status}`,
+  };
+}

@@ -4,14 +4,17 @@ import {
   ApiCreatedResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
+import { ApiProblems } from '../common/openapi';
 import type { Response } from 'express';
 import type { Page } from '../common/pagination';
 import { CreateRefundDto } from './dto/create-refund.dto';
 import { AdminRefundsQuery, InvoiceRefundsQuery } from './dto/list-refunds.query';
 import { RefundPage, RefundView } from './dto/refund.view';
 import { RefundsService } from './refunds.service';
+import { AdminOnly, Scopes } from '../common/access.decorator';
 
 const CREATE_DOC =
   'Full or partial refund of a succeeded invoice, in its currency. The refunds that are not FAILED never exceed the paid ' +
@@ -19,8 +22,11 @@ const CREATE_DOC =
   'stored answer, a different body is 409. A refund whose outcome is not known yet (gateway time-out) is WAITING and is ' +
   'settled by notification or reconciliation; a refund the gateway refuses outright is answered with a gateway-error problem.';
 
+const SHOP_ORDER_ID = { name: 'shopOrderId', description: 'The invoice', example: 'order-1001' };
+
 @ApiTags('refunds')
 @ApiBearerAuth()
+@Scopes('refunds')
 @Controller('invoices/:shopOrderId/refunds')
 export class RefundsController {
   constructor(private readonly refunds: RefundsService) {}
@@ -28,7 +34,9 @@ export class RefundsController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Refund an invoice', description: CREATE_DOC })
-  @ApiCreatedResponse({ type: RefundView })
+  @ApiCreatedResponse({ type: RefundView, description: 'The refund (also the replayed answer of an identical repeat)' })
+  @ApiParam(SHOP_ORDER_ID)
+  @ApiProblems(404, 409, 422, 502, 503, 504)
   async create(
     @Param('shopOrderId') shopOrderId: string,
     @Body() dto: CreateRefundDto,
@@ -42,6 +50,8 @@ export class RefundsController {
   @Get()
   @ApiOperation({ summary: "The invoice's refunds; ?refresh=true asks invoice/get-refunds first" })
   @ApiOkResponse({ type: RefundPage })
+  @ApiParam(SHOP_ORDER_ID)
+  @ApiProblems(404, 502, 503, 504)
   list(
     @Param('shopOrderId') shopOrderId: string,
     @Query() q: InvoiceRefundsQuery,
@@ -52,6 +62,7 @@ export class RefundsController {
 
 @ApiTags('admin')
 @ApiBearerAuth()
+@AdminOnly()
 @Controller('admin')
 export class AdminRefundsController {
   constructor(private readonly refunds: RefundsService) {}
@@ -59,7 +70,9 @@ export class AdminRefundsController {
   @Post('invoices/:shopOrderId/refunds')
   @HttpCode(201)
   @ApiOperation({ summary: 'Refund an invoice (operator)', description: CREATE_DOC })
-  @ApiCreatedResponse({ type: RefundView })
+  @ApiCreatedResponse({ type: RefundView, description: 'The refund (also the replayed answer of an identical repeat)' })
+  @ApiParam(SHOP_ORDER_ID)
+  @ApiProblems(404, 409, 422, 502, 503, 504)
   async create(
     @Param('shopOrderId') shopOrderId: string,
     @Body() dto: CreateRefundDto,

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { RefundReconciler } from '../reconciliation/refund-reconciler';
+import { RefundReconciler } from './refund-reconciler';
 import { AdminRefundsController, RefundsController } from './refunds.controller';
 import { RefundsService } from './refunds.service';
 

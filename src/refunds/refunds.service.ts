@@ -9,11 +9,16 @@ import {
   IdempotencyConflict,
   InvalidState,
   NotFound,
+  RequestInProgress,
   ValidationFailed,
 } from '../common/errors';
+import { crashPoint } from '../common/crash-point';
+import { callLeaseSeconds, waitForAnswer } from '../jobs/in-flight';
+import { INSTANCE_ID } from '../jobs/instance';
 import { logger } from '../common/logger';
 import { Amount } from '../common/money';
-import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
+import { afterCursorSql, decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
+import { parseGatewayTime } from '../gateway/gateway-time';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import {
   GatewayError,
@@ -40,16 +45,35 @@ import {
   StoredProblem,
   storeProblem,
 } from './refund.errors';
-import { lockRefundById, transitionRefund } from './refund-transitions';
+import { lockRefundById, transitionRefund, type RefundExtra } from './refund-transitions';
 import {
   backoffSeconds,
   CreateAnswer,
   fitsPaidAmount,
   isFinalRefund,
-  mismatchOf,
+  judgeRefund,
   outcomeOfCreate,
   refundStatusFromGateway,
+  type RefundEvidence,
+  type RefundVerdict,
 } from './refund.state';
+import { minorUnitsProblem } from '../common/currency';
+import { Coalescer } from '../common/coalesce';
+import { raiseAttention } from '../common/attention';
+
+/** Phase 1's result: the refund, and what its gateway call needs when this request claimed it. */
+type Reserved =
+  | { id: string; claimed: false }
+  | {
+      id: string;
+      claimed: true;
+      gatewayInvoiceId: string | null;
+      amount: Amount;
+      shopRefundId: string;
+    };
+
+/** No gateway call in flight for the row. */
+const NO_CALL = { callOwner: null, callLeaseUntil: null } as const;
 
 interface StoredResponse {
   refund?: RefundView;
@@ -73,7 +97,9 @@ export type ReconcileOutcome =
 @Injectable()
 export class RefundsService implements OnModuleInit, NotificationApplier {
   private readonly log = logger.child({ component: 'refunds' });
-  private readonly shopId: number;
+  /** The payment shop: refunds are written, found and reconciled under its id. */
+  readonly shopId: number;
+  private readonly refreshes = new Coalescer();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -82,7 +108,8 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     private readonly audit: AuditService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    this.shopId = config.gateway.shopId;
+    // Refunds belong to the payment shop, like the invoices they refund.
+    this.shopId = gateway.shopId('payment');
   }
 
   onModuleInit(): void {
@@ -100,14 +127,17 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     if (!amount.isPositive())
       throw new ValidationFailed([{ field: 'amount', message: 'must be above zero' }]);
     const fingerprint = fingerprintOf(shopOrderId, dto);
-    const id = await this.reserve(shopOrderId, dto, amount, fingerprint, cause);
-    return this.submit(id, cause);
+    const reserved = await this.reserve(shopOrderId, dto, amount, fingerprint, cause);
+    if (reserved.claimed) return this.send(reserved, cause);
+    return this.answerRepeat(reserved.id, cause);
   }
 
   /**
    * First transaction: under the invoice's row lock, check the status and the paid amount and
    * commit the refund as WAITING/pending before the gateway hears of it, so a crash after this
-   * leaves a row that reconciliation settles. Returns the refund's id (new or the same request's).
+   * leaves a row that reconciliation settles. Phase 1 of the atomic phases: the new row carries
+   * the claim on its gateway call (owner, start, lease), and the invoice lock is held only for
+   * this short transaction, never across the call. Returns the refund (new or the same request's).
    */
   private reserve(
     shopOrderId: string,
@@ -115,14 +145,14 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     amount: Amount,
     fingerprint: string,
     cause: AuditCause,
-  ): Promise<string> {
+  ): Promise<Reserved> {
     return this.dataSource.transaction(async (m) => {
       const invoice = await lockInvoice(m, { shopId: this.shopId, shopOrderId });
       if (!invoice) throw new NotFound('Invoice', shopOrderId);
       const existing = await m.findOne(RefundEntity, {
         where: { shopId: this.shopId, shopRefundId: dto.shopRefundId },
       });
-      if (existing) return sameRequest(existing, fingerprint);
+      if (existing) return { id: sameRequest(existing, fingerprint), claimed: false };
       if (invoice.status !== 'succeeded')
         throw new InvalidState('Invoice', shopOrderId, invoice.status, 'refund');
       if (dto.currency !== undefined && dto.currency !== invoice.currency) {
@@ -130,6 +160,8 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
           { field: 'currency', message: `must be the invoice currency ${invoice.currency}` },
         ]);
       }
+      const tooFine = minorUnitsProblem(dto.amount, invoice.currency);
+      if (tooFine) throw new ValidationFailed([{ field: 'amount', message: tooFine }]);
       if (invoice.invoiceId === null)
         throw new InvalidState('Invoice', shopOrderId, 'without gateway invoice id', 'refund');
       const counted = (
@@ -146,9 +178,11 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       const { reconcileGraceS, reconcileMaxS } = this.config.refunds;
       const inserted = (await m.query(
         `INSERT INTO refunds (shop_id, shop_refund_id, invoice_pk, shop_order_id, gateway_invoice_id, request_fingerprint,
-                              amount, currency, status, submit_state, next_check_at, check_deadline)
+                              amount, currency, status, submit_state, next_check_at, check_deadline,
+                              call_owner, call_started_at, call_lease_until)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'WAITING', 'pending',
-                 now() + make_interval(secs => $9), now() + make_interval(secs => $10))
+                 now() + make_interval(secs => $9), now() + make_interval(secs => $10),
+                 $11, now(), now() + make_interval(secs => $12))
          ON CONFLICT (shop_id, shop_refund_id) DO NOTHING
          RETURNING id`,
         [
@@ -162,6 +196,8 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
           invoice.currency,
           reconcileGraceS,
           reconcileMaxS,
+          INSTANCE_ID,
+          callLeaseSeconds(this.config.gateway.timeoutMs),
         ],
       )) as Array<{ id: string }>;
       if (inserted.length === 0) {
@@ -169,77 +205,161 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
         const raced = await m.findOneOrFail(RefundEntity, {
           where: { shopId: this.shopId, shopRefundId: dto.shopRefundId },
         });
-        return sameRequest(raced, fingerprint);
+        return { id: sameRequest(raced, fingerprint), claimed: false };
       }
       await this.audit.record(m, {
         entityType: 'refund',
         entityId: dto.shopRefundId,
+        rowId: inserted[0].id,
         fromStatus: null,
         toStatus: 'WAITING',
         cause,
         details: { shopOrderId, amount: amount.toString(), submitState: 'pending' },
       });
-      return inserted[0].id;
+      return {
+        id: inserted[0].id,
+        claimed: true,
+        gatewayInvoiceId: invoice.invoiceId,
+        amount,
+        shopRefundId: dto.shopRefundId,
+      };
     });
   }
 
   /**
-   * Second transaction: with the invoice and refund locked, a refund still pending with no stored
-   * answer is sent to the gateway once; every other request (a repeat, a concurrent duplicate)
-   * waits on the lock and replays the stored answer.
+   * A repeat (or a race lost at the insert): the stored answer; while the first copy waits for
+   * the gateway, a bounded wait then 409 "request in progress"; a copy that never reached the
+   * gateway is sent by this one; one whose call was lost (lease over) is settled by reconciliation.
    */
-  private async submit(id: string, cause: AuditCause): Promise<CreateResult> {
+  private async answerRepeat(id: string, cause: AuditCause): Promise<CreateResult> {
+    let shopRefundId = id;
+    const next = await waitForAnswer(async () => {
+      const r = await this.dataSource.getRepository(RefundEntity).findOneBy({ id });
+      if (!r) throw new NotFound('Refund', id);
+      shopRefundId = r.shopRefundId;
+      if (r.responseCode !== null) return replay(r);
+      if (r.callLeaseUntil !== null && r.callLeaseUntil.getTime() > Date.now()) return undefined;
+      return this.takeOver(id, cause);
+    }, this.config.createWaitMs);
+    if (next === undefined) throw new RequestInProgress('shopRefundId', shopRefundId, 1);
+    if (next === 'wait') return this.answerRepeat(id, cause);
+    if ('claimed' in next)
+      return next.claimed ? this.send(next, cause) : this.answerRepeat(id, cause);
+    return next;
+  }
+
+  /** Under the locks, with no call in flight: send it (never sent), or answer what we know. */
+  private takeOver(id: string, cause: AuditCause): Promise<CreateResult | Reserved | 'wait'> {
+    return this.dataSource.transaction(async (m): Promise<CreateResult | Reserved | 'wait'> => {
+      const refund = await lockRefundById(m, id);
+      if (!refund) throw new NotFound('Refund', id);
+      if (refund.responseCode !== null) return replay(refund);
+      if (refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > Date.now())
+        return 'wait';
+      if (refund.submitState === 'pending' && refund.callStartedAt === null) {
+        await m.update(RefundEntity, { id }, this.claim());
+        return {
+          id,
+          claimed: true,
+          gatewayInvoiceId: refund.gatewayInvoiceId,
+          amount: refund.amount,
+          shopRefundId: refund.shopRefundId,
+        };
+      }
+      if (refund.submitState === 'pending') {
+        // The call went out and its answer was lost with its process: ask, never re-send.
+        await transitionRefund(
+          m,
+          refund,
+          refund.status,
+          cause,
+          { reason: 'the create call was lost (its lease ran out)' },
+          { submitState: 'unknown', nextCheckAt: new Date() },
+        );
+        await m.update(RefundEntity, { id }, NO_CALL);
+      }
+      return this.storeCreated(m, refund);
+    });
+  }
+
+  private claim(): Pick<RefundEntity, 'callOwner' | 'callStartedAt' | 'callLeaseUntil'> {
+    return {
+      callOwner: INSTANCE_ID,
+      callStartedAt: new Date(),
+      callLeaseUntil: new Date(Date.now() + callLeaseSeconds(this.config.gateway.timeoutMs) * 1000),
+    };
+  }
+
+  /**
+   * Phases 2 and 3 for a refund this request has claimed: the gateway call with nothing held,
+   * then, under the invoice and refund locks, the answer through the state machine.
+   */
+  private async send(
+    claim: Reserved & { claimed: true },
+    cause: AuditCause,
+  ): Promise<CreateResult> {
+    crashPoint('refund.create.after_claim');
+    let answer: CreateAnswer;
+    let record: RefundRecord | null = null;
+    let failure: GatewayError | null = null;
+    let notSent: GatewayTransportError | null = null;
+    try {
+      record = await this.gateway.createRefund({
+        invoice_id: toGatewayId(claim.gatewayInvoiceId),
+        amount: claim.amount.toString(),
+        shop_refund_id: claim.shopRefundId,
+        callback_url: `${this.config.publicBaseUrl}/webhooks/gateway`,
+      });
+      answer = { kind: 'accepted', status: refundStatusFromGateway(record.status) };
+    } catch (err) {
+      if (err instanceof GatewayError && err.fatal === true) {
+        failure = err;
+        record = asRefundRecord(err.data);
+        answer = {
+          kind: 'fatal',
+          recordStatus: record ? (refundStatusFromGateway(record.status) ?? 'FAILED') : null,
+        };
+      } else if (isOutcomeUnknown(err)) {
+        answer = { kind: 'unknown' };
+        failure = err instanceof GatewayError ? err : null;
+        this.log.warn(
+          { shopRefundId: claim.shopRefundId, err: (err as Error).message },
+          'refund creation outcome unknown: left to reconciliation',
+        );
+      } else if (err instanceof GatewayTransportError) {
+        answer = { kind: 'unknown' };
+        notSent = err;
+      } else {
+        throw err;
+      }
+    }
+    crashPoint('refund.create.after_answer');
     const result = await this.dataSource.transaction(
       async (m): Promise<CreateResult | GatewayFailure> => {
-        const refund = await lockRefundById(m, id);
-        if (!refund) throw new NotFound('Refund', id);
-        if (refund.responseCode !== null) return replay(refund);
-        if (refund.submitState !== 'pending') {
-          // Settled by reconciliation before any answer was stored (e.g. after a crash): report it as it is now.
-          return this.storeCreated(m, refund);
+        const refund = await lockRefundById(m, claim.id);
+        if (!refund) throw new NotFound('Refund', claim.id);
+        if (notSent) {
+          // Never reached the gateway: stay pending with no claim, so a repeat sends it.
+          await m.update(RefundEntity, { id: refund.id }, { ...NO_CALL, callStartedAt: null });
+          return new GatewayFailure(
+            `gateway not reachable: ${notSent.kind}`,
+            null,
+            null,
+            null,
+            503,
+          );
         }
-        let answer: CreateAnswer;
-        let record: RefundRecord | null = null;
-        let failure: GatewayError | null = null;
-        try {
-          record = await this.gateway.createRefund({
-            invoice_id: toGatewayId(refund.gatewayInvoiceId),
-            amount: refund.amount.toString(),
-            shop_refund_id: refund.shopRefundId,
-            callback_url: `${this.config.publicBaseUrl}/webhooks/gateway`,
-          });
-          answer = { kind: 'accepted', status: refundStatusFromGateway(record.status) };
-        } catch (err) {
-          if (err instanceof GatewayError && err.fatal === true) {
-            failure = err;
-            record = asRefundRecord(err.data);
-            answer = {
-              kind: 'fatal',
-              recordStatus: record ? (refundStatusFromGateway(record.status) ?? 'FAILED') : null,
-            };
-          } else if (isOutcomeUnknown(err)) {
-            answer = { kind: 'unknown' };
-            failure = err instanceof GatewayError ? err : null;
-            this.log.warn(
-              { shopRefundId: refund.shopRefundId, err: (err as Error).message },
-              'refund creation outcome unknown: left to reconciliation',
-            );
-          } else if (err instanceof GatewayTransportError) {
-            // Never reached the gateway: stay pending, so a repeat of the request sends it.
-            throw new GatewayFailure(`gateway not reachable: ${err.kind}`, null, null, null, 503);
-          } else {
-            throw err;
-          }
-        }
+        await m.update(RefundEntity, { id: refund.id }, NO_CALL);
         const outcome = outcomeOfCreate(answer);
         const details = { call: 'invoice/create-refund', errorCode: failure?.errorCode ?? null };
         const extra = {
-          submitState: outcome.submitState,
+          // A notification may have settled it first: it is accepted, whatever this answer says.
+          submitState: refund.submitState === 'pending' ? outcome.submitState : refund.submitState,
           errorCode: failure?.errorCode ?? (record ? record.error_code : null),
           gatewayMessage: failure?.gatewayMessage ?? null,
           ...settlementOf(record),
         };
-        if (outcome.rejected && failure) {
+        if (outcome.rejected && failure && refund.responseCode === null) {
           const problem = new GatewayFailure(
             `the gateway refused refund ${refund.shopRefundId}: ${failure.gatewayMessage}`,
             failure.errorCode,
@@ -258,9 +378,11 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
           return problem;
         }
         await transitionRefund(m, refund, outcome.status, cause, details, extra);
+        if (refund.responseCode !== null) return replay(refund);
         return this.storeCreated(m, refund);
       },
     );
+    crashPoint('refund.create.after_result');
     if (result instanceof GatewayFailure) throw result;
     return result;
   }
@@ -302,39 +424,120 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     const refund = await lockRefundById(manager, found.id);
     if (!refund) return { ...base, status: 'rejected', outcome: `unknown refund ${shopRefundId}` };
     const result = { shopRefundId, shopOrderId: refund.shopOrderId };
-    const mismatch =
-      mismatchOf(refund, {
-        shopId: fields.shop_id,
-        amount: fields.amount,
-        invoiceId: fields.invoice_id,
-      }) ??
-      (fields.shop_order_id !== undefined && fields.shop_order_id !== refund.shopOrderId
-        ? `shop_order_id ${fields.shop_order_id} is not ${refund.shopOrderId}`
-        : null);
-    if (mismatch)
+    if (fields.shop_order_id !== undefined && fields.shop_order_id !== refund.shopOrderId)
       return {
         ...result,
         status: 'rejected',
-        outcome: `does not match the stored refund: ${mismatch}`,
+        outcome: `does not match the stored refund: shop_order_id ${fields.shop_order_id} is not ${refund.shopOrderId}`,
       };
-    const to = refundStatusFromGateway(fields.status);
-    if (!to)
-      return { ...result, status: 'rejected', outcome: `unknown refund status ${fields.status}` };
     const from = refund.status;
-    const changed = await transitionRefund(
+    const verdict = await this.applyEvidence(
       manager,
       refund,
-      to,
+      {
+        kind: 'record',
+        status: refundStatusFromGateway(fields.status),
+        statusText: String(fields.status),
+        reported: { shopId: fields.shop_id, amount: fields.amount, invoiceId: fields.invoice_id },
+      },
       'notification',
       { errorCode: fields.error_code ?? null },
-      {
-        submitState: acceptedState(refund),
-        errorCode: intOrNull(fields.error_code),
-      },
+      { errorCode: intOrNull(fields.error_code) },
     );
-    return changed
-      ? { ...result, status: 'applied', outcome: `refund ${from} -> ${to}` }
-      : { ...result, status: 'stale', outcome: `refund already ${from}: ${to} changes nothing` };
+    switch (verdict.kind) {
+      case 'attention':
+        return verdict.reason === 'mismatch'
+          ? {
+              ...result,
+              status: 'rejected',
+              outcome: `does not match the stored refund: ${verdict.detail}`,
+            }
+          : {
+              ...result,
+              status: 'stale',
+              outcome: `not applied, needs attention: ${verdict.detail}`,
+            };
+      case 'apply':
+        return from !== refund.status || verdict.changed
+          ? { ...result, status: 'applied', outcome: `refund ${from} -> ${verdict.to}` }
+          : {
+              ...result,
+              status: 'stale',
+              outcome: `refund already ${from}: ${verdict.to} changes nothing`,
+            };
+      case 'ignore':
+        // An unknown word cannot be applied (kept for an operator); a late status is stale.
+        return {
+          ...result,
+          status: refundStatusFromGateway(fields.status) === null ? 'rejected' : 'stale',
+          outcome: verdict.reason,
+        };
+      default:
+        return { ...result, status: 'stale', outcome: 'nothing to change' };
+    }
+  }
+
+  /**
+   * Runs the refund rule on evidence about a locked refund and does what it says in the caller's
+   * transaction: status through the state machine, attention, or evidence of absence.
+   */
+  private async applyEvidence(
+    m: EntityManager,
+    refund: RefundEntity,
+    ev: RefundEvidence,
+    cause: AuditCause,
+    details: Record<string, unknown>,
+    extra: RefundExtra = {},
+  ): Promise<RefundVerdict & { changed?: boolean }> {
+    const verdict = judgeRefund(refund, ev, {
+      checks: this.config.absentChecks,
+      windowS: this.config.absentWindowS,
+      now: new Date(),
+    });
+    switch (verdict.kind) {
+      case 'apply': {
+        const changed = await transitionRefund(m, refund, verdict.to, cause, details, {
+          submitState: acceptedState(refund),
+          ...extra,
+        });
+        if (refund.absentCount > 0) {
+          await m.update(RefundEntity, { id: refund.id }, { absentCount: 0, firstAbsentAt: null });
+          Object.assign(refund, { absentCount: 0, firstAbsentAt: null });
+        }
+        return { ...verdict, changed };
+      }
+      case 'attention':
+        await raiseAttention(
+          m,
+          { object: 'refund', id: refund.id, shopId: refund.shopRefundId, status: refund.status },
+          verdict.reason,
+          verdict.detail,
+          cause,
+        );
+        refund.needsAttention = true;
+        refund.attentionReason = `${verdict.reason}: ${verdict.detail}`;
+        return verdict;
+      case 'absent':
+        await m.update(
+          RefundEntity,
+          { id: refund.id },
+          { absentCount: verdict.count, firstAbsentAt: verdict.firstAt },
+        );
+        Object.assign(refund, { absentCount: verdict.count, firstAbsentAt: verdict.firstAt });
+        return verdict;
+      case 'never_created':
+        await transitionRefund(
+          m,
+          refund,
+          'FAILED',
+          cause,
+          { ...details, reason: 'not listed by invoice/get-refunds', absentChecks: verdict.count },
+          { submitState: 'rejected' },
+        );
+        return verdict;
+      default:
+        return verdict;
+    }
   }
 
   // ------------------------------------------------------------------ reading
@@ -344,7 +547,8 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       .getRepository(InvoiceEntity)
       .findOne({ where: { shopId: this.shopId, shopOrderId } });
     if (!invoice) throw new NotFound('Invoice', shopOrderId);
-    if (q.refresh) await this.refreshInvoice(invoice);
+    // Concurrent refreshes of one invoice's refunds share one invoice/get-refunds call.
+    if (q.refresh) await this.refreshes.run(invoice.id, () => this.refreshInvoice(invoice));
     return this.page({ shopOrderId }, q.limit, q.cursor);
   }
 
@@ -368,7 +572,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     if (filter.shopOrderId !== undefined)
       qb.andWhere('r.shop_order_id = :so', { so: filter.shopOrderId });
     if (filter.status !== undefined) qb.andWhere('r.status = :st', { st: filter.status });
-    if (pos) qb.andWhere('(r.created_at, r.id) < (:ca, :cid)', { ca: pos.createdAt, cid: pos.id });
+    if (pos) qb.andWhere(afterCursorSql('r', 'refunds'), { cursorId: pos });
     return toPage(await qb.getMany(), limit, toRefundView);
   }
 
@@ -377,16 +581,34 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
   /** `?refresh=true`: asks invoice/get-refunds and applies every listed refund we know. */
   private async refreshInvoice(invoice: InvoiceEntity): Promise<void> {
     if (invoice.invoiceId === null) return;
+    // Asked with nothing held; applied under the locks in one short transaction.
+    const records = await this.getRefundsOrFail(toGatewayId(invoice.invoiceId));
     await this.dataSource.transaction(async (m) => {
       await lockInvoice(m, { shopId: this.shopId, shopOrderId: invoice.shopOrderId });
-      const records = await this.getRefundsOrFail(toGatewayId(invoice.invoiceId));
       const refunds = await m.find(RefundEntity, {
         where: { invoicePk: invoice.id },
         lock: { mode: 'pessimistic_write' },
       });
       for (const refund of refunds) {
-        if (!isFinalRefund(refund.status)) await this.applyListing(m, refund, records);
+        const inFlight =
+          refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > Date.now();
+        if (!isFinalRefund(refund.status) && !inFlight) await this.applyListing(m, refund, records);
       }
+    });
+  }
+
+  /** Admin recheck: invoice/get-refunds now (nothing held), the listing applied to this refund. */
+  async recheck(shopRefundId: string): Promise<RefundView> {
+    const pre = await this.dataSource
+      .getRepository(RefundEntity)
+      .findOneBy({ shopId: this.shopId, shopRefundId });
+    if (!pre) throw new NotFound('Refund', shopRefundId);
+    const records = await this.getRefundsOrFail(toGatewayId(pre.gatewayInvoiceId));
+    return this.dataSource.transaction(async (m) => {
+      const refund = await lockRefundById(m, pre.id);
+      if (!refund) throw new NotFound('Refund', shopRefundId);
+      await this.applyListing(m, refund, records);
+      return toRefundView(await m.findOneByOrFail(RefundEntity, { id: refund.id }));
     });
   }
 
@@ -408,11 +630,38 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
   }
 
   /**
-   * Settles one claimed refund through invoice/get-refunds, holding the invoice and refund locks
-   * during the (read-only) call so that a creation in flight finishes first and the listing is
-   * never older than the refund's own state. Clears the lease and sets the next check.
+   * Settles one claimed refund through invoice/get-refunds in atomic phases: read it, ask with
+   * nothing held, then apply the listing under the invoice and refund locks. A submit still in
+   * flight is left to finish; one whose lease ran out is settled by this listing, never re-sent.
    */
-  reconcile(id: string): Promise<ReconcileOutcome> {
+  async reconcile(id: string): Promise<ReconcileOutcome> {
+    const pre = await this.dataSource.getRepository(RefundEntity).findOneBy({ id });
+    if (!pre) return 'done';
+    if (isFinalRefund(pre.status)) {
+      await this.dataSource.manager.update(
+        RefundEntity,
+        { id },
+        { nextCheckAt: null, leaseUntil: null },
+      );
+      return 'done';
+    }
+    if (pre.callLeaseUntil !== null && pre.callLeaseUntil.getTime() > Date.now()) {
+      await this.dataSource.manager.update(
+        RefundEntity,
+        { id },
+        { nextCheckAt: pre.callLeaseUntil, leaseUntil: null },
+      );
+      return 'waiting';
+    }
+    let records: RefundRecord[] | null = null;
+    try {
+      records = await this.gateway.getRefunds(toGatewayId(pre.gatewayInvoiceId));
+    } catch (err) {
+      this.log.warn(
+        { shopRefundId: pre.shopRefundId, err: (err as Error).message },
+        'invoice/get-refunds failed; will retry',
+      );
+    }
     return this.dataSource.transaction(async (m) => {
       const refund = await lockRefundById(m, id);
       if (!refund) return 'done';
@@ -420,18 +669,29 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
         await m.update(RefundEntity, { id }, { nextCheckAt: null, leaseUntil: null });
         return 'done';
       }
-      let records: RefundRecord[];
-      try {
-        records = await this.gateway.getRefunds(toGatewayId(refund.gatewayInvoiceId));
-      } catch (err) {
-        this.log.warn(
-          { shopRefundId: refund.shopRefundId, err: (err as Error).message },
-          'invoice/get-refunds failed; will retry',
-        );
-        return (await this.reschedule(m, refund)) ? 'needs_attention' : 'gateway_error';
+      if (refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > Date.now())
+        return (await this.reschedule(m, refund)) ? 'needs_attention' : 'waiting';
+      if (refund.callLeaseUntil !== null) {
+        // The submit's owner died: the row is free; this listing settles what happened.
+        await m.update(RefundEntity, { id }, NO_CALL);
+        if (refund.submitState === 'pending')
+          await transitionRefund(
+            m,
+            refund,
+            refund.status,
+            'reconciliation',
+            { reason: 'the create call was lost (its lease ran out)' },
+            { submitState: 'unknown' },
+          );
       }
+      if (records === null)
+        return (await this.reschedule(m, refund)) ? 'needs_attention' : 'gateway_error';
       const outcome = await this.applyListing(m, refund, records);
       if (isFinalRefund(refund.status)) return outcome;
+      if (refund.needsAttention) {
+        await m.update(RefundEntity, { id }, { nextCheckAt: null, leaseUntil: null });
+        return 'needs_attention';
+      }
       return (await this.reschedule(m, refund)) ? 'needs_attention' : outcome;
     });
   }
@@ -446,61 +706,49 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     if (!record) {
       const graceOver =
         refund.createdAt.getTime() + this.config.refunds.reconcileGraceS * 1000 <= Date.now();
-      if ((refund.submitState === 'pending' || refund.submitState === 'unknown') && graceOver) {
-        // Not listed after the grace period: the creation never reached the gateway.
-        await transitionRefund(
-          m,
-          refund,
-          'FAILED',
-          'reconciliation',
-          { reason: 'not listed by invoice/get-refunds' },
-          { submitState: 'rejected' },
-        );
-        return 'not_created';
-      }
-      return 'waiting';
+      if (!graceOver) return 'waiting';
+      const v = await this.applyEvidence(m, refund, { kind: 'absent' }, 'reconciliation', {
+        call: 'invoice/get-refunds',
+      });
+      return v.kind === 'never_created' ? 'not_created' : 'waiting';
     }
-    const mismatch = mismatchOf(refund, {
-      amount: record.amount,
-      invoiceId: String(record.invoice_id),
-    });
-    if (mismatch) {
-      this.log.error(
-        { shopRefundId: refund.shopRefundId, mismatch },
-        'gateway refund record does not match the stored refund',
-      );
-      await m.update(RefundEntity, { id: refund.id }, { needsAttention: true });
-      return 'needs_attention';
-    }
-    const to = refundStatusFromGateway(record.status);
-    if (!to) return 'waiting';
-    await transitionRefund(
+    const v = await this.applyEvidence(
       m,
       refund,
-      to,
+      {
+        kind: 'record',
+        status: refundStatusFromGateway(record.status),
+        statusText: String(record.status),
+        reported: { amount: record.amount, invoiceId: String(record.invoice_id) },
+      },
       'reconciliation',
       { call: 'invoice/get-refunds' },
       {
-        submitState: acceptedState(refund),
         errorCode: record.error_code ?? null,
         ...settlementOf(record),
+        // The gateway's processed_at (offset-less times in its +03:00), not our clock's.
+        ...processedAtOf(record, this.config.gateway.nowOffset),
       },
     );
+    if (v.kind === 'attention') return 'needs_attention';
     return isFinalRefund(refund.status) ? 'settled' : 'waiting';
   }
 
-  /** Next check with backoff; past the deadline the refund is flagged for an operator. Returns true when flagged. */
+  /** Next check with backoff; past the deadline the refund goes to an operator. Returns true when flagged. */
   private async reschedule(m: EntityManager, refund: RefundEntity): Promise<boolean> {
     const attempts = refund.checkAttempts + 1;
     if (refund.checkDeadline && refund.checkDeadline.getTime() <= Date.now()) {
       await m.update(
         RefundEntity,
         { id: refund.id },
-        { checkAttempts: attempts, nextCheckAt: null, leaseUntil: null, needsAttention: true },
+        { checkAttempts: attempts, nextCheckAt: null, leaseUntil: null },
       );
-      this.log.error(
-        { shopRefundId: refund.shopRefundId },
-        'refund still WAITING past its check deadline: needs attention',
+      await raiseAttention(
+        m,
+        { object: 'refund', id: refund.id, shopId: refund.shopRefundId, status: refund.status },
+        'deadline',
+        'still WAITING past its check deadline',
+        'reconciliation',
       );
       return true;
     }
@@ -568,4 +816,9 @@ function asRefundRecord(data: unknown): RefundRecord | null {
 
 function intOrNull(text: string | undefined): number | null {
   return text !== undefined && /^-?\d+$/.test(text) ? Number(text) : null;
+}
+
+function processedAtOf(record: RefundRecord, gatewayOffset: string): { processedAt?: Date } {
+  const processedAt = parseGatewayTime(record.processed_at, gatewayOffset);
+  return processedAt === null ? {} : { processedAt };
 }

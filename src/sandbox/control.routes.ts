@@ -79,6 +79,12 @@ function changeSettings(settings: Settings, body: Body): void {
       throw new ControlError(400, 'timeoutDelayMs must be a number of 0 or more, or null');
     next.timeoutDelayMs = v;
   }
+  if (body.latencyMs !== undefined) {
+    const v = body.latencyMs;
+    if (typeof v !== 'number' || !(v >= 0) || !Number.isFinite(v))
+      throw new ControlError(400, 'latencyMs must be a number of 0 or more');
+    next.latencyMs = v;
+  }
   Object.assign(settings, next);
 }
 

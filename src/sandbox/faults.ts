@@ -1,7 +1,9 @@
 /**
- * Scenarios and faults. A scenario is chosen by a suffix on the payway
- * (`card_rub[mock_server,success]`: base payway `card_rub`, tags `mock_server` and `success`);
- * a fault may also be queued for the next calls of a path through the control API.
+ * Scenarios and faults. As on the real test server, a scenario is part of the listed payway's
+ * alias (`card_core_payin_rub[mock_server,success_with_callback]`): the real scenario names sit
+ * after `mock_server`; the sandbox's own extra scenarios sit after `sandbox`
+ * (`card_core_payin_rub[sandbox,timeout_done]`), so they can never collide with a real one. A
+ * fault may also be queued for the next calls of a path through the control API.
  */
 
 /** Faults of one gateway call: what happens to the operation and to its answer. */
@@ -25,10 +27,24 @@ export type CallFault = (typeof CALL_FAULTS)[number];
 
 /** Outcome scenarios remembered on the invoice or payout created with them. */
 export const OUTCOME_SCENARIOS = [
-  /** Completes at once without the payer (payout: status 5 in the create answer). */
+  // The test server's own names.
+  /** Payment: paid at once, without the payer, no notification. Payout: sent (3), then success (5). */
   'success',
-  /** Declined at once (payout: cancelled, status 8, funds returned). */
-  'decline',
+  /** Payment: the payer is sent to the payer page (card: a checkout URL); the outcome is notified. */
+  'success_with_callback',
+  /** Payment: rejected at once, no notification. */
+  'rejected',
+  /** Payment: rejected at once, the rejection notified. */
+  'rejected_with_callback',
+  /** Payment: the creation is refused (code 10); the invoice is rejected and that is notified. */
+  'create_declined_with_callback',
+  /** Payout: sent (3), then rejected (6), funds returned. */
+  'fail',
+  /** Payout: check_account finds no such wallet; withdraw/create is refused (code 10). */
+  'wallet_does_not_exist',
+  /** Payout: withdraw/create is refused (code 10). */
+  'payment_forbidden',
+  // The sandbox's extras.
   /** Never completes by itself (payout: stays at status 1). */
   'pending',
   /** Each notification is delivered twice. */
@@ -40,26 +56,28 @@ export const OUTCOME_SCENARIOS = [
   'out_of_order',
   /** No notifications. */
   'notify_none',
-  /** Refunds of the invoice end FAILED. */
+  /** Paid at once without the payer; refunds of the invoice end FAILED. */
   'refund_failed',
+  /** The payer is sent by a POST form (data as form fields) instead of the checkout URL. */
+  'post_redirect',
   /** Payout stays at status 3 (sent) for ever. */
   'never_final',
   /** Payout rejected in the create answer (status 6), funds returned. */
   'reject',
+  /** Payout cancelled (status 8) after being sent, funds returned. */
+  'decline',
 ] as const;
 export type OutcomeScenario = (typeof OUTCOME_SCENARIOS)[number];
 
-/**
- * Payways allow letters, underscore, comma and square brackets only, so the digits of `http500`
- * cannot travel in a payway: there it is spelled `server_error`.
- */
-const TAG_FAULTS: Record<string, CallFault> = { server_error: 'http500' };
+/** Real scenario names that are call faults in the sandbox's terms. */
+const TAG_FAULTS: Record<string, CallFault> = {
+  internal_server_error: 'http500',
+  timeout_error: 'timeout_not_done',
+};
 
 export interface PaywayChoice {
   /** The payway as sent, suffix included. */
   requested: string;
-  /** The part before `[`. */
-  base: string;
   fault?: CallFault;
   scenarios: ReadonlySet<OutcomeScenario>;
 }
@@ -72,10 +90,9 @@ function isOutcome(tag: string): tag is OutcomeScenario {
   return (OUTCOME_SCENARIOS as readonly string[]).includes(tag);
 }
 
-/** Splits `card_rub[mock_server,success]`; unknown tags (such as `mock_server`) are ignored. */
+/** The scenario tags of a listed alias; unknown tags (`mock_server`, `sandbox`) are ignored. */
 export function parsePayway(requested: string): PaywayChoice {
   const open = requested.indexOf('[');
-  const base = open < 0 ? requested : requested.slice(0, open);
   const tags =
     open < 0
       ? []
@@ -91,7 +108,7 @@ export function parsePayway(requested: string): PaywayChoice {
     if (asFault !== undefined) fault ??= asFault;
     else if (isOutcome(tag)) scenarios.add(tag);
   }
-  return { requested, base, fault, scenarios };
+  return { requested, fault, scenarios };
 }
 
 export interface QueuedFault {

@@ -1,6 +1,7 @@
 import express, { Request, Response, Router } from 'express';
 import { DEFAULT_GATEWAY_CALLS, GatewayCall } from '../config/config';
-import { CALL_HANDLERS } from './calls';
+import { CALL_HANDLERS, CALL_SERVICE } from './calls';
+import { findPaymentPayway, findPayoutPayway, type Catalogue } from './payway-catalogue';
 import { CallFault, parsePayway } from './faults';
 import { isJsonObject, JsonIn, JsonObject, parseJson } from './json-text';
 import { gatewayTimeoutPage, serverErrorPage } from './pages';
@@ -89,6 +90,14 @@ function parseBody(req: Request): JsonObject {
   return body;
 }
 
+/** A scenario's fault applies only to a payway the catalogue lists (exactly as requested). */
+function isListed(catalogue: Catalogue, payway: string): boolean {
+  return (
+    findPaymentPayway(catalogue, payway) !== undefined ||
+    findPayoutPayway(catalogue, payway) !== undefined
+  );
+}
+
 async function handle(rt: SandboxRuntime, req: Request, res: Response): Promise<void> {
   const started = Date.now();
   const path = req.path.replace(/^\/+/, '');
@@ -111,12 +120,16 @@ async function handle(rt: SandboxRuntime, req: Request, res: Response): Promise<
 
   const queued = rt.state.faults.take(path);
   const fault =
-    queued?.fault ?? (typeof body.payway === 'string' ? parsePayway(body.payway).fault : undefined);
+    queued?.fault ??
+    (typeof body.payway === 'string' && isListed(rt.catalogue, body.payway)
+      ? parsePayway(body.payway).fault
+      : undefined);
   const delay = timeoutDelayMs(rt, queued?.delayMs);
   const entry: RequestLogEntry = {
     time: new Date().toISOString(),
     path,
     body: loggedBody(body),
+    signed_by: signerOf(rt, spec, body, req.headers.sign),
     http_status: null,
     result: null,
     error_code: null,
@@ -139,6 +152,9 @@ async function handle(rt: SandboxRuntime, req: Request, res: Response): Promise<
       'sandbox gateway call',
     );
   };
+
+  // Received (logged above), answered later: a slow gateway, whatever the call.
+  if (rt.state.settings.latencyMs > 0) await rt.scheduler.sleepReal(rt.state.settings.latencyMs);
 
   // Faults where nothing is done.
   if (fault === 'http500') {
@@ -188,7 +204,14 @@ function perform(
   }
 }
 
-/** shop_id known (else 11), then the signature over the call's signed fields (else 10). */
+function givenSign(body: JsonObject, signHeader: string | string[] | undefined): unknown {
+  return body.sign ?? (typeof signHeader === 'string' ? signHeader : undefined);
+}
+
+/**
+ * shop_id hosted here (else 11), then the signature with that shop's secret (else 10: another
+ * shop's secret is as wrong as any), then the shop must offer the call's service (else 10).
+ */
 function authenticate(
   rt: SandboxRuntime,
   spec: CallSpec,
@@ -196,10 +219,34 @@ function authenticate(
   signHeader: string | string[] | undefined,
 ): number {
   const shopId = fields.int('shop_id');
-  if (shopId !== rt.shopId) throw shopNotFound();
-  const given = fields.get('sign') ?? (typeof signHeader === 'string' ? signHeader : undefined);
+  const shop = rt.shops.find((s) => s.id === shopId);
+  if (shop === undefined) throw shopNotFound();
+  const given = givenSign(fields.body, signHeader);
   if (typeof given !== 'string') throw invalid();
-  if (!signatureMatches(requestSignature(fields.body, spec.signed, rt.secretKey), given))
+  if (!signatureMatches(requestSignature(fields.body, spec.signed, shop.secretKey), given))
     throw invalid();
+  const service = CALL_SERVICE[spec.call];
+  if (!shop.serves.has(service)) {
+    throw refused(
+      service === 'payout'
+        ? `shop ${shopId} is not an agent shop: payouts and balances need the agent shop`
+        : `shop ${shopId} is an agent shop: it takes no payments`,
+    );
+  }
   return shopId;
+}
+
+/** For the request log: which hosted shop's secret made this signature (tests check routing). */
+function signerOf(
+  rt: SandboxRuntime,
+  spec: CallSpec,
+  body: JsonObject,
+  signHeader: string | string[] | undefined,
+): number | null {
+  const given = givenSign(body, signHeader);
+  if (typeof given !== 'string') return null;
+  const shop = rt.shops.find((s) =>
+    signatureMatches(requestSignature(body, spec.signed, s.secretKey), given),
+  );
+  return shop?.id ?? null;
 }

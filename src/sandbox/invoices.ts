@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import {
   addOnsJson,
-  boundedAmount,
+  Catalogue,
+  convert,
   PaymentPayway,
   payerPrice,
   requestedPaymentPayway,
+  withinBounds,
 } from './payway-catalogue';
 import type { Decimal } from './decimal';
+import type { OutcomeScenario } from './faults';
 import { JsonObject, JsonOut, moneyJson } from './json-text';
 import {
   absent,
@@ -37,26 +40,30 @@ const PAYER_PAGE_CARD_MASK = '411111******1111';
 const INVOICE_LIFETIME_MS = 24 * 3_600_000;
 const TOKEN_LIFETIME_MS = 365 * 24 * 3_600_000;
 
-/** Currency and amount checked against the payway: its currency, within min and max. */
+/**
+ * Amount and currency of an order, and the amount in the payway's currency: an order in another
+ * currency is converted at the catalogue's fixed rate (the real server priced USD on a RUB
+ * payway in roubles); the payway's bounds apply to the amount in its own currency.
+ */
 function orderAmount(
+  catalogue: Catalogue,
   fields: RequestFields,
   config: PaymentPayway,
-): { amount: Decimal; currency: number } {
+): { amount: Decimal; currency: number; converted: Decimal } {
   const currency = fields.int('currency');
-  if (currency !== config.currency) {
-    throw invalid(`currency ${currency} is not the currency of payway ${config.alias}`);
-  }
-  return { amount: boundedAmount(fields, config), currency };
+  const amount = fields.amount('amount');
+  const converted = withinBounds(convert(catalogue, amount, currency, config.currency), config);
+  return { amount, currency, converted };
 }
 
 export const invoiceTry: CallHandler = (ctx) => {
   ctx.fields.text('shop_order_id', { max: 255 });
   ctx.fields.optionalText('description', { max: 255 });
   const { config } = requestedPaymentPayway(ctx.rt.catalogue, ctx.fields);
-  const { amount } = orderAmount(ctx.fields, config);
+  const { converted } = orderAmount(ctx.rt.catalogue, ctx.fields, config);
   return {
     add_ons_config: addOnsJson(config.add_ons_config),
-    payer_price: moneyJson(payerPrice(config, amount)),
+    payer_price: moneyJson(payerPrice(config, converted)),
     paymethod_id: config.paymethod_id,
     paymethod_name: config.paymethod_name,
     ps_currency: config.currency,
@@ -132,7 +139,7 @@ function createInvoice(ctx: CallContext, twoStep: boolean): JsonOut {
   const { fields, rt } = ctx;
   const shopOrderId = fields.text('shop_order_id', { max: 255 });
   const { choice, config } = requestedPaymentPayway(rt.catalogue, fields);
-  const { amount, currency } = orderAmount(fields, config);
+  const { amount, currency, converted } = orderAmount(rt.catalogue, fields, config);
   const description = fields.optionalText('description', { max: 255 }) ?? '';
   const urls = {
     success: fields.optionalUrl('success_url'),
@@ -164,7 +171,7 @@ function createInvoice(ctx: CallContext, twoStep: boolean): JsonOut {
     paywayConfig: config,
     amount,
     currency,
-    clientPrice: payerPrice(config, amount),
+    clientPrice: payerPrice(config, converted),
     description,
     twoStep,
     status: INVOICE_STATUS.CREATED,
@@ -184,28 +191,46 @@ function createInvoice(ctx: CallContext, twoStep: boolean): JsonOut {
   return startPayment(ctx, invoice);
 }
 
+/** Scenarios that complete a payment at creation, without the payer, and how. */
+const AT_ONCE: Partial<Record<OutcomeScenario, PayerAction>> = {
+  success: 'pay',
+  refund_failed: 'pay',
+  rejected: 'decline',
+  rejected_with_callback: 'decline',
+  create_declined_with_callback: 'decline',
+};
+
 /**
- * What follows creation: a payer-less completion (at once for success/decline; a little later for
- * a token charge or after a nonfatal answer; never with pending) or a redirect of the payer.
+ * What follows creation: a payer-less completion (at once for the scenarios of AT_ONCE; a little
+ * later for a token charge or after a nonfatal answer; never with pending) or a redirect of the
+ * payer. create_declined_with_callback records and notifies the rejection, then refuses the call.
  */
 function startPayment(ctx: CallContext, invoice: Invoice): JsonOut {
   const { rt } = ctx;
   const scenarios = invoice.payway.scenarios;
-  const outcome = scenarios.has('decline') ? 'decline' : 'pay';
-  if (scenarios.has('success') || scenarios.has('decline')) {
-    completePayment(rt, invoice, outcome);
+  const atOnce = [...scenarios].map((s) => AT_ONCE[s]).find((a) => a !== undefined);
+  if (atOnce !== undefined) {
+    completePayment(rt, invoice, atOnce);
+    if (scenarios.has('create_declined_with_callback'))
+      throw refused('the payment system declined to create the payment');
     return creationResult(invoice, null);
   }
   if (invoice.chargedWithToken !== undefined || ctx.fault === 'nonfatal') {
     if (!scenarios.has('pending')) {
       rt.scheduler.after(DELAYS_MS.autoComplete, () => {
-        completePayment(rt, invoice, outcome);
+        completePayment(rt, invoice, 'pay');
       });
     }
     return creationResult(invoice, null);
   }
   invoice.status = INVOICE_STATUS.AWAITING_PAYER;
-  return creationResult(invoice, payerStep(rt, invoice));
+  return creationResult(invoice, payerRedirect(rt, invoice));
+}
+
+/** Scenarios whose outcome the gateway does not notify (the shop asks invoice/check). */
+function notifies(invoice: Invoice): boolean {
+  const s = invoice.payway.scenarios;
+  return !(s.has('success') || s.has('rejected') || s.has('refund_failed'));
 }
 
 export interface Redirect {
@@ -215,9 +240,26 @@ export interface Redirect {
 }
 
 /**
+ * The redirect in the create answer. A card payway answers like the real one: `GET` to a checkout
+ * URL with `data.session_id`; the checkout URL forwards the payer to the step below. A wallet
+ * sends the payer to the payer page by GET; `post_redirect` by a POST form.
+ */
+function payerRedirect(rt: SandboxRuntime, invoice: Invoice): Redirect {
+  if (invoice.paywayConfig.kind === 'card' && !invoice.payway.scenarios.has('post_redirect')) {
+    invoice.sessionId ??= `cs_${randomBytes(12).toString('hex')}`;
+    return {
+      method: 'GET',
+      url: `${rt.origin}/sandbox/checkout`,
+      data: { session_id: invoice.sessionId },
+    };
+  }
+  return payerStep(rt, invoice);
+}
+
+/**
  * Where the payer goes next: card payments collect browser information first when the shop sent
  * no `client_info` (spec rule 7), then the 3-D Secure page when card data was sent, then the
- * payer page. Card payways redirect by POST, wallets by GET.
+ * payer page. Card payways post the step (POST), wallets redirect by GET.
  */
 export function payerStep(rt: SandboxRuntime, invoice: Invoice): Redirect {
   const data = { invoice: String(invoice.id), lang: 'en' };
@@ -262,8 +304,8 @@ export function completePayment(
     invoice.status = invoice.twoStep ? INVOICE_STATUS.HELD : INVOICE_STATUS.PAID;
     if (invoice.paywayConfig.kind === 'card') invoice.cardMask ??= PAYER_PAGE_CARD_MASK;
     if (invoice.issueToken && invoice.chargedWithToken === undefined) issueToken(rt, invoice, now);
-    if (invoice.twoStep) rt.state.hold(invoice.currency, invoice.amount);
-    else rt.state.credit(invoice.currency, invoice.amount);
+    if (invoice.twoStep) rt.state.hold(invoice.shopId, invoice.currency, invoice.amount);
+    else rt.state.credit(invoice.shopId, invoice.currency, invoice.amount);
   } else {
     invoice.status = INVOICE_STATUS.REJECTED;
   }
@@ -347,6 +389,7 @@ export function invoiceRecord(rt: SandboxRuntime, invoice: Invoice, forCheck: bo
 
 /** Payment notification for the invoice's current status, to the URL its status calls for. */
 export function notifyInvoice(rt: SandboxRuntime, invoice: Invoice): void {
+  if (!notifies(invoice)) return;
   const rejected = invoice.status === INVOICE_STATUS.REJECTED;
   const url = rejected
     ? (invoice.urls.callbackRejected ?? invoice.urls.callback)
@@ -417,7 +460,7 @@ function settleHeld(ctx: CallContext, charge: boolean): JsonOut {
   invoice.status = charge ? INVOICE_STATUS.PAID : INVOICE_STATUS.REJECTED;
   invoice.updated = now;
   invoice.processed = now;
-  ctx.rt.state.settleHold(invoice.currency, invoice.amount, charge);
+  ctx.rt.state.settleHold(invoice.shopId, invoice.currency, invoice.amount, charge);
   notifyInvoice(ctx.rt, invoice);
   return invoiceRecord(ctx.rt, invoice, false);
 }

@@ -3,7 +3,7 @@ import { startSandbox } from './sandbox.server';
 
 /**
  * Standalone gateway sandbox: `npm run sandbox`. Reads SANDBOX_PORT (default 4010),
- * SANDBOX_SHOP_ID, SANDBOX_SECRET_KEY, SANDBOX_TIME_SCALE, SANDBOX_CATALOGUE and
+ * SANDBOX_SHOP_ID, SANDBOX_SECRET_KEY, SANDBOX_PAYOUT_SHOP_ID, SANDBOX_PAYOUT_SECRET_KEY, SANDBOX_TIME_SCALE, SANDBOX_CATALOGUE and
  * SANDBOX_NOTIFY_FORMAT; prints its base URL; stops cleanly on SIGTERM and SIGINT.
  */
 async function main(): Promise<void> {
@@ -12,12 +12,14 @@ async function main(): Promise<void> {
     port: config.port,
     shopId: config.shopId,
     secretKey: config.secretKey,
+    payoutShopId: config.payoutShopId,
+    payoutSecretKey: config.payoutSecretKey,
     timeScale: config.timeScale,
     cataloguePath: config.cataloguePath,
     notifyFormat: config.notifyFormat,
   });
   console.log(
-    `Gateway sandbox: ${sandbox.baseUrl} (shop_id ${config.shopId}; control API ${sandbox.origin}/sandbox)`,
+    `Gateway sandbox: ${sandbox.baseUrl} (payment shop_id ${config.shopId}, agent shop_id ${config.payoutShopId}; control API ${sandbox.origin}/sandbox)`,
   );
 
   let stopping = false;

@@ -55,13 +55,15 @@ export class Notifier {
   constructor(
     private readonly state: SandboxState,
     private readonly scheduler: Scheduler,
-    private readonly secretKey: string,
+    /** The secret of the shop a notice is for (its `shop_id`). */
+    private readonly secretOf: (shopId: number) => string,
     private readonly log: Logger,
   ) {}
 
   /** Builds, signs and stores a notice, then delivers it as the scenarios say. */
   send(req: NoticeRequest): void {
-    const fields = { ...req.fields, sign: notificationSignature(req.fields, this.secretKey) };
+    const secret = this.secretOf(Number(textOf(req.fields.shop_id)));
+    const fields = { ...req.fields, sign: notificationSignature(req.fields, secret) };
     const notice: Notice = { type: req.type, group: req.group, url: this.target(req.url), fields };
     this.state.notices.push(notice);
     if (req.scenarios.has('notify_none') || this.state.settings.suppressNotifications) return;

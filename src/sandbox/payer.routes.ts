@@ -12,7 +12,7 @@ import type { SandboxRuntime } from './runtime';
 import { awaitsPayment, Invoice } from './sandbox.state';
 
 /**
- * The payer's side: `/sandbox/pay/:invoiceId` (GET or POST, form or query), the 3-D Secure page
+ * The payer's side: the checkout URL `/sandbox/checkout?session_id=`, `/sandbox/pay/:invoiceId` (GET or POST, form or query), the 3-D Secure page
  * `/sandbox/3ds/:invoiceId`, the browser-information step `/sandbox/browser-info/:invoiceId`, and
  * the buttons that complete the payment.
  */
@@ -48,6 +48,24 @@ export function payerRouter(rt: SandboxRuntime): Router {
       ),
     );
   };
+
+  // The checkout URL of a card payway's create answer (`GET …/checkout?session_id=`), as on the
+  // real server: it forwards the payer to the step the payment is at.
+  router.all('/checkout', (req, res) => {
+    const session = req.query.session_id ?? form(req).session_id;
+    const invoice =
+      typeof session === 'string' && session !== ''
+        ? [...rt.state.invoices.values()].find((i) => i.sessionId === session)
+        : undefined;
+    if (invoice === undefined) {
+      res
+        .status(404)
+        .type('html')
+        .send(messagePage('Payment not found', 'This payment does not exist.'));
+      return;
+    }
+    res.redirect(303, payerStep(rt, invoice).url);
+  });
 
   router.all('/pay/:invoiceId', (req, res) => page(req, res, payerPage));
   router.post('/pay/:invoiceId/complete', (req, res) =>

@@ -3,13 +3,15 @@ import {
   accountInfoJson,
   AmountType,
   boundedAmount,
+  convert,
   PayoutAmounts,
   payoutAmounts,
   PayoutPayway,
   requestedPayoutPayway,
+  withinBounds,
 } from './payway-catalogue';
 import { Decimal } from './decimal';
-import type { PaywayChoice } from './faults';
+import { parsePayway, PaywayChoice } from './faults';
 import { JsonOut, moneyJson, textOf } from './json-text';
 import { absent, invalid, maskAccount, notUnique, refused, RequestFields } from './protocol';
 import type { CallContext, CallHandler, SandboxRuntime } from './runtime';
@@ -26,25 +28,37 @@ interface PayoutTerms extends PayoutAmounts {
   choice: PaywayChoice;
   config: PayoutPayway;
   amount: Decimal;
+  shopCurrency: number;
 }
 
-/** Payway, amount type, currency and amounts of withdraw/try and withdraw/create. */
+/**
+ * Payway, amount type, currencies and amounts of withdraw/try and withdraw/create. A shop
+ * currency other than the payway's is converted at the catalogue's fixed rates: the payway's
+ * bounds and fee apply in its own currency (`payee_receive`, `ps_currency`), the write-off is in
+ * the shop's (`shop_write_off`, `shop_currency`).
+ */
 function payoutTerms(ctx: CallContext): PayoutTerms {
-  const { fields } = ctx;
-  const { choice, config } = requestedPayoutPayway(ctx.rt.catalogue, fields);
+  const { fields, rt } = ctx;
+  const { choice, config } = requestedPayoutPayway(rt.catalogue, fields);
   const amountType = fields.text('amount_type');
   if (amountType !== 'ps_amount' && amountType !== 'shop_amount') {
     throw invalid('amount_type must be ps_amount or shop_amount');
   }
   const shopCurrency = fields.int('shop_currency');
-  if (shopCurrency !== config.currency) {
-    throw invalid(`shop_currency ${shopCurrency} is not the currency of payway ${config.alias}`);
-  }
-  const amount = boundedAmount(fields, config);
-  const amounts = payoutAmounts(config, amount, amountType as AmountType);
-  if (amounts.payeeReceive.compare(Decimal.ZERO) <= 0)
-    throw invalid('amount does not cover the fee');
-  return { choice, config, amount, ...amounts };
+  const amount = fields.amount('amount');
+  // ps_amount is in the payway's currency already; shop_amount is in the shop's.
+  const inPayway =
+    amountType === 'ps_amount'
+      ? amount
+      : convert(rt.catalogue, amount, shopCurrency, config.currency);
+  withinBounds(inPayway, config);
+  const inPs = payoutAmounts(config, inPayway, amountType as AmountType);
+  if (inPs.payeeReceive.compare(Decimal.ZERO) <= 0) throw invalid('amount does not cover the fee');
+  const shopWriteOff =
+    amountType === 'shop_amount'
+      ? amount
+      : convert(rt.catalogue, inPs.shopWriteOff, config.currency, shopCurrency);
+  return { choice, config, amount, shopCurrency, payeeReceive: inPs.payeeReceive, shopWriteOff };
 }
 
 /** Every detail named in account_info_config must match its pattern (`account` is top-level). */
@@ -72,7 +86,7 @@ export const withdrawTry: CallHandler = (ctx) => {
     payee_receive: moneyJson(terms.payeeReceive),
     shop_write_off: moneyJson(terms.shopWriteOff),
     ps_currency: terms.config.currency,
-    shop_currency: terms.config.currency,
+    shop_currency: terms.shopCurrency,
     account_info_config: accountInfoJson(terms.config),
   };
 };
@@ -85,7 +99,8 @@ export const checkAccount: CallHandler = (ctx) => {
   boundedAmount(fields, config);
   const exists =
     accountProblems(config, account, accountDetails(fields)).length === 0 &&
-    !account.endsWith('0000');
+    !account.endsWith('0000') &&
+    !parsePayway(config.alias).scenarios.has('wallet_does_not_exist');
   if (!exists) return { result: false };
   return { result: true, account_info: { account: maskAccount(account), holder: 'SANDBOX PAYEE' } };
 };
@@ -101,8 +116,11 @@ export const withdrawCreate: CallHandler = (ctx) => {
   if (rt.state.findPayoutByShopPaymentId(ctx.shopId, shopPaymentId) !== undefined) {
     throw notUnique('shop_payment_id', shopPaymentId);
   }
+  const s = terms.choice.scenarios;
+  if (s.has('wallet_does_not_exist')) throw refused('the wallet does not exist');
+  if (s.has('payment_forbidden')) throw refused('the payment is forbidden');
   try {
-    rt.state.freeze(terms.config.currency, terms.shopWriteOff);
+    rt.state.freeze(ctx.shopId, terms.shopCurrency, terms.shopWriteOff);
   } catch (e) {
     if (e instanceof InsufficientFunds) throw refused(e.message);
     throw e;
@@ -120,7 +138,7 @@ export const withdrawCreate: CallHandler = (ctx) => {
     payeeReceive: terms.payeeReceive,
     shopWriteOff: terms.shopWriteOff,
     psCurrency: terms.config.currency,
-    shopCurrency: terms.config.currency,
+    shopCurrency: terms.shopCurrency,
     status: PAYOUT_STATUS.NEW,
     errorCode: 0,
     rrn: '',
@@ -132,7 +150,7 @@ export const withdrawCreate: CallHandler = (ctx) => {
   startPayout(rt, payout);
   return {
     id: payout.id,
-    balance: moneyJson(rt.state.balance(payout.shopCurrency).available),
+    balance: moneyJson(rt.state.balance(payout.shopId, payout.shopCurrency).available),
     payee_receive: moneyJson(payout.payeeReceive),
     ps_currency: payout.psCurrency,
     shop_currency: payout.shopCurrency,
@@ -142,21 +160,26 @@ export const withdrawCreate: CallHandler = (ctx) => {
   };
 };
 
-/** Scenarios: reject / success end in the create answer; pending stays new; never_final stays sent. */
+/**
+ * Scenarios: `reject` ends in the create answer (6); `pending` stays new (1); the others are sent
+ * (3) in the create answer, as on the test server, then `never_final` stays there, `fail` ends
+ * rejected (6), `decline` cancelled (8), and the rest succeed (5).
+ */
 function startPayout(rt: SandboxRuntime, payout: Payout): void {
   const s = payout.payway.scenarios;
-  if (s.has('reject') || s.has('success')) {
-    finishPayout(rt, payout, s.has('reject') ? PAYOUT_STATUS.REJECTED : PAYOUT_STATUS.SUCCESS);
+  if (s.has('reject')) {
+    finishPayout(rt, payout, PAYOUT_STATUS.REJECTED);
     return;
   }
   if (s.has('pending')) return;
-  rt.scheduler.after(DELAYS_MS.payoutStep, () => {
-    moveTo(payout, PAYOUT_STATUS.SENT);
-    if (s.has('never_final')) return;
-    rt.scheduler.after(DELAYS_MS.payoutStep, () =>
-      finishPayout(rt, payout, s.has('decline') ? PAYOUT_STATUS.CANCELLED : PAYOUT_STATUS.SUCCESS),
-    );
-  });
+  moveTo(payout, PAYOUT_STATUS.SENT);
+  if (s.has('never_final')) return;
+  const final = s.has('fail')
+    ? PAYOUT_STATUS.REJECTED
+    : s.has('decline')
+      ? PAYOUT_STATUS.CANCELLED
+      : PAYOUT_STATUS.SUCCESS;
+  rt.scheduler.after(DELAYS_MS.payoutStep, () => finishPayout(rt, payout, final));
 }
 
 function moveTo(payout: Payout, status: number): void {
@@ -169,7 +192,7 @@ function finishPayout(rt: SandboxRuntime, payout: Payout, status: number): void 
   if (payoutIsFinal(payout.status)) return;
   const success = status === PAYOUT_STATUS.SUCCESS;
   moveTo(payout, status);
-  rt.state.unfreeze(payout.shopCurrency, payout.shopWriteOff, success);
+  rt.state.unfreeze(payout.shopId, payout.shopCurrency, payout.shopWriteOff, success);
   if (success) {
     payout.rrn = String(randomInt(100_000_000, 999_999_999)) + String(randomInt(100, 999));
     payout.bankTransactionId = `sbx-${payout.id}`;
@@ -209,7 +232,7 @@ export const shopPaymentStatus: CallHandler = (ctx) => {
 
 export const shopBalance: CallHandler = (ctx) => {
   ctx.fields.now();
-  const balances = [...ctx.rt.state.balances.entries()]
+  const balances = [...ctx.rt.state.balancesOf(ctx.shopId).entries()]
     .sort(([a], [b]) => a - b)
     .map(([currency, b]) => ({
       currency,

@@ -5,13 +5,17 @@ import { join, resolve } from 'node:path';
 import type {} from './catalogue.json';
 import { Decimal, MONEY_SCALE } from './decimal';
 import { parsePayway, PaywayChoice } from './faults';
-import { decimalJson, JsonOut } from './json-text';
+import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json';
+import { JsonOut } from './json-text';
 import { invalid, RequestFields } from './protocol';
 
 /**
  * The payways the sandbox offers (catalogue.json, or a file given by `cataloguePath`), the fee
- * maths on them, and the answers of `shop_input_config/shop` and `shop_output_config/shop`.
- * Amounts and fee settings are decimal text in the file and stay exact.
+ * maths on them, the fixed conversion rates, and the answers of `shop_input_config/shop` and
+ * `shop_output_config/shop`. Like the real test server, every alias is listed with its scenario in
+ * square brackets (`card_core_payin_rub[mock_server,success]`) and each such alias is a payway of
+ * its own. Amounts and fees may be JSON numbers or decimal text in the file; they are read
+ * without loss and listed exactly as written (`100000.0` stays `100000.0`, `"1.0"` stays text).
  */
 
 export interface AddOnField {
@@ -31,11 +35,11 @@ export interface PaymentPayway {
   fee_config: { percent: string; fix: string };
   /** Shares (0..1) of the percent fee and of the fixed fee that the payer pays on top. */
   fee_part_config: { percent_part: string; fix_part: string };
-  is_active: string;
+  is_active: boolean;
   add_ons_config: Record<string, AddOnField>;
   paymethod_id: number;
   paymethod_name: string;
-  /** `card`: POST redirect to the payer page, card data and 3-D Secure; `wallet`: GET redirect. */
+  /** `card`: checkout redirect, card data and 3-D Secure; `wallet`: GET redirect to the payer page. */
   kind: 'card' | 'wallet';
   two_step: boolean;
   tokens: boolean;
@@ -43,6 +47,8 @@ export interface PaymentPayway {
   info: Record<string, string>;
   manual: Record<string, string>;
   warning: Record<string, string>;
+  /** The entry as the file wrote it, listed by shop_input_config/shop. */
+  listed: JsonOut;
 }
 
 export interface AccountInfoField {
@@ -58,6 +64,8 @@ export interface PayoutPayway {
   fee_config: { percent: string; fix: string };
   account_info_config: Record<string, AccountInfoField>;
   paysystem_data: Record<string, string>;
+  /** The entry as the file wrote it, listed by shop_output_config/shop. */
+  listed: JsonOut;
 }
 
 export interface PaywayGroup<P> {
@@ -67,9 +75,17 @@ export interface PaywayGroup<P> {
   payways: P[];
 }
 
+/** A fixed conversion rate: one unit of `from` is `rate` units of `to`. */
+export interface Rate {
+  from: number;
+  to: number;
+  rate: string;
+}
+
 export interface Catalogue {
   payment_groups: PaywayGroup<PaymentPayway>[];
   payout_groups: PaywayGroup<PayoutPayway>[];
+  rates: Rate[];
   /** Seed balances: currency code and available amount. */
   balances: { currency: number; available: string }[];
 }
@@ -87,10 +103,33 @@ function expect(ok: boolean, where: string, what: string): void {
   if (!ok) throw new CatalogueError(where, `must be ${what}`);
 }
 
+/** A number as written in the file (lossless), or a plain number from a hand-built object. */
+function numberText(v: unknown): string | undefined {
+  if (isLosslessNumber(v)) return v.value;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  return undefined;
+}
+
 const isText: Checker = (v, w) => expect(typeof v === 'string', w, 'a string');
-const isInt: Checker = (v, w) => expect(Number.isSafeInteger(v), w, 'a whole number');
+const isInt: Checker = (v, w) => {
+  const t = numberText(v);
+  expect(
+    t !== undefined && Number.isSafeInteger(Number(t)) && /^-?\d+$/.test(t),
+    w,
+    'a whole number',
+  );
+};
 const isBool: Checker = (v, w) => expect(typeof v === 'boolean', w, 'true or false');
-const isDecimal: Checker = (v, w) =>
+/** A JSON number (`5.0`) or decimal text (`"1.0"`), as the real server writes either. */
+const isDecimal: Checker = (v, w) => {
+  const t = typeof v === 'string' ? v : numberText(v);
+  expect(
+    t !== undefined && Decimal.isDecimalText(t),
+    w,
+    'a decimal number or decimal text such as "10.50"',
+  );
+};
+const isDecimalText: Checker = (v, w) =>
   expect(typeof v === 'string' && Decimal.isDecimalText(v), w, 'decimal text such as "10.50"');
 const isRegex: Checker = (v, w) => {
   isText(v, w);
@@ -102,7 +141,14 @@ const isRegex: Checker = (v, w) => {
 };
 
 function isObject(value: unknown, where: string): Record<string, unknown> {
-  expect(typeof value === 'object' && value !== null && !Array.isArray(value), where, 'an object');
+  expect(
+    typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value) &&
+      !isLosslessNumber(value),
+    where,
+    'an object',
+  );
   return value as Record<string, unknown>;
 }
 
@@ -119,6 +165,12 @@ function fields(value: unknown, where: string, checks: Record<string, Checker>):
 function mapOf(check: Checker): Checker {
   return (v, w) => {
     for (const [key, item] of Object.entries(isObject(v, w))) check(item, `${w}.${key}`);
+  };
+}
+
+function nullOr(check: Checker): Checker {
+  return (v, w) => {
+    if (v !== null) check(v, w);
   };
 }
 
@@ -139,8 +191,9 @@ const PAYMENT_PAYWAY: Record<string, Checker> = {
   max_amount: isDecimal,
   fee_config: isFee,
   fee_part_config: (v, w) => fields(v, w, { percent_part: isDecimal, fix_part: isDecimal }),
-  is_active: (v, w) => expect(v === 'true' || v === 'false', w, '"true" or "false"'),
-  add_ons_config: mapOf(isAddOn),
+  is_active: (v, w) =>
+    expect(typeof v === 'boolean' || v === 'true' || v === 'false', w, 'true or false'),
+  add_ons_config: nullOr(mapOf(isAddOn)),
   paymethod_id: isInt,
   paymethod_name: isText,
   kind: (v, w) => expect(v === 'card' || v === 'wallet', w, '"card" or "wallet"'),
@@ -162,14 +215,90 @@ const PAYOUT_PAYWAY: Record<string, Checker> = {
   paysystem_data: isTextMap,
 };
 
+/** Fields of a payment payway the real server lists; the rest is the sandbox's own behaviour. */
+const LISTED_PAYMENT_FIELDS = [
+  'id',
+  'alias',
+  'currency',
+  'min_amount',
+  'max_amount',
+  'fee_config',
+  'fee_part_config',
+  'is_active',
+  'add_ons_config',
+];
+
 function groups(value: unknown, where: string, payway: Record<string, Checker>): void {
+  const aliases = new Set<string>();
   isArray(value, where).forEach((group, i) => {
     const w = `${where}[${i}]`;
     fields(group, w, { id: isInt, name: isText, rating: isInt });
-    isArray((group as Record<string, unknown>).payways, `${w}.payways`).forEach((p, j) =>
-      fields(p, `${w}.payways[${j}]`, payway),
-    );
+    isArray((group as Record<string, unknown>).payways, `${w}.payways`).forEach((p, j) => {
+      fields(p, `${w}.payways[${j}]`, payway);
+      const alias = (p as { alias: string }).alias;
+      expect(!aliases.has(alias), `${w}.payways[${j}].alias`, 'unique in its direction');
+      aliases.add(alias);
+    });
   });
+}
+
+const int = (v: unknown): number => Number(numberText(v));
+const decimalText = (v: unknown): string => (typeof v === 'string' ? v : (numberText(v) ?? ''));
+const feeOf = (v: unknown): { percent: string; fix: string } => {
+  const o = v as Record<string, unknown>;
+  return { percent: decimalText(o.percent), fix: decimalText(o.fix) };
+};
+
+/** A file value as written: numbers keep their digits when listed again. */
+function asListed(v: unknown): JsonOut {
+  if (isLosslessNumber(v)) return new LosslessNumber(v.value);
+  if (Array.isArray(v)) return v.map(asListed);
+  if (typeof v === 'object' && v !== null)
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, asListed(x)]));
+  return v as JsonOut;
+}
+
+function paymentPayway(raw: Record<string, unknown>): PaymentPayway {
+  const part = raw.fee_part_config as Record<string, unknown>;
+  return {
+    ...(raw as unknown as PaymentPayway),
+    id: int(raw.id),
+    currency: int(raw.currency),
+    min_amount: decimalText(raw.min_amount),
+    max_amount: decimalText(raw.max_amount),
+    fee_config: feeOf(raw.fee_config),
+    fee_part_config: {
+      percent_part: decimalText(part.percent_part),
+      fix_part: decimalText(part.fix_part),
+    },
+    is_active: raw.is_active === true || raw.is_active === 'true',
+    add_ons_config: (raw.add_ons_config ?? {}) as Record<string, AddOnField>,
+    paymethod_id: int(raw.paymethod_id),
+    listed: Object.fromEntries(LISTED_PAYMENT_FIELDS.map((k) => [k, asListed(raw[k])])),
+  };
+}
+
+function payoutPayway(raw: Record<string, unknown>): PayoutPayway {
+  return {
+    ...(raw as unknown as PayoutPayway),
+    currency: int(raw.currency),
+    min_amount: decimalText(raw.min_amount),
+    max_amount: decimalText(raw.max_amount),
+    fee_config: feeOf(raw.fee_config),
+    listed: asListed(raw),
+  };
+}
+
+function mapGroups<P>(
+  value: unknown,
+  build: (raw: Record<string, unknown>) => P,
+): PaywayGroup<P>[] {
+  return (value as Record<string, unknown>[]).map((g) => ({
+    id: int(g.id),
+    name: g.name as string,
+    rating: int(g.rating),
+    payways: (g.payways as Record<string, unknown>[]).map(build),
+  }));
 }
 
 /** Checks the shape of a parsed catalogue file; throws CatalogueError naming the first problem. */
@@ -177,10 +306,26 @@ export function parseCatalogue(value: unknown): Catalogue {
   const obj = isObject(value, 'catalogue');
   groups(obj.payment_groups, 'payment_groups', PAYMENT_PAYWAY);
   groups(obj.payout_groups, 'payout_groups', PAYOUT_PAYWAY);
-  isArray(obj.balances, 'balances').forEach((b, i) =>
-    fields(b, `balances[${i}]`, { currency: isInt, available: isDecimal }),
+  const rates = obj.rates ?? [];
+  isArray(rates, 'rates').forEach((r, i) =>
+    fields(r, `rates[${i}]`, { from: isInt, to: isInt, rate: isDecimalText }),
   );
-  return value as Catalogue;
+  isArray(obj.balances, 'balances').forEach((b, i) =>
+    fields(b, `balances[${i}]`, { currency: isInt, available: isDecimalText }),
+  );
+  return {
+    payment_groups: mapGroups(obj.payment_groups, paymentPayway),
+    payout_groups: mapGroups(obj.payout_groups, payoutPayway),
+    rates: (rates as Record<string, unknown>[]).map((r) => ({
+      from: int(r.from),
+      to: int(r.to),
+      rate: r.rate as string,
+    })),
+    balances: (obj.balances as Record<string, unknown>[]).map((b) => ({
+      currency: int(b.currency),
+      available: b.available as string,
+    })),
+  };
 }
 
 /** catalogue.json beside this module: CommonJS (the build, ts-node) knows its directory; the ES-module test runner runs from the repository root. */
@@ -195,7 +340,7 @@ function defaultCataloguePath(): string {
 export function loadCatalogue(path: string = defaultCataloguePath()): Catalogue {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
+    parsed = parse(readFileSync(path, 'utf8'));
   } catch (e) {
     throw new CatalogueError(path, `cannot be read as JSON (${(e as Error).message})`);
   }
@@ -215,27 +360,51 @@ export interface Requested<P> {
   config: P;
 }
 
-/** The payment payway a request names (scenario suffix aside); unknown or inactive: code 10. */
+/** The payment payway a request names, matched exactly as listed; unknown or inactive: code 10. */
 export function requestedPaymentPayway(
   catalogue: Catalogue,
   fields: RequestFields,
 ): Requested<PaymentPayway> {
-  const choice = parsePayway(fields.payway());
-  const config = findPaymentPayway(catalogue, choice.base);
-  if (config === undefined || config.is_active !== 'true')
-    throw invalid(`payway ${choice.base} is not available`);
-  return { choice, config };
+  const requested = fields.payway();
+  const config = findPaymentPayway(catalogue, requested);
+  if (config === undefined || !config.is_active)
+    throw invalid(`payway ${requested} is not available`);
+  return { choice: parsePayway(requested), config };
 }
 
-/** The payout payway a request names (scenario suffix aside); unknown: code 10. */
+/** The payout payway a request names, matched exactly as listed; unknown: code 10. */
 export function requestedPayoutPayway(
   catalogue: Catalogue,
   fields: RequestFields,
 ): Requested<PayoutPayway> {
-  const choice = parsePayway(fields.payway());
-  const config = findPayoutPayway(catalogue, choice.base);
-  if (config === undefined) throw invalid(`payway ${choice.base} is not available for payouts`);
-  return { choice, config };
+  const requested = fields.payway();
+  const config = findPayoutPayway(catalogue, requested);
+  if (config === undefined) throw invalid(`payway ${requested} is not available for payouts`);
+  return { choice: parsePayway(requested), config };
+}
+
+/**
+ * `amount` in `from` expressed in `to` at the catalogue's fixed rate, rounded half-up to cents;
+ * the same amount when the currencies are equal; code 10 when no rate is listed.
+ */
+export function convert(catalogue: Catalogue, amount: Decimal, from: number, to: number): Decimal {
+  if (from === to) return amount;
+  const rate = catalogue.rates.find((r) => r.from === from && r.to === to);
+  if (rate === undefined) throw invalid(`currency ${from} cannot be converted to ${to}`);
+  return amount.times(Decimal.parse(rate.rate)).round(MONEY_SCALE);
+}
+
+/** An amount within the payway's min_amount and max_amount (else code 10). */
+export function withinBounds(
+  amount: Decimal,
+  payway: { min_amount: string; max_amount: string },
+): Decimal {
+  const within =
+    amount.compare(Decimal.parse(payway.min_amount)) >= 0 &&
+    amount.compare(Decimal.parse(payway.max_amount)) <= 0;
+  if (!within)
+    throw invalid(`amount must be between ${payway.min_amount} and ${payway.max_amount}`);
+  return amount;
 }
 
 /** The request's `amount`, within the payway's min_amount and max_amount (else code 10). */
@@ -243,13 +412,7 @@ export function boundedAmount(
   fields: RequestFields,
   payway: { min_amount: string; max_amount: string },
 ): Decimal {
-  const amount = fields.amount('amount');
-  const within =
-    amount.compare(Decimal.parse(payway.min_amount)) >= 0 &&
-    amount.compare(Decimal.parse(payway.max_amount)) <= 0;
-  if (!within)
-    throw invalid(`amount must be between ${payway.min_amount} and ${payway.max_amount}`);
-  return amount;
+  return withinBounds(fields.amount('amount'), payway);
 }
 
 /**
@@ -292,37 +455,17 @@ export function payoutAmounts(
     : { payeeReceive: amount.minus(fee), shopWriteOff: amount };
 }
 
-function feeJson(fee: { percent: string; fix: string }): JsonOut {
-  return {
-    percent: decimalJson(Decimal.parse(fee.percent)),
-    fix: decimalJson(Decimal.parse(fee.fix)),
-  };
-}
-
 export function addOnsJson(addOns: Record<string, AddOnField>): JsonOut {
   return Object.fromEntries(Object.entries(addOns).map(([k, v]) => [k, { ...v }]));
 }
 
-/** `data` of `shop_input_config/shop`. */
+/** `data` of `shop_input_config/shop`: each payway as the catalogue file writes it. */
 export function inputConfigJson(catalogue: Catalogue): JsonOut {
   return catalogue.payment_groups.map((g) => ({
     id: g.id,
     name: g.name,
     rating: g.rating,
-    payways: g.payways.map((p) => ({
-      id: p.id,
-      alias: p.alias,
-      currency: p.currency,
-      min_amount: decimalJson(Decimal.parse(p.min_amount)),
-      max_amount: decimalJson(Decimal.parse(p.max_amount)),
-      fee_config: feeJson(p.fee_config),
-      fee_part_config: {
-        percent_part: decimalJson(Decimal.parse(p.fee_part_config.percent_part)),
-        fix_part: decimalJson(Decimal.parse(p.fee_part_config.fix_part)),
-      },
-      is_active: p.is_active,
-      add_ons_config: addOnsJson(p.add_ons_config),
-    })),
+    payways: g.payways.map((p) => p.listed),
   }));
 }
 
@@ -332,15 +475,7 @@ export function outputConfigJson(catalogue: Catalogue): JsonOut {
     id: g.id,
     name: g.name,
     rating: g.rating,
-    payways: g.payways.map((p) => ({
-      alias: p.alias,
-      currency: p.currency,
-      min_amount: decimalJson(Decimal.parse(p.min_amount)),
-      max_amount: decimalJson(Decimal.parse(p.max_amount)),
-      fee_config: feeJson(p.fee_config),
-      account_info_config: accountInfoJson(p),
-      paysystem_data: { ...p.paysystem_data },
-    })),
+    payways: g.payways.map((p) => p.listed),
   }));
 }
 

@@ -68,7 +68,7 @@ function finishRefund(rt: SandboxRuntime, invoice: Invoice, refund: Refund): voi
   refund.errorCode = failed ? 10 : 0;
   refund.processedAt = new Date();
   if (!failed) {
-    rt.state.debit(refund.currency, refund.amount);
+    rt.state.debit(invoice.shopId, refund.currency, refund.amount);
     invoice.updated = refund.processedAt;
   }
   rt.notifier.send({

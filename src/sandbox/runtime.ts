@@ -7,14 +7,23 @@ import type { RequestFields } from './protocol';
 import type { SandboxState } from './sandbox.state';
 import type { Scheduler } from './scheduler';
 
+/** What a shop may do: take payments (invoices, refunds) or pay out (agent shop, balance). */
+export type ShopService = 'payment' | 'payout';
+
+/** A shop the sandbox hosts: its own id, secret and services (a single shop serves both). */
+export interface SandboxShop {
+  id: number;
+  secretKey: string;
+  serves: ReadonlySet<ShopService>;
+}
+
 /** What every part of a running sandbox shares. */
 export interface SandboxRuntime {
   state: SandboxState;
   catalogue: Catalogue;
   scheduler: Scheduler;
   notifier: Notifier;
-  shopId: number;
-  secretKey: string;
+  shops: readonly SandboxShop[];
   /** `http://127.0.0.1:PORT`, known once the server listens. */
   origin: string;
   log: Logger;

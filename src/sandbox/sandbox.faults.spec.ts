@@ -11,6 +11,7 @@ import {
   uniqueId,
   waitFor,
 } from './testing/sandbox-test-kit';
+import { PAYMENT, PAYOUT } from '../../test/support/payways';
 
 describe('sandbox: scenarios and faults', () => {
   let sandbox: SandboxHandle;
@@ -46,37 +47,59 @@ describe('sandbox: scenarios and faults', () => {
   }
 
   describe('payway scenarios', () => {
-    it('success: completes at once without the payer and notifies', async () => {
-      const { id, call } = create('card_rub[mock_server,success]');
+    it('success: paid at once without the payer, and not notified', async () => {
+      const { id, call } = create(PAYMENT.cardSuccess);
       const r = await call;
       expect(r.data).toMatchObject({ method: null, url: null });
       expect(await shop.status(id)).toBe(4);
-      const [n] = await waitFor(() => receiver.of('shop_order_id', id), 3000, 'the notification');
-      expect(n.fields).toMatchObject({
-        status: 'success',
-        payway: 'card_rub[mock_server,success]',
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(receiver.of('shop_order_id', id)).toHaveLength(0);
+    });
+
+    it('success_with_callback: the payer pays on the page, and the success is notified', async () => {
+      const { id, call } = create(PAYMENT.card, { client_info: {} });
+      const r = await call;
+      expect(r.data.method).toBe('GET');
+      await postForm(`${sandbox.origin}/sandbox/pay/${asText(r.data.id)}/complete`, {
+        action: 'pay',
       });
+      const [n] = await waitFor(() => receiver.of('shop_order_id', id), 3000, 'the notification');
+      expect(n.fields).toMatchObject({ status: 'success', payway: PAYMENT.card });
       expect(notificationSignOk(n.fields)).toBe(true);
     });
 
-    it('decline: rejected at once and notified as rejected', async () => {
-      const { id, call } = create('card_rub[mock_server,decline]');
+    it('rejected: rejected at once, not notified; rejected_with_callback: notified as rejected', async () => {
+      const silent = create(PAYMENT.walletRejected, { phone: '+79001234567' });
+      expect((await silent.call).result).toBe(true);
+      expect(await shop.status(silent.id)).toBe(6);
+      const { id, call } = create(PAYMENT.walletRejectedWithCallback, { phone: '+79001234567' });
       expect((await call).result).toBe(true);
+      expect(await shop.status(id)).toBe(6);
+      const [n] = await waitFor(() => receiver.of('shop_order_id', id), 3000, 'the notification');
+      expect(n.fields.status).toBe('rejected');
+      expect(receiver.of('shop_order_id', silent.id)).toHaveLength(0);
+    });
+
+    it('create_declined_with_callback: the create is refused (code 10), the rejection notified', async () => {
+      const { id, call } = create(PAYMENT.cardCreateDeclined);
+      expect(await call).toMatchObject({ result: false, error_code: 10 });
       expect(await shop.status(id)).toBe(6);
       const [n] = await waitFor(() => receiver.of('shop_order_id', id), 3000, 'the notification');
       expect(n.fields.status).toBe('rejected');
     });
 
     it('pending: the payer’s Pay leaves it waiting, for ever', async () => {
-      const { id, call } = create('card_rub[pending]', { client_info: {} });
+      const { id, call } = create(PAYMENT.sandboxCard('pending'), { client_info: {} });
       const r = await call;
-      const page = await postForm(`${r.data.url as string}/complete`, { action: 'pay' });
+      const page = await postForm(`${sandbox.origin}/sandbox/pay/${asText(r.data.id)}/complete`, {
+        action: 'pay',
+      });
       expect(page.text).toContain('being processed');
       expect(await shop.status(id)).toBe(2);
     });
 
     it('nonfatal: code 100 "Temporary error, try later", yet the invoice completes later and notifies', async () => {
-      const { id, call } = create('card_rub[nonfatal]');
+      const { id, call } = create(PAYMENT.sandboxCard('nonfatal'));
       const r = await call;
       expect(r).toMatchObject({
         status: 200,
@@ -90,13 +113,13 @@ describe('sandbox: scenarios and faults', () => {
     });
 
     it('fatal: code 10, nothing created', async () => {
-      const { id, call } = create('card_rub[fatal]');
+      const { id, call } = create(PAYMENT.sandboxCard('fatal'));
       expect(await call).toMatchObject({ result: false, error_code: 10 });
       expect((await shop.check(id)).error_code).toBe(7);
     });
 
-    it('server_error (http500 in a payway’s letters): an HTML 500 page, nothing created', async () => {
-      const { id, call } = create('card_rub[server_error]');
+    it('internal_server_error: an HTML 500 page, nothing created', async () => {
+      const { id, call } = create(PAYMENT.cardServerError);
       const r = await call;
       expect(r.status).toBe(500);
       expect(r.text).toContain('<html>');
@@ -104,13 +127,13 @@ describe('sandbox: scenarios and faults', () => {
     });
 
     it('reset: the connection is destroyed without an answer, nothing created', async () => {
-      const { id, call } = create('card_rub[reset]');
+      const { id, call } = create(PAYMENT.sandboxCard('reset'));
       await noAnswer(call);
       expect((await shop.check(id)).error_code).toBe(7);
     });
 
     it('reset_done: the connection is destroyed, but the invoice exists', async () => {
-      const { id, call } = create('card_rub[reset_done]');
+      const { id, call } = create(PAYMENT.sandboxCard('reset_done'));
       await noAnswer(call);
       expect(await shop.status(id)).toBe(2);
     });
@@ -118,7 +141,7 @@ describe('sandbox: scenarios and faults', () => {
     it('timeout_done: the answer comes after the set delay; the invoice was made at once', async () => {
       await shop.control('POST', '/settings', { timeoutDelayMs: 200 });
       try {
-        const { id, call } = create('card_rub[timeout_done]');
+        const { id, call } = create(PAYMENT.sandboxCard('timeout_done'));
         const started = Date.now();
         await waitFor(
           () => sandbox.state.findInvoiceByOrder(SHOP_ID, id),
@@ -144,7 +167,7 @@ describe('sandbox: scenarios and faults', () => {
       await noAnswer(
         shop.call(
           'invoice/create',
-          { shop_order_id: id, amount: '100.00', currency: 643, payway: 'card_rub' },
+          { shop_order_id: id, amount: '100.00', currency: 643, payway: PAYMENT.card },
           { signal: AbortSignal.timeout(100) },
         ),
       );
@@ -158,7 +181,7 @@ describe('sandbox: scenarios and faults', () => {
         fault: 'timeout_not_done',
         delayMs: 150,
       });
-      const { id, call } = create('card_rub');
+      const { id, call } = create(PAYMENT.card);
       const started = Date.now();
       const r = await call;
       expect(Date.now() - started).toBeGreaterThanOrEqual(140);
@@ -167,10 +190,59 @@ describe('sandbox: scenarios and faults', () => {
     });
   });
 
+  it('timeout_error: a late 504 page, nothing created', async () => {
+    await shop.control('POST', '/settings', { timeoutDelayMs: 150 });
+    try {
+      const { id, call } = create(PAYMENT.cardTimeout);
+      const r = await call;
+      expect(r.status).toBe(504);
+      expect((await shop.check(id)).error_code).toBe(7);
+    } finally {
+      await shop.control('POST', '/settings', { timeoutDelayMs: null });
+    }
+  });
+
+  describe('latency setting', () => {
+    it('latencyMs delays every gateway answer, the call is logged on arrival, 0 ends it', async () => {
+      await shop.control('POST', '/settings', { latencyMs: 1000 });
+      try {
+        const id = uniqueId('f');
+        const started = Date.now();
+        const call = shop.check(id);
+        await waitFor(
+          () =>
+            sandbox.state.requests.find(
+              (r) =>
+                r.path === 'invoice/check' &&
+                (r.body as Record<string, unknown>).shop_order_id === id,
+            ),
+          900,
+          'the logged call before its answer',
+        );
+        expect((await call).error_code).toBe(7);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(990);
+      } finally {
+        await shop.control('POST', '/settings', { latencyMs: 0 });
+      }
+      const started = Date.now();
+      await shop.check(uniqueId('f'));
+      expect(Date.now() - started).toBeLessThan(990);
+    });
+
+    it('refuses a latency that is not a number of 0 or more', async () => {
+      for (const latencyMs of [-1, '200', null]) {
+        await expect(shop.control('POST', '/settings', { latencyMs })).rejects.toThrow(
+          'latencyMs must be a number of 0 or more',
+        );
+      }
+      expect(sandbox.state.settings.latencyMs).toBe(0);
+    });
+  });
+
   describe('queued faults', () => {
     it('hit the next N calls of the path, then calls are normal again', async () => {
       await shop.control('POST', '/faults', { path: 'invoice/check', fault: 'http500', times: 2 });
-      const { id, call } = create('card_rub');
+      const { id, call } = create(PAYMENT.card);
       await call;
       expect((await shop.check(id)).status).toBe(500);
       expect((await shop.check(id)).status).toBe(500);
@@ -185,7 +257,7 @@ describe('sandbox: scenarios and faults', () => {
         amount: '500.00',
         amount_type: 'ps_amount',
         shop_currency: 643,
-        payway: 'card_rub',
+        payway: PAYOUT.card,
         account: '4111111111111111',
       });
       expect(r).toMatchObject({ result: false, error_code: 100 });
@@ -204,7 +276,7 @@ describe('sandbox: scenarios and faults', () => {
         amount: '500.00',
         amount_type: 'ps_amount',
         shop_currency: 643,
-        payway: 'card_rub',
+        payway: PAYOUT.card,
         account: '4111111111111111',
       });
       expect(r).toMatchObject({ result: false, error_code: 10 });

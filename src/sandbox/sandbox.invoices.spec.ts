@@ -9,6 +9,10 @@ import {
   uniqueId,
   waitFor,
 } from './testing/sandbox-test-kit';
+import { PAYMENT, PAYOUT } from '../../test/support/payways';
+
+/** The sandbox's card payway that sends the payer by a POST form straight to its steps. */
+const POST_CARD = PAYMENT.sandboxCard('post_redirect');
 
 const CARD = {
   number: '4111111111111111',
@@ -34,7 +38,7 @@ describe('sandbox: payments', () => {
         shop_order_id: uniqueId('o'),
         amount: '100.00',
         currency: 643,
-        payway: 'card_rub',
+        payway: POST_CARD,
       });
       const r = await shop.post('invoice/create', JSON.stringify({ ...body, amount: '100.01' }));
       expect(r).toMatchObject({
@@ -52,7 +56,7 @@ describe('sandbox: payments', () => {
         shop_order_id: uniqueId('o'),
         amount: '100.00',
         currency: 643,
-        payway: 'card_rub',
+        payway: POST_CARD,
       };
       const sign = signRequest(fields, [
         'amount',
@@ -80,32 +84,45 @@ describe('sandbox: payments', () => {
     });
 
     it.each([
-      ['an inactive payway', { payway: 'old_rub' }],
+      ['an inactive payway', { payway: PAYMENT.inactive }],
       ['an unknown payway', { payway: 'nothing_rub' }],
+      ['a listed payway without its scenario suffix', { payway: 'card_core_payin_rub' }],
+      [
+        'a scenario the catalogue does not list',
+        { payway: 'card_core_payin_rub[mock_server,fail]' },
+      ],
       ['a payway outside its character set', { payway: 'card-rub' }],
       ['an amount below the minimum', { amount: '9.99' }],
       ['an amount above the maximum', { amount: '500000.01' }],
       ['an amount sent as a number', { amount: 100 }],
       ['an amount with three decimals', { amount: '100.001' }],
-      ['a currency other than the payway’s', { currency: 840 }],
+      ['a currency with no conversion rate', { currency: 978, payway: PAYMENT.cardUsd }],
       ['a description over 255 characters', { description: 'x'.repeat(256) }],
       ['a shop_order_id over 255 characters', { shop_order_id: 'x'.repeat(256) }],
-      ['a payway over 150 characters', { payway: 'card_rub[' + 'a'.repeat(150) + ']' }],
-      ['a wallet payment without its phone add-on', { payway: 'wallet_rub' }],
+      ['a payway over 150 characters', { payway: 'card_core_payin_rub[' + 'a'.repeat(150) + ']' }],
+      ['a wallet payment without its phone add-on', { payway: PAYMENT.wallet }],
       [
         'a wallet phone that does not match the add-on pattern',
-        { payway: 'wallet_rub', phone: '12345' },
+        { payway: PAYMENT.wallet, phone: '12345' },
       ],
       ['an invalid card number', { card: { ...CARD, number: '4111111111111112' } }],
     ])('rejects %s with code 10', async (_name, fields) => {
-      const r = await shop.createInvoice({ shop_order_id: uniqueId('o'), ...fields });
+      const r = await shop.createInvoice({
+        payway: POST_CARD,
+        shop_order_id: uniqueId('o'),
+        ...fields,
+      });
       expect(r).toMatchObject({ status: 400, result: false, error_code: 10 });
     });
 
     it('rejects a reused shop_order_id with code 6 and keeps the first invoice', async () => {
       const id = uniqueId('dup');
-      const first = await shop.createInvoice({ shop_order_id: id });
-      const again = await shop.createInvoice({ shop_order_id: id, amount: '200.00' });
+      const first = await shop.createInvoice({ payway: POST_CARD, shop_order_id: id });
+      const again = await shop.createInvoice({
+        payway: POST_CARD,
+        shop_order_id: id,
+        amount: '200.00',
+      });
       expect(first.result).toBe(true);
       expect(again).toMatchObject({ result: false, error_code: 6 });
       expect(again.message).toBe(`shop_order_id "${id}" is not unique`);
@@ -120,13 +137,16 @@ describe('sandbox: payments', () => {
 
   describe('invoice/try', () => {
     it.each([
-      ['card_rub', '100.10', 643, '102.60'], // 100.10 + 2.5% = 102.6025
-      ['card_rub', '10.00', 643, '10.25'],
-      ['card_rub', '33.33', 643, '34.16'], // 34.16325
-      ['card_rub', '0.1', 643, null],
-      ['card_usd', '10.00', 840, '10.65'], // 3.5% + 0.30
-      ['card_usd', '1.30', 840, '1.65'], // 1.30 + 0.0455 + 0.30 = 1.6455 → 1.65 (half-up)
-      ['wallet_rub', '100.00', 643, '104.00'], // 1.5% + half of 5
+      [PAYMENT.card, '100.10', 643, '102.60'], // 100.10 + 2.5% = 102.6025
+      [PAYMENT.card, '10.00', 643, '10.25'],
+      [PAYMENT.card, '33.33', 643, '34.16'], // 34.16325
+      [PAYMENT.card, '0.1', 643, null],
+      [PAYMENT.cardUsd, '10.00', 840, '10.65'], // 3.5% + 0.30
+      [PAYMENT.cardUsd, '1.30', 840, '1.65'], // 1.30 + 0.0455 + 0.30 = 1.6455 → 1.65 (half-up)
+      [PAYMENT.wallet, '100.00', 643, '104.00'], // 1.5% + half of 5
+      [PAYMENT.card, '100.00', 840, '9481.25'], // USD on a RUB payway: 9250.00 at 92.5, + 2.5%
+      [PAYMENT.card, '0.10', 840, null], // 9.25 RUB: under the RUB payway's minimum
+      [PAYMENT.cardUsd, '100.00', 643, '1.42'], // 1.08 USD at 0.0108, + 3.5% + 0.30
     ])(
       '%s %s: payer_price %s written with its decimals',
       async (payway, amount, currency, price) => {
@@ -154,7 +174,7 @@ describe('sandbox: payments', () => {
         shop_order_id: uniqueId('t'),
         amount: '50.00',
         currency: 643,
-        payway: 'wallet_rub',
+        payway: PAYMENT.wallet,
       });
       expect(r.data.add_ons_config).toMatchObject({
         phone: { regex: '^\\+?7\\d{10}$', label: { en: 'Phone number', ru: expect.any(String) } },
@@ -163,35 +183,76 @@ describe('sandbox: payments', () => {
   });
 
   describe('configuration calls', () => {
-    it('lists payment payways grouped, with exact fees and the inactive one marked', async () => {
+    it('lists payment payways as the test server does: suffixed aliases, JSON numbers, null add-ons', async () => {
       const r = await shop.call('shop_input_config/shop', { now: nowText() });
       expect(r.result).toBe(true);
       const payways = r.list.flatMap((g) => g.payways as Record<string, unknown>[]);
-      expect(payways.map((p) => p.alias)).toEqual([
-        'card_rub',
-        'card_usd',
-        'wallet_rub',
-        'old_rub',
-      ]);
-      expect(payways.find((p) => p.alias === 'old_rub')?.is_active).toBe('false');
-      expect(r.text).toContain('"fee_config":{"percent":2.5,"fix":0}');
+      const aliases = payways.map((p) => p.alias);
+      expect(aliases).toEqual(
+        expect.arrayContaining([
+          PAYMENT.card,
+          PAYMENT.cardSuccess,
+          PAYMENT.wallet,
+          PAYMENT.inactive,
+        ]),
+      );
+      expect(new Set(payways.map((p) => asText(p.id))).size).toBe(payways.length);
+      expect(payways.find((p) => p.alias === PAYMENT.inactive)?.is_active).toBe(false);
+      expect(payways.find((p) => p.alias === PAYMENT.card)?.is_active).toBe(true);
+      expect(r.text).toContain(
+        `"alias":"${PAYMENT.card}","currency":643,"min_amount":10.0,"max_amount":500000.0,` +
+          '"fee_config":{"percent":2.5,"fix":0.0},"fee_part_config":{"percent_part":"1.0","fix_part":1.0},' +
+          '"is_active":true,"add_ons_config":null}',
+      );
+      // The sandbox's own behaviour settings are not part of the listing.
+      expect(r.text).not.toContain('"kind"');
     });
 
     it('lists payout payways with their account_info_config', async () => {
       const r = await shop.call('shop_output_config/shop', { now: nowText() });
       const card = r.list
         .flatMap((g) => g.payways as Record<string, unknown>[])
-        .find((p) => p.alias === 'card_rub');
+        .find((p) => p.alias === PAYOUT.card);
       expect(card?.account_info_config).toEqual({
         account: { regex: '^\\d{16,19}$', title: 'Card number' },
       });
+      expect(r.text).toContain('"min_amount":100.0');
     });
   });
 
   describe('the payer', () => {
+    it('card payway answers like the real one: GET, a checkout URL, data.session_id; the checkout leads to the payer page', async () => {
+      const id = uniqueId('checkout');
+      const created = await shop.createInvoice({
+        shop_order_id: id,
+        payway: PAYMENT.card,
+        client_info: { browser_language: 'en' },
+      });
+      expect(created.data).toMatchObject({
+        method: 'GET',
+        url: `${sandbox.origin}/sandbox/checkout`,
+        data: { session_id: expect.stringMatching(/^cs_[0-9a-f]+$/) },
+      });
+      const query = new URLSearchParams(created.data.data as Record<string, string>).toString();
+      const checkout = await fetch(`${created.data.url as string}?${query}`, {
+        redirect: 'manual',
+      });
+      expect(checkout.status).toBe(303);
+      expect(checkout.headers.get('location')).toBe(
+        `${sandbox.origin}/sandbox/pay/${asText(created.data.id)}`,
+      );
+      const unknown = await fetch(`${created.data.url as string}?session_id=cs_nobody`);
+      expect(unknown.status).toBe(404);
+      await postForm(`${sandbox.origin}/sandbox/pay/${asText(created.data.id)}/complete`, {
+        action: 'pay',
+      });
+      expect(await shop.status(id)).toBe(4);
+    });
+
     it('card payway: POST redirect through browser-info collection, then the payer page, Pay → paid', async () => {
       const id = uniqueId('card');
       const created = await shop.createInvoice({
+        payway: POST_CARD,
         shop_order_id: id,
         amount: '100.10',
         description: 'Tea & <cups>',
@@ -236,6 +297,7 @@ describe('sandbox: payments', () => {
     it('card payway with client_info: straight to the payer page; Decline → rejected', async () => {
       const id = uniqueId('card');
       const created = await shop.createInvoice({
+        payway: POST_CARD,
         shop_order_id: id,
         client_info: { browser_language: 'en' },
         failed_url: 'https://shop.test/failed',
@@ -258,7 +320,7 @@ describe('sandbox: payments', () => {
       const id = uniqueId('wallet');
       const created = await shop.createInvoice({
         shop_order_id: id,
-        payway: 'wallet_rub',
+        payway: PAYMENT.wallet,
         phone: '+79001234567',
       });
       expect(created.data.method).toBe('GET');
@@ -270,6 +332,7 @@ describe('sandbox: payments', () => {
     it('card data: 3-D Secure page with Confirm; nothing of the card kept but its mask', async () => {
       const id = uniqueId('3ds');
       const created = await shop.createInvoice({
+        payway: POST_CARD,
         shop_order_id: id,
         card: CARD,
         client_info: { browser_language: 'en' },
@@ -291,7 +354,11 @@ describe('sandbox: payments', () => {
     });
 
     it('card data without client_info: browser information first, then 3-D Secure', async () => {
-      const created = await shop.createInvoice({ shop_order_id: uniqueId('3ds'), card: CARD });
+      const created = await shop.createInvoice({
+        payway: POST_CARD,
+        shop_order_id: uniqueId('3ds'),
+        card: CARD,
+      });
       expect(created.data.url).toContain('/sandbox/browser-info/');
       const after = await postForm(`${created.data.url as string}/submit`, {
         browser_language: 'en',
@@ -302,8 +369,8 @@ describe('sandbox: payments', () => {
     it('the control API pays and declines on the payer’s behalf', async () => {
       const paid = uniqueId('ctl');
       const declined = uniqueId('ctl');
-      const a = await shop.createInvoice({ shop_order_id: paid });
-      const b = await shop.createInvoice({ shop_order_id: declined });
+      const a = await shop.createInvoice({ payway: POST_CARD, shop_order_id: paid });
+      const b = await shop.createInvoice({ payway: POST_CARD, shop_order_id: declined });
       await shop.control('POST', `/invoices/${asText(a.data.id)}/pay`);
       await shop.control('POST', `/invoices/${asText(b.data.id)}/decline`);
       expect(await shop.status(paid)).toBe(4);
@@ -315,7 +382,7 @@ describe('sandbox: payments', () => {
 
     it('a completed invoice’s page shows its result and cannot be paid again', async () => {
       const id = uniqueId('done');
-      const c = await shop.createInvoice({ shop_order_id: id });
+      const c = await shop.createInvoice({ payway: POST_CARD, shop_order_id: id });
       await shop.control('POST', `/invoices/${asText(c.data.id)}/decline`);
       const again = await postForm(`${sandbox.origin}/sandbox/pay/${asText(c.data.id)}/complete`, {
         action: 'pay',
@@ -328,14 +395,19 @@ describe('sandbox: payments', () => {
   describe('invoice/check', () => {
     it('returns the full record with exact amounts', async () => {
       const id = uniqueId('chk');
-      await shop.createInvoice({ shop_order_id: id, amount: '100.10', description: 'Order' });
+      await shop.createInvoice({
+        payway: POST_CARD,
+        shop_order_id: id,
+        amount: '100.10',
+        description: 'Order',
+      });
       const r = await shop.check(id);
       expect(r.text).toContain('"shop_amount":100.10');
       expect(r.text).toContain('"client_price":102.60');
       expect(r.text).toContain('"shop_refund":0.00');
       expect(r.data).toMatchObject({
         shop_order_id: id,
-        payway: 'card_rub',
+        payway: POST_CARD,
         description: 'Order',
         ps_data: '{}',
         is_unique: true,
@@ -349,7 +421,10 @@ describe('sandbox: payments', () => {
   describe('two-step payment', () => {
     async function held(): Promise<{ id: string; invoiceId: string }> {
       const id = uniqueId('hold');
-      const c = await shop.createInvoice({ shop_order_id: id, amount: '300.00' }, 'invoice/hold');
+      const c = await shop.createInvoice(
+        { payway: POST_CARD, shop_order_id: id, amount: '300.00' },
+        'invoice/hold',
+      );
       expect(c.data.method).toBe('POST');
       await shop.control('POST', `/invoices/${asText(c.data.id)}/pay`);
       expect(await shop.status(id)).toBe(8);
@@ -400,7 +475,7 @@ describe('sandbox: payments', () => {
 
     it('charge only after a hold', async () => {
       const id = uniqueId('one');
-      const c = await shop.createInvoice({ shop_order_id: id });
+      const c = await shop.createInvoice({ payway: POST_CARD, shop_order_id: id });
       await shop.control('POST', `/invoices/${asText(c.data.id)}/pay`);
       const r = await shop.call('invoice/charge', {
         invoice_id: Number(asText(c.data.id)),
@@ -411,7 +486,7 @@ describe('sandbox: payments', () => {
 
     it('a wallet payway does not do two-step payments', async () => {
       const r = await shop.createInvoice(
-        { shop_order_id: uniqueId('w'), payway: 'wallet_rub', phone: '79001234567' },
+        { shop_order_id: uniqueId('w'), payway: PAYMENT.wallet, phone: '79001234567' },
         'invoice/hold',
       );
       expect(r).toMatchObject({ result: false, error_code: 10 });
@@ -422,6 +497,7 @@ describe('sandbox: payments', () => {
     it('issues a token on success and charges with it without the payer', async () => {
       const first = uniqueId('tok');
       const c = await shop.createInvoice({
+        payway: POST_CARD,
         shop_order_id: first,
         issue_payment_token: true,
         card: CARD,
@@ -440,6 +516,7 @@ describe('sandbox: payments', () => {
 
       const second = uniqueId('tok');
       const charge = await shop.createInvoice({
+        payway: POST_CARD,
         shop_order_id: second,
         payment_token: token.token,
         amount: '55.00',
@@ -454,6 +531,7 @@ describe('sandbox: payments', () => {
 
     it('refuses an unknown token', async () => {
       const r = await shop.createInvoice({
+        payway: POST_CARD,
         shop_order_id: uniqueId('tok'),
         payment_token: 'tok_unknown',
       });

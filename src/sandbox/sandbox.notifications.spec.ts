@@ -10,6 +10,7 @@ import {
   uniqueId,
   waitFor,
 } from './testing/sandbox-test-kit';
+import { PAYMENT } from '../../test/support/payways';
 
 describe('sandbox: notifications', () => {
   let sandbox: SandboxHandle;
@@ -60,7 +61,11 @@ describe('sandbox: notifications', () => {
     expect(n.raw).toContain('"shop_amount":100.10');
     expect(n.raw).toContain('"client_price":102.60');
     expect(n.raw).toContain('"shop_refund":0.00');
-    expect(n.fields).toMatchObject({ status: 'success', payway: 'card_rub', description: 'Books' });
+    expect(n.fields).toMatchObject({
+      status: 'success',
+      payway: PAYMENT.card,
+      description: 'Books',
+    });
     for (const key of [
       'shop_id',
       'shop_currency',
@@ -207,7 +212,7 @@ describe('sandbox: notifications', () => {
   });
 
   it('dup_notify: each notification is delivered twice', async () => {
-    const id = await paidInvoice({ payway: 'card_rub[mock_server,dup_notify]' });
+    const id = await paidInvoice({ payway: PAYMENT.sandboxCard('dup_notify') });
     await waitFor(() => receiver.of('shop_order_id', id).length === 2, 3000, 'two deliveries');
     const [a, b] = receiver.of('shop_order_id', id);
     expect(a.raw).toBe(b.raw);
@@ -216,7 +221,11 @@ describe('sandbox: notifications', () => {
   it('out_of_order: the older (hold) notification arrives after the newer (success)', async () => {
     const id = uniqueId('o');
     const c = await shop.createInvoice(
-      { shop_order_id: id, callback_url: receiver.url, payway: 'card_rub[out_of_order]' },
+      {
+        shop_order_id: id,
+        callback_url: receiver.url,
+        payway: PAYMENT.sandboxCard('out_of_order'),
+      },
       'invoice/hold',
     );
     await shop.control('POST', `/invoices/${asText(c.data.id)}/pay`);
@@ -234,7 +243,7 @@ describe('sandbox: notifications', () => {
   });
 
   it('notify_none and the suppress setting send nothing', async () => {
-    const none = await paidInvoice({ payway: 'card_rub[notify_none]' });
+    const none = await paidInvoice({ payway: PAYMENT.sandboxCard('notify_none') });
     await shop.control('POST', '/settings', { suppressNotifications: true });
     const suppressed = await paidInvoice();
     await sleep(100);

@@ -7,6 +7,7 @@ import {
   uniqueId,
   waitFor,
 } from './testing/sandbox-test-kit';
+import { PAYOUT } from '../../test/support/payways';
 
 const CARD_ACCOUNT = '4276380012345678';
 
@@ -35,7 +36,7 @@ describe('sandbox: payouts and balance', () => {
       amount: '1000.00',
       amount_type: 'ps_amount',
       shop_currency: 643,
-      payway: 'card_rub',
+      payway: PAYOUT.card,
       account: CARD_ACCOUNT,
       ...fields,
     });
@@ -56,7 +57,7 @@ describe('sandbox: payouts and balance', () => {
   });
 
   it.each([
-    // percent 1, fix 30 on card_rub
+    // percent 1, fix 30 on the card payout payway
     ['ps_amount', '1000.00', '1000.00', '1040.00'],
     ['ps_amount', '333.33', '333.33', '366.66'], // fee 3.3333 + 30 = 33.3333 → 33.33
     ['ps_amount', '150.50', '150.50', '182.01'], // fee 1.505 + 30 = 31.505 → 31.51 (half-up)
@@ -65,7 +66,7 @@ describe('sandbox: payouts and balance', () => {
     const r = await shop.call('withdraw/try', {
       amount,
       amount_type: amountType,
-      payway: 'card_rub',
+      payway: PAYOUT.card,
       shop_currency: 643,
     });
     expect(r.result).toBe(true);
@@ -80,7 +81,7 @@ describe('sandbox: payouts and balance', () => {
     const r = await shop.call('withdraw/try', {
       amount: '99.99',
       amount_type: 'ps_amount',
-      payway: 'card_rub',
+      payway: PAYOUT.card,
       shop_currency: 643,
     });
     expect(r).toMatchObject({ result: false, error_code: 10 });
@@ -90,30 +91,30 @@ describe('sandbox: payouts and balance', () => {
     const ok = await shop.call('check_account', {
       account: CARD_ACCOUNT,
       amount: '500.00',
-      payway: 'card_rub',
+      payway: PAYOUT.card,
     });
     expect(ok.data).toMatchObject({ result: true, account_info: expect.any(Object) });
     const wrong = await shop.call('check_account', {
       account: '12345',
       amount: '500.00',
-      payway: 'card_rub',
+      payway: PAYOUT.card,
     });
     expect(wrong.data).toEqual({ result: false });
     const unknown = await shop.call('check_account', {
       account: '4276380012340000',
       amount: '500.00',
-      payway: 'card_rub',
+      payway: PAYOUT.card,
     });
     expect(unknown.data).toEqual({ result: false });
   });
 
-  it('create freezes amount + fee, then 1 → 3 → 5 and the frozen funds are debited', async () => {
+  it('create freezes amount + fee, answers sent (3) as the test server does, then 5 and the frozen funds are debited', async () => {
     await shop.control('POST', '/settings', { timeScale: 0.2 }); // 300 ms a step: the frozen state is seen
     const r = await payout();
     expect(r.result).toBe(true);
     expect(r.text).toContain('"shop_write_off":1040.00');
     expect(r.text).toContain('"balance":998960.00');
-    expect(asText(r.data.status)).toBe('1');
+    expect(asText(r.data.status)).toBe('3');
     expect(await rub()).toEqual({ available: '998960.00', hold: '0.00', frozen: '1040.00' });
     await waitFor(async () => (await status(r.data.id)) === 5, 3000, 'payout success');
     expect(await rub()).toEqual({ available: '998960.00', hold: '0.00', frozen: '0.00' });
@@ -128,42 +129,80 @@ describe('sandbox: payouts and balance', () => {
   });
 
   it('shop_amount: the amount itself is written off', async () => {
-    const r = await payout({ amount_type: 'shop_amount', payway: 'card_rub[pending]' });
+    const r = await payout({ amount_type: 'shop_amount', payway: PAYOUT.sandboxCard('pending') });
     expect(r.text).toContain('"payee_receive":960.00');
     expect((await rub()).frozen).toBe('1000.00');
   });
 
   it('reject: status 6 in the create answer and the funds returned', async () => {
-    const r = await payout({ payway: 'card_rub[reject]' });
+    const r = await payout({ payway: PAYOUT.sandboxCard('reject') });
     expect(r.result).toBe(true);
     expect(asText(r.data.status)).toBe('6');
     expect(await rub()).toEqual({ available: '1000000.00', hold: '0.00', frozen: '0.00' });
   });
 
   it('decline: sent, then cancelled (8) and the funds returned', async () => {
-    const r = await payout({ payway: 'card_rub[decline]' });
+    const r = await payout({ payway: PAYOUT.sandboxCard('decline') });
     await waitFor(async () => (await status(r.data.id)) === 8, 3000, 'payout cancelled');
     expect((await rub()).available).toBe('1000000.00');
   });
 
   it('never_final: stays sent (3) with the funds frozen', async () => {
-    const r = await payout({ payway: 'card_rub[never_final]' });
+    const r = await payout({ payway: PAYOUT.sandboxCard('never_final') });
     await waitFor(async () => (await status(r.data.id)) === 3, 3000, 'payout sent');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await status(r.data.id)).toBe(3);
     expect((await rub()).frozen).toBe('1040.00');
   });
 
-  it('success: final status 5 in the create answer', async () => {
-    const r = await payout({ payway: 'card_rub[success]' });
-    expect(asText(r.data.status)).toBe('5');
+  it('fail: sent, then rejected (6) and the funds returned', async () => {
+    const r = await payout({ payway: PAYOUT.walletFail, account: '+79001234567' });
+    expect(asText(r.data.status)).toBe('3');
+    await waitFor(async () => (await status(r.data.id)) === 6, 3000, 'payout rejected');
+    expect((await rub()).available).toBe('1000000.00');
+  });
+
+  it('wallet_does_not_exist: check_account says no, withdraw/create is refused', async () => {
+    const fields = { payway: PAYOUT.walletMissing, account: '+79001234567', amount: '500.00' };
+    const check = await shop.call('check_account', fields);
+    expect(check.data).toEqual({ result: false });
+    const r = await payout(fields);
+    expect(r).toMatchObject({ result: false, error_code: 10 });
+    expect(r.message).toContain('wallet does not exist');
+  });
+
+  it('payment_forbidden: withdraw/create is refused, nothing frozen', async () => {
+    const r = await payout({ payway: PAYOUT.cardForbidden });
+    expect(r).toMatchObject({ result: false, error_code: 10 });
     expect((await rub()).frozen).toBe('0.00');
+  });
+
+  it('internal_server_error: an HTML 500 page, nothing created', async () => {
+    const r = await payout({ payway: PAYOUT.walletServerError, account: '+79001234567' });
+    expect(r.status).toBe(500);
+    expect(sandbox.state.payouts.size).toBe(0);
+  });
+
+  it('another shop currency: converted at the fixed rate, the write-off in the shop’s currency', async () => {
+    // 100.00 USD (shop_amount) at 92.5 = 9250.00 RUB; fee 1% + 30 = 122.50; the payee gets 9127.50.
+    const r = await payout({ amount: '100.00', amount_type: 'shop_amount', shop_currency: 840 });
+    expect(r.result).toBe(true);
+    expect(r.text).toContain('"payee_receive":9127.50');
+    expect(r.text).toContain('"shop_write_off":100.00');
+    expect(r.data).toMatchObject({
+      ps_currency: expect.anything(),
+      shop_currency: expect.anything(),
+    });
+    expect(asText(r.data.shop_currency)).toBe('840');
+    expect(asText(r.data.ps_currency)).toBe('643');
   });
 
   it('rejects a reused shop_payment_id with code 6', async () => {
     const id = uniqueId('p');
-    expect((await payout({ shop_payment_id: id, payway: 'card_rub[pending]' })).result).toBe(true);
-    const again = await payout({ shop_payment_id: id, payway: 'card_rub[pending]' });
+    expect(
+      (await payout({ shop_payment_id: id, payway: PAYOUT.sandboxCard('pending') })).result,
+    ).toBe(true);
+    const again = await payout({ shop_payment_id: id, payway: PAYOUT.sandboxCard('pending') });
     expect(again).toMatchObject({
       result: false,
       error_code: 6,

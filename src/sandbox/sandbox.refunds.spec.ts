@@ -9,6 +9,7 @@ import {
   uniqueId,
   waitFor,
 } from './testing/sandbox-test-kit';
+import { PAYMENT } from '../../test/support/payways';
 
 describe('sandbox: refunds', () => {
   let sandbox: SandboxHandle;
@@ -25,17 +26,17 @@ describe('sandbox: refunds', () => {
     await sandbox.close();
   });
 
-  /** A paid invoice: the success scenario plus any other tags. */
+  /** An invoice paid at once (the success scenario, or refund_failed). */
   async function paid(
-    fields: { payway?: string; tags?: string; amount?: string; currency?: number } = {},
+    fields: { payway?: string; amount?: string; currency?: number } = {},
   ): Promise<{ shopOrderId: string; invoiceId: number }> {
-    const { payway = 'card_rub', tags = '', amount = '100.10', currency = 643 } = fields;
+    const { payway = PAYMENT.cardSuccess, amount = '100.10', currency = 643 } = fields;
     const shopOrderId = uniqueId('r');
     const c = await shop.createInvoice({
       shop_order_id: shopOrderId,
       amount,
       currency,
-      payway: `${payway}[success${tags}]`,
+      payway,
     });
     expect(await shop.status(shopOrderId)).toBe(4);
     return { shopOrderId, invoiceId: Number(asText(c.data.id)) };
@@ -116,7 +117,7 @@ describe('sandbox: refunds', () => {
   });
 
   it('refund_failed scenario: WAITING, then FAILED, notified; nothing counted as refunded', async () => {
-    const { shopOrderId, invoiceId } = await paid({ tags: ',refund_failed' });
+    const { shopOrderId, invoiceId } = await paid({ payway: PAYMENT.sandboxCard('refund_failed') });
     const r = await refund(invoiceId, '100.10');
     const [n] = await waitFor(
       () => receiver.of('shop_refund_id', asText(r.data.shop_refund_id)),
@@ -134,7 +135,11 @@ describe('sandbox: refunds', () => {
   });
 
   it('refunds in the currency of a USD invoice', async () => {
-    const { invoiceId } = await paid({ payway: 'card_usd', amount: '20.00', currency: 840 });
+    const { invoiceId } = await paid({
+      payway: PAYMENT.cardUsdSuccess,
+      amount: '20.00',
+      currency: 840,
+    });
     const r = await refund(invoiceId, '5.00');
     expect(r.data).toMatchObject({ currency: 'USD' });
   });

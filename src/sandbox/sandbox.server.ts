@@ -9,7 +9,7 @@ import { gatewayRouter } from './gateway.routes';
 import { Notifier } from './notifier';
 import { messagePage } from './pages';
 import { payerRouter } from './payer.routes';
-import type { SandboxRuntime } from './runtime';
+import type { SandboxRuntime, SandboxShop } from './runtime';
 import { NotifyFormat, SandboxState } from './sandbox.state';
 import { Scheduler } from './scheduler';
 
@@ -23,8 +23,15 @@ export interface SandboxOptions {
   port?: number;
   /** Default 127.0.0.1. */
   host?: string;
+  /** The payment shop (or the one shop serving everything). */
   shopId?: number;
   secretKey?: string;
+  /**
+   * A separate agent shop for payouts and the balance, as on the gateway's test server; without
+   * it (or with the payment shop's id) one shop serves both.
+   */
+  payoutShopId?: number;
+  payoutSecretKey?: string;
   /** Multiplies every sandbox delay (0.001 in tests). */
   timeScale?: number;
   cataloguePath?: string;
@@ -46,6 +53,9 @@ export interface SandboxHandle {
 export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHandle> {
   const log = logger.child({ component: 'sandbox' });
   const catalogue = loadCatalogue(opts.cataloguePath);
+  const shops = hostedShops(opts);
+  // The agent shop holds the money that is paid out.
+  const balanceShop = shops.find((s) => s.serves.has('payout')) ?? shops[0];
   const state = new SandboxState(
     {
       notifyFormat: opts.notifyFormat ?? 'json',
@@ -53,22 +63,24 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
       shopNotifyUrl: opts.shopNotifyUrl ?? null,
       timeScale: opts.timeScale ?? 1,
       timeoutDelayMs: null,
+      latencyMs: 0,
     },
     catalogue.balances,
+    balanceShop.id,
   );
   const scheduler = new Scheduler(
     () => state.settings.timeScale,
     (e) => log.error({ err: e }, 'sandbox background task failed'),
   );
-  const secretKey = opts.secretKey ?? SANDBOX_DEFAULT_SECRET;
-  const notifier = new Notifier(state, scheduler, secretKey, log);
+  const secretOf = (shopId: number): string =>
+    (shops.find((s) => s.id === shopId) ?? shops[0]).secretKey;
+  const notifier = new Notifier(state, scheduler, secretOf, log);
   const rt: SandboxRuntime = {
     state,
     catalogue,
     scheduler,
     notifier,
-    shopId: opts.shopId ?? SANDBOX_DEFAULT_SHOP_ID,
-    secretKey,
+    shops,
     origin: '',
     log,
   };
@@ -107,7 +119,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
   const server = await listen(app, opts.port ?? 0, host);
   const { port } = server.address() as AddressInfo;
   rt.origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  log.info({ origin: rt.origin, shop_id: rt.shopId }, 'gateway sandbox listening');
+  log.info(
+    { origin: rt.origin, shops: shops.map((s) => ({ shop_id: s.id, serves: [...s.serves] })) },
+    'gateway sandbox listening',
+  );
 
   return {
     origin: rt.origin,
@@ -122,6 +137,21 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
       });
     },
   };
+}
+
+function hostedShops(opts: SandboxOptions): SandboxShop[] {
+  const payment: SandboxShop = {
+    id: opts.shopId ?? SANDBOX_DEFAULT_SHOP_ID,
+    secretKey: opts.secretKey ?? SANDBOX_DEFAULT_SECRET,
+    serves: new Set(['payment', 'payout']),
+  };
+  if (opts.payoutShopId === undefined || opts.payoutShopId === payment.id) return [payment];
+  if (opts.payoutSecretKey === undefined || opts.payoutSecretKey === payment.secretKey)
+    throw new Error('the sandbox agent shop needs a secret key of its own');
+  return [
+    { ...payment, serves: new Set(['payment']) },
+    { id: opts.payoutShopId, secretKey: opts.payoutSecretKey, serves: new Set(['payout']) },
+  ];
 }
 
 function listen(app: express.Express, port: number, host: string): Promise<Server> {

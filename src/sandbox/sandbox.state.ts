@@ -76,6 +76,8 @@ export interface Invoice {
   issuedToken?: string;
   /** The token this invoice was charged with (a recurrent charge, no payer). */
   chargedWithToken?: string;
+  /** `session_id` of the checkout URL a card payway sends the payer to. */
+  sessionId?: string;
   /** Set while the payer still has to pass the 3-D Secure page. */
   needs3ds: boolean;
   created: Date;
@@ -139,6 +141,8 @@ export interface RequestLogEntry {
   path: string;
   /** The body with the card number masked and cvv and sign removed. */
   body: JsonIn;
+  /** The hosted shop whose secret the request's signature matches; null when none does. */
+  signed_by: number | null;
   http_status: number | null;
   result: boolean | null;
   error_code: number | null;
@@ -180,6 +184,8 @@ export interface Settings {
   timeScale: number;
   /** Delay of the time-out faults in real milliseconds; null: 35 s × timeScale. */
   timeoutDelayMs: number | null;
+  /** Real milliseconds added before every gateway answer (a slow gateway under load); 0: none. */
+  latencyMs: number;
 }
 
 export class InsufficientFunds extends Error {
@@ -193,7 +199,8 @@ export class SandboxState {
   refunds = new Map<string, Refund>();
   payouts = new Map<number, Payout>();
   tokens = new Map<string, PaymentToken>();
-  balances = new Map<number, Balance>();
+  /** Per shop, per currency. */
+  balances = new Map<number, Map<number, Balance>>();
   requests: RequestLogEntry[] = [];
   deliveries: DeliveryLogEntry[] = [];
   notices: Notice[] = [];
@@ -206,6 +213,8 @@ export class SandboxState {
   constructor(
     private readonly initialSettings: Settings,
     private readonly seedBalances: { currency: number; available: string }[],
+    /** The shop the seed balances belong to: the agent shop, which pays out. */
+    private readonly seedShopId: number,
   ) {
     this.settings = { ...initialSettings };
     this.reset();
@@ -227,7 +236,7 @@ export class SandboxState {
     // Ids grow from the start time so a restarted sandbox does not reuse the ids of a shop's old rows.
     this.nextId = Date.now();
     for (const seed of this.seedBalances) {
-      this.balance(seed.currency).available = Decimal.parse(seed.available);
+      this.balance(this.seedShopId, seed.currency).available = Decimal.parse(seed.available);
     }
   }
 
@@ -268,50 +277,60 @@ export class SandboxState {
       .reduce((sum, r) => sum.plus(r.amount), Decimal.ZERO);
   }
 
-  balance(currency: number): Balance {
-    let b = this.balances.get(currency);
+  balance(shopId: number, currency: number): Balance {
+    let shop = this.balances.get(shopId);
+    if (shop === undefined) {
+      shop = new Map();
+      this.balances.set(shopId, shop);
+    }
+    let b = shop.get(currency);
     if (b === undefined) {
       b = { available: Decimal.ZERO, hold: Decimal.ZERO, frozen: Decimal.ZERO };
-      this.balances.set(currency, b);
+      shop.set(currency, b);
     }
     return b;
   }
 
+  /** One shop's balances, by currency. */
+  balancesOf(shopId: number): Map<number, Balance> {
+    return this.balances.get(shopId) ?? new Map();
+  }
+
   /** A paid invoice credits the shop. */
-  credit(currency: number, amount: Decimal): void {
-    const b = this.balance(currency);
+  credit(shopId: number, currency: number, amount: Decimal): void {
+    const b = this.balance(shopId, currency);
     b.available = b.available.plus(amount);
   }
 
   /** A successful refund debits the shop. */
-  debit(currency: number, amount: Decimal): void {
-    const b = this.balance(currency);
+  debit(shopId: number, currency: number, amount: Decimal): void {
+    const b = this.balance(shopId, currency);
     b.available = b.available.minus(amount);
   }
 
   /** Held invoice funds: shown as `hold` until charged (to available) or released. */
-  hold(currency: number, amount: Decimal): void {
-    const b = this.balance(currency);
+  hold(shopId: number, currency: number, amount: Decimal): void {
+    const b = this.balance(shopId, currency);
     b.hold = b.hold.plus(amount);
   }
 
-  settleHold(currency: number, amount: Decimal, charged: boolean): void {
-    const b = this.balance(currency);
+  settleHold(shopId: number, currency: number, amount: Decimal, charged: boolean): void {
+    const b = this.balance(shopId, currency);
     b.hold = b.hold.minus(amount);
     if (charged) b.available = b.available.plus(amount);
   }
 
   /** A payout freezes its write-off; throws InsufficientFunds when available is short. */
-  freeze(currency: number, amount: Decimal): void {
-    const b = this.balance(currency);
+  freeze(shopId: number, currency: number, amount: Decimal): void {
+    const b = this.balance(shopId, currency);
     if (b.available.compare(amount) < 0) throw new InsufficientFunds(currency);
     b.available = b.available.minus(amount);
     b.frozen = b.frozen.plus(amount);
   }
 
   /** At the payout's final status the frozen funds are debited, or returned to available. */
-  unfreeze(currency: number, amount: Decimal, debited: boolean): void {
-    const b = this.balance(currency);
+  unfreeze(shopId: number, currency: number, amount: Decimal, debited: boolean): void {
+    const b = this.balance(shopId, currency);
     b.frozen = b.frozen.minus(amount);
     if (!debited) b.available = b.available.plus(amount);
   }

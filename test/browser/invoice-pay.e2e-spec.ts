@@ -1,5 +1,6 @@
 import { auth, startTestApp, TestContext } from '../support/app';
 import { launchBrowser, LaunchedBrowser } from '../support/browser';
+import { PAYMENT } from '../support/payways';
 
 type Json = Record<string, unknown>;
 
@@ -47,7 +48,7 @@ describe('payer pays in a browser (headless Chromium)', () => {
         shopOrderId,
         amount: '250.50',
         currency: 643,
-        payway: 'card_rub',
+        payway: PAYMENT.card,
         description: 'Browser <test> & co',
       })
       .expect(201);

@@ -8,6 +8,7 @@ import {
   waitFor,
 } from '../../src/sandbox/testing/sandbox-test-kit';
 import { LaunchedBrowser, launchBrowser } from '../support/browser';
+import { PAYMENT } from '../support/payways';
 
 /** The shop's side of spec rule 6 for `method: POST`: a form posting `data` to `url`, submitted at once. */
 function autoSubmitForm(url: string, data: Record<string, string>): string {
@@ -46,6 +47,7 @@ describe('sandbox payer page in headless Chromium', () => {
       amount: '250.00',
       description: 'Browser test',
       success_url: 'https://shop.example/thanks',
+      payway: PAYMENT.sandboxCard('post_redirect'),
     });
     expect(created.data.method).toBe('POST');
     const invoiceId = asText(created.data.id);
@@ -74,7 +76,7 @@ describe('sandbox payer page in headless Chromium', () => {
     const shopOrderId = uniqueId('browser');
     const created = await shop.createInvoice({
       shop_order_id: shopOrderId,
-      payway: 'wallet_rub',
+      payway: PAYMENT.wallet,
       phone: '+79001234567',
     });
     expect(created.data.method).toBe('GET');

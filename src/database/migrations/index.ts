@@ -1,4 +1,18 @@
 import { InitialSchema1795270554236 } from './1795270554236-InitialSchema';
+import { AtomicPhasesAndAttention1795324765936 } from './1795324765936-AtomicPhasesAndAttention';
+import { AdminConsoleSessions1795324789342 } from './1795324789342-AdminConsoleSessions';
+import { ShopEvents1795324818287 } from './1795324818287-ShopEvents';
+import { GatewayShopPerRow1795324912080 } from './1795324912080-GatewayShopPerRow';
+import { SealedPaymentTokens1795324915723 } from './1795324915723-SealedPaymentTokens';
+import { AuditKeyIdAndUnverifiedSample1795324927953 } from './1795324927953-AuditKeyIdAndUnverifiedSample';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
-export const MIGRATIONS = [InitialSchema1795270554236];
+export const MIGRATIONS = [
+  InitialSchema1795270554236,
+  AtomicPhasesAndAttention1795324765936,
+  AdminConsoleSessions1795324789342,
+  ShopEvents1795324818287,
+  GatewayShopPerRow1795324912080,
+  SealedPaymentTokens1795324915723,
+  AuditKeyIdAndUnverifiedSample1795324927953,
+];

@@ -86,7 +86,7 @@ export class FakeGateway {
   }
 }
 
-export const TEST_SHOP_ID = 1001;
+export const TEST_SHOP_ID = 2001;
 export const TEST_SECRET = 'test-secret-key';
 
 /** Configuration pointing the gateway client at `baseUrl`; `env` overrides any variable. */
@@ -97,6 +97,8 @@ export function gatewayTestConfig(baseUrl: string, env: Record<string, string> =
     GATEWAY_SECRET_KEY: TEST_SECRET,
     API_KEYS: 'test-api-key-0123456789',
     ADMIN_API_KEYS: 'test-admin-key-0123456789',
+    ALLOW_INSECURE_HTTP: 'true',
+    DATA_ENCRYPTION_KEYS: `test1:${Buffer.alloc(32, 7).toString('base64')}`,
     ...env,
   });
 }

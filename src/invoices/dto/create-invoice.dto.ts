@@ -13,28 +13,41 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
-import { IsDecimalAmount, IsPayway } from '../../common/validators';
+import { FitsMinorUnits, IsDecimalAmount, IsPayway } from '../../common/validators';
 
 export class QuoteInvoiceDto {
-  @ApiProperty({ maxLength: 255 })
+  @ApiProperty({ maxLength: 255, description: "The shop's order id: the idempotency key", example: 'order-1001' })
   @IsString()
   @MinLength(1)
   @MaxLength(255)
   shopOrderId: string;
 
-  @ApiProperty({ example: '100.10', description: 'Decimal string, never a JSON number' })
+  @ApiProperty({
+    example: '100.10',
+    description: "Decimal string, never a JSON number; at most the currency's ISO 4217 minor unit of fraction digits",
+  })
   @IsDecimalAmount()
+  @FitsMinorUnits('currency')
   amount: string;
 
-  @ApiProperty({ example: 643, description: 'Gateway integer currency code' })
+  @ApiProperty({
+    example: 643,
+    description:
+      "Gateway integer currency code. May differ from the payway's: the gateway then prices the order in the " +
+      "payway's currency (invoice/try) and the payway's limits apply to that price.",
+  })
   @IsInt()
   currency: number;
 
-  @ApiProperty({ example: 'card_rub', maxLength: 150 })
+  @ApiProperty({
+    example: 'card_core_payin_rub[mock_server,success_with_callback]',
+    description: 'A payway alias exactly as the payway list gives it, bracketed scenario included',
+    maxLength: 150,
+  })
   @IsPayway()
   payway: string;
 
-  @ApiPropertyOptional({ maxLength: 255 })
+  @ApiPropertyOptional({ maxLength: 255, example: 'Order 1001' })
   @IsOptional()
   @IsString()
   @MaxLength(255)
@@ -44,12 +57,13 @@ export class QuoteInvoiceDto {
 export class CardDto {
   @ApiProperty({
     description: 'Card number, 12-19 digits; passed to the gateway, never stored or logged',
+    example: '4111111111111111',
   })
   @IsString()
   @Matches(/^\d{12,19}$/, { message: 'must be 12 to 19 digits' })
   number: string;
 
-  @ApiPropertyOptional({ maxLength: 100 })
+  @ApiPropertyOptional({ maxLength: 100, example: 'IVAN PETROV' })
   @IsOptional()
   @IsString()
   @MaxLength(100)
@@ -65,22 +79,23 @@ export class CardDto {
   @Matches(/^\d{2}$/, { message: 'must be two digits' })
   expiryYear: string;
 
-  @ApiProperty({ description: '3 or 4 digits; never stored or logged' })
+  @ApiProperty({ description: '3 or 4 digits; never stored or logged', example: '123' })
   @IsString()
   @Matches(/^\d{3,4}$/, { message: 'must be 3 or 4 digits' })
   cvv: string;
 }
 
 export class ClientInfoDto {
-  @IsOptional() @IsString() @MaxLength(1024) browserAcceptHeader?: string;
-  @IsOptional() @IsBoolean() browserJavaEnabled?: boolean;
-  @IsOptional() @IsBoolean() browserJavascriptEnabled?: boolean;
-  @IsOptional() @IsString() @MaxLength(16) browserLanguage?: string;
-  @IsOptional() @IsString() @MaxLength(8) browserColorDepth?: string;
-  @IsOptional() @IsString() @MaxLength(8) browserScreenHeight?: string;
-  @IsOptional() @IsString() @MaxLength(8) browserScreenWidth?: string;
-  @IsOptional() @IsString() @MaxLength(8) browserTz?: string;
-  @IsOptional() @IsString() @MaxLength(1024) browserUserAgent?: string;
+  @ApiPropertyOptional({ example: 'text/html' }) @IsOptional() @IsString() @MaxLength(1024) browserAcceptHeader?: string;
+  @ApiPropertyOptional({ example: false }) @IsOptional() @IsBoolean() browserJavaEnabled?: boolean;
+  @ApiPropertyOptional({ example: true }) @IsOptional() @IsBoolean() browserJavascriptEnabled?: boolean;
+  @ApiPropertyOptional({ example: 'ru-RU' }) @IsOptional() @IsString() @MaxLength(16) browserLanguage?: string;
+  @ApiPropertyOptional({ example: '24' }) @IsOptional() @IsString() @MaxLength(8) browserColorDepth?: string;
+  @ApiPropertyOptional({ example: '1080' }) @IsOptional() @IsString() @MaxLength(8) browserScreenHeight?: string;
+  @ApiPropertyOptional({ example: '1920' }) @IsOptional() @IsString() @MaxLength(8) browserScreenWidth?: string;
+  @ApiPropertyOptional({ example: '-180' }) @IsOptional() @IsString() @MaxLength(8) browserTz?: string;
+  @ApiPropertyOptional({ example: 'Mozilla/5.0' }) @IsOptional() @IsString() @MaxLength(1024) browserUserAgent?: string;
+  @ApiPropertyOptional({ example: '05' })
   @IsOptional()
   @IsString()
   @Matches(/^\d{2}$/, { message: 'must be a two-digit code' })
@@ -88,7 +103,7 @@ export class ClientInfoDto {
 }
 
 export class CreateInvoiceDto extends QuoteInvoiceDto {
-  @ApiPropertyOptional({ description: 'true: invoice/hold (two-step), then charge or unhold' })
+  @ApiPropertyOptional({ description: 'true: invoice/hold (two-step), then charge or unhold', example: false })
   @IsOptional()
   @IsBoolean()
   twoStep?: boolean;
@@ -101,7 +116,7 @@ export class CreateInvoiceDto extends QuoteInvoiceDto {
   @IsObject()
   extras?: Record<string, string>;
 
-  @ApiPropertyOptional({ description: 'Payer IP address' })
+  @ApiPropertyOptional({ description: 'Payer IP address', example: '203.0.113.7' })
   @IsOptional()
   @IsIP()
   clientIp?: string;
@@ -121,13 +136,14 @@ export class CreateInvoiceDto extends QuoteInvoiceDto {
   @Type(() => CardDto)
   card?: CardDto;
 
-  @ApiPropertyOptional({ description: 'Ask the gateway for a recurrent-payment token' })
+  @ApiPropertyOptional({ description: 'Ask the gateway for a recurrent-payment token', example: false })
   @IsOptional()
   @IsBoolean()
   savePaymentToken?: boolean;
 
   @ApiPropertyOptional({
     description: 'Token of an earlier payment: a recurrent charge without the payer',
+    example: 'tok_7f3a9c',
   })
   @IsOptional()
   @IsString()
@@ -135,13 +151,26 @@ export class CreateInvoiceDto extends QuoteInvoiceDto {
   @MaxLength(255)
   paymentToken?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({
+    description:
+      'shopOrderId of the earlier invoice that issued the recurrent token: charges with that token, so the order ' +
+      'system never handles the raw token. Not together with paymentToken.',
+    example: 'order-1000',
+    maxLength: 255,
+  })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(255)
+  paymentTokenFrom?: string;
+
+  @ApiPropertyOptional({ example: 'https://shop.example/orders/1001/paid' })
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   @MaxLength(2048)
   successUrl?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'https://shop.example/orders/1001/failed' })
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   @MaxLength(2048)

@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsTimestamp } from '../../common/validators';
 import { PageQuery } from '../../common/pagination';
 import { INVOICE_STATUSES, type InvoiceStatus } from '../invoice.state';
 
@@ -8,7 +9,7 @@ const toBool = ({ value }: { value: unknown }): unknown =>
   value === 'true' ? true : value === 'false' ? false : value;
 
 export class GetInvoiceQuery {
-  @ApiPropertyOptional({ description: 'true: ask invoice/check first and apply its status' })
+  @ApiPropertyOptional({ description: 'true: ask invoice/check first and apply its status', example: false })
   @IsOptional()
   @Transform(toBool)
   @IsBoolean()
@@ -16,31 +17,24 @@ export class GetInvoiceQuery {
 }
 
 export class ListInvoicesQuery extends PageQuery {
-  @ApiPropertyOptional({ enum: INVOICE_STATUSES })
+  @ApiPropertyOptional({ enum: INVOICE_STATUSES, example: 'succeeded' })
   @IsOptional()
   @IsIn(INVOICE_STATUSES)
   status?: InvoiceStatus;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'card_core_payin_rub[mock_server,success_with_callback]' })
   @IsOptional()
   @IsString()
   @MaxLength(150)
   payway?: string;
 
-  @ApiPropertyOptional({ description: 'ISO 8601, inclusive' })
+  @ApiPropertyOptional({ description: 'ISO 8601, inclusive', example: '2026-01-01T00:00:00Z' })
   @IsOptional()
-  @IsISO8601({ strict: true })
+  @IsTimestamp()
   createdFrom?: string;
 
-  @ApiPropertyOptional({ description: 'ISO 8601, exclusive' })
+  @ApiPropertyOptional({ description: 'ISO 8601, exclusive', example: '2026-02-01T00:00:00Z' })
   @IsOptional()
-  @IsISO8601({ strict: true })
+  @IsTimestamp()
   createdTo?: string;
-}
-
-export class PayPageQuery {
-  @IsOptional()
-  @IsString()
-  @MaxLength(128)
-  t?: string;
 }

@@ -7,13 +7,13 @@ import type { NotificationStatus } from '../notification.entity';
 const STATUSES: NotificationStatus[] = ['pending', 'applied', 'stale', 'rejected', 'ignored'];
 
 export class ListNotificationsQuery extends PageQuery {
-  @ApiPropertyOptional({ description: 'invoice, refund, ...' })
+  @ApiPropertyOptional({ description: 'invoice, refund, ...', example: 'invoice' })
   @IsOptional()
   @IsString()
   @MaxLength(32)
   type?: string;
 
-  @ApiPropertyOptional({ description: 'Signature verified (false: refused, kept for operators)' })
+  @ApiPropertyOptional({ description: 'Signature verified (false: refused, kept for operators)', example: true })
   @IsOptional()
   @Transform(({ value }: { value: unknown }) =>
     value === 'true' ? true : value === 'false' ? false : value,
@@ -21,12 +21,12 @@ export class ListNotificationsQuery extends PageQuery {
   @IsBoolean()
   verified?: boolean;
 
-  @ApiPropertyOptional({ enum: STATUSES, description: 'What applying it did' })
+  @ApiPropertyOptional({ enum: STATUSES, description: 'What applying it did', example: 'applied' })
   @IsOptional()
   @IsIn(STATUSES)
   status?: NotificationStatus;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'order-1001' })
   @IsOptional()
   @IsString()
   @MaxLength(255)
@@ -34,13 +34,14 @@ export class ListNotificationsQuery extends PageQuery {
 }
 
 export class ListEventsQuery extends PageQuery {
-  @ApiPropertyOptional({ enum: ['invoice', 'refund', 'payout', 'notification'] })
+  @ApiPropertyOptional({ enum: ['invoice', 'refund', 'payout', 'notification'], example: 'invoice' })
   @IsOptional()
   @IsIn(['invoice', 'refund', 'payout', 'notification'])
   entityType?: string;
 
   @ApiPropertyOptional({
     description: "The shop's id of the object (shopOrderId, shopRefundId, shopPaymentId)",
+    example: 'order-1001',
   })
   @IsOptional()
   @IsString()

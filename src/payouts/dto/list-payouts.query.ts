@@ -5,7 +5,7 @@ import type { PayoutStatus } from '../payout.entity';
 import { PAYOUT_STATUSES } from '../payout.state';
 
 export class ListPayoutsQuery extends PageQuery {
-  @ApiPropertyOptional({ enum: PAYOUT_STATUSES })
+  @ApiPropertyOptional({ enum: PAYOUT_STATUSES, example: 'needs_attention' })
   @IsOptional()
   @IsIn(PAYOUT_STATUSES)
   status?: PayoutStatus;

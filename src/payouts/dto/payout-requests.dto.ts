@@ -1,28 +1,38 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import type { AmountType } from '../payout.entity';
-import { IsDecimalAmount, IsPayway } from '../../common/validators';
+import { FitsMinorUnits, IsDecimalAmount, IsPayway } from '../../common/validators';
 
 const AMOUNT_TYPES: AmountType[] = ['ps_amount', 'shop_amount'];
 
 class PayoutTermsDto {
-  @ApiProperty({ example: '1000.00', description: 'Decimal string, never a JSON number' })
+  @ApiProperty({
+    example: '1000.00',
+    description: "Decimal string, never a JSON number; with shop_amount, at most shopCurrency's ISO 4217 minor unit of fraction digits",
+  })
   @IsDecimalAmount()
+  @FitsMinorUnits('shopCurrency', (dto) => dto.amountType === 'shop_amount')
   amount: string;
 
   @ApiProperty({
     enum: AMOUNT_TYPES,
     description:
       'ps_amount: the payee gets exactly amount; shop_amount: exactly amount is written off',
+    example: 'ps_amount',
   })
   @IsIn(AMOUNT_TYPES)
   amountType: AmountType;
 
-  @ApiProperty({ example: 643, description: 'Gateway integer currency code debited from the shop' })
+  @ApiProperty({
+    example: 643,
+    description:
+      "Gateway integer currency code debited from the shop. May differ from the payway's: withdraw/try then " +
+      "converts, and the payway's limits apply to payeeReceive in the payway's currency.",
+  })
   @IsInt()
   shopCurrency: number;
 
-  @ApiProperty({ example: 'card_rub', maxLength: 150 })
+  @ApiProperty({ example: 'qiwi_topup_rub_to_card[mock_server,success]', maxLength: 150 })
   @IsPayway()
   payway: string;
 }
@@ -30,7 +40,7 @@ class PayoutTermsDto {
 export class QuotePayoutDto extends PayoutTermsDto {}
 
 export class CheckAccountDto {
-  @ApiProperty({ example: 'card_rub', maxLength: 150 })
+  @ApiProperty({ example: 'qiwi_topup_rub_to_card[mock_server,success]', maxLength: 150 })
   @IsPayway()
   payway: string;
 
@@ -40,20 +50,21 @@ export class CheckAccountDto {
 
   @ApiProperty({
     description: 'Recipient account (card number, phone, login); never stored in clear or logged',
+    example: '4111111111111111',
   })
   @IsString()
   @MinLength(1)
   @MaxLength(255)
   account: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, example: { name: 'Ivan Petrov' } })
   @IsOptional()
   @IsObject()
   accountDetails?: Record<string, string>;
 }
 
 export class CreatePayoutDto extends PayoutTermsDto {
-  @ApiProperty({ maxLength: 255, description: "The shop's payout id: the idempotency key" })
+  @ApiProperty({ maxLength: 255, description: "The shop's payout id: the idempotency key", example: 'payout-2001' })
   @IsString()
   @MinLength(1)
   @MaxLength(255)
@@ -62,6 +73,7 @@ export class CreatePayoutDto extends PayoutTermsDto {
   @ApiProperty({
     description:
       'Recipient account, checked against account_info_config; stored only encrypted, shown masked',
+    example: '4111111111111111',
   })
   @IsString()
   @MinLength(1)
@@ -72,12 +84,13 @@ export class CreatePayoutDto extends PayoutTermsDto {
     type: 'object',
     additionalProperties: { type: 'string' },
     description: "The other details named in the payway's account_info_config",
+    example: { name: 'Ivan Petrov' },
   })
   @IsOptional()
   @IsObject()
   accountDetails?: Record<string, string>;
 
-  @ApiPropertyOptional({ maxLength: 255 })
+  @ApiPropertyOptional({ maxLength: 255, example: 'Seller payout, January' })
   @IsOptional()
   @IsString()
   @MaxLength(255)

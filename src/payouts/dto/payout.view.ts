@@ -4,29 +4,32 @@ import { PAYOUT_STATUSES } from '../payout.state';
 
 /** The payout as the shop sees it (shared/API.md); `account` is always the masked form. */
 export class PayoutView {
-  @ApiProperty() shopPaymentId: string;
-  @ApiProperty({ type: String, nullable: true, description: "The gateway's withdraw id" })
+  @ApiProperty({ example: 'payout-2001' }) shopPaymentId: string;
+  @ApiProperty({ type: String, nullable: true, description: "The gateway's withdraw id", example: '445566' })
   withdrawId: string | null;
-  @ApiProperty({ enum: PAYOUT_STATUSES }) status: PayoutStatus;
-  @ApiProperty({ type: Number, nullable: true, description: "The gateway's status number" })
+  @ApiProperty({ enum: PAYOUT_STATUSES, example: 'processing' }) status: PayoutStatus;
+  @ApiProperty({ type: Number, nullable: true, description: "The gateway's status number", example: 3 })
   gatewayStatus: number | null;
   @ApiProperty({ example: '1000.00' }) amount: string;
-  @ApiProperty({ enum: ['ps_amount', 'shop_amount'] }) amountType: AmountType;
-  @ApiProperty() shopCurrency: number;
-  @ApiProperty({ type: Number, nullable: true }) psCurrency: number | null;
-  @ApiProperty({ type: String, nullable: true }) payeeReceive: string | null;
-  @ApiProperty({ type: String, nullable: true }) shopWriteOff: string | null;
-  @ApiProperty() payway: string;
+  @ApiProperty({ enum: ['ps_amount', 'shop_amount'], example: 'ps_amount' }) amountType: AmountType;
+  @ApiProperty({ example: 643 }) shopCurrency: number;
+  @ApiProperty({ type: Number, nullable: true, example: 643 }) psCurrency: number | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Decimal string', example: '1000.00' }) payeeReceive: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Decimal string', example: '1020.00' }) shopWriteOff: string | null;
+  @ApiProperty({ example: 'qiwi_topup_rub_to_card[mock_server,success]' }) payway: string;
   @ApiProperty({
     example: '411111******1111',
     description: 'Masked: first 6 + last 4 of a card, last 4 otherwise',
   })
   account: string;
-  @ApiProperty({ type: Number, nullable: true }) errorCode: number | null;
-  @ApiProperty({ type: String, nullable: true, format: 'date-time' }) nextPollAt: string | null;
-  @ApiProperty({ format: 'date-time' }) pollDeadline: string;
-  @ApiProperty({ format: 'date-time' }) createdAt: string;
-  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+  @ApiProperty({ type: Number, nullable: true, example: null }) errorCode: number | null;
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', example: '2026-01-15T10:10:30.000Z' }) nextPollAt: string | null;
+  @ApiProperty({ format: 'date-time', example: '2026-01-15T12:10:00.000Z' }) pollDeadline: string;
+  @ApiProperty({ format: 'date-time', example: '2026-01-15T10:10:00.000Z' }) createdAt: string;
+  @ApiProperty({ format: 'date-time', example: '2026-01-15T10:10:00.000Z' }) updatedAt: string;
+  @ApiProperty({ description: 'An operator must look (see GET /admin/attention)', example: false })
+  needsAttention: boolean;
+  @ApiProperty({ nullable: true, type: String, example: null }) attentionReason: string | null;
 }
 
 export function toPayoutView(p: PayoutEntity): PayoutView {
@@ -48,5 +51,7 @@ export function toPayoutView(p: PayoutEntity): PayoutView {
     pollDeadline: p.pollDeadline.toISOString(),
     createdAt: p.createdAt.toISOString(),
     updatedAt: p.updatedAt.toISOString(),
+    needsAttention: p.needsAttention,
+    attentionReason: p.attentionReason ?? null,
   };
 }

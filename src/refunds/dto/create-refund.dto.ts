@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, IsString, Length } from 'class-validator';
-import { IsDecimalAmount } from '../../common/validators';
+import { FitsMinorUnits, IsDecimalAmount } from '../../common/validators';
 
 export class CreateRefundDto {
   @ApiProperty({
@@ -17,6 +17,7 @@ export class CreateRefundDto {
     example: '50.00',
   })
   @IsDecimalAmount()
+  @FitsMinorUnits('currency')
   amount: string;
 
   @ApiPropertyOptional({

@@ -11,6 +11,7 @@ const toBool = ({ value }: { value: unknown }): unknown =>
 export class InvoiceRefundsQuery extends PageQuery {
   @ApiPropertyOptional({
     description: 'Ask the gateway (invoice/get-refunds) first and apply what it reports',
+    example: false,
   })
   @IsOptional()
   @Transform(toBool)
@@ -19,12 +20,12 @@ export class InvoiceRefundsQuery extends PageQuery {
 }
 
 export class AdminRefundsQuery extends PageQuery {
-  @ApiPropertyOptional({ enum: REFUND_STATUSES })
+  @ApiPropertyOptional({ enum: REFUND_STATUSES, example: 'WAITING' })
   @IsOptional()
   @IsIn(REFUND_STATUSES)
   status?: RefundStatus;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ example: 'order-1001' })
   @IsOptional()
   @IsString()
   @Length(1, 255)

@@ -3,20 +3,24 @@ import type { RefundEntity, RefundStatus } from '../refund.entity';
 
 /** The shop-facing refund body. */
 export class RefundView {
-  @ApiProperty() shopRefundId: string;
-  @ApiProperty() shopOrderId: string;
+  @ApiProperty({ example: 'refund-1001-1' }) shopRefundId: string;
+  @ApiProperty({ example: 'order-1001' }) shopOrderId: string;
   @ApiProperty({ description: 'Decimal string', example: '50.00' }) amount: string;
   @ApiProperty({ example: 643 }) currency: number;
-  @ApiProperty({ enum: ['WAITING', 'SUCCESS', 'FAILED'] }) status: RefundStatus;
-  @ApiProperty({ nullable: true, type: Number }) errorCode: number | null;
-  @ApiProperty() createdAt: string;
-  @ApiProperty() updatedAt: string;
-  @ApiProperty({ nullable: true, type: String }) processedAt: string | null;
+  @ApiProperty({ enum: ['WAITING', 'SUCCESS', 'FAILED'], example: 'WAITING' }) status: RefundStatus;
+  @ApiProperty({ nullable: true, type: Number, description: "The gateway's error code when FAILED", example: null }) errorCode: number | null;
+  @ApiProperty({ format: 'date-time', example: '2026-01-15T10:05:00.000Z' }) createdAt: string;
+  @ApiProperty({ format: 'date-time', example: '2026-01-15T10:05:00.000Z' }) updatedAt: string;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time', example: null }) processedAt: string | null;
+  @ApiProperty({ description: 'An operator must look (see GET /admin/attention)', example: false })
+  needsAttention: boolean;
+  @ApiProperty({ nullable: true, type: String, example: null }) attentionReason: string | null;
 }
 
 export class RefundPage {
   @ApiProperty({ type: [RefundView] }) items: RefundView[];
-  @ApiProperty({ nullable: true, type: String }) nextCursor: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'Pass as `cursor` for the next page; null on the last page', example: null })
+  nextCursor: string | null;
 }
 
 export function toRefundView(r: RefundEntity): RefundView {
@@ -30,5 +34,7 @@ export function toRefundView(r: RefundEntity): RefundView {
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),
     processedAt: r.processedAt ? r.processedAt.toISOString() : null,
+    needsAttention: r.needsAttention,
+    attentionReason: r.attentionReason ?? null,
   };
 }

@@ -16,6 +16,8 @@ import { SandboxHandle, SandboxOptions, startSandbox } from '../sandbox.server';
  */
 
 export const SHOP_ID = SANDBOX_DEFAULT_SHOP_ID;
+/** The default catalogue's RUB card payway (test/support/payways.ts names it PAYMENT.card). */
+export const DEFAULT_PAYWAY = 'card_core_payin_rub[mock_server,success_with_callback]';
 export const SECRET = SANDBOX_DEFAULT_SECRET;
 
 export type ParsedObject = Record<string, unknown>;
@@ -148,7 +150,7 @@ export class TestShop {
     fields: Record<string, unknown>,
     call: 'invoice/create' | 'invoice/hold' = 'invoice/create',
   ): Promise<CallResult> {
-    return this.call(call, { amount: '100.00', currency: 643, payway: 'card_rub', ...fields });
+    return this.call(call, { amount: '100.00', currency: 643, payway: DEFAULT_PAYWAY, ...fields });
   }
 
   async status(shopOrderId: string): Promise<number> {

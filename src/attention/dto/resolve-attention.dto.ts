@@ -1,0 +1,81 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
+import { Type } from 'class-transformer';
+
+/** `recheck`: ask the gateway now; `accept`: record a final status verified in the back office. */
+export class ResolveAttentionDto {
+  @ApiProperty({ enum: ['recheck', 'accept'], example: 'accept' })
+  @IsIn(['recheck', 'accept'])
+  action: 'recheck' | 'accept';
+
+  @ApiPropertyOptional({
+    description:
+      'With accept: the final status (invoice succeeded|rejected|unheld, refund SUCCESS|FAILED, payout succeeded|failed|rejected)',
+    example: 'succeeded',
+  })
+  @ValidateIf((o: ResolveAttentionDto) => o.action === 'accept')
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(32)
+  status?: string;
+
+  @ApiPropertyOptional({
+    description: 'With accept: what the operator verified',
+    example: 'Paid per back office, ticket 4711',
+  })
+  @ValidateIf((o: ResolveAttentionDto) => o.action === 'accept')
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(1000)
+  note?: string;
+}
+
+export class AttentionQuery {
+  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50, example: 50 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  limit?: number;
+}
+
+export class AttentionItem {
+  @ApiProperty({ enum: ['invoice', 'refund', 'payout'] }) objectType:
+    'invoice' | 'refund' | 'payout';
+  @ApiProperty({
+    description: "The shop's id (shopOrderId, shopRefundId, shopPaymentId)",
+    example: 'order-1001',
+  })
+  id: string;
+  @ApiProperty({ example: 'rejected' }) status: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'contradiction: the gateway says succeeded, the invoice is rejected',
+  })
+  attentionReason: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'date-time',
+    example: '2026-01-15T10:00:00.000Z',
+  })
+  attentionAt: string | null;
+  @ApiProperty({ example: '100.10' }) amount: string;
+  @ApiProperty({ example: '643' }) currency: string;
+}
+
+export class AttentionList {
+  @ApiProperty({ type: [AttentionItem] }) items: AttentionItem[];
+}

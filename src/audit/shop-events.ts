@@ -1,0 +1,89 @@
+import type { DataSource, EntityManager } from 'typeorm';
+
+/** Objects that have shop events. */
+export type EventObjectType = 'invoice' | 'refund' | 'payout';
+export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = ['invoice', 'refund', 'payout'];
+
+/** Attention flags raised or resolved: events of their own, whatever the status. */
+export type AttentionChange = 'attention_raised' | 'attention_resolved';
+
+/**
+ * Every shop event type (shared/API.md, Shop events): `<objectType>.<status>` with refund
+ * statuses in lower case, plus the attention events of each object.
+ */
+export const SHOP_EVENT_TYPES: readonly string[] = [
+  ...[
+    'pending',
+    'created',
+    'awaiting_payer',
+    'ps_create_failed',
+    'succeeded',
+    'ps_notice_failed',
+    'rejected',
+    'held',
+    'unheld',
+    'unknown',
+  ].map((s) => `invoice.${s}`),
+  ...['waiting', 'success', 'failed'].map((s) => `refund.${s}`),
+  ...['pending', 'processing', 'succeeded', 'failed', 'rejected', 'unknown', 'needs_attention'].map(
+    (s) => `payout.${s}`,
+  ),
+  ...EVENT_OBJECT_TYPES.flatMap((o) => [`${o}.attention_raised`, `${o}.attention_resolved`]),
+];
+
+/**
+ * Which shop event an audit entry is, if any: a status change (from differs from to, including
+ * creation from nothing) or an attention change. Entries that record a call without changing
+ * the status stay in the audit view only.
+ */
+export function shopEventTypeOf(entry: {
+  entityType: string;
+  fromStatus: string | null;
+  toStatus: string;
+  attention?: AttentionChange;
+}): string | null {
+  if (!(EVENT_OBJECT_TYPES as readonly string[]).includes(entry.entityType)) return null;
+  if (entry.attention) return `${entry.entityType}.${entry.attention}`;
+  if (entry.fromStatus === entry.toStatus) return null;
+  return `${entry.entityType}.${entry.toStatus.toLowerCase()}`;
+}
+
+/** What a snapshot may need beyond the row (e.g. the public address in an invoice's payUrl). */
+export interface SnapshotContext {
+  publicBaseUrl: string;
+}
+
+/** Reads an object in the caller's transaction and returns its shop-facing view (as its GET). */
+export type SnapshotLoader = (
+  manager: EntityManager,
+  ref: { rowId?: string; objectId: string },
+  ctx: SnapshotContext,
+) => Promise<Record<string, unknown>>;
+
+const loaders = new Map<EventObjectType, SnapshotLoader>();
+const contexts = new WeakMap<DataSource, SnapshotContext>();
+
+/**
+ * Each domain registers how to read its view (the audit folder never imports the domains, which
+ * import it).
+ */
+export function registerSnapshotLoader(type: EventObjectType, loader: SnapshotLoader): void {
+  loaders.set(type, loader);
+}
+
+/** Per data source, so two services in one process (tests) each keep their own settings. */
+export function registerSnapshotContext(dataSource: DataSource, ctx: SnapshotContext): void {
+  contexts.set(dataSource, ctx);
+}
+
+export async function snapshotOf(
+  manager: EntityManager,
+  type: EventObjectType,
+  ref: { rowId?: string; objectId: string },
+): Promise<Record<string, unknown>> {
+  const loader = loaders.get(type);
+  const ctx = contexts.get(manager.connection);
+  if (!loader) throw new Error(`no snapshot loader registered for ${type} events`);
+  if (!ctx) throw new Error('shop events: no snapshot context registered for this data source');
+  return loader(manager, ref, ctx);
+}

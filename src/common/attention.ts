@@ -1,0 +1,106 @@
+import type { EntityManager } from 'typeorm';
+import { AuditService } from '../audit/audit.service';
+import type { AuditCause } from '../audit/audit-event.entity';
+import { attentionRaised } from '../metrics/metrics';
+import { logger } from './logger';
+
+/**
+ * Attention: what the service cannot settle by itself (no final status by a deadline, the
+ * gateway contradicting a final state, a gateway record that does not match ours, a create
+ * repeated too often). One function raises the flag, one resolves it; each writes its audit
+ * entry in the caller's transaction (which becomes the shop event `<object>.attention_raised` /
+ * `<object>.attention_resolved`). Neither changes any money state.
+ */
+export type AttentionObject = 'invoice' | 'refund' | 'payout';
+
+/** Stable reason codes (the metric's label); the free text goes to the audit entry and the row. */
+export type AttentionReason =
+  | 'deadline' // no final status by the check/poll deadline
+  | 'contradiction' // the gateway reports the opposite of a final state
+  | 'mismatch' // a gateway record or message that does not match ours
+  | 'absent' // the gateway never heard of it, on every check over the window
+  | 'create_cap' // a payout create repeated PAYOUT_MAX_CREATES times
+  | 'poll_failing' // every poll throws (e.g. a sealed account that cannot be read)
+  | 'unknown_status' // a status the service cannot map
+  | 'unsafe_redirect'; // a payer redirect address from the gateway that is not http(s)
+
+const TABLE: Record<AttentionObject, string> = {
+  invoice: 'invoices',
+  refund: 'refunds',
+  payout: 'payouts',
+};
+
+const audit = new AuditService();
+const log = logger.child({ component: 'attention' });
+
+export interface AttentionTarget {
+  object: AttentionObject;
+  /** Primary key of the row. */
+  id: string;
+  /** The shop's id of the object (audit entity id). */
+  shopId: string;
+  status: string;
+}
+
+/**
+ * Flags the row and records why, in the caller's transaction. Raising the same reason again
+ * changes nothing (no second audit entry or count). Returns true when it was raised now.
+ */
+export async function raiseAttention(
+  m: EntityManager,
+  t: AttentionTarget,
+  reason: AttentionReason,
+  detail: string,
+  cause: AuditCause,
+  facts: Record<string, unknown> = {},
+): Promise<boolean> {
+  const text = `${reason}: ${detail}`;
+  const rows = (await m.query(
+    `UPDATE ${TABLE[t.object]} SET needs_attention = true, attention_reason = $2,
+            attention_at = COALESCE(attention_at, now()), updated_at = now()
+      WHERE id = $1 AND NOT (needs_attention AND attention_reason IS NOT DISTINCT FROM $2)
+      RETURNING id`,
+    [t.id, text],
+  )) as [unknown[], number];
+  if (rows[0].length === 0) return false;
+  await audit.record(m, {
+    entityType: t.object,
+    entityId: t.shopId,
+    fromStatus: t.status,
+    toStatus: t.status,
+    cause,
+    rowId: t.id,
+    attention: 'attention_raised',
+    details: { ...facts, attention: 'raised', reason, detail },
+  });
+  attentionRaised.inc({ object: t.object, reason });
+  log.error(
+    { object: t.object, id: t.shopId, status: t.status, reason, detail },
+    'needs attention',
+  );
+  return true;
+}
+
+/** Clears the flag after an operator's recheck or accept, audited with what they did. */
+export async function resolveAttention(
+  m: EntityManager,
+  t: AttentionTarget,
+  resolution: Record<string, unknown>,
+): Promise<void> {
+  await m.query(
+    `UPDATE ${TABLE[t.object]} SET needs_attention = false, attention_reason = NULL,
+            attention_at = NULL, updated_at = now()
+      WHERE id = $1`,
+    [t.id],
+  );
+  await audit.record(m, {
+    entityType: t.object,
+    entityId: t.shopId,
+    fromStatus: t.status,
+    toStatus: t.status,
+    cause: 'admin',
+    rowId: t.id,
+    attention: 'attention_resolved',
+    details: { attention: 'resolved', ...resolution },
+  });
+}

@@ -1,0 +1,116 @@
+import { Controller, Get, Post, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { loadConfig } from '../config/config';
+import { AdminOnly, Scopes } from './access.decorator';
+import { allows, AuthGuard, Forbidden, keyIdOf, Unauthorized } from './auth.guard';
+import { Public } from './public.decorator';
+import { RateLimiter } from './rate-limit';
+import { currentActor, runAs } from './request-context';
+
+const SHOP = 'shop-key-0123456789abcdef';
+const READER = 'read-key-0123456789abcdef';
+const ADMIN = 'admin-key-0123456789abcdef';
+
+@Controller('x')
+class Undeclared {
+  @Get() list(): void {}
+  @Post() create(): void {}
+}
+
+@Scopes('payments')
+@Controller('y')
+class Payments {
+  @Get() list(): void {}
+  @Post() create(): void {}
+  @AdminOnly() @Post('admin') adminOnly(): void {}
+}
+
+@Public()
+@Controller('z')
+class Open {
+  @Get() page(): void {}
+}
+
+function guard(): AuthGuard {
+  const config = loadConfig({
+    GATEWAY_BASE_URL: 'https://pay.example.com/gateway/v1/',
+    GATEWAY_SHOP_ID: '1',
+    GATEWAY_SECRET_KEY: 'secret',
+    API_KEYS: `${SHOP}:payments,${READER}:read`,
+    ADMIN_API_KEYS: ADMIN,
+    PUBLIC_BASE_URL: 'https://payments.example.com',
+    DATA_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+  });
+  return new AuthGuard(new Reflector(), new RateLimiter(config), config);
+}
+
+function context(cls: new () => object, method: string, key?: string): ExecutionContext {
+  const handler = (cls.prototype as Record<string, () => void>)[method];
+  const req = { headers: key ? { authorization: `Bearer ${key}` } : {}, ip: '127.0.0.1' };
+  return {
+    getHandler: () => handler,
+    getClass: () => cls,
+    switchToHttp: () => ({ getRequest: () => req }),
+  } as unknown as ExecutionContext;
+}
+
+describe('AuthGuard', () => {
+  const g = guard();
+
+  it('refuses a guarded route that declares no access rule to every key, admin included (fails closed)', () => {
+    for (const key of [SHOP, READER, ADMIN]) {
+      for (const m of ['list', 'create']) {
+        expect(() => runAs(undefined, () => g.canActivate(context(Undeclared, m, key)))).toThrow(Forbidden);
+      }
+    }
+    expect(() => g.canActivate(context(Undeclared, 'list'))).toThrow(Unauthorized);
+  });
+
+  it('takes scopes from the controller and the admin role from the handler', () => {
+    expect(g.canActivate(context(Payments, 'create', SHOP))).toBe(true);
+    expect(() => g.canActivate(context(Payments, 'adminOnly', SHOP))).toThrow(Forbidden);
+    expect(g.canActivate(context(Payments, 'adminOnly', ADMIN))).toBe(true);
+  });
+
+  it('lets the read scope call GET handlers only', () => {
+    expect(g.canActivate(context(Payments, 'list', READER))).toBe(true);
+    expect(() => g.canActivate(context(Payments, 'create', READER))).toThrow(Forbidden);
+  });
+
+  it('opens @Public routes without a key', () => {
+    expect(g.canActivate(context(Open, 'page'))).toBe(true);
+  });
+
+  it('puts the acting key id (never the key) in the request context', () => {
+    const seen = runAs(undefined, () => {
+      g.canActivate(context(Payments, 'create', SHOP));
+      return currentActor();
+    });
+    expect(seen).toEqual({ keyId: keyIdOf(SHOP), role: 'shop', scopes: ['payments'] });
+    expect(keyIdOf(SHOP)).toMatch(/^[0-9a-f]{12}$/);
+  });
+
+  it.each(['Bearer', 'Bearer ', `Basic ${SHOP}`, `Bearer ${SHOP}x`, `Bearer ${SHOP.toUpperCase()}`, `Bearer ${'a'.repeat(5000)}`])(
+    'refuses the header %j',
+    (h) => {
+      const ctx = context(Payments, 'list');
+      (ctx.switchToHttp().getRequest() as { headers: Record<string, string> }).headers.authorization = h;
+      expect(() => g.canActivate(ctx)).toThrow(Unauthorized);
+    },
+  );
+});
+
+describe('allows', () => {
+  const shop = (...scopes: Array<'payments' | 'refunds' | 'payouts' | 'read'>) => ({ keyId: 'k', role: 'shop' as const, scopes });
+  it.each([
+    [shop('payments'), { kind: 'scopes', anyOf: ['payments'] }, false, true],
+    [shop('refunds'), { kind: 'scopes', anyOf: ['payments'] }, false, false],
+    [shop('read'), { kind: 'scopes', anyOf: ['payouts'] }, true, true],
+    [shop('read'), { kind: 'scopes', anyOf: ['payouts'] }, false, false],
+    [shop('payouts'), { kind: 'scopes', anyOf: ['payments', 'payouts'] }, true, true],
+    [shop('payments', 'refunds', 'payouts', 'read'), { kind: 'admin' }, true, false],
+    [{ keyId: 'a', role: 'admin' as const, scopes: [] }, { kind: 'admin' }, false, true],
+  ] as const)('%j on %j (GET: %s) → %s', (actor, access, isGet, expected) => {
+    expect(allows(actor, access, isGet)).toBe(expected);
+  });
+});

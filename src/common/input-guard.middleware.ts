@@ -1,0 +1,64 @@
+import type { NextFunction, Request, Response } from 'express';
+import { ValidationFailed, type FieldError } from './errors';
+
+/** Deeper than any body this API takes (card, clientInfo, extras are one or two levels). */
+const MAX_DEPTH = 32;
+
+/**
+ * Refuses, before any handler runs, what no field of this API may hold and PostgreSQL or the
+ * gateway cannot take: NUL characters and lone UTF-16 surrogates (in the path, the query or the
+ * body) and bodies nested deeper than MAX_DEPTH. Everything else is the DTOs' business.
+ */
+export function inputGuardMiddleware(req: Request, _res: Response, next: NextFunction): void {
+  const problem =
+    urlProblem(req.originalUrl) ??
+    stringsProblem(req.query as unknown, 'query') ??
+    stringsProblem(req.body as unknown, '');
+  if (problem) throw new ValidationFailed([problem]);
+  next();
+}
+
+function urlProblem(url: string): FieldError | null {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  if (path.toLowerCase().includes('%00')) return { field: 'path', message: 'must not contain NUL characters' };
+  if (q >= 0 && url.slice(q).toLowerCase().includes('%00')) return { field: 'query', message: 'must not contain NUL characters' };
+  return null;
+}
+
+function stringsProblem(root: unknown, rootName: string): FieldError | null {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: root, path: rootName, depth: 0 }];
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\0')) return { field: path || 'body', message: 'must not contain NUL characters' };
+      if (!wellFormed(value)) return { field: path || 'body', message: 'must be well-formed Unicode' };
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth >= MAX_DEPTH) return { field: path || 'body', message: `is nested more than ${MAX_DEPTH} levels deep` };
+    for (const key of Object.keys(value)) {
+      const at = path ? `${path}.${key}` : key;
+      if (key.includes('\0') || !wellFormed(key)) {
+        return { field: rootName || 'body', message: 'has a property name with a NUL character or bad Unicode' };
+      }
+      stack.push({ value: (value as Record<string, unknown>)[key], path: at.slice(0, 200), depth: depth + 1 });
+    }
+  }
+  return null;
+}
+
+/** No lone UTF-16 surrogate (String.prototype.isWellFormed, which our ES2022 target lacks). */
+function wellFormed(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = s.charCodeAt(i + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return false;
+      i++;
+    } else if (c >= 0xdc00 && c <= 0xdfff) {
+      return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import { AttentionService } from '../attention/attention.service';
+import { runAs, SCOPES } from '../common/request-context';
+import type { ObjectType } from './console.service';
+import type { ConsoleSession } from './console-sessions';
+
+/** The final statuses an operator may accept for each kind (shared/API.md's resolve route). */
+export const FINAL_STATUSES: Record<ObjectType, string[]> = {
+  invoice: ['succeeded', 'rejected', 'unheld'],
+  refund: ['SUCCESS', 'FAILED'],
+  payout: ['succeeded', 'failed', 'rejected'],
+};
+
+export type ResolveCommand =
+  { action: 'recheck' } | { action: 'accept'; status: string; note: string };
+
+/**
+ * What the console's forms do, through the same services as the admin API routes, acting as the
+ * signed-in operator (its key id is what the audit trail records).
+ */
+@Injectable()
+export class ConsoleActions {
+  constructor(private readonly attention: AttentionService) {}
+
+  /** Runs a form's action as the signed-in admin key, so the audit trail records its key id. */
+  asOperator<T>(session: ConsoleSession, fn: () => Promise<T>): Promise<T> {
+    return runAs({ keyId: session.keyId, role: 'admin', scopes: SCOPES }, fn);
+  }
+
+  resolve(type: ObjectType, id: string, command: ResolveCommand): Promise<unknown> {
+    return this.attention.resolve(type, id, command);
+  }
+
+  queue(): ReturnType<AttentionService['list']> {
+    return this.attention.list(500);
+  }
+}

@@ -1,0 +1,78 @@
+import { currencyCode, fillHours, hourlyChart, money, utc } from './console-format';
+import { fmtField } from './console-fields';
+
+describe('console formatting', () => {
+  it.each([
+    ['100.10', 643, '100.10 RUB'],
+    ['0.00', 840, '0.00 USD'],
+    ['1000', 392, '1000 JPY'],
+    ['12345678901234567.12345678', 978, '12345678901234567.12345678 EUR'],
+    ['5.5', 999999, '5.5 999999'],
+    ['7', null, '7'],
+    [null, 643, '—'],
+  ])('shows %s in currency %s exactly as stored: %s', (amount, currency, shown) => {
+    expect(money(amount, currency)).toBe(shown);
+  });
+
+  it.each([
+    [643, 'RUB'],
+    ['840', 'USD'],
+    [36, 'AUD'],
+    [1, '1'],
+  ])('currency %s is %s', (n, code) => expect(currencyCode(n)).toBe(code));
+
+  it.each([
+    ['2026-11-22T05:15:51.123Z', '2026-11-22 05:15:51 +00:00'],
+    ['2026-11-22T08:15:51+03:00', '2026-11-22 05:15:51 +00:00'],
+    ['not a date', '—'],
+    [null, '—'],
+  ])('time %s is shown in UTC with its offset: %s', (t, shown) => expect(utc(t)).toBe(shown));
+
+  it('formats view fields: amounts with their currency, times in UTC, objects as JSON', () => {
+    const payout = {
+      amount: '10.00',
+      shopCurrency: 643,
+      psCurrency: 840,
+      payeeReceive: '0.13',
+      createdAt: '2026-01-01T00:00:00.000Z',
+    };
+    expect(fmtField('amount', payout.amount, payout)).toEqual({ text: '10.00 RUB', num: true });
+    expect(fmtField('payeeReceive', payout.payeeReceive, payout)).toEqual({
+      text: '0.13 USD',
+      num: true,
+    });
+    expect(fmtField('createdAt', payout.createdAt, payout)).toEqual({
+      text: '2026-01-01 00:00:00 +00:00',
+      num: false,
+    });
+    expect(fmtField('redirect', { method: 'GET' }, payout).text).toBe('{"method":"GET"}');
+    expect(fmtField('processedAt', null, payout).text).toBe('—');
+  });
+
+  it('fills the last 24 hours with zeros and keeps the counts of the hours it has', () => {
+    const now = new Date('2026-11-22T05:40:00Z');
+    const rows = [{ hour: new Date('2026-11-22T03:00:00Z'), total: 4, succeeded: 3 }];
+    const hours = fillHours(rows, now);
+    expect(hours).toHaveLength(24);
+    expect(hours[23].hour.toISOString()).toBe('2026-11-22T05:00:00.000Z');
+    expect(hours[0].hour.toISOString()).toBe('2026-11-21T06:00:00.000Z');
+    expect(hours.find((h) => h.total > 0)).toEqual({ hour: rows[0].hour, total: 4, succeeded: 3 });
+    expect(hours.reduce((s, h) => s + h.total, 0)).toBe(4);
+  });
+
+  it('draws one labelled bar pair per hour, the tallest at full height', () => {
+    const now = new Date('2026-11-22T05:40:00Z');
+    const svg = hourlyChart(
+      fillHours([{ hour: new Date('2026-11-22T05:00:00Z'), total: 10, succeeded: 5 }], now),
+      720,
+      160,
+    );
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg).toContain('role="img"');
+    expect(svg.match(/class="bar-all"/g)).toHaveLength(24);
+    expect(svg).toContain('05:00 UTC: 10 payments, 5 succeeded');
+    expect(svg).toContain('height="136"'); // 160 - 24 of padding: the maximum
+    expect(svg).toContain('height="68"'); // half of it succeeded
+    expect(svg).toContain('10 payments in all');
+  });
+});

@@ -1,0 +1,96 @@
+import { number as currencyByNumber } from 'currency-codes';
+
+/**
+ * Pure formatting for the operators' console: amounts exactly as stored (never through a float)
+ * with their currency's letter code, times in UTC with the offset written out, and the
+ * payments-per-hour chart as inline SVG built on the server.
+ */
+
+/** ISO 4217 letter code of a numeric currency ("643" → "RUB"); the number itself when unknown. */
+export function currencyCode(currency: number | string | null | undefined): string {
+  if (currency === null || currency === undefined || currency === '') return '';
+  const text = String(currency).padStart(3, '0');
+  return currencyByNumber(text)?.code ?? String(currency);
+}
+
+/** "1234.50 RUB": the stored decimal text exactly as it is (no grouping, no rounding) and its code. */
+export function money(
+  amount: string | null | undefined,
+  currency: number | string | null | undefined,
+): string {
+  if (amount === null || amount === undefined || amount === '') return '—';
+  const code = currencyCode(currency);
+  return code ? `${amount} ${code}` : amount;
+}
+
+/** "2026-11-22 05:15:51 +00:00": UTC, seconds precision, offset shown. */
+export function utc(value: Date | string | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  const d = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(d.getTime())) return '—';
+  return `${d.toISOString().slice(0, 19).replace('T', ' ')} +00:00`;
+}
+
+export interface HourBucket {
+  /** Start of the hour. */
+  hour: Date;
+  total: number;
+  succeeded: number;
+}
+
+/**
+ * Payments per hour as an accessible inline SVG bar chart (a title, a description, one bar per
+ * hour: all payments, and the succeeded part drawn over it). Counts only, so plain numbers.
+ */
+export function hourlyChart(buckets: HourBucket[], width = 720, height = 160): string {
+  const max = Math.max(1, ...buckets.map((b) => b.total));
+  const pad = 24;
+  const slot = buckets.length > 0 ? (width - pad) / buckets.length : width;
+  const bar = Math.max(1, slot - 4);
+  const scale = (n: number): number => Math.round(((height - pad) * n) / max);
+  const bars = buckets
+    .map((b, i) => {
+      const x = Math.round(pad + i * slot);
+      const hAll = scale(b.total);
+      const hOk = scale(b.succeeded);
+      const label = `${b.hour.toISOString().slice(11, 16)} UTC: ${b.total} payments, ${b.succeeded} succeeded`;
+      return (
+        `<g><title>${label}</title>` +
+        `<rect class="bar-all" x="${x}" y="${height - pad - hAll}" width="${bar}" height="${hAll}"/>` +
+        `<rect class="bar-ok" x="${x}" y="${height - pad - hOk}" width="${bar}" height="${hOk}"/></g>`
+      );
+    })
+    .join('');
+  const first = buckets[0]?.hour.toISOString().slice(11, 16) ?? '';
+  const last = buckets[buckets.length - 1]?.hour.toISOString().slice(11, 16) ?? '';
+  const total = buckets.reduce((s, b) => s + b.total, 0);
+  return (
+    `<svg class="chart" role="img" aria-labelledby="chart-title chart-desc" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">` +
+    `<title id="chart-title">Payments per hour, last ${buckets.length} hours</title>` +
+    `<desc id="chart-desc">${total} payments in all; darker bars are the succeeded ones.</desc>` +
+    `<text class="axis" x="0" y="12">${max}</text>` +
+    `<line class="axis-line" x1="${pad}" y1="${height - pad}" x2="${width}" y2="${height - pad}"/>` +
+    bars +
+    `<text class="axis" x="${pad}" y="${height - 6}">${first}</text>` +
+    `<text class="axis" x="${width - 40}" y="${height - 6}">${last}</text>` +
+    `</svg>`
+  );
+}
+
+/** The last `hours` whole hours ending with the current one, filled with zeros where empty. */
+export function fillHours(
+  rows: Array<{ hour: Date; total: number; succeeded: number }>,
+  now: Date,
+  hours = 24,
+): HourBucket[] {
+  const end = new Date(now);
+  end.setUTCMinutes(0, 0, 0);
+  const byHour = new Map(rows.map((r) => [r.hour.getTime(), r]));
+  const out: HourBucket[] = [];
+  for (let i = hours - 1; i >= 0; i--) {
+    const hour = new Date(end.getTime() - i * 3_600_000);
+    const r = byHour.get(hour.getTime());
+    out.push({ hour, total: r?.total ?? 0, succeeded: r?.succeeded ?? 0 });
+  }
+  return out;
+}

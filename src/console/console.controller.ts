@@ -1,0 +1,512 @@
+import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { randomBytes } from 'node:crypto';
+import { BalanceService, type BalanceView } from '../balance/balance.service';
+import { Public } from '../common/public.decorator';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { consoleSignIns } from '../metrics/metrics';
+import { NotificationsService } from '../notifications/notifications.service';
+import { EventsService } from '../events/events.service';
+import { fmtField, type DetailField } from './console-fields';
+import { hourlyChart } from './console-format';
+import { renderPage, stylesheet, type PageData } from './console-render';
+import {
+  ConsoleService,
+  isObjectType,
+  OBJECT_TYPES,
+  type ObjectType,
+  type SearchFilter,
+} from './console.service';
+import { ConsoleSessions, sameText, type ConsoleSession } from './console-sessions';
+import { ConsoleActions, FINAL_STATUSES } from './console-actions';
+
+const SESSION_COOKIE = 'console_session';
+const DELIVERY_STATES = ['pending', 'failed', 'dead', 'delivered'] as const;
+const LOGIN_COOKIE = 'console_login';
+
+/** Every console route, outside the /api/v1 prefix (bootstrap.ts excludes exactly these). */
+export const CONSOLE_ROUTES = [
+  'admin',
+  'admin/login',
+  'admin/logout',
+  'admin/ui/console.css',
+  'admin/ui/attention',
+  'admin/ui/notifications',
+  'admin/ui/notifications/:id/replay',
+  'admin/ui/deliveries',
+  'admin/ui/events/:id/redeliver',
+  'admin/ui/:kind',
+  'admin/ui/:kind/:id',
+  'admin/ui/:kind/:id/resolve',
+];
+
+/** Reads one cookie without building any pattern from the header. */
+function cookie(req: Request, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (typeof header !== 'string' || header.length > 8192) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** A form field as a bounded string ('' when absent or not a string). */
+function field(req: Request, name: string, max = 1000): string {
+  const body = req.body as Record<string, unknown> | undefined;
+  const v = body && typeof body === 'object' ? body[name] : undefined;
+  return typeof v === 'string' && v.length <= max ? v : '';
+}
+
+function queryText(req: Request, name: string, max = 255): string | undefined {
+  const v = req.query[name];
+  return typeof v === 'string' && v.length > 0 && v.length <= max ? v : undefined;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+function utcDay(text: string | undefined): Date | undefined | 'bad' {
+  if (text === undefined) return undefined;
+  if (!DAY.test(text)) return 'bad';
+  const d = new Date(`${text}T00:00:00Z`);
+  return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== text ? 'bad' : d;
+}
+
+/**
+ * The operators' console: server-rendered pages behind a sign-in with an admin key. The global
+ * bearer guard does not apply (@Public); every page checks the console session itself, and every
+ * state-changing form carries the session's CSRF token.
+ */
+@ApiExcludeController()
+@Public()
+@Controller()
+export class ConsoleController {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly sessions: ConsoleSessions,
+    private readonly data: ConsoleService,
+    private readonly actions: ConsoleActions,
+    private readonly notifications: NotificationsService,
+    private readonly balance: BalanceService,
+    private readonly events: EventsService,
+  ) {}
+
+  private get secure(): boolean {
+    return this.config.publicBaseUrl.startsWith('https://');
+  }
+
+  private setCookie(
+    res: Response,
+    name: string,
+    value: string,
+    maxAgeS: number,
+    path = '/admin',
+  ): void {
+    const parts = [
+      `${name}=${encodeURIComponent(value)}`,
+      `Path=${path}`,
+      'HttpOnly',
+      'SameSite=Strict',
+      `Max-Age=${maxAgeS}`,
+    ];
+    if (this.secure) parts.push('Secure');
+    res.append('Set-Cookie', parts.join('; '));
+  }
+
+  private send(res: Response, view: string, data: PageData, status = 200): void {
+    res
+      .status(status)
+      .set('Cache-Control', 'no-store')
+      .type('text/html; charset=utf-8')
+      .send(renderPage(view, data));
+  }
+
+  private message(
+    res: Response,
+    status: number,
+    title: string,
+    text: string,
+    session: ConsoleSession | null,
+    back?: string,
+  ): void {
+    this.send(res, 'message', { title, text, session, back }, status);
+  }
+
+  /** The session, or a redirect to the sign-in page (and null). */
+  private async session(req: Request, res: Response): Promise<ConsoleSession | null> {
+    const s = await this.sessions.find(cookie(req, SESSION_COOKIE));
+    if (!s) res.redirect(303, '/admin/login');
+    return s;
+  }
+
+  /** A state-changing form: the session and its CSRF token, or a refusal (and null). */
+  private async formSession(req: Request, res: Response): Promise<ConsoleSession | null> {
+    const s = await this.sessions.find(cookie(req, SESSION_COOKIE));
+    if (!s) {
+      this.message(
+        res,
+        401,
+        'Signed out',
+        'Your session has ended. Sign in again.',
+        null,
+        '/admin/login',
+      );
+      return null;
+    }
+    const token = field(req, '_csrf', 128);
+    if (!token || !sameText(token, s.csrfToken)) {
+      this.message(
+        res,
+        403,
+        'Form refused',
+        'The form was missing its security token. Reload the page and try again.',
+        s,
+      );
+      return null;
+    }
+    return s;
+  }
+
+  @Get('admin/ui/console.css')
+  css(@Res() res: Response): void {
+    res
+      .status(200)
+      .set('Cache-Control', 'public, max-age=300')
+      .type('text/css; charset=utf-8')
+      .send(stylesheet());
+  }
+
+  @Get('admin/login')
+  loginForm(@Res() res: Response): void {
+    const token = randomBytes(24).toString('base64url');
+    this.setCookie(res, LOGIN_COOKIE, token, 600, '/admin/login');
+    this.send(res, 'login', { title: 'Sign in', loginToken: token });
+  }
+
+  @Post('admin/login')
+  async login(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const address = req.ip ?? 'unknown';
+    const wait = this.sessions.retryAfterS(address);
+    if (wait > 0) {
+      consoleSignIns.inc({ result: 'rate_limited' });
+      res.set('Retry-After', String(wait));
+      this.message(
+        res,
+        429,
+        'Too many attempts',
+        `Too many failed sign-ins from this address. Try again in ${wait} s.`,
+        null,
+        '/admin/login',
+      );
+      return;
+    }
+    const expected = cookie(req, LOGIN_COOKIE);
+    const token = field(req, '_csrf', 128);
+    if (!expected || !token || !sameText(expected, token)) {
+      consoleSignIns.inc({ result: 'bad_csrf' });
+      this.message(
+        res,
+        403,
+        'Form refused',
+        'The sign-in form expired. Reload it and try again.',
+        null,
+        '/admin/login',
+      );
+      return;
+    }
+    const opened = await this.sessions.signIn(field(req, 'key', 512), address);
+    if (!opened) {
+      const fresh = randomBytes(24).toString('base64url');
+      this.setCookie(res, LOGIN_COOKIE, fresh, 600, '/admin/login');
+      this.send(
+        res,
+        'login',
+        {
+          title: 'Sign in',
+          loginToken: fresh,
+          flash: { kind: 'error', text: 'That is not an admin key.' },
+        },
+        401,
+      );
+      return;
+    }
+    this.setCookie(res, LOGIN_COOKIE, '', 0, '/admin/login');
+    this.setCookie(res, SESSION_COOKIE, opened.id, this.sessions.ttlS);
+    res.redirect(303, '/admin');
+  }
+
+  @Post('admin/logout')
+  async logout(@Req() req: Request, @Res() res: Response): Promise<void> {
+    if (!(await this.formSession(req, res))) return;
+    await this.sessions.signOut(cookie(req, SESSION_COOKIE));
+    this.setCookie(res, SESSION_COOKIE, '', 0);
+    res.redirect(303, '/admin/login');
+  }
+
+  @Get('admin')
+  async overview(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    const o = await this.data.overview();
+    let balance: BalanceView | null = null;
+    let balanceError: string | null = null;
+    try {
+      balance = await this.balance.get();
+    } catch (e) {
+      balanceError = e instanceof Error ? e.message : 'unknown error';
+    }
+    this.send(res, 'overview', {
+      title: 'Overview',
+      session,
+      active: '/admin',
+      types: OBJECT_TYPES,
+      byStatus: o.byStatus,
+      attention: o.attention,
+      chart: hourlyChart(o.hourly),
+      balance,
+      balanceError,
+      deliveries: o.deliveries,
+    });
+  }
+
+  @Get('admin/ui/attention')
+  async attention(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    const flash = queryText(req, 'done')
+      ? { kind: 'ok' as const, text: `Resolved ${queryText(req, 'done')}.` }
+      : null;
+    this.send(res, 'attention', {
+      title: 'Attention queue',
+      session,
+      active: '/admin/ui/attention',
+      items: (await this.actions.queue()).map((a) => ({
+        objectType: a.objectType,
+        shopId: a.id,
+        status: a.status,
+        amount: a.amount,
+        currency: a.currency,
+        reason: a.attentionReason,
+        since: a.attentionAt,
+      })),
+      finalStatuses: FINAL_STATUSES,
+      flash,
+    });
+  }
+
+  @Get('admin/ui/notifications')
+  async inbox(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    const filter = {
+      q: queryText(req, 'q'),
+      status: queryText(req, 'status', 16),
+      id: queryText(req, 'id', 64),
+    };
+    const done = queryText(req, 'replayed', 64);
+    this.send(res, 'notifications', {
+      title: 'Notifications inbox',
+      session,
+      active: '/admin/ui/notifications',
+      filter,
+      rows: await this.data.notifications(filter),
+      flash: done ? { kind: 'ok', text: `Notification ${done} replayed.` } : null,
+    });
+  }
+
+  @Post('admin/ui/notifications/:id/replay')
+  async replay(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.formSession(req, res);
+    if (!session) return;
+    const id = String(req.params.id);
+    try {
+      await this.actions.asOperator(session, () => this.notifications.replay(id));
+    } catch (e) {
+      this.message(
+        res,
+        409,
+        'Replay refused',
+        e instanceof Error ? e.message : 'The notification could not be replayed.',
+        session,
+        '/admin/ui/notifications',
+      );
+      return;
+    }
+    res.redirect(303, `/admin/ui/notifications?replayed=${encodeURIComponent(id)}`);
+  }
+
+  @Get('admin/ui/deliveries')
+  async deliveries(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    const raw = queryText(req, 'state', 16);
+    const state = DELIVERY_STATES.find((s) => s === raw);
+    const done = queryText(req, 'redelivered', 32);
+    this.send(res, 'deliveries', {
+      title: 'Webhook deliveries',
+      session,
+      active: '/admin/ui/deliveries',
+      state: state ?? '',
+      states: DELIVERY_STATES,
+      rows: (await this.events.deliveries({ state, limit: 100 })).items,
+      flash: done ? { kind: 'ok', text: `Event ${done} queued for delivery again.` } : null,
+    });
+  }
+
+  @Post('admin/ui/events/:id/redeliver')
+  async redeliver(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.formSession(req, res);
+    if (!session) return;
+    const id = String(req.params.id);
+    try {
+      await this.actions.asOperator(session, () => this.events.redeliver(id));
+    } catch (e) {
+      this.message(
+        res,
+        409,
+        'Not sent again',
+        e instanceof Error ? e.message : 'The event could not be redelivered.',
+        session,
+        '/admin/ui/deliveries',
+      );
+      return;
+    }
+    res.redirect(303, `/admin/ui/deliveries?redelivered=${encodeURIComponent(id)}`);
+  }
+
+  @Get('admin/ui/:kind')
+  async list(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    const type = this.kind(req, res, session);
+    if (!type) return;
+    const fromText = queryText(req, 'from', 10);
+    const toText = queryText(req, 'to', 10);
+    const from = utcDay(fromText);
+    const to = utcDay(toText);
+    const filter: SearchFilter & { fromText?: string; toText?: string } = {
+      q: queryText(req, 'q')?.trim() || undefined,
+      status: queryText(req, 'status', 32),
+      payway: queryText(req, 'payway', 150),
+      fromText,
+      toText,
+    };
+    let error: string | null = null;
+    if (from === 'bad' || to === 'bad') error = 'Dates are days in the form YYYY-MM-DD.';
+    else {
+      filter.from = from;
+      filter.to = to;
+    }
+    this.send(res, 'list', {
+      title: `${type[0].toUpperCase()}${type.slice(1)}s`,
+      session,
+      active: `/admin/ui/${type}s`,
+      type,
+      filter,
+      error,
+      statuses: await this.data.statuses(type),
+      rows: error ? [] : await this.data.search(type, filter),
+      limit: this.data.listLimit,
+    });
+  }
+
+  @Get('admin/ui/:kind/:id')
+  async detail(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    const type = this.kind(req, res, session);
+    if (!type) return;
+    const id = String(req.params.id);
+    const object = await this.data.detail(type, id);
+    if (!object) {
+      this.message(
+        res,
+        404,
+        'Not found',
+        `No ${type} with the shop id "${id}".`,
+        session,
+        `/admin/ui/${type}s`,
+      );
+      return;
+    }
+    const fields: Array<[string, DetailField]> = Object.entries(object).map(([k, v]) => [
+      k,
+      fmtField(k, v, object),
+    ]);
+    this.send(res, 'detail', {
+      title: `${type[0].toUpperCase()}${type.slice(1)} ${id}`,
+      session,
+      active: `/admin/ui/${type}s`,
+      fields,
+      timeline: await this.data.timeline(type, id),
+    });
+  }
+
+  @Post('admin/ui/:kind/:id/resolve')
+  async resolve(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.formSession(req, res);
+    if (!session) return;
+    const type = this.kind(req, res, session);
+    if (!type) return;
+    const id = String(req.params.id);
+    const action = field(req, 'action', 16);
+    const status = field(req, 'status', 32);
+    const note = field(req, 'note', 1000).trim();
+    if (action !== 'recheck' && action !== 'accept') {
+      this.message(
+        res,
+        400,
+        'Not resolved',
+        'Choose Recheck or Accept.',
+        session,
+        '/admin/ui/attention',
+      );
+      return;
+    }
+    if (action === 'accept' && (!FINAL_STATUSES[type].includes(status) || note === '')) {
+      this.message(
+        res,
+        400,
+        'Not resolved',
+        'Accept needs a final status and a note saying what you verified.',
+        session,
+        '/admin/ui/attention',
+      );
+      return;
+    }
+    try {
+      await this.actions.asOperator(session, () =>
+        this.actions.resolve(
+          type,
+          id,
+          action === 'recheck' ? { action } : { action, status, note },
+        ),
+      );
+    } catch (e) {
+      this.message(
+        res,
+        409,
+        'Not resolved',
+        e instanceof Error ? e.message : 'The item could not be resolved.',
+        session,
+        '/admin/ui/attention',
+      );
+      return;
+    }
+    res.redirect(303, `/admin/ui/attention?done=${encodeURIComponent(`${type} ${id}`)}`);
+  }
+
+  /** The object kind of a `:kind` path segment (invoices, refunds, payouts), or a 404 page. */
+  private kind(req: Request, res: Response, session: ConsoleSession): ObjectType | null {
+    const raw = String(req.params.kind);
+    const type = raw.endsWith('s') ? raw.slice(0, -1) : '';
+    if (isObjectType(type)) return type;
+    this.message(res, 404, 'Not found', 'There is no such page.', session, '/admin');
+    return null;
+  }
+}

@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { AttentionModule } from '../attention/attention.module';
+import { BalanceModule } from '../balance/balance.module';
+import { EventsModule } from '../events/events.module';
+import { NotificationsModule } from '../notifications/notifications.module';
+import { ConsoleActions } from './console-actions';
+import { ConsoleController } from './console.controller';
+import { ConsoleService } from './console.service';
+import { ConsoleSessions } from './console-sessions';
+
+/** The operators' console at /admin: server-rendered pages, sessions, CSRF-protected actions. */
+@Module({
+  imports: [NotificationsModule, BalanceModule, AttentionModule, EventsModule],
+  controllers: [ConsoleController],
+  providers: [ConsoleService, ConsoleSessions, ConsoleActions],
+})
+export class ConsoleModule {}

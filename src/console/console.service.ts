@@ -1,0 +1,289 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { InvoiceEntity } from '../invoices/invoice.entity';
+import { toInvoiceView } from '../invoices/invoice.view';
+import { PayoutEntity } from '../payouts/payout.entity';
+import { toPayoutView } from '../payouts/dto/payout.view';
+import { RefundEntity } from '../refunds/refund.entity';
+import { toRefundView } from '../refunds/dto/refund.view';
+import { fillHours, type HourBucket } from './console-format';
+
+export type ObjectType = 'invoice' | 'refund' | 'payout';
+
+/** Each object kind: its table, the shop's id column, the gateway's id column, its amount/currency. */
+const KINDS: Record<
+  ObjectType,
+  { table: string; shopId: string; gatewayId: string; currency: string }
+> = {
+  invoice: {
+    table: 'invoices',
+    shopId: 'shop_order_id',
+    gatewayId: 'invoice_id',
+    currency: 'currency',
+  },
+  refund: {
+    table: 'refunds',
+    shopId: 'shop_refund_id',
+    gatewayId: 'gateway_invoice_id',
+    currency: 'currency',
+  },
+  payout: {
+    table: 'payouts',
+    shopId: 'shop_payment_id',
+    gatewayId: 'withdraw_id',
+    currency: 'shop_currency',
+  },
+};
+
+export const OBJECT_TYPES = Object.keys(KINDS) as ObjectType[];
+
+export function isObjectType(v: unknown): v is ObjectType {
+  return typeof v === 'string' && Object.prototype.hasOwnProperty.call(KINDS, v);
+}
+
+export interface SearchFilter {
+  /** The shop's id or the gateway's id, matched exactly. */
+  q?: string;
+  status?: string;
+  payway?: string;
+  /** Inclusive UTC day bounds. */
+  from?: Date;
+  to?: Date;
+}
+
+export interface ListRow {
+  shopId: string;
+  gatewayId: string | null;
+  status: string;
+  amount: string;
+  currency: number;
+  payway: string | null;
+  needsAttention: boolean;
+  createdAt: Date;
+}
+
+export interface TimelineEntry {
+  at: Date;
+  kind: 'event' | 'notification';
+  title: string;
+  detail: string;
+  link?: string;
+}
+
+const LIST_LIMIT = 100;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Read-only queries behind the console's pages; every value goes in as a bound parameter. */
+@Injectable()
+export class ConsoleService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  /** Flag of an object: the attention column, and for payouts also the needs_attention status. */
+  private static attentionSql(type: ObjectType, alias: string): string {
+    const flag = `${alias}.needs_attention`;
+    return type === 'payout' ? `(${flag} OR ${alias}.status = 'needs_attention')` : flag;
+  }
+
+  async search(type: ObjectType, f: SearchFilter): Promise<ListRow[]> {
+    const k = KINDS[type];
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const bind = (v: unknown): string => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    if (f.q) {
+      const byGateway = /^\d{1,18}$/.test(f.q) ? ` OR t.${k.gatewayId} = ${bind(f.q)}::bigint` : '';
+      where.push(`(t.${k.shopId} = ${bind(f.q)}${byGateway})`);
+    }
+    if (f.status) where.push(`t.status = ${bind(f.status)}`);
+    if (f.payway && type !== 'refund') where.push(`t.payway = ${bind(f.payway)}`);
+    if (f.from) where.push(`t.created_at >= ${bind(f.from)}`);
+    if (f.to) where.push(`t.created_at < ${bind(new Date(f.to.getTime() + 86_400_000))}`);
+    const payway = type === 'refund' ? 'NULL' : 't.payway';
+    const rows = (await this.dataSource.query(
+      `SELECT t.${k.shopId} AS shop_id, t.${k.gatewayId}::text AS gateway_id, t.status, t.amount::text AS amount,
+              t.${k.currency} AS currency, ${payway} AS payway, ${ConsoleService.attentionSql(type, 't')} AS attention, t.created_at
+         FROM ${k.table} t
+        ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY t.created_at DESC, t.id DESC
+        LIMIT ${LIST_LIMIT}`,
+      params,
+    )) as Array<Record<string, unknown>>;
+    return rows.map((r) => ({
+      shopId: String(r.shop_id),
+      gatewayId: (r.gateway_id as string | null) ?? null,
+      status: String(r.status),
+      amount: String(r.amount),
+      currency: Number(r.currency),
+      payway: (r.payway as string | null) ?? null,
+      needsAttention: r.attention === true,
+      createdAt: r.created_at as Date,
+    }));
+  }
+
+  get listLimit(): number {
+    return LIST_LIMIT;
+  }
+
+  async statuses(type: ObjectType): Promise<string[]> {
+    const rows = (await this.dataSource.query(
+      `SELECT DISTINCT status FROM ${KINDS[type].table} ORDER BY status`,
+    )) as Array<{ status: string }>;
+    return rows.map((r) => r.status);
+  }
+
+  /** The object as the API shows it (secrets masked: never the raw token), or null. */
+  async detail(type: ObjectType, shopId: string): Promise<Record<string, unknown> | null> {
+    switch (type) {
+      case 'invoice': {
+        const inv = await this.dataSource
+          .getRepository(InvoiceEntity)
+          .findOneBy({ shopOrderId: shopId });
+        return inv
+          ? {
+              ...toInvoiceView(inv, this.config.publicBaseUrl, { admin: false }),
+              ...attention(inv),
+            }
+          : null;
+      }
+      case 'refund': {
+        const r = await this.dataSource
+          .getRepository(RefundEntity)
+          .findOneBy({ shopRefundId: shopId });
+        return r ? { ...toRefundView(r), ...attention(r) } : null;
+      }
+      case 'payout': {
+        const p = await this.dataSource
+          .getRepository(PayoutEntity)
+          .findOneBy({ shopPaymentId: shopId });
+        return p ? { ...toPayoutView(p), ...attention(p) } : null;
+      }
+    }
+  }
+
+  /** The object's audit events and the gateway notifications about it, oldest first. */
+  async timeline(type: ObjectType, shopId: string): Promise<TimelineEntry[]> {
+    const events = (await this.dataSource.query(
+      `SELECT id, from_status, to_status, cause, details, created_at FROM events
+        WHERE entity_type = $1 AND entity_id = $2 ORDER BY created_at, id`,
+      [type, shopId],
+    )) as Array<{
+      id: string;
+      from_status: string | null;
+      to_status: string;
+      cause: string;
+      details: unknown;
+      created_at: Date;
+    }>;
+    const column =
+      type === 'invoice' ? 'shop_order_id' : type === 'refund' ? 'shop_refund_id' : null;
+    const notifications = column
+      ? ((await this.dataSource.query(
+          `SELECT id, type, verified, status, outcome, received_at, delivery_count FROM notifications
+            WHERE ${column} = $1 ${type === 'invoice' ? 'AND shop_refund_id IS NULL' : ''} ORDER BY received_at`,
+          [shopId],
+        )) as Array<{
+          id: string;
+          type: string;
+          verified: boolean;
+          status: string;
+          outcome: string | null;
+          received_at: Date;
+          delivery_count: number;
+        }>)
+      : [];
+    const entries: TimelineEntry[] = [
+      ...events.map((e) => ({
+        at: e.created_at,
+        kind: 'event' as const,
+        title: `${e.from_status ?? '—'} → ${e.to_status} (${e.cause})`,
+        detail: e.details ? JSON.stringify(e.details) : '',
+      })),
+      ...notifications.map((n) => ({
+        at: n.received_at,
+        kind: 'notification' as const,
+        title: `${n.type} notification: ${n.status}${n.verified ? '' : ' (unverified)'}`,
+        detail: `${n.outcome ?? ''}${n.delivery_count > 1 ? ` — delivered ${n.delivery_count} times` : ''}`,
+        link: n.id,
+      })),
+    ];
+    return entries.sort((a, b) => a.at.getTime() - b.at.getTime());
+  }
+
+  /** Counts for the overview: statuses over the last 24 h per kind, open attention items. */
+  async overview(now = new Date()): Promise<{
+    byStatus: Record<ObjectType, Array<{ status: string; count: number }>>;
+    attention: Record<ObjectType, number>;
+    hourly: HourBucket[];
+    deliveries: { pending: number; dead: number };
+  }> {
+    const since = new Date(now.getTime() - 24 * 3_600_000);
+    const byStatus = {} as Record<ObjectType, Array<{ status: string; count: number }>>;
+    const attention = {} as Record<ObjectType, number>;
+    for (const type of OBJECT_TYPES) {
+      const k = KINDS[type];
+      const rows = (await this.dataSource.query(
+        `SELECT status, count(*)::int AS count FROM ${k.table} WHERE created_at >= $1 GROUP BY status ORDER BY status`,
+        [since],
+      )) as Array<{ status: string; count: number }>;
+      byStatus[type] = rows;
+      const [a] = (await this.dataSource.query(
+        `SELECT count(*)::int AS count FROM ${k.table} t WHERE ${ConsoleService.attentionSql(type, 't')}`,
+      )) as Array<{ count: number }>;
+      attention[type] = a.count;
+    }
+    const hours = (await this.dataSource.query(
+      `SELECT date_trunc('hour', created_at) AS hour, count(*)::int AS total,
+              count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded
+         FROM invoices WHERE created_at >= $1 GROUP BY 1`,
+      [new Date(now.getTime() - 23 * 3_600_000 - (now.getTime() % 3_600_000))],
+    )) as Array<{ hour: Date; total: number; succeeded: number }>;
+    const [deliveries] = (await this.dataSource.query(
+      `SELECT count(*) FILTER (WHERE state IN ('pending', 'failed'))::int AS pending,
+              count(*) FILTER (WHERE state = 'dead')::int AS dead FROM webhook_deliveries`,
+    )) as Array<{ pending: number; dead: number }>;
+    return { byStatus, attention, hourly: fillHours(hours, now), deliveries };
+  }
+
+  async notifications(filter: {
+    status?: string;
+    q?: string;
+    id?: string;
+  }): Promise<Array<Record<string, unknown>>> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.id !== undefined) {
+      if (!UUID.test(filter.id)) return [];
+      params.push(filter.id);
+      where.push(`id = $${params.length}`);
+    }
+    if (filter.status) {
+      params.push(filter.status);
+      where.push(`status = $${params.length}`);
+    }
+    if (filter.q) {
+      params.push(filter.q);
+      where.push(`(shop_order_id = $${params.length} OR shop_refund_id = $${params.length})`);
+    }
+    return (await this.dataSource.query(
+      `SELECT id, type, verified, status, outcome, shop_order_id, shop_refund_id, source_ip, delivery_count, received_at
+         FROM notifications ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY received_at DESC, id LIMIT ${LIST_LIMIT}`,
+      params,
+    )) as Array<Record<string, unknown>>;
+  }
+}
+
+function attention(row: object): { needsAttention: boolean; attentionReason: string | null } {
+  const r = row as { needsAttention?: boolean; attentionReason?: string | null; status?: string };
+  return {
+    needsAttention: r.needsAttention === true || r.status === 'needs_attention',
+    attentionReason: r.attentionReason ?? null,
+  };
+}

@@ -1,0 +1,42 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { SHOP_EVENT_TYPES } from '../../audit/shop-events';
+import { PageQuery } from '../../common/pagination';
+
+const blankToUndefined = ({ value }: { value: unknown }): unknown =>
+  value === '' ? undefined : value;
+
+export class EventFeedQuery {
+  @ApiPropertyOptional({
+    description: 'A `nextCursor` from an earlier page; omitted: from the first event',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  @Transform(blankToUndefined)
+  after?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 50 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  limit?: number;
+
+  @ApiPropertyOptional({ enum: SHOP_EVENT_TYPES, description: 'Only events of this type' })
+  @IsOptional()
+  @IsIn(SHOP_EVENT_TYPES)
+  type?: string;
+}
+
+export const DELIVERY_STATES = ['pending', 'failed', 'dead', 'delivered'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+export class ListDeliveriesQuery extends PageQuery {
+  @ApiPropertyOptional({ enum: DELIVERY_STATES })
+  @IsOptional()
+  @IsIn(DELIVERY_STATES)
+  state?: DeliveryState;
+}

@@ -1,0 +1,116 @@
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiTags,
+} from '@nestjs/swagger';
+import { AdminOnly, Scopes } from '../common/access.decorator';
+import { ApiProblems } from '../common/openapi';
+import type { Page } from '../common/pagination';
+import { DELIVERY_STATES, EventFeedQuery, ListDeliveriesQuery } from './dto/event-queries.dto';
+import { ShopEvent, ShopEventPage } from './event.view';
+import { EventsService, type DeliveryView } from './events.service';
+
+const FEED_DOC =
+  'Every change of an invoice, refund or payout status and every attention flag raised or resolved, in commit order: ' +
+  'an event appears once its transaction and every older one have finished, so a reader following `nextCursor` ' +
+  'never misses one. Each event is also POSTed to every SHOP_WEBHOOK_URL as this JSON body, signed the Standard ' +
+  'Webhooks way: headers `webhook-id` (the event id, the same on every retry), `webhook-timestamp` (Unix seconds) and ' +
+  '`webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body" keyed by the base64-decoded SHOP_WEBHOOK_SECRET ' +
+  'after whsec_>`. A 2xx within 10 s acknowledges; otherwise retried with exponential backoff and jitter for up to ' +
+  '3 days, then dead. Per object, event n+1 is not sent before event n is acknowledged or dead.';
+
+@ApiTags('events')
+@ApiBearerAuth()
+@Scopes('payments', 'refunds', 'payouts')
+@Controller('events')
+export class EventsController {
+  constructor(private readonly events: EventsService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Shop events after a cursor (gap-free feed)', description: FEED_DOC })
+  @ApiOkResponse({ type: ShopEventPage })
+  @ApiProblems(400)
+  feed(@Query() q: EventFeedQuery): Promise<Page<ShopEvent>> {
+    return this.events.feed(q);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'One shop event' })
+  @ApiOkResponse({ type: ShopEvent })
+  @ApiProblems(404)
+  get(@Param('id') id: string): Promise<ShopEvent> {
+    return this.events.get(id);
+  }
+}
+
+class Delivery implements DeliveryView {
+  @ApiProperty({ example: '311' }) id: string;
+  @ApiProperty({ example: '1042' }) eventId: string;
+  @ApiProperty({ example: 'invoice.succeeded' }) eventType: string;
+  @ApiProperty({ enum: ['invoice', 'refund', 'payout'] }) objectType: string;
+  @ApiProperty({ example: 'order-1001' }) objectId: string;
+  @ApiProperty({ example: 3 }) sequence: number;
+  @ApiProperty({ example: 'https://shop.example.com/hooks/payments' }) url: string;
+  @ApiProperty({ enum: DELIVERY_STATES }) state: DeliveryView['state'];
+  @ApiProperty({ example: 2 }) attempts: number;
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    format: 'date-time',
+    example: '2026-01-15T10:02:05.000Z',
+  })
+  nextAttemptAt: string | null;
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    example: 500,
+    description: "The receiver's last HTTP status",
+  })
+  lastStatus: number | null;
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'HTTP 500' }) lastError:
+    string | null;
+  @ApiProperty({ format: 'date-time', example: '2026-01-15T10:02:00.000Z' }) createdAt: string;
+  @ApiPropertyOptional({ type: String, nullable: true, format: 'date-time', example: null })
+  deliveredAt: string | null;
+}
+
+class DeliveryPage {
+  @ApiProperty({ type: [Delivery] }) items: Delivery[];
+  @ApiProperty({ type: String, nullable: true, example: null }) nextCursor: string | null;
+}
+
+/** Operators' view of push deliveries (admin role, by the /admin prefix). */
+@ApiTags('admin')
+@ApiBearerAuth()
+@AdminOnly()
+@Controller('admin')
+export class AdminEventsController {
+  constructor(private readonly events: EventsService) {}
+
+  @Get('webhook-deliveries')
+  @ApiOperation({
+    summary: 'Shop event deliveries, newest first; ?state=pending|failed|dead|delivered',
+  })
+  @ApiOkResponse({ type: DeliveryPage })
+  @ApiProblems(400)
+  deliveries(@Query() q: ListDeliveriesQuery): Promise<Page<DeliveryView>> {
+    return this.events.deliveries(q);
+  }
+
+  @Post('events/:id/redeliver')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Send an event again to every SHOP_WEBHOOK_URL',
+    description:
+      'Its deliveries start over (pending, due now, a new retry window); later events of the object wait for it.',
+  })
+  @ApiOkResponse({ type: [Delivery] })
+  @ApiProblems(404, 409)
+  redeliver(@Param('id') id: string): Promise<DeliveryView[]> {
+    return this.events.redeliver(id);
+  }
+}

@@ -1,0 +1,183 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AuditEventEntity } from '../audit/audit-event.entity';
+import { DomainError, NotFound, ValidationFailed } from '../common/errors';
+import { DEFAULT_PAGE_SIZE, type Page } from '../common/pagination';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import type { DeliveryState, EventFeedQuery, ListDeliveriesQuery } from './dto/event-queries.dto';
+import { EventRelay } from './event-relay';
+import { toShopEvent, type ShopEvent } from './event.view';
+
+export interface DeliveryView {
+  id: string;
+  eventId: string;
+  eventType: string;
+  objectType: string;
+  objectId: string;
+  sequence: number;
+  url: string;
+  state: DeliveryState;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+}
+
+interface DeliveryRow {
+  id: string;
+  event_id: string;
+  type: string;
+  entity_type: string;
+  entity_id: string;
+  sequence: number;
+  url: string;
+  state: DeliveryState;
+  attempts: number;
+  next_attempt_at: Date;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: Date;
+  delivered_at: Date | null;
+}
+
+export class NoWebhookAddress extends DomainError {
+  constructor() {
+    super(
+      'no-webhook-address',
+      409,
+      'No webhook address',
+      'SHOP_WEBHOOK_URL is not set: events are only in the feed',
+    );
+  }
+}
+
+const FEED_CURSOR = /^p(\d{1,18})$/;
+
+function encodeFeedCursor(position: string): string {
+  return Buffer.from(`p${position}`).toString('base64url');
+}
+
+function decodeFeedCursor(cursor: string | undefined): string {
+  if (cursor === undefined) return '0';
+  const match = FEED_CURSOR.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match || encodeFeedCursor(match[1]) !== cursor)
+    throw new ValidationFailed([
+      { field: 'after', message: 'is not a cursor returned by this API' },
+    ]);
+  return match[1];
+}
+
+/** The shop-event views of the log: the gap-free feed, one event, and the push deliveries. */
+@Injectable()
+export class EventsService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly relay: EventRelay,
+  ) {}
+
+  /**
+   * Events after the cursor in position order. The relay runs first, so a reader sees every
+   * event whose transaction (and every older one) has finished.
+   */
+  async feed(q: EventFeedQuery): Promise<Page<ShopEvent>> {
+    const after = decodeFeedCursor(q.after);
+    await this.relay.run();
+    const qb = this.dataSource
+      .getRepository(AuditEventEntity)
+      .createQueryBuilder('e')
+      .where('e.position > :after', { after })
+      .andWhere('e.type IS NOT NULL');
+    if (q.type !== undefined) qb.andWhere('e.type = :type', { type: q.type });
+    const rows = await qb
+      .orderBy('e.position', 'ASC')
+      .limit(q.limit ?? DEFAULT_PAGE_SIZE)
+      .getMany();
+    const last = rows[rows.length - 1];
+    return {
+      items: rows.map(toShopEvent),
+      nextCursor: encodeFeedCursor(last ? last.position! : after),
+    };
+  }
+
+  async get(id: string): Promise<ShopEvent> {
+    const row = /^\d{1,18}$/.test(id)
+      ? await this.dataSource.getRepository(AuditEventEntity).findOneBy({ id })
+      : null;
+    if (!row || row.type === null) throw new NotFound('Event', id);
+    return toShopEvent(row);
+  }
+
+  async deliveries(q: ListDeliveriesQuery): Promise<Page<DeliveryView>> {
+    const limit = q.limit ?? DEFAULT_PAGE_SIZE;
+    let before: string | null = null;
+    if (q.cursor !== undefined) {
+      const raw = Buffer.from(q.cursor, 'base64url').toString('utf8');
+      if (!/^d\d{1,18}$/.test(raw) || Buffer.from(raw).toString('base64url') !== q.cursor)
+        throw new ValidationFailed([
+          { field: 'cursor', message: 'is not a cursor returned by this API' },
+        ]);
+      before = raw.slice(1);
+    }
+    const rows = (await this.dataSource.query(
+      `SELECT d.*, e.type FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+        WHERE ($1::varchar IS NULL OR d.state = $1) AND ($2::bigint IS NULL OR d.id < $2)
+        ORDER BY d.id DESC LIMIT $3`,
+      [q.state ?? null, before, limit + 1],
+    )) as DeliveryRow[];
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return {
+      items: items.map(deliveryView),
+      nextCursor:
+        rows.length > limit && last ? Buffer.from(`d${last.id}`).toString('base64url') : null,
+    };
+  }
+
+  /**
+   * Sends an event again to every configured address: its deliveries start over (pending, due
+   * now, a fresh retry window); later events of the same object wait for it again.
+   */
+  async redeliver(id: string): Promise<DeliveryView[]> {
+    await this.get(id);
+    const urls = this.config.shopEvents.urls;
+    if (urls.length === 0) throw new NoWebhookAddress();
+    await this.dataSource.query(
+      `INSERT INTO webhook_deliveries (event_id, url, entity_type, entity_id, sequence)
+       SELECT e.id, u.url, e.entity_type, e.entity_id, e.sequence
+         FROM events e CROSS JOIN unnest($2::text[]) u(url) WHERE e.id = $1
+       ON CONFLICT (event_id, url) DO UPDATE SET state = 'pending', next_attempt_at = now(), created_at = now(),
+         lease_until = NULL, lease_owner = NULL, last_error = NULL, delivered_at = NULL, updated_at = now()`,
+      [id, urls],
+    );
+    const rows = (await this.dataSource.query(
+      `SELECT d.*, e.type FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+        WHERE d.event_id = $1 AND d.url = ANY($2::text[]) ORDER BY d.id`,
+      [id, urls],
+    )) as DeliveryRow[];
+    return rows.map(deliveryView);
+  }
+}
+
+function deliveryView(r: DeliveryRow): DeliveryView {
+  const open = r.state === 'pending' || r.state === 'failed';
+  return {
+    id: r.id,
+    eventId: r.event_id,
+    eventType: r.type,
+    objectType: r.entity_type,
+    objectId: r.entity_id,
+    sequence: r.sequence,
+    url: r.url,
+    state: r.state,
+    attempts: r.attempts,
+    nextAttemptAt: open ? r.next_attempt_at.toISOString() : null,
+    lastStatus: r.last_status,
+    lastError: r.last_error,
+    createdAt: r.created_at.toISOString(),
+    deliveredAt: r.delivered_at?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,201 @@
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { raiseAttention } from '../common/attention';
+import { KeyRing } from '../common/key-ring';
+import { logger } from '../common/logger';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { GatewayError, GatewayService, type InvoiceCheckRecord } from '../gateway';
+import { InvoiceEntity } from './invoice.entity';
+import { absencePolicy, applyInvoiceEvidence } from './invoice-evidence';
+import { applyCheckRecord } from './invoices.service';
+import { isFinal } from './invoice.state';
+import { reconcileRuns } from '../metrics/metrics';
+import { claimDue, forEachBounded } from '../jobs/claim';
+import { nextInvoiceCheck } from './invoice-reconciler.schedule';
+import { scheduleJob } from '../jobs/schedule';
+
+const log = logger.child({ component: 'invoice-reconciler' });
+
+const BATCH = 100;
+const CONCURRENCY = 8;
+/** Longer than a gateway call can take; a crashed instance's claims are taken over after it. */
+const LEASE_S = 120;
+
+/**
+ * Open invoices not yet scheduled get a first check and a deadline. The predicate repeats
+ * ix_invoices_unscheduled's, so the statement never reads the (many) final invoices.
+ */
+export const SCHEDULE_OPEN_INVOICES_SQL = `UPDATE invoices
+    SET next_check_at = created_at + make_interval(secs => $1),
+        check_deadline = COALESCE(check_deadline, created_at + make_interval(secs => $2))
+  WHERE next_check_at IS NULL AND needs_attention = false
+    AND status NOT IN ('succeeded','rejected','unheld')`;
+
+type Outcome = 'settled' | 'rescheduled' | 'flagged' | 'never_created' | 'error';
+
+/**
+ * Settles invoices whose notification is late or lost: every non-final invoice gets a first check
+ * time (created + grace) and a deadline (created + max age); due ones are claimed (FOR UPDATE SKIP
+ * LOCKED + lease, so several instances never check one invoice twice per cycle), asked with
+ * invoice/check and moved through the state machine; still open ones back off, and past the
+ * deadline they are flagged for an operator.
+ */
+@Injectable()
+export class InvoiceReconciler implements OnApplicationBootstrap {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly gateway: GatewayService,
+    private readonly scheduler: SchedulerRegistry,
+    private readonly keys: KeyRing,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.schedulerEnabled) return;
+    scheduleJob(
+      this.scheduler,
+      'invoice-reconciler',
+      this.config.tickMs,
+      () => this.runOnce(),
+      log,
+    );
+  }
+
+  /** One cycle: schedule new open invoices, claim the due ones, check each once. Returns how many were checked. */
+  async runOnce(): Promise<number> {
+    await this.scheduleOpenInvoices();
+    const ids = await claimDue(this.dataSource, {
+      table: 'invoices',
+      dueColumn: 'next_check_at',
+      limit: BATCH,
+      leaseSeconds: LEASE_S,
+      shopId: this.gateway.shopId('payment'),
+    });
+    await forEachBounded(ids, CONCURRENCY, async (id) => {
+      const outcome = await this.checkOne(id).catch((e: Error) => {
+        log.error({ invoicePk: id, err: e.message }, 'invoice check failed');
+        return 'error' as const;
+      });
+      reconcileRuns.inc({ kind: 'invoice', outcome });
+    });
+    return ids.length;
+  }
+
+  /** Open invoices without a check time get one (after the grace period) and a deadline. */
+  private async scheduleOpenInvoices(): Promise<void> {
+    const { reconcileGraceS, reconcileMaxS } = this.config.invoices;
+    await this.dataSource.query(SCHEDULE_OPEN_INVOICES_SQL, [reconcileGraceS, reconcileMaxS]);
+  }
+
+  /**
+   * One invoice, in atomic phases: read it, ask invoice/check with nothing held, then apply the
+   * answer through the invoice rule under a short row lock. A create or charge still in flight
+   * (its call lease running) is left to finish; one whose lease ran out is settled by this
+   * check, never sent again.
+   */
+  private async checkOne(id: string): Promise<Outcome> {
+    const invoice = await this.dataSource.getRepository(InvoiceEntity).findOne({ where: { id } });
+    if (invoice === null) return 'error';
+    if (isFinal(invoice.status)) {
+      await this.release(id);
+      return 'settled';
+    }
+    if (invoice.callLeaseUntil !== null && invoice.callLeaseUntil.getTime() > Date.now()) {
+      await this.dataSource.query(
+        `UPDATE invoices SET next_check_at = $2, lease_until = NULL WHERE id = $1`,
+        [id, invoice.callLeaseUntil],
+      );
+      return 'rescheduled';
+    }
+    let record: InvoiceCheckRecord | null = null;
+    try {
+      record = await this.gateway.checkInvoice(invoice.shopOrderId);
+    } catch (e) {
+      if (!(e instanceof GatewayError && e.isAbsent)) {
+        // Transport or gateway trouble: keep the invoice, ask again later.
+        log.warn(
+          { shopOrderId: invoice.shopOrderId, err: (e as Error).message },
+          'invoice/check failed; will retry',
+        );
+        return this.dataSource.transaction((m) => this.reschedule(m, id));
+      }
+    }
+    return this.dataSource.transaction(async (m): Promise<Outcome> => {
+      const inv = await m.findOne(InvoiceEntity, {
+        where: { id },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (inv === null) return 'error';
+      if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() > Date.now())
+        return this.reschedule(m, id);
+      if (inv.callLeaseUntil !== null) {
+        // The call's owner died: this check settles it, and the row is free for the next call.
+        await m.update(InvoiceEntity, { id }, { callOwner: null, callLeaseUntil: null });
+      }
+      const policy = absencePolicy(this.config);
+      const verdict = record
+        ? await applyCheckRecord(
+            m,
+            inv,
+            record,
+            'reconciliation',
+            policy,
+            this.keys,
+            this.config.gateway.nowOffset,
+          )
+        : await applyInvoiceEvidence(
+            m,
+            inv,
+            { kind: 'absent' },
+            'reconciliation',
+            { via: 'invoice/check', reason: 'absent' },
+            policy,
+          );
+      if (verdict.kind === 'never_created')
+        log.info({ shopOrderId: inv.shopOrderId }, 'invoice never reached the gateway; rejected');
+      if (isFinal(inv.status)) {
+        await this.release(id, m);
+        return verdict.kind === 'never_created' ? 'never_created' : 'settled';
+      }
+      if (inv.needsAttention) {
+        await this.release(id, m);
+        return 'flagged';
+      }
+      return this.reschedule(m, id);
+    });
+  }
+
+  /** Next check with backoff, or attention once the deadline has passed. Clears the lease. */
+  private async reschedule(m: EntityManager, id: string): Promise<Outcome> {
+    const inv = await m.findOne(InvoiceEntity, { where: { id } });
+    if (inv === null) return 'error';
+    const next = nextInvoiceCheck({
+      now: new Date(),
+      attempts: inv.checkAttempts,
+      deadline: inv.checkDeadline,
+      graceS: this.config.invoices.reconcileGraceS,
+    });
+    await m.query(
+      `UPDATE invoices SET check_attempts = check_attempts + 1, next_check_at = $2, lease_until = NULL WHERE id = $1`,
+      [id, next.nextCheckAt],
+    );
+    if (next.needsAttention)
+      await raiseAttention(
+        m,
+        { object: 'invoice', id, shopId: inv.shopOrderId, status: inv.status },
+        'deadline',
+        'not final at its check deadline',
+        'reconciliation',
+      );
+    return next.needsAttention ? 'flagged' : 'rescheduled';
+  }
+
+  private async release(id: string, m?: EntityManager): Promise<void> {
+    await (m ?? this.dataSource.manager).query(
+      `UPDATE invoices SET next_check_at = NULL, lease_until = NULL WHERE id = $1`,
+      [id],
+    );
+  }
+}

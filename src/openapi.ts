@@ -1,0 +1,41 @@
+import 'reflect-metadata';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createApp } from './bootstrap';
+import { openApiDocument } from './common/openapi';
+import { loadConfig } from './config/config';
+
+/**
+ * `npm run openapi`: writes openapi.json, the document the service serves at /docs-json, without
+ * a build or a database (the application is created in Nest's preview mode).
+ */
+export async function generateOpenApi(): Promise<string> {
+  const config = {
+    ...loadConfig(
+      // Sandbox mode with a ring given, so no development key ring file is written.
+      { DATA_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32).toString('base64')}` },
+      () => 'unused-development-key',
+    ),
+    databaseUrl: 'postgres://unused@127.0.0.1:1/unused',
+  };
+  const app = await createApp(config, { preview: true });
+  try {
+    return `${JSON.stringify(openApiDocument(app), null, 2)}\n`;
+  } finally {
+    await app.close();
+  }
+}
+
+if (typeof require !== 'undefined' && require.main === module) {
+  generateOpenApi().then(
+    (text) => {
+      const file = join(__dirname, '..', 'openapi.json');
+      writeFileSync(file, text);
+      console.log(`wrote ${file}`);
+    },
+    (e: unknown) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}

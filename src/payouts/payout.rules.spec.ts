@@ -1,0 +1,61 @@
+import { Amount } from '../common/money';
+import { maskAccount } from './account-mask';
+import { decideRecreate, foreignRecordReason } from './payout.state';
+
+describe('decideRecreate: a create after "absent"', () => {
+  const base = { now: 100_000, maxCreates: 3, gatewayTimeoutMs: 30_000 };
+  it.each<[string, number, number | null, string]>([
+    ['first repeat long after the create', 1, 0, 'create'],
+    ['within two gateway time-outs of the last create: wait', 1, 100_000 - 59_999, 'wait'],
+    ['exactly two time-outs later: create', 1, 100_000 - 60_000, 'create'],
+    ['at the cap: an operator decides', 3, 0, 'cap'],
+    ['past the cap', 4, 0, 'cap'],
+    ['never sent (no time recorded)', 0, null, 'create'],
+  ])('%s', (_n, createAttempts, lastCreateAt, expected) => {
+    expect(decideRecreate({ ...base, createAttempts, lastCreateAt })).toBe(expected);
+  });
+});
+
+describe('foreignRecordReason: is the gateway record ours?', () => {
+  const ours = {
+    shopPaymentId: 'po-1',
+    amount: Amount.fromText('1000.00'),
+    amountType: 'ps_amount' as const,
+    shopCurrency: 643,
+    payway: 'card_rub',
+    accountMasked: maskAccount('4111111111111111'),
+  };
+  it.each<[string, Record<string, unknown>, RegExp | null]>([
+    [
+      'the same facts',
+      { shop_payment_id: 'po-1', shop_currency: 643, payee_receive: '1000' },
+      null,
+    ],
+    ['another id', { shop_payment_id: 'po-2' }, /shop_payment_id/],
+    ['an empty id says nothing (left out)', { shop_payment_id: '' }, null],
+    ['another currency', { shop_currency: 840 }, /shop_currency/],
+    ['another amount', { payee_receive: '999.99' }, /amount 999.99/],
+    ['an unreadable amount', { payee_receive: 'lots' }, /amount/],
+    ['another payway', { payway: 'qiwi_rub' }, /payway/],
+    ['another account', { account: '5500000000000004' }, /account/],
+    ['the same account', { account: '4111111111111111' }, null],
+  ])('%s', (_n, record, expected) => {
+    const reason = foreignRecordReason(ours, record, maskAccount);
+    if (expected === null) expect(reason).toBeNull();
+    else expect(reason).toMatch(expected);
+  });
+
+  it('for shop_amount payouts compares the write-off, not what the payee receives', () => {
+    const shopAmount = { ...ours, amountType: 'shop_amount' as const };
+    expect(
+      foreignRecordReason(
+        shopAmount,
+        { payee_receive: '960.00', shop_write_off: '1000.00' },
+        maskAccount,
+      ),
+    ).toBeNull();
+    expect(foreignRecordReason(shopAmount, { shop_write_off: '1040.00' }, maskAccount)).toMatch(
+      /amount/,
+    );
+  });
+});

@@ -1,0 +1,108 @@
+import { Amount } from '../common/money';
+import { judgeRefund, type RefundEvidence, type RefundRuleFacts } from './refund.state';
+import type { RefundStatus, RefundSubmitState } from './refund.entity';
+
+const now = new Date('2026-01-01T00:00:00Z');
+const policy = { checks: 3, windowS: 600, now };
+const facts = (
+  status: RefundStatus,
+  submitState: RefundSubmitState = 'accepted',
+  over: Partial<RefundRuleFacts> = {},
+): RefundRuleFacts => ({
+  status,
+  submitState,
+  shopId: 1001,
+  amount: Amount.fromText('10.00'),
+  gatewayInvoiceId: '77',
+  absentCount: 0,
+  firstAbsentAt: null,
+  ...over,
+});
+const rec = (
+  status: RefundStatus | null,
+  reported: Record<string, string> = {},
+): RefundEvidence => ({
+  kind: 'record',
+  status,
+  statusText: String(status),
+  reported,
+});
+
+describe('judgeRefund: what a gateway message about a refund means', () => {
+  it.each<[string, RefundRuleFacts, RefundEvidence, string]>([
+    ['SUCCESS on a WAITING refund is applied', facts('WAITING'), rec('SUCCESS'), 'apply'],
+    [
+      'the same status proves it exists (submit state)',
+      facts('WAITING', 'unknown'),
+      rec('WAITING'),
+      'apply',
+    ],
+    [
+      'another amount raises attention',
+      facts('WAITING'),
+      rec('SUCCESS', { amount: '10.01' }),
+      'attention:mismatch',
+    ],
+    [
+      'another invoice raises attention',
+      facts('WAITING'),
+      rec('SUCCESS', { invoiceId: '78' }),
+      'attention:mismatch',
+    ],
+    [
+      'SUCCESS after FAILED is a contradiction',
+      facts('FAILED'),
+      rec('SUCCESS'),
+      'attention:contradiction',
+    ],
+    [
+      'FAILED after SUCCESS is a contradiction',
+      facts('SUCCESS'),
+      rec('FAILED'),
+      'attention:contradiction',
+    ],
+    ['a late WAITING after SUCCESS is ignored', facts('SUCCESS'), rec('WAITING'), 'ignore'],
+    ['an unknown word is never final', facts('WAITING'), rec(null), 'ignore'],
+    [
+      'absent after acceptance proves nothing',
+      facts('WAITING', 'accepted'),
+      { kind: 'absent' },
+      'ignore',
+    ],
+    [
+      'absent once after a lost submit is not final',
+      facts('WAITING', 'unknown'),
+      { kind: 'absent' },
+      'absent',
+    ],
+  ])('%s', (_n, r, ev, expected) => {
+    const v = judgeRefund(r, ev, policy);
+    expect(v.kind === 'attention' ? `attention:${v.reason}` : v.kind).toBe(expected);
+  });
+
+  it('FAILED only after enough absent checks spread over the window', () => {
+    const old = new Date(now.getTime() - 600_000);
+    const recent = new Date(now.getTime() - 60_000);
+    expect(
+      judgeRefund(
+        facts('WAITING', 'pending', { absentCount: 2, firstAbsentAt: recent }),
+        { kind: 'absent' },
+        policy,
+      ).kind,
+    ).toBe('absent');
+    expect(
+      judgeRefund(
+        facts('WAITING', 'pending', { absentCount: 1, firstAbsentAt: old }),
+        { kind: 'absent' },
+        policy,
+      ).kind,
+    ).toBe('absent');
+    expect(
+      judgeRefund(
+        facts('WAITING', 'pending', { absentCount: 2, firstAbsentAt: old }),
+        { kind: 'absent' },
+        policy,
+      ),
+    ).toEqual({ kind: 'never_created', count: 3 });
+  });
+});

@@ -1,0 +1,47 @@
+import { loadConfig } from './config/config';
+import { startBanner } from './start-banner';
+
+const RING = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
+
+describe('start banner', () => {
+  it('in sandbox mode shows the addresses, the generated keys and a curl using the shop key', () => {
+    let n = 0;
+    const config = loadConfig(
+      { PORT: '3100', SANDBOX_PORT: '4100' },
+      () => `dev_generated_key_${++n}_0123456789`,
+    );
+    const text = startBanner(config, new Date(0));
+    expect(text).toContain('http://localhost:3100/docs');
+    expect(text).toContain('http://localhost:3100/admin');
+    expect(text).toContain('http://localhost:4100/gateway/v1/');
+    expect(text).toMatch(/shop:\s+dev_generated_key_1_0123456789/);
+    expect(text).toMatch(/admin:\s+dev_generated_key_2_0123456789/);
+    expect(text).toContain(
+      "curl -X POST http://localhost:3100/api/v1/invoices -H 'Authorization: Bearer dev_generated_key_1_0123456789'",
+    );
+  });
+
+  it('never prints configured keys or the gateway secret', () => {
+    const config = loadConfig({
+      GATEWAY_BASE_URL: 'https://gw.example/gateway/v1/',
+      GATEWAY_SHOP_ID: '7',
+      GATEWAY_SECRET_KEY: 'real-gateway-secret',
+      API_KEYS: 'configured-shop-key-0001',
+      ADMIN_API_KEYS: 'configured-admin-key-0001',
+      DATA_ENCRYPTION_KEYS: RING,
+      PUBLIC_BASE_URL: 'https://payments.example.com',
+    });
+    const text = startBanner(config);
+    for (const secret of [
+      'real-gateway-secret',
+      'configured-shop-key-0001',
+      'configured-admin-key-0001',
+    ]) {
+      expect(text).not.toContain(secret);
+    }
+    expect(text).toContain('Bearer $API_KEY');
+    expect(text).toContain('https://gw.example/gateway/v1/');
+    expect(text).not.toContain(Buffer.alloc(32, 1).toString('base64'));
+    expect(text).toContain('API docs: off');
+  });
+});

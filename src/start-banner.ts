@@ -1,0 +1,46 @@
+import type { AppConfig } from './config/config';
+
+/** The payway the banner's example invoice uses: one the built-in sandbox always offers. */
+export const EXAMPLE_PAYWAY = 'card_core_payin_rub[mock_server,success_with_callback]';
+
+/**
+ * The block `npm start` ends with: where everything is and one request that works. Development
+ * keys appear only when they were generated for this run (sandbox mode); configured keys are
+ * secrets and are never printed.
+ */
+export function startBanner(config: AppConfig, now: Date = new Date()): string {
+  const base = `http://localhost:${config.port}`;
+  const key = config.generatedKeys ? config.apiKeys[0] : '$API_KEY';
+  const body = JSON.stringify({
+    shopOrderId: `try-${now.getTime()}`,
+    amount: '100.00',
+    currency: 643,
+    payway: EXAMPLE_PAYWAY,
+    description: 'First test invoice',
+  });
+  const lines = [
+    '',
+    `Payment orchestration service is ready${config.sandboxMode ? ' (sandbox mode)' : ''}`,
+    `  service:  ${base}`,
+    config.docsEnabled
+      ? `  API docs: ${base}/docs`
+      : '  API docs: off (DOCS_ENABLED=true serves /docs)',
+    `  console:  ${base}/admin`,
+    config.sandboxMode
+      ? `  sandbox:  http://localhost:${config.sandbox.port}/gateway/v1/`
+      : `  gateway:  ${config.gateway.baseUrl}`,
+  ];
+  if (config.generatedKeys) {
+    lines.push(
+      'Development API keys (sandbox mode, new on every start):',
+      `  shop:  ${config.apiKeys[0]}`,
+      `  admin: ${config.adminApiKeys[0]}`,
+    );
+  }
+  lines.push(
+    'Create a test invoice:',
+    `  curl -X POST ${base}/api/v1/invoices -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '${body}'`,
+    '',
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,226 @@
+import { createHash } from 'node:crypto';
+import { Client } from 'pg';
+import { ADMIN_KEY, admin, SHOP_KEY, startTestApp, TestContext } from './support/app';
+import { concrete, rawRequest, registeredRoutes, sandboxPost, sandboxRequests, sleep } from './support/hostile';
+import { PAYMENT } from './support/payways';
+
+/**
+ * Who may call what: the role and scopes of a route are its own metadata, so no spelling of a
+ * path gets a shop key into an admin route; scoped keys stay in their scopes; every audit entry
+ * names the acting key by its id; a recurrent charge needs no raw token.
+ */
+
+const PAYMENTS_KEY = 'payments-refunds-key-0123';
+const PAYOUTS_KEY = 'payouts-only-key-0123456';
+const READ_KEY = 'read-only-key-0123456789';
+const keyId = (k: string): string => createHash('sha256').update(k).digest('hex').slice(0, 12);
+const bearer = (k: string): Record<string, string> => ({ Authorization: `Bearer ${k}` });
+
+/** Spellings of one path that a router or proxy might treat as the same route; `seg` is its first segment after /api/v1. */
+function variants(path: string, origin: string, seg: string): string[] {
+  const at = `/${seg}`;
+  const enc = (t: string): string => [...t].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join('');
+  const swapCase = [...seg].map((c, i) => (i % 2 ? c.toUpperCase() : c)).join('');
+  const out = new Set<string>([
+    path.toUpperCase(),
+    path.replace(at, at.toUpperCase()),
+    path.replace(at, `/${seg[0].toUpperCase()}${seg.slice(1)}`),
+    path.replace(at, `/${swapCase}`),
+    path.replace('/api/v1', '/API/V1'),
+    path.replace(at, `/${enc(seg[0])}${seg.slice(1)}`),
+    path.replace(at, `/${enc(seg)}`),
+    path.replace(at, `/${enc(seg).toLowerCase()}`),
+    path.replace(at, `/%25${seg.charCodeAt(0).toString(16)}${seg.slice(1)}`),
+    path.replace(`${at}/`, `${at}%2F`),
+    path.replace(`${at}/`, `${at}%2f`),
+    `${path}/`,
+    `${path}//`,
+    `/${path}`,
+    path.replace(at, `/${at}`),
+    path.split('/').join('//'),
+    path.replace(at, `/.${at}`),
+    path.replace(at, `/x/..${at}`),
+    path.replace(at, `/x/%2E%2E${at}`),
+    path.replace(at, `${at};x=1`),
+    `${path}?x=/api/v1/admin`,
+    `${path}%23`,
+    `${path}%00`,
+    `${path}.json`,
+    `${origin}${path}`,
+    `${origin}${path.toUpperCase()}`,
+    `${origin}${path.replace(at, at.toUpperCase())}`,
+    `http://evil.example${path.replace(at, at.toUpperCase())}`,
+    `${origin}//${path}`,
+  ]);
+  out.delete(path);
+  out.delete(`${origin}${path}`);
+  return [...out];
+}
+
+const firstSegment = (path: string): string => path.split('/')[3];
+
+describe('access by route metadata, key scopes and keyId (attacks against the running app)', () => {
+  let ctx: TestContext;
+  let db: Client;
+
+  beforeAll(async () => {
+    ctx = await startTestApp({
+      env: {
+        API_KEYS: `${SHOP_KEY},${PAYMENTS_KEY}:payments+refunds,${PAYOUTS_KEY}:payouts,${READ_KEY}:read`,
+      },
+    });
+    db = new Client({ connectionString: ctx.databaseUrl });
+    await db.connect();
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await ctx?.close();
+  });
+
+  it('a shop key never gets a 2xx from an admin route, however the path is spelled', async () => {
+    const routes = registeredRoutes(ctx.service).filter(([, p]) => p.startsWith('/api/v1/admin'));
+    expect(routes.length).toBeGreaterThanOrEqual(6);
+    const seen: string[] = [];
+    for (const [method, path] of routes) {
+      const plain = concrete(path);
+      const asAdmin = await rawRequest(ctx.url, method, plain, { ...bearer(ADMIN_KEY), 'Content-Type': 'application/json' }, '{}');
+      expect([method, plain, asAdmin.status === 403]).toEqual([method, plain, false]);
+      for (const target of [plain, `${ctx.url}${plain}`, ...variants(plain, ctx.url, 'admin')]) {
+        const res = await rawRequest(ctx.url, method, target, { ...bearer(SHOP_KEY), 'Content-Type': 'application/json' }, '{}');
+        seen.push(`${res.status} ${method} ${target}`);
+        // Refused by the guard (403), or no route at all (404), or not a request (400): never the handler.
+        expect([method, target, [400, 403, 404].includes(res.status)]).toEqual([method, target, true]);
+        expect([target, res.status, res.headers['content-type']]).toEqual([target, res.status, expect.stringMatching(/application\/problem\+json/)]);
+      }
+    }
+    expect(seen.length).toBeGreaterThan(150);
+  });
+
+  it('no spelling of a shop route reaches a handler the plain path would not', async () => {
+    const routes = registeredRoutes(ctx.service).filter(
+      // Payways and the events feed are open to every shop scope: no shop key is outside them.
+      ([, p]) =>
+        p.startsWith('/api/v1/') &&
+        !p.startsWith('/api/v1/admin') &&
+        !p.startsWith('/api/v1/payways') &&
+        !p.startsWith('/api/v1/events'),
+    );
+    expect(routes.length).toBeGreaterThan(10);
+    for (const [method, path] of routes) {
+      const plain = concrete(path);
+      // A key outside the route's scope: the plain path is 403, and so is every spelling that routes.
+      const key = /payouts|balance/.test(path) ? PAYMENTS_KEY : PAYOUTS_KEY;
+      for (const target of [plain, ...variants(plain, ctx.url, firstSegment(plain))]) {
+        const res = await rawRequest(ctx.url, method, target, { ...bearer(key), 'Content-Type': 'application/json' }, '{}');
+        expect([method, target, [400, 403, 404].includes(res.status)]).toEqual([method, target, true]);
+      }
+    }
+  });
+
+  it('every guarded route declares its access: none refuses the admin key for lack of a rule', async () => {
+    const routes = registeredRoutes(ctx.service).filter(([, p]) => p.startsWith('/api/v1/'));
+    for (const [method, path] of routes) {
+      const res = await rawRequest(ctx.url, method, concrete(path), { ...bearer(ADMIN_KEY), 'Content-Type': 'application/json' }, '{}');
+      expect([method, path, res.body.includes('declares no access rule')]).toEqual([method, path, false]);
+      expect([method, path, res.status === 401 || res.status === 403]).toEqual([method, path, false]);
+    }
+  });
+
+  it.each([
+    // [key, method, path, body, allowed]
+    [PAYMENTS_KEY, 'GET', '/api/v1/invoices', undefined, true],
+    [PAYMENTS_KEY, 'POST', '/api/v1/invoices', {}, true],
+    [PAYMENTS_KEY, 'POST', '/api/v1/invoices/x1/refunds', {}, true],
+    [PAYMENTS_KEY, 'GET', '/api/v1/payways?direction=payment', undefined, true],
+    [PAYMENTS_KEY, 'GET', '/api/v1/payouts', undefined, false],
+    [PAYMENTS_KEY, 'POST', '/api/v1/payouts', {}, false],
+    [PAYMENTS_KEY, 'GET', '/api/v1/balance', undefined, false],
+    [PAYOUTS_KEY, 'POST', '/api/v1/invoices', {}, false],
+    [PAYOUTS_KEY, 'POST', '/api/v1/invoices/quote', {}, false],
+    [PAYOUTS_KEY, 'GET', '/api/v1/invoices', undefined, false],
+    [PAYOUTS_KEY, 'POST', '/api/v1/invoices/x1/refunds', {}, false],
+    [PAYOUTS_KEY, 'POST', '/api/v1/payouts', {}, true],
+    [PAYOUTS_KEY, 'GET', '/api/v1/balance', undefined, true],
+    [PAYOUTS_KEY, 'GET', '/api/v1/payways?direction=payout', undefined, true],
+    [READ_KEY, 'GET', '/api/v1/invoices', undefined, true],
+    [READ_KEY, 'GET', '/api/v1/payouts', undefined, true],
+    [READ_KEY, 'GET', '/api/v1/invoices/x1/refunds', undefined, true],
+    [READ_KEY, 'POST', '/api/v1/invoices', {}, false],
+    [READ_KEY, 'POST', '/api/v1/invoices/x1/charge', {}, false],
+    [READ_KEY, 'POST', '/api/v1/payouts/check-account', {}, false],
+    [READ_KEY, 'GET', '/api/v1/admin/events', undefined, false],
+    [SHOP_KEY, 'POST', '/api/v1/payouts', {}, true],
+    [SHOP_KEY, 'GET', '/api/v1/admin/notifications', undefined, false],
+  ] as const)('%s %s %s (body %j) → allowed: %s', async (key, method, path, body, allowed) => {
+    const req = method === 'GET' ? ctx.http.get(path) : ctx.http.post(path).send(body);
+    const res = await req.set(bearer(key));
+    if (allowed) {
+      expect(res.status).not.toBe(403);
+      expect(res.status).not.toBe(401);
+    } else {
+      expect(res.status).toBe(403);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+    }
+  });
+
+  it('every audit entry of a request names the acting key by its id, never the key', async () => {
+    const shopOrderId = `acc-${Date.now()}`;
+    await ctx.http
+      .post('/api/v1/invoices')
+      .set(bearer(PAYMENTS_KEY))
+      .send({ shopOrderId, amount: '10.00', currency: 643, payway: PAYMENT.card })
+      .expect(201);
+    const events = await ctx.http.get(`/api/v1/admin/events?entityId=${shopOrderId}`).set(admin()).expect(200);
+    const items = events.body.items as Array<{ keyId: string | null; cause: string }>;
+    expect(items.length).toBeGreaterThanOrEqual(1);
+    for (const e of items) expect(e.keyId).toBe(keyId(PAYMENTS_KEY));
+    const dump = await db.query(`SELECT row_to_json(e)::text AS t FROM events e`);
+    for (const { t } of dump.rows as Array<{ t: string }>) {
+      for (const k of [SHOP_KEY, PAYMENTS_KEY, PAYOUTS_KEY, READ_KEY, ADMIN_KEY]) expect(t).not.toContain(k);
+    }
+  });
+
+  describe('paymentTokenFrom: a recurrent charge with a shop key, no raw token', () => {
+    const create = (body: Record<string, unknown>): ReturnType<TestContext['http']['post']> =>
+      ctx.http.post('/api/v1/invoices').set(bearer(PAYMENTS_KEY)).send(body);
+
+    it('charges with the token the named invoice was issued', async () => {
+      const first = { shopOrderId: `tokfrom-${Date.now()}`, amount: '15.00', currency: 643, payway: PAYMENT.card, savePaymentToken: true };
+      const inv = (await create(first).expect(201)).body as { invoiceId: string };
+      await sandboxPost(ctx, `invoices/${inv.invoiceId}/pay`);
+      let token: string | undefined;
+      for (let i = 0; i < 80 && !token; i++) {
+        await sleep(100);
+        const shown = await ctx.http.get(`/api/v1/invoices/${first.shopOrderId}?refresh=true`).set(admin());
+        token = (shown.body.paymentToken as { token?: string } | null)?.token;
+      }
+      expect(token).toMatch(/^tok_/);
+
+      const second = { shopOrderId: `${first.shopOrderId}-r`, amount: '15.00', currency: 643, payway: PAYMENT.card, paymentTokenFrom: first.shopOrderId };
+      const charged = await create(second).expect(201);
+      expect(charged.body).toMatchObject({ status: 'created', redirect: null });
+      expect(JSON.stringify(charged.body)).not.toContain(token);
+      const sent = (await sandboxRequests(ctx)).find((r) => r.path === 'invoice/create' && r.body.shop_order_id === second.shopOrderId);
+      expect(sent?.body.payment_token).toBe(token);
+      // The same request again replays the stored answer.
+      const again = await create(second).expect(201);
+      expect(again.body).toEqual(charged.body);
+    });
+
+    it.each([
+      ['an invoice without a token', (id: string) => ({ paymentTokenFrom: id })],
+      ['an unknown invoice', () => ({ paymentTokenFrom: 'no-such-order' })],
+      ['paymentToken as well', (id: string) => ({ paymentTokenFrom: id, paymentToken: 'tok_x' })],
+    ])('names paymentTokenFrom and writes nothing for %s', async (_what, extra) => {
+      const plain = { shopOrderId: `plain-${Date.now()}`, amount: '100.10', currency: 643, payway: PAYMENT.card };
+      const made = await create(plain);
+      expect([made.status, made.body]).toEqual([201, expect.anything()]);
+      const before = await db.query('SELECT count(*)::int AS n FROM invoices');
+      const res = await create({ ...plain, shopOrderId: `${plain.shopOrderId}-r`, ...extra(plain.shopOrderId) }).expect(400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ field: 'paymentTokenFrom' })]);
+      const after = await db.query('SELECT count(*)::int AS n FROM invoices');
+      expect(after.rows[0].n).toBe(before.rows[0].n);
+    });
+  });
+});

@@ -1,0 +1,72 @@
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../src/database/data-source';
+import { runMigrations } from '../src/database/migrate';
+import { SCHEDULE_OPEN_INVOICES_SQL } from '../src/invoices/invoice-reconciler';
+import { claimSql } from '../src/jobs/claim';
+import { createTestDatabase } from './support/database';
+
+/**
+ * #13 case 8: the reconcilers' claim queries use indexes. On 100,000 final invoices (and a few
+ * open ones) none of the statements the jobs run every tick plans a sequential scan.
+ */
+let db: { url: string; drop(): Promise<void> };
+let ds: DataSource;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  ds = new DataSource(dataSourceOptions(db.url, 2));
+  await ds.initialize();
+  await runMigrations(ds);
+  await ds.query(
+    `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, pay_token, processed_at)
+     SELECT 1001, 'final-' || g, repeat('0', 64), CASE g % 3 WHEN 0 THEN 'succeeded' WHEN 1 THEN 'rejected' ELSE 'unheld' END,
+            '10.00', 643, 'card_rub', md5(g::text), now()
+       FROM generate_series(1, 100000) g`,
+  );
+  await ds.query(
+    `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, pay_token, next_check_at)
+     SELECT 1001, 'open-' || g, repeat('0', 64), 'awaiting_payer', '10.00', 643, 'card_rub', md5(g::text),
+            CASE WHEN g % 2 = 0 THEN now() END
+       FROM generate_series(1, 50) g`,
+  );
+  await ds.query('ANALYZE invoices');
+}, 180000);
+
+afterAll(async () => {
+  await ds?.destroy();
+  await db?.drop();
+});
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function seqScans(node: PlanNode): string[] {
+  const own = node['Node Type'] === 'Seq Scan' ? [node['Relation Name'] ?? '?'] : [];
+  return [...own, ...(node.Plans ?? []).flatMap(seqScans)];
+}
+
+async function plan(sql: string, params: unknown[]): Promise<PlanNode> {
+  const rows = (await ds.query(`EXPLAIN (FORMAT JSON) ${sql}`, params)) as Array<{
+    'QUERY PLAN': Array<{ Plan: PlanNode }>;
+  }>;
+  return rows[0]['QUERY PLAN'][0].Plan;
+}
+
+it('#13 case 8: scheduling and claiming due invoices never scan the whole table', async () => {
+  const schedule = await plan(SCHEDULE_OPEN_INVOICES_SQL, [120, 172800]);
+  expect(seqScans(schedule)).toEqual([]);
+  const claim = await plan(
+    claimSql({
+      table: 'invoices',
+      dueColumn: 'next_check_at',
+      limit: 100,
+      leaseSeconds: 120,
+      shopId: 2001,
+    }),
+    [100, 120, 2001],
+  );
+  expect(seqScans(claim)).toEqual([]);
+});

@@ -1,0 +1,87 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { SHOP_KEY, startTestApp, TestContext } from './support/app';
+import { eventually, WebhookReceiver } from './support/webhook-receiver';
+
+/** `npm run events -- trigger|listen` (the compiled CLI) against a running service and the sandbox. */
+const CLI = join(process.cwd(), 'dist', 'src', 'events', 'cli.js');
+
+let ctx: TestContext;
+
+beforeAll(async () => {
+  // Jobs on: a payout reaches its final status by polling, as under `npm start`.
+  ctx = await startTestApp({
+    env: { SCHEDULER_ENABLED: 'true', RECONCILE_TICK_MS: '100', PAYOUT_POLL_INTERVAL_S: '0.2' },
+  });
+}, 120000);
+
+afterAll(async () => {
+  await ctx?.close();
+});
+
+function run(args: string[]): {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+} {
+  let out = '';
+  const child = spawn(process.execPath, [CLI, ...args, '--url', ctx.url, '--key', SHOP_KEY], {
+    env: { PATH: process.env.PATH ?? '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  return {
+    child,
+    output: () => out,
+    exited: new Promise((r) => child.on('exit', (code) => r(code))),
+  };
+}
+
+it.each([
+  ['invoice.succeeded', 'succeeded'],
+  ['invoice.rejected', 'rejected'],
+  ['refund.success', 'SUCCESS'],
+  ['payout.succeeded', 'succeeded'],
+  ['payout.rejected', 'rejected'],
+])(
+  'trigger %s drives a real flow and prints its event',
+  async (type, status) => {
+    const cli = run(['trigger', type]);
+    expect(await cli.exited).toBe(0);
+    const event = JSON.parse(cli.output()) as { type: string; data: { status: string } };
+    expect(event.type).toBe(type);
+    expect(event.data.status).toBe(status);
+  },
+  90000,
+);
+
+it('listen --forward prints new events and forwards them signed with the given secret', async () => {
+  const receiver = await new WebhookReceiver().start();
+  const whsec = `whsec_${randomBytes(32).toString('base64')}`;
+  const cli = run(['listen', '--forward', receiver.url, '--secret', whsec]);
+  try {
+    await eventually(() => expect(cli.output()).toContain('Listening'), 30000);
+    const trigger = run(['trigger', 'payout.rejected']);
+    expect(await trigger.exited).toBe(0);
+    await eventually(
+      () => expect(receiver.received.some((r) => r.event.type === 'payout.rejected')).toBe(true),
+      30000,
+    );
+    for (const r of receiver.received)
+      expect(new Webhook(whsec).verify(r.body, receiver.headersOf(r))).toBeTruthy();
+    expect(cli.output()).toContain('payout.rejected');
+  } finally {
+    cli.child.kill('SIGTERM');
+    await cli.exited;
+    await receiver.close();
+  }
+}, 90000);
+
+it('refuses an unknown trigger with the list of known ones', async () => {
+  const cli = run(['trigger', 'invoice.nope']);
+  expect(await cli.exited).toBe(2);
+  expect(cli.output()).toContain('invoice.succeeded');
+});

@@ -1,0 +1,470 @@
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { admin, auth, SHOP_ID, startTestApp, TestContext } from './support/app';
+import { rawRequest, sandboxPost, sandboxRequests, sleep } from './support/hostile';
+import { PAYMENT, PAYOUT } from './support/payways';
+
+/**
+ * Attacks of issue #12 against the running app, one describe per defence: proxy trust and the
+ * webhook's bounded sample, rate limits, coalesced refreshes, cursors, the payer page, currency
+ * minor units and the database's time limits.
+ */
+
+type Json = Record<string, unknown>;
+const GATEWAY_IP = '35.198.100.222';
+
+async function newInvoice(ctx: TestContext, overrides: Json = {}): Promise<Json> {
+  const res = await ctx.http
+    .post('/api/v1/invoices')
+    .set(auth())
+    .send({ shopOrderId: `h-${Date.now()}-${Math.random().toString(36).slice(2)}`, amount: '100.10', currency: 643, payway: PAYMENT.card, ...overrides });
+  expect([res.status, res.body]).toEqual([201, expect.anything()]);
+  return res.body as Json;
+}
+
+async function metric(ctx: TestContext, line: string): Promise<number> {
+  const text = (await ctx.http.get('/metrics')).text;
+  const found = text.split('\n').find((l) => l.startsWith(`${line} `));
+  return found ? Number(found.split(' ')[1]) : 0;
+}
+
+// Names the payment shop, so it passes the shop check and is stopped by the signature (401).
+const badlySigned = (n: number): Record<string, string> => ({ shop_id: String(SHOP_ID), shop_order_id: `forged-${n}`, status: '4', amount: '1.00', sign: 'x'.repeat(64) });
+
+describe('proxy trust: the webhook allow-list sees the real client', () => {
+  let direct: TestContext;
+  let oneHop: TestContext;
+  let listed: TestContext;
+  const env = { NOTIFY_ALLOWED_IPS: GATEWAY_IP };
+
+  beforeAll(async () => {
+    [direct, oneHop, listed] = await Promise.all([
+      startTestApp({ env }),
+      startTestApp({ env: { ...env, TRUST_PROXY: '1' } }),
+      startTestApp({ env: { ...env, TRUST_PROXY: '10.9.8.7,192.168.0.0/16' } }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([direct?.close(), oneHop?.close(), listed?.close()]);
+  });
+
+  const post = (ctx: TestContext, xff?: string) => {
+    const req = ctx.http.post('/webhooks/gateway?type=invoice').set('content-type', 'application/json');
+    if (xff !== undefined) req.set('X-Forwarded-For', xff);
+    return req.send(JSON.stringify(badlySigned(1)));
+  };
+
+  it('a spoofed X-Forwarded-For from an untrusted peer never passes (no proxy trusted, or the peer is not a listed proxy)', async () => {
+    for (const ctx of [direct, listed]) {
+      for (const xff of [GATEWAY_IP, `${GATEWAY_IP}, ${GATEWAY_IP}`, `1.1.1.1, ${GATEWAY_IP}`]) {
+        const res = await post(ctx, xff);
+        expect([xff, res.status]).toEqual([xff, 403]);
+        expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+      }
+    }
+  });
+
+  it('through one trusted hop the address the proxy saw is used, and only that one', async () => {
+    // The proxy appends the address it saw: the last entry. Entries before it are the client's own words.
+    expect((await post(oneHop, GATEWAY_IP)).status).toBe(401); // past the allow-list, stopped by the signature
+    expect((await post(oneHop, `9.9.9.9, ${GATEWAY_IP}`)).status).toBe(401);
+    expect((await post(oneHop, `${GATEWAY_IP}, 9.9.9.9`)).status).toBe(403);
+    expect((await post(oneHop)).status).toBe(403); // no header: the peer itself (loopback) is not allowed
+  });
+});
+
+describe('webhook: refused and unverified bodies are counted, only a bounded sample is kept', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await startTestApp({ env: { NOTIFY_UNVERIFIED_KEEP: '5' } });
+  });
+  afterAll(() => ctx?.close());
+
+  it('keeps the newest 5 of 12 forged bodies and counts all 12', async () => {
+    const before = await metric(ctx, 'gateway_notifications_total{type="invoice",result="bad_signature"}');
+    for (let n = 0; n < 12; n++) {
+      await ctx.http.post('/webhooks/gateway?type=invoice').set('content-type', 'application/json').send(JSON.stringify(badlySigned(n))).expect(401);
+    }
+    const db = new Client({ connectionString: ctx.databaseUrl });
+    await db.connect();
+    try {
+      const rows = await db.query(`SELECT shop_order_id FROM notifications WHERE verified = false ORDER BY shop_order_id`);
+      expect(rows.rows.map((r: { shop_order_id: string }) => r.shop_order_id)).toEqual(['forged-10', 'forged-11', 'forged-7', 'forged-8', 'forged-9']);
+    } finally {
+      await db.end();
+    }
+    expect(await metric(ctx, 'gateway_notifications_total{type="invoice",result="bad_signature"}')).toBe(before + 12);
+  });
+});
+
+describe('rate limits', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await startTestApp({
+      env: {
+        RATE_LIMIT_PER_KEY_RPS: '2',
+        RATE_LIMIT_PUBLIC_PER_IP_RPS: '1',
+        TRUST_PROXY: '1',
+        NOTIFY_ALLOWED_IPS: `127.0.0.1,::1,::ffff:127.0.0.1,${GATEWAY_IP}`,
+      },
+    });
+  });
+  afterAll(() => ctx?.close());
+
+  async function burst(n: number, send: () => ReturnType<TestContext['http']['get']>): Promise<number[]> {
+    const statuses: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const res = await send();
+      statuses.push(res.status);
+      if (res.status === 429) {
+        expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+        expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        expect(res.body).toMatchObject({ status: 429 });
+      }
+    }
+    return statuses;
+  }
+
+  it('per key on the API: 429 problem+json with Retry-After past the limit; another key is not affected; counted', async () => {
+    const before = await metric(ctx, 'rate_limited_total{limit="key"}');
+    const shop = await burst(12, () => ctx.http.get('/api/v1/invoices').set(auth()));
+    expect(shop.filter((s) => s === 429).length).toBeGreaterThanOrEqual(5);
+    expect(shop.slice(0, 3)).toEqual([200, 200, 200]);
+    expect((await ctx.http.get('/api/v1/invoices').set(admin())).status).toBe(200);
+    expect(await metric(ctx, 'rate_limited_total{limit="key"}')).toBeGreaterThanOrEqual(before + 5);
+  });
+
+  it('per address on /pay', async () => {
+    const statuses = await burst(8, () => ctx.http.get('/pay/nothing?t=x').set('X-Forwarded-For', '7.7.7.7'));
+    expect(statuses.slice(0, 2)).toEqual([404, 404]);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(4);
+    // Another payer's address has its own budget.
+    expect((await ctx.http.get('/pay/nothing?t=x').set('X-Forwarded-For', '7.7.7.8')).status).toBe(404);
+  });
+
+  it('per address on webhook requests from outside the allow-list; the gateway itself is never throttled', async () => {
+    const send = (xff?: string) => () => {
+      const req = ctx.http.post('/webhooks/gateway?type=invoice').set('content-type', 'application/json');
+      if (xff) req.set('X-Forwarded-For', xff);
+      return req.send(JSON.stringify(badlySigned(Math.random()))) as unknown as ReturnType<TestContext['http']['get']>;
+    };
+    const stranger = await burst(8, send('6.6.6.6'));
+    expect(stranger.slice(0, 2)).toEqual([403, 403]);
+    expect(stranger.filter((s) => s === 429).length).toBeGreaterThanOrEqual(4);
+    const gateway = await burst(8, send(GATEWAY_IP));
+    expect(gateway).toEqual(Array(8).fill(401));
+    expect(await metric(ctx, 'rate_limited_total{limit="webhook"}')).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe('?refresh=true is coalesced per object', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await startTestApp();
+  });
+  afterAll(() => ctx?.close());
+
+  it('8 concurrent refreshes of one invoice make one invoice/check; of its refunds, one invoice/get-refunds', async () => {
+    const inv = await newInvoice(ctx);
+    const id = String(inv.shopOrderId);
+    const count = async (path: string): Promise<number> => (await sandboxRequests(ctx)).filter((r) => r.path === path).length;
+    for (const [call, url] of [
+      ['invoice/check', `/api/v1/invoices/${id}?refresh=true`],
+      ['invoice/get-refunds', `/api/v1/invoices/${id}/refunds?refresh=true`],
+    ]) {
+      // The gateway answers slowly, so all eight are in flight together.
+      await sandboxPost(ctx, 'faults', { path: call, fault: 'timeout_done', times: 1, delayMs: 800 });
+      const before = await count(call);
+      const answers = await Promise.all(Array.from({ length: 8 }, () => ctx.http.get(url).set(auth())));
+      expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+      expect([call, (await count(call)) - before]).toEqual([call, 1]);
+    }
+  });
+});
+
+describe('lists never skip or repeat a row', () => {
+  let ctx: TestContext;
+  let db: Client;
+  beforeAll(async () => {
+    ctx = await startTestApp();
+    db = new Client({ connectionString: ctx.databaseUrl });
+    await db.connect();
+  });
+  afterAll(async () => {
+    await db?.end();
+    await ctx?.close();
+  });
+
+  it('500 rows within one millisecond, read with limit=7: every row exactly once', async () => {
+    const template = await newInvoice(ctx);
+    // Copies of the template; microseconds 0..249 twice over, so there are equal timestamps too.
+    await db.query(
+      `INSERT INTO invoices
+       SELECT (jsonb_populate_record(null::invoices, to_jsonb(t) || jsonb_build_object(
+         'id', gen_random_uuid(), 'shop_order_id', 'same-ms-' || g, 'pay_token', 'pt' || g,
+         'created_at', timestamptz '2030-01-01 00:00:00.123' + ((g % 250) * interval '1 microsecond')))).*
+       FROM invoices t, generate_series(1, 500) g WHERE t.shop_order_id = $1`,
+      [template.shopOrderId],
+    );
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res = await ctx.http
+        .get(`/api/v1/invoices?limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)
+        .set(auth())
+        .expect(200);
+      seen.push(...(res.body.items as Json[]).map((i) => String(i.shopOrderId)));
+      cursor = res.body.nextCursor as string | null;
+      pages += 1;
+    } while (cursor && pages < 200);
+    const same = seen.filter((s) => s.startsWith('same-ms-'));
+    expect(same).toHaveLength(500);
+    expect(new Set(same).size).toBe(500);
+    expect(seen).toHaveLength(501);
+  });
+
+  it.each([
+    ['not base64 json', '!!!'],
+    ['an old-style cursor with a date', Buffer.from(JSON.stringify(['2020-01-01T00:00:00.000Z', 'x'])).toString('base64url')],
+    ['a non-UUID id', Buffer.from(JSON.stringify(['k1', "1' OR '1'='1"])).toString('base64url')],
+    ['an odd date', Buffer.from(JSON.stringify(['k1', '+275760-09-13T00:00:00.000Z'])).toString('base64url')],
+    ['a huge number', Buffer.from(JSON.stringify(['k1', '9'.repeat(40)])).toString('base64url')],
+    ['an object', Buffer.from('{"__proto__":{"x":1}}').toString('base64url')],
+    ['a very long one', 'a'.repeat(5000)],
+  ])('a cursor that is %s → 400 naming cursor, on every list', async (_what, cursor) => {
+    for (const url of ['/api/v1/invoices', '/api/v1/payouts', '/api/v1/admin/refunds', '/api/v1/admin/notifications', '/api/v1/admin/events', '/api/v1/admin/payouts']) {
+      const res = await ctx.http.get(`${url}?cursor=${encodeURIComponent(cursor)}`).set(admin());
+      expect([url, res.status]).toEqual([url, 400]);
+      expect(res.body.errors).toEqual([expect.objectContaining({ field: 'cursor' })]);
+    }
+  });
+
+  it.each(['2026-W01-1', '2026-001', '0000-01-01', '2026-02-30', '2026-01-01T25:00:00Z', '+002026-01-01', '2026-1-1', 'now'])(
+    'createdFrom=%s → 400 naming createdFrom',
+    async (v) => {
+      const res = await ctx.http.get(`/api/v1/invoices?createdFrom=${encodeURIComponent(v)}`).set(auth());
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ field: 'createdFrom' })]);
+    },
+  );
+
+  it('createdFrom/createdTo with microseconds and offsets are accepted', async () => {
+    await ctx.http.get('/api/v1/invoices?createdFrom=2030-01-01T00:00:00.123100Z&createdTo=2030-01-01T03:00:00.124%2B03:00').set(auth()).expect(200);
+  });
+});
+
+describe('payer page', () => {
+  let ctx: TestContext;
+  let db: Client;
+  beforeAll(async () => {
+    ctx = await startTestApp();
+    db = new Client({ connectionString: ctx.databaseUrl });
+    await db.connect();
+  });
+  afterAll(async () => {
+    await db?.end();
+    await ctx?.close();
+  });
+
+  it('ignores unknown query parameters and sends the form with a nonce CSP and no inline handler', async () => {
+    const inv = await newInvoice(ctx, { payway: PAYMENT.sandboxCard('post_redirect') });
+    const res = await ctx.http.get(`${new URL(String(inv.payUrl)).pathname}${new URL(String(inv.payUrl)).search}&utm_source=x&utm_medium=(&(=1&__proto__=1`).expect(200);
+    expect(res.text).toContain('<form method="post"');
+    const csp = String(res.headers['content-security-policy']);
+    const nonce = /'nonce-([^']+)'/.exec(csp)?.[1];
+    expect(nonce).toBeDefined();
+    expect(res.text).toContain(`<script nonce="${nonce}">`);
+    expect(res.text).not.toContain('onload=');
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['strict-transport-security']).toBeUndefined(); // PUBLIC_BASE_URL is http here
+    // A second visit gets a fresh nonce.
+    const again = await ctx.http.get(new URL(String(inv.payUrl)).pathname + new URL(String(inv.payUrl)).search);
+    expect(String(again.headers['content-security-policy'])).not.toContain(nonce);
+  });
+
+  it.each([
+    ['succeeded', 'Payment received'],
+    ['held', 'Payment received'],
+    ['rejected', 'Payment not completed'],
+    ['unheld', 'Payment not completed'],
+  ])('a %s invoice shows a status page instead of sending the payer on', async (status, text) => {
+    const inv = await newInvoice(ctx);
+    await db.query(`UPDATE invoices SET status = $2 WHERE shop_order_id = $1`, [inv.shopOrderId, status]);
+    const res = await ctx.http.get(new URL(String(inv.payUrl)).pathname + new URL(String(inv.payUrl)).search).expect(200);
+    expect(res.text).toContain(text);
+    expect(res.text).not.toContain('<form');
+    expect(res.text).not.toContain('<script');
+  });
+
+  it.each(['javascript:alert(document.domain)', 'data:text/html,<script>alert(1)</script>', 'ftp://files.example/x', 'JAVASCRIPT:alert(1)'])(
+    'a redirect address %s from the gateway is never used: error page, invoice flagged and audited',
+    async (url) => {
+      for (const method of ['POST', 'GET']) {
+        const inv = await newInvoice(ctx);
+        await db.query(`UPDATE invoices SET redirect = $2 WHERE shop_order_id = $1`, [inv.shopOrderId, JSON.stringify({ method, url, params: {} })]);
+        const res = await ctx.http.get(new URL(String(inv.payUrl)).pathname + new URL(String(inv.payUrl)).search).redirects(0);
+        expect(res.status).toBe(502);
+        expect(res.headers.location).toBeUndefined();
+        expect(res.text).not.toContain(url.slice(0, 10));
+        const row = await db.query(`SELECT needs_attention FROM invoices WHERE shop_order_id = $1`, [inv.shopOrderId]);
+        expect(row.rows[0].needs_attention).toBe(true);
+        const events = await db.query(`SELECT details FROM events WHERE entity_id = $1 AND details ? 'attention'`, [inv.shopOrderId]);
+        expect(events.rowCount).toBe(1);
+      }
+    },
+  );
+
+  it('GET /pay/x?(=1 and other odd links are 404 problem+json, never 500', async () => {
+    for (const target of ['/pay/x?(=1', '/pay/x?t=1&t=2', '/pay/x?t[]=1', '/pay/x?((((((((((((((((((((a*)*)*)*)*)*)*)*)*)*)*)*)*)*)*)*)*)*)*)*)=1', '/pay/%00?t=1']) {
+      const res = await rawRequest(ctx.url, 'GET', target);
+      expect([target, res.status < 500]).toEqual([target, true]);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+    }
+  });
+
+  it('oversized requests are refused with problem+json before any handler: 1 MB URL, 1 MB header, 1 MB body', async () => {
+    const big = 'a'.repeat(1 << 20);
+    const url = await rawRequest(ctx.url, 'GET', `/api/v1/invoices?x=${big}`, auth());
+    expect([url.status, url.headers['content-type']]).toEqual([431, 'application/problem+json']);
+    const header = await rawRequest(ctx.url, 'GET', '/health', { 'X-Big': big });
+    expect([header.status, header.headers['content-type']]).toEqual([431, 'application/problem+json']);
+    const body = await rawRequest(ctx.url, 'POST', '/api/v1/invoices', { ...auth(), 'Content-Type': 'application/json' }, JSON.stringify({ description: big }));
+    expect(body.status).toBe(413);
+    expect(body.headers['content-type']).toMatch(/application\/problem\+json/);
+    await ctx.http.get('/health').expect(200);
+  });
+
+  it('security headers on every response (API, problem, health)', async () => {
+    for (const res of [await ctx.http.get('/health'), await ctx.http.get('/api/v1/invoices').set(auth()), await ctx.http.get('/api/v1/nothing')]) {
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(String(res.headers['content-security-policy'])).toContain("frame-ancestors 'none'");
+      expect(String(res.headers['content-security-policy'])).not.toMatch(/script-src[^;]*unsafe-inline/);
+    }
+  });
+});
+
+describe('per-currency minor units (ISO 4217)', () => {
+  let ctx: TestContext;
+  let db: Client;
+  beforeAll(async () => {
+    ctx = await startTestApp();
+    db = new Client({ connectionString: ctx.databaseUrl });
+    await db.connect();
+  });
+  afterAll(async () => {
+    await db?.end();
+    await ctx?.close();
+  });
+
+  const rows = async (): Promise<number> =>
+    Number((await db.query(`SELECT (SELECT count(*) FROM invoices) + (SELECT count(*) FROM refunds) + (SELECT count(*) FROM payouts) AS n`)).rows[0].n);
+
+  it.each([
+    ['/api/v1/invoices', { shopOrderId: 'cur-1', amount: '100.101', currency: 643, payway: PAYMENT.card }],
+    ['/api/v1/invoices', { shopOrderId: 'cur-2', amount: '100.5', currency: 392, payway: PAYMENT.card }],
+    ['/api/v1/invoices/quote', { shopOrderId: 'cur-3', amount: '1.000', currency: 840, payway: PAYMENT.card }],
+    ['/api/v1/payouts', { shopPaymentId: 'cur-4', amount: '10.001', amountType: 'shop_amount', shopCurrency: 643, payway: PAYOUT.card, account: '4111111111111111' }],
+    ['/api/v1/payouts/quote', { amount: '10.001', amountType: 'shop_amount', shopCurrency: 643, payway: PAYOUT.card }],
+    ['/api/v1/payouts', { shopPaymentId: 'cur-5', amount: '10.001', amountType: 'ps_amount', shopCurrency: 643, payway: PAYOUT.card, account: '4111111111111111' }],
+  ])('%s %j → 400 naming amount, nothing written', async (url, body) => {
+    const before = await rows();
+    const res = await ctx.http.post(url).set(auth()).send(body);
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([expect.objectContaining({ field: 'amount' })]);
+    expect(await rows()).toBe(before);
+  });
+
+  it('a refund finer than its invoice currency → 400 naming amount, nothing written', async () => {
+    const inv = await newInvoice(ctx);
+    await db.query(`UPDATE invoices SET status = 'succeeded' WHERE shop_order_id = $1`, [inv.shopOrderId]);
+    const before = await rows();
+    for (const body of [{ shopRefundId: 'r-cur-1', amount: '1.001' }, { shopRefundId: 'r-cur-2', amount: '1.001', currency: 643 }]) {
+      const res = await ctx.http.post(`/api/v1/invoices/${String(inv.shopOrderId)}/refunds`).set(auth()).send(body);
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ field: 'amount' })]);
+    }
+    expect(await rows()).toBe(before);
+  });
+});
+
+describe('database time limits', () => {
+  let ctx: TestContext;
+  let holder: Client;
+  beforeAll(async () => {
+    ctx = await startTestApp({
+      env: {
+        DB_POOL_SIZE: '4',
+        DB_POOL_ACQUIRE_TIMEOUT_MS: '400',
+        DB_STATEMENT_TIMEOUT_MS: '1500',
+        DB_LOCK_TIMEOUT_MS: '500',
+        DB_IDLE_IN_TX_TIMEOUT_MS: '1000',
+        PUBLIC_BASE_URL: 'https://payments.example',
+      },
+    });
+    holder = new Client({ connectionString: ctx.databaseUrl });
+    await holder.connect();
+  });
+  afterAll(async () => {
+    await holder?.end().catch(() => undefined);
+    await ctx?.close();
+  });
+
+  it('a long query is cut off by statement_timeout', async () => {
+    const ds = ctx.service.app.get(DataSource);
+    const started = Date.now();
+    await expect(ds.query('SELECT pg_sleep(10)')).rejects.toMatchObject({ code: '57014' });
+    expect(Date.now() - started).toBeLessThan(8000);
+  });
+
+  it('a statement stuck behind a row lock is cut off by lock_timeout; the service still answers', async () => {
+    const inv = await newInvoice(ctx, { twoStep: true });
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM invoices WHERE shop_order_id = $1 FOR UPDATE', [inv.shopOrderId]);
+    const ds = ctx.service.app.get(DataSource);
+    const started = Date.now();
+    await expect(ds.query('SELECT 1 FROM invoices WHERE shop_order_id = $1 FOR UPDATE', [inv.shopOrderId])).rejects.toMatchObject({ code: '55P03' });
+    expect(Date.now() - started).toBeLessThan(5000);
+    await holder.query('ROLLBACK');
+    await ctx.http.get('/health').expect(200);
+  });
+
+  it('an abandoned transaction is ended by idle_in_transaction_session_timeout', async () => {
+    const ds = ctx.service.app.get(DataSource);
+    const runner = ds.createQueryRunner();
+    await runner.connect();
+    const pid = (await runner.query('SELECT pg_backend_pid() AS pid'))[0].pid as number;
+    await runner.startTransaction();
+    await runner.query('SELECT 1');
+    await sleep(2500);
+    const alive = await holder.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [pid]);
+    expect(alive.rows[0].n).toBe(0);
+    await runner.release().catch(() => undefined);
+  });
+
+  it('with every pooled connection taken, a request fails fast with 503 instead of queueing; then recovers', async () => {
+    const ds = ctx.service.app.get(DataSource);
+    const taken = await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const r = ds.createQueryRunner();
+        await r.connect();
+        return r;
+      }),
+    );
+    const started = Date.now();
+    const res = await ctx.http.get('/api/v1/invoices').set(auth());
+    const waited = Date.now() - started;
+    await Promise.all(taken.map((r) => r.release()));
+    expect(res.status).toBe(503);
+    expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(waited).toBeLessThan(5000);
+    await ctx.http.get('/api/v1/invoices').set(auth()).expect(200);
+  });
+
+  it('sends HSTS when PUBLIC_BASE_URL is https', async () => {
+    const res = await ctx.http.get('/health').expect(200);
+    expect(res.headers['strict-transport-security']).toMatch(/max-age=\d+/);
+  });
+});

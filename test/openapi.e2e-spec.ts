@@ -1,0 +1,284 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import openapiTS, { astToString } from 'openapi-typescript';
+import ts from 'typescript';
+import { startService, type RunningService } from '../src/bootstrap';
+import { loadConfig } from '../src/config/config';
+import { generateOpenApi } from '../src/openapi';
+import { createTestDatabase } from './support/database';
+import { freePort } from './support/ports';
+import { PAYMENT, PAYOUT } from './support/payways';
+
+type Json = Record<string, unknown>;
+type Schema = Json & {
+  $ref?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  allOf?: Schema[];
+};
+interface Media {
+  schema?: Schema;
+  example?: unknown;
+  examples?: unknown;
+}
+interface Operation {
+  parameters?: Array<{ name: string; in: string; schema?: Schema }>;
+  requestBody?: { content?: Record<string, Media> };
+  responses: Record<string, { content?: Record<string, Media> }>;
+}
+
+const PROBLEM_JSON = 'application/problem+json';
+/** Liveness answers 200 or nothing at all: it has no error of its own to describe. */
+const NO_PROBLEMS = new Set(['GET /health']);
+
+/** A schema "has an example" when it carries one, or every property (through refs, arrays and allOf) does. */
+function missingExamples(
+  schema: Schema | undefined,
+  doc: Json,
+  at: string,
+  seen = new Set<string>(),
+): string[] {
+  if (!schema) return [`${at}: no schema`];
+  if (schema.example !== undefined || schema.examples !== undefined || Array.isArray(schema.enum))
+    return [];
+  if (schema.$ref) {
+    if (seen.has(schema.$ref)) return [];
+    const name = schema.$ref.split('/').pop()!;
+    const target = ((doc.components as Json).schemas as Record<string, Schema>)[name];
+    return missingExamples(target, doc, at, new Set([...seen, schema.$ref]));
+  }
+  if (schema.allOf) return schema.allOf.flatMap((s) => missingExamples(s, doc, at, seen));
+  if (schema.type === 'array') return missingExamples(schema.items, doc, `${at}[]`, seen);
+  if (schema.properties && Object.keys(schema.properties).length > 0) {
+    return Object.entries(schema.properties).flatMap(([k, s]) =>
+      missingExamples(s, doc, `${at}.${k}`, seen),
+    );
+  }
+  return [`${at}: no example`];
+}
+
+function mediaProblems(
+  content: Record<string, Media> | undefined,
+  doc: Json,
+  at: string,
+): string[] {
+  if (!content || Object.keys(content).length === 0) return [`${at}: no content`];
+  return Object.entries(content).flatMap(([type, media]) => {
+    if (!media.schema) return [`${at} ${type}: no schema`];
+    if (media.example !== undefined || media.examples !== undefined) return [];
+    return missingExamples(media.schema, doc, `${at} ${type}`);
+  });
+}
+
+/** Every rule a route's description must meet; one line per breach, naming the route. */
+export function contractProblems(doc: Json): string[] {
+  const out: string[] = [];
+  for (const [path, item] of Object.entries(
+    doc.paths as Record<string, Record<string, Operation>>,
+  )) {
+    for (const [method, op] of Object.entries(item)) {
+      const route = `${method.toUpperCase()} ${path}`;
+      const statuses = Object.keys(op.responses);
+      const success = statuses.filter((s) => /^[23]\d\d$/.test(s));
+      if (success.length === 0) out.push(`${route}: no success response`);
+      for (const s of success.filter((x) => x.startsWith('2') && x !== '204')) {
+        out.push(...mediaProblems(op.responses[s].content, doc, `${route} ${s}`));
+      }
+      if (op.requestBody)
+        out.push(...mediaProblems(op.requestBody.content, doc, `${route} request body`));
+      for (const p of op.parameters ?? []) {
+        if (!p.schema) out.push(`${route}: parameter ${p.name} has no schema`);
+      }
+      const errors = statuses.filter((s) => /^[45]\d\d$/.test(s));
+      if (errors.length === 0 && !NO_PROBLEMS.has(route))
+        out.push(`${route}: no problem+json error responses`);
+      for (const s of errors) {
+        const content = op.responses[s].content ?? {};
+        if (!content[PROBLEM_JSON]) out.push(`${route} ${s}: not application/problem+json`);
+        else
+          out.push(
+            ...mediaProblems({ [PROBLEM_JSON]: content[PROBLEM_JSON] }, doc, `${route} ${s}`),
+          );
+      }
+      if (/\{\w+\}/.test(path) && !errors.includes('404'))
+        out.push(`${route}: a path parameter, but no 404`);
+    }
+  }
+  return out;
+}
+
+/**
+ * @apidevtools/swagger-parser, in a child process: it is CommonJS requiring an ES module, which
+ * plain Node (>= 20.19) allows and Jest's module loader does not.
+ */
+async function validateWithSwaggerParser(doc: Json): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'openapi-validate-'));
+  const file = join(dir, 'openapi.json');
+  writeFileSync(file, JSON.stringify(doc));
+  const script = `require('@apidevtools/swagger-parser').validate(process.argv[1]).then(
+    () => console.log('valid'), (e) => { console.log(e.message); process.exit(1); })`;
+  try {
+    return await new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        ['-e', script, file],
+        { cwd: process.cwd() },
+        (_err, stdout, stderr) => resolve(`${stdout}${stderr}`.trim()),
+      );
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A shop's client on the generated types: create invoice → get it → refund it → pay out. */
+const CLIENT = `
+import type { paths } from './api';
+
+type Body<P extends keyof paths, M extends keyof paths[P]> =
+  paths[P][M] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+type Answer<P extends keyof paths, M extends keyof paths[P], S extends number> =
+  paths[P][M] extends { responses: { [K in S]: { content: { 'application/json': infer B } } } } ? B : never;
+
+async function call<T>(base: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { Authorization: 'Bearer ' + key, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(method + ' ' + path + ': ' + res.status);
+  return (await res.json()) as T;
+}
+
+export async function scenario(base: string, key: string): Promise<string> {
+  const create: Body<'/api/v1/invoices', 'post'> = {
+    shopOrderId: 'order-1', amount: '100.00', currency: 643, payway: '${PAYMENT.card}', description: 'Books',
+  };
+  const created = await call<Answer<'/api/v1/invoices', 'post', 201>>(base, key, 'POST', '/api/v1/invoices', create);
+  const id: string = created.shopOrderId;
+  const invoice = await call<Answer<'/api/v1/invoices/{shopOrderId}', 'get', 200>>(
+    base, key, 'GET', '/api/v1/invoices/' + encodeURIComponent(id),
+  );
+  const paid: 'succeeded' | 'other' = invoice.status === 'succeeded' ? 'succeeded' : 'other';
+  const refundedSoFar: string = invoice.refundedAmount;
+  const refundBody: Body<'/api/v1/invoices/{shopOrderId}/refunds', 'post'> = { shopRefundId: 'refund-1', amount: invoice.amount };
+  const refund = await call<Answer<'/api/v1/invoices/{shopOrderId}/refunds', 'post', 201>>(
+    base, key, 'POST', '/api/v1/invoices/' + encodeURIComponent(id) + '/refunds', refundBody,
+  );
+  const payoutBody: Body<'/api/v1/payouts', 'post'> = {
+    shopPaymentId: 'payout-1', amount: '500.00', amountType: 'ps_amount', shopCurrency: 643, payway: '${PAYOUT.card}', account: '4111111111111111',
+  };
+  const payout = await call<Answer<'/api/v1/payouts', 'post', 202>>(base, key, 'POST', '/api/v1/payouts', payoutBody);
+  const masked: string = payout.account;
+  // @ts-expect-error amounts are decimal strings, never JSON numbers
+  const wrong: Body<'/api/v1/invoices', 'post'> = { shopOrderId: 'order-2', amount: 100, currency: 643, payway: '${PAYMENT.card}' };
+  void wrong;
+  return [paid, refundedSoFar, refund.status, refund.amount, payout.status, masked].join(' ');
+}
+`;
+
+describe('OpenAPI contract', () => {
+  let service: RunningService;
+  let drop: () => Promise<void>;
+  let served: Json;
+
+  beforeAll(async () => {
+    const db = await createTestDatabase();
+    drop = db.drop;
+    service = await startService(
+      loadConfig({
+        PORT: String(await freePort()),
+        DATABASE_URL: db.url,
+        // No gateway call is made in this suite: a closed port stands in for the gateway.
+        GATEWAY_BASE_URL: 'http://127.0.0.1:9/gateway/v1/',
+        GATEWAY_SHOP_ID: '1',
+        GATEWAY_SECRET_KEY: 'openapi-secret',
+        API_KEYS: 'openapi-shop-key-0123',
+        ADMIN_API_KEYS: 'openapi-admin-key-0123',
+        SCHEDULER_ENABLED: 'false',
+        DOCS_ENABLED: 'true',
+        ALLOW_INSECURE_HTTP: 'true',
+        DATA_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 3).toString('base64')}`,
+      }),
+      { host: '127.0.0.1' },
+    );
+    served = (await (await fetch(`${service.url}/docs-json`)).json()) as Json;
+  });
+
+  afterAll(async () => {
+    await service?.close();
+    await drop?.();
+  });
+
+  it('/docs-json is a valid OpenAPI 3 document', async () => {
+    expect(served.openapi).toMatch(/^3\./);
+    await expect(validateWithSwaggerParser(served)).resolves.toBe('valid');
+  });
+
+  it('describes every route with request and response schemas, examples and problem+json errors', () => {
+    expect(Object.keys(served.paths as Json).length).toBeGreaterThan(20);
+    expect(contractProblems(served)).toEqual([]);
+  });
+
+  it('the rules catch a route without examples, without problems, or with a plain-JSON error', () => {
+    const broken = structuredClone(served) as { paths: Record<string, Record<string, Operation>> };
+    const op = broken.paths['/api/v1/invoices'].post;
+    op.requestBody!.content!['application/json'] = {
+      schema: { type: 'object', properties: { amount: { type: 'string' } } },
+    };
+    op.responses['409'] = { content: { 'application/json': { schema: { type: 'object' } } } };
+    broken.paths['/api/v1/balance'].get.responses = { '200': { content: {} } };
+    expect(contractProblems(broken as unknown as Json).sort()).toEqual([
+      'GET /api/v1/balance 200: no content',
+      'GET /api/v1/balance: no problem+json error responses',
+      'POST /api/v1/invoices 409: not application/problem+json',
+      'POST /api/v1/invoices request body application/json.amount: no example',
+    ]);
+  });
+
+  it('the committed openapi.json is what the service serves (`npm run openapi` rewrites it)', async () => {
+    const committed = readFileSync(join(process.cwd(), 'openapi.json'), 'utf8');
+    const current = `${JSON.stringify(served, null, 2)}\n`;
+    if (committed !== current) {
+      const seen = join(tmpdir(), 'openapi.served.json');
+      writeFileSync(seen, current);
+      throw new Error(
+        `openapi.json is out of date: run \`npm run openapi\` and commit it (served document: ${seen})`,
+      );
+    }
+    // The script builds the document without a database; it must be the same document.
+    expect(await generateOpenApi()).toBe(current);
+  });
+
+  it('a client generated with openapi-typescript type-checks against the real shapes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'openapi-client-'));
+    try {
+      writeFileSync(
+        join(dir, 'api.ts'),
+        astToString(await openapiTS(structuredClone(served) as never)),
+      );
+      writeFileSync(join(dir, 'client.ts'), CLIENT);
+      const program = ts.createProgram([join(dir, 'client.ts')], {
+        strict: true,
+        noEmit: true,
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.ESNext,
+        moduleResolution: ts.ModuleResolutionKind.Bundler,
+        lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+        types: [],
+        skipLibCheck: true,
+      });
+      const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => {
+        const where = d.file
+          ? `${d.file.fileName.slice(dir.length + 1)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}`
+          : '';
+        return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+      });
+      expect(diagnostics).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
