@@ -207,6 +207,24 @@ describe('a flow of pay, partial refund, refund, payout, payout rejected, attent
     );
   });
 
+  it("writes a create's event with the view its answer and a GET give (written from the answer, not read back)", async () => {
+    const id = `inv-${randomUUID()}`;
+    const created = await ctx.http.post('/api/v1/invoices').set(auth()).send({
+      shopOrderId: id,
+      amount: '12.30',
+      currency: 643,
+      payway: PAYMENT.card,
+      description: 'view of the create',
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.status).toBe('awaiting_payer');
+    const got = await ctx.http.get(`/api/v1/invoices/${id}`).set(auth());
+    const event = await lastEventOf('invoice', id);
+    expect(event.type).toBe('invoice.awaiting_payer');
+    expect(event.data).toEqual(created.body);
+    expect(event.data).toEqual(got.body);
+  });
+
   it('has every event type of the flow in the feed, each object numbered 1, 2, … in order', async () => {
     const mine = (await readFeed()).filter((e) =>
       [shopOrderId, refund1, refund2, payoutOk, payoutRejected].includes(e.objectId),

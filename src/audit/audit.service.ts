@@ -21,6 +21,13 @@ export interface AuditRecord {
   attention?: AttentionChange;
   /** The object's primary key, when the caller has it (saves a look-up by the shop's id). */
   rowId?: string;
+  /**
+   * The object's view as this transaction commits it, when the caller knows it: it wrote the row
+   * in the statement before and writes nothing more to this object before committing (a create's
+   * phase 3). Saves reading the row back twice; without it the view is read here and again just
+   * before commit.
+   */
+  committedView?: Record<string, unknown>;
 }
 
 /**
@@ -40,10 +47,11 @@ export class AuditService {
     const data =
       type === null
         ? null
-        : await snapshotOf(manager, event.entityType as EventObjectType, {
+        : (event.committedView ??
+          (await snapshotOf(manager, event.entityType as EventObjectType, {
             rowId: event.rowId,
             objectId: event.entityId,
-          });
+          })));
     const inserted = (await manager.query(
       `INSERT INTO events (entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, sequence)
        VALUES ($1::varchar, $2::varchar, $3, $4, $5, $6, $7::varchar, $8, $9,
@@ -63,7 +71,7 @@ export class AuditService {
         currentActor()?.keyId ?? null,
       ],
     )) as Array<{ id: string }>;
-    if (type !== null && data !== null)
+    if (type !== null && data !== null && event.committedView === undefined)
       rememberForCommit(manager, {
         eventId: inserted[0].id,
         objectType: event.entityType as EventObjectType,

@@ -56,6 +56,8 @@ export async function transitionInvoice(
   cause: AuditCause,
   details: Record<string, unknown> = {},
   extra: TransitionExtra = {},
+  /** The shop's view of the invoice as committed (see AuditRecord.committedView). */
+  committedView?: Record<string, unknown>,
 ): Promise<TransitionDecision> {
   const decision = decideTransition(invoice.status, to);
   if (!decision.allowed) return decision;
@@ -83,6 +85,7 @@ export async function transitionInvoice(
     toStatus: to,
     cause,
     details,
+    committedView,
   });
   return decision;
 }

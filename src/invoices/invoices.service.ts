@@ -443,12 +443,17 @@ export class InvoicesService {
       const body = this.view(after);
       // With redirect data the payer acts next; without (token charge, payer-less payway) the
       // notification brings the outcome.
-      await transitionInvoice(m, inv, to, 'gateway', details, {
-        ...facts,
-        responseCode: 201,
-        responseBody: body,
-        updatedAt,
-      });
+      // Nothing else is written to the row in this transaction: the answer is also the view the
+      // shop event carries, so the row is not read back for it.
+      await transitionInvoice(
+        m,
+        inv,
+        to,
+        'gateway',
+        details,
+        { ...facts, responseCode: 201, responseBody: body, updatedAt },
+        { ...body },
+      );
       return { code: 201, body };
     }
     await m.update(InvoiceEntity, { id: inv.id }, facts);
