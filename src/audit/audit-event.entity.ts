@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 export type AuditEntityType = 'invoice' | 'refund' | 'payout' | 'notification';
 /** What caused a change. */
@@ -11,6 +11,16 @@ export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' |
  */
 @Entity('events')
 @Index('ix_events_entity', ['entityType', 'entityId'])
+@Check(
+  'ck_events_typed',
+  `("type" IS NULL) = ("sequence" IS NULL) AND ("type" IS NULL) = ("data" IS NULL)`,
+)
+@Index('uq_events_object_sequence', ['entityType', 'entityId', 'sequence'], {
+  unique: true,
+  where: '"sequence" IS NOT NULL',
+})
+@Index('uq_events_position', ['position'], { unique: true })
+@Index('ix_events_unpositioned', ['id'], { where: '"type" IS NOT NULL AND "position" IS NULL' })
 export class AuditEventEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id: string;
   @Column({ name: 'entity_type', type: 'varchar', length: 16 }) entityType: AuditEntityType;

@@ -8,6 +8,7 @@ import {
   Unique,
   UpdateDateColumn,
 } from 'typeorm';
+import { GatewayObjectColumns } from '../common/gateway-object.columns';
 import { Amount, amountTransformer } from '../common/money';
 import type { InvoiceStatus } from './invoice.state';
 
@@ -37,7 +38,14 @@ export interface PaymentTokenInfo {
 @Index('ix_invoices_payment_token_hash', ['shopId', 'paymentTokenHash'], {
   where: 'payment_token_hash IS NOT NULL',
 })
-export class InvoiceEntity {
+// Declared here as the migrations made them, so `migration:generate` finds nothing to drop.
+@Unique('uq_invoices_id_shop', ['id', 'shopId'])
+@Index('ix_invoices_created', ['shopId', 'createdAt', 'id'])
+@Index('ix_invoices_attention', ['attentionAt'], { where: 'needs_attention' })
+@Index('ix_invoices_unscheduled', ['createdAt'], {
+  where: `next_check_at IS NULL AND needs_attention = false AND status NOT IN ('succeeded','rejected','unheld')`,
+})
+export class InvoiceEntity extends GatewayObjectColumns {
   @PrimaryGeneratedColumn('uuid') id: string;
   @Column({ name: 'shop_id', type: 'int' }) shopId: number;
   @Column({ name: 'shop_order_id', type: 'varchar', length: 255 }) shopOrderId: string;
@@ -101,23 +109,6 @@ export class InvoiceEntity {
   @Column({ name: 'check_deadline', type: 'timestamptz', nullable: true })
   checkDeadline: Date | null;
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true }) leaseUntil: Date | null;
-  @Column({ name: 'needs_attention', type: 'boolean', default: false }) needsAttention: boolean;
-  // --- #13/#14: the gateway call in flight (atomic phases), attention, absence over time
-  /** Instance that committed a claim and is calling the gateway now (null: no call in flight). */
-  @Column({ name: 'call_owner', type: 'varchar', length: 64, nullable: true }) callOwner:
-    string | null;
-  @Column({ name: 'call_started_at', type: 'timestamptz', nullable: true })
-  callStartedAt: Date | null;
-  /** Past this, the call's owner is presumed dead: settle by a status call, never re-send. */
-  @Column({ name: 'call_lease_until', type: 'timestamptz', nullable: true })
-  callLeaseUntil: Date | null;
-  @Column({ name: 'attention_reason', type: 'text', nullable: true }) attentionReason:
-    string | null;
-  @Column({ name: 'attention_at', type: 'timestamptz', nullable: true }) attentionAt: Date | null;
-  /** Status checks in a row that did not find the object, and when the first of them was. */
-  @Column({ name: 'absent_count', type: 'int', default: 0 }) absentCount: number;
-  @Column({ name: 'first_absent_at', type: 'timestamptz', nullable: true })
-  firstAbsentAt: Date | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
   @Column({ name: 'processed_at', type: 'timestamptz', nullable: true }) processedAt: Date | null;

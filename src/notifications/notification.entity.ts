@@ -9,6 +9,7 @@ export type NotificationStatus = 'pending' | 'applied' | 'stale' | 'rejected' | 
 
 @Entity('notifications')
 @Index('ix_notifications_order', ['shopOrderId'])
+@Index('ix_notifications_unverified', ['receivedAt'], { where: 'verified = false' })
 export class NotificationEntity {
   @PrimaryGeneratedColumn('uuid') id: string;
   /** The `type` query parameter: invoice, refund, or whatever new kind the gateway sends. */

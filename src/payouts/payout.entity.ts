@@ -8,6 +8,7 @@ import {
   Unique,
   UpdateDateColumn,
 } from 'typeorm';
+import { GatewayObjectColumns } from '../common/gateway-object.columns';
 import { Amount, amountTransformer } from '../common/money';
 
 export type PayoutStatus =
@@ -23,7 +24,9 @@ export type AmountType = 'ps_amount' | 'shop_amount';
 @Check('ck_payouts_amount_type', `"amount_type" IN ('ps_amount','shop_amount')`)
 @Unique('uq_payouts_shop_payment', ['shopId', 'shopPaymentId'])
 @Index('ix_payouts_next_poll', ['nextPollAt'], { where: 'next_poll_at IS NOT NULL' })
-export class PayoutEntity {
+@Index('ix_payouts_created', ['shopId', 'createdAt', 'id'])
+@Index('ix_payouts_attention', ['attentionAt'], { where: 'needs_attention' })
+export class PayoutEntity extends GatewayObjectColumns {
   @PrimaryGeneratedColumn('uuid') id: string;
   @Column({ name: 'shop_id', type: 'int' }) shopId: number;
   @Column({ name: 'shop_payment_id', type: 'varchar', length: 255 }) shopPaymentId: string;
@@ -68,23 +71,6 @@ export class PayoutEntity {
     string | null;
   @Column({ name: 'response_code', type: 'int', nullable: true }) responseCode: number | null;
   @Column({ name: 'response_body', type: 'jsonb', nullable: true }) responseBody: unknown;
-  // --- #13/#14: the gateway call in flight (atomic phases), attention, absence over time
-  /** Instance that committed a claim and is calling the gateway now (null: no call in flight). */
-  @Column({ name: 'call_owner', type: 'varchar', length: 64, nullable: true }) callOwner:
-    string | null;
-  @Column({ name: 'call_started_at', type: 'timestamptz', nullable: true })
-  callStartedAt: Date | null;
-  /** Past this, the call's owner is presumed dead: settle by a status call, never re-send. */
-  @Column({ name: 'call_lease_until', type: 'timestamptz', nullable: true })
-  callLeaseUntil: Date | null;
-  @Column({ name: 'attention_reason', type: 'text', nullable: true }) attentionReason:
-    string | null;
-  @Column({ name: 'attention_at', type: 'timestamptz', nullable: true }) attentionAt: Date | null;
-  /** Status checks in a row that did not find the object, and when the first of them was. */
-  @Column({ name: 'absent_count', type: 'int', default: 0 }) absentCount: number;
-  @Column({ name: 'first_absent_at', type: 'timestamptz', nullable: true })
-  firstAbsentAt: Date | null;
-  @Column({ name: 'needs_attention', type: 'boolean', default: false }) needsAttention: boolean;
   /** When withdraw/create was last sent: never again within two gateway time-outs. */
   @Column({ name: 'last_create_at', type: 'timestamptz', nullable: true })
   lastCreateAt: Date | null;

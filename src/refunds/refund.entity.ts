@@ -3,6 +3,7 @@ import {
   Column,
   CreateDateColumn,
   Entity,
+  ForeignKey,
   Index,
   JoinColumn,
   ManyToOne,
@@ -11,6 +12,7 @@ import {
   UpdateDateColumn,
 } from 'typeorm';
 import { InvoiceEntity } from '../invoices/invoice.entity';
+import { GatewayObjectColumns } from '../common/gateway-object.columns';
 import { Amount, amountTransformer } from '../common/money';
 
 /** The gateway's refund statuses (spec: refund status table). */
@@ -29,7 +31,14 @@ export type RefundSubmitState = 'pending' | 'accepted' | 'unknown' | 'rejected';
 @Unique('uq_refunds_shop_refund', ['shopId', 'shopRefundId'])
 @Index('ix_refunds_invoice', ['invoicePk'])
 @Index('ix_refunds_next_check', ['nextCheckAt'], { where: 'next_check_at IS NOT NULL' })
-export class RefundEntity {
+@Index('ix_refunds_created', ['shopId', 'createdAt', 'id'])
+@Index('ix_refunds_attention', ['attentionAt'], { where: 'needs_attention' })
+@Index('ix_refunds_order', ['shopId', 'shopOrderId'])
+// A refund belongs to its invoice's shop (invoice row and shop together).
+@ForeignKey(() => InvoiceEntity, ['invoicePk', 'shopId'], ['id', 'shopId'], {
+  name: 'fk_refunds_invoice_shop',
+})
+export class RefundEntity extends GatewayObjectColumns {
   @PrimaryGeneratedColumn('uuid') id: string;
   @Column({ name: 'shop_id', type: 'int' }) shopId: number;
   @Column({ name: 'shop_refund_id', type: 'varchar', length: 255 }) shopRefundId: string;
@@ -63,23 +72,6 @@ export class RefundEntity {
   @Column({ name: 'check_deadline', type: 'timestamptz', nullable: true })
   checkDeadline: Date | null;
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true }) leaseUntil: Date | null;
-  @Column({ name: 'needs_attention', type: 'boolean', default: false }) needsAttention: boolean;
-  // --- #13/#14: the gateway call in flight (atomic phases), attention, absence over time
-  /** Instance that committed a claim and is calling the gateway now (null: no call in flight). */
-  @Column({ name: 'call_owner', type: 'varchar', length: 64, nullable: true }) callOwner:
-    string | null;
-  @Column({ name: 'call_started_at', type: 'timestamptz', nullable: true })
-  callStartedAt: Date | null;
-  /** Past this, the call's owner is presumed dead: settle by a status call, never re-send. */
-  @Column({ name: 'call_lease_until', type: 'timestamptz', nullable: true })
-  callLeaseUntil: Date | null;
-  @Column({ name: 'attention_reason', type: 'text', nullable: true }) attentionReason:
-    string | null;
-  @Column({ name: 'attention_at', type: 'timestamptz', nullable: true }) attentionAt: Date | null;
-  /** Status checks in a row that did not find the object, and when the first of them was. */
-  @Column({ name: 'absent_count', type: 'int', default: 0 }) absentCount: number;
-  @Column({ name: 'first_absent_at', type: 'timestamptz', nullable: true })
-  firstAbsentAt: Date | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
   @Column({ name: 'processed_at', type: 'timestamptz', nullable: true }) processedAt: Date | null;
