@@ -279,6 +279,67 @@ describe('a stored notification', () => {
   }, 60_000);
 });
 
+describe('sealed values moved between rows', () => {
+  it('a token swapped into another invoice row is never used nor shown; swapped back, it is', async () => {
+    const ctx = await startTestApp({ sandbox, shops: 'single' });
+    try {
+      const a = `ord-a-${Date.now()}`;
+      const b = `ord-b-${Date.now()}`;
+      for (const [id, token] of [
+        [a, 'tok_of_invoice_a'],
+        [b, 'tok_of_invoice_b'],
+      ]) {
+        await insertInvoice(ctx.databaseUrl, id);
+        expect((await postNotification(ctx, paymentNotification(id, token))).status).toBe(200);
+      }
+      const admin = { Authorization: `Bearer ${ADMIN_KEY}` };
+      const shownToken = async (id: string): Promise<unknown> => {
+        const res = await ctx.http.get(`/api/v1/invoices/${id}`).set(admin);
+        expect(res.status).toBe(200);
+        expect(res.body.status).toBe('succeeded');
+        return (res.body.paymentToken as { token?: string } | null)?.token;
+      };
+      expect(await shownToken(a)).toBe('tok_of_invoice_a');
+
+      // A database writer swaps the two sealed tokens (each still a valid ciphertext).
+      const swap = `UPDATE invoices SET payment_token = CASE shop_order_id WHEN $1 THEN
+          (SELECT payment_token FROM invoices WHERE shop_order_id = $2) ELSE
+          (SELECT payment_token FROM invoices WHERE shop_order_id = $1) END
+        WHERE shop_order_id IN ($1, $2)`;
+      await query(ctx.databaseUrl, swap, [a, b]);
+
+      // Shown: the invoice, without a token (neither its own nor the other's).
+      for (const id of [a, b]) expect(await shownToken(id)).toBeUndefined();
+      // Used: refused, naming the field; no row, no gateway call.
+      const before = sandbox.state.requests.length;
+      const c = `ord-c-${Date.now()}`;
+      const charge = await ctx.http.post('/api/v1/invoices').set(auth()).send({
+        shopOrderId: c,
+        amount: '10.00',
+        currency: 643,
+        payway: PAYMENT.card,
+        paymentTokenFrom: a,
+      });
+      expect(charge.status).toBe(409);
+      expect(charge.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect(charge.body.errors).toEqual([expect.objectContaining({ field: 'paymentTokenFrom' })]);
+      expect(JSON.stringify(charge.body)).not.toMatch(/tok_of_invoice/);
+      expect(sandbox.state.requests.slice(before)).toEqual([]);
+      const rows = await query(ctx.databaseUrl, `SELECT 1 FROM invoices WHERE shop_order_id = $1`, [
+        c,
+      ]);
+      expect(rows).toEqual([]);
+
+      // Swapped back, each opens again: the refusal was the binding to the row, nothing else.
+      await query(ctx.databaseUrl, swap, [a, b]);
+      expect(await shownToken(a)).toBe('tok_of_invoice_a');
+      expect(await shownToken(b)).toBe('tok_of_invoice_b');
+    } finally {
+      await ctx.close();
+    }
+  }, 60_000);
+});
+
 describe('keys:rotate', () => {
   function rotate(
     databaseUrl: string,

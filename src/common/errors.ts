@@ -43,7 +43,12 @@ export class NotFound extends DomainError {
 /** The same idempotency key with a different request body. */
 export class IdempotencyConflict extends DomainError {
   constructor(key: string, id: string) {
-    super('idempotency-conflict', 409, 'Idempotency key reused', `${key} ${id} was already used with a different request body`);
+    super(
+      'idempotency-conflict',
+      409,
+      'Idempotency key reused',
+      `${key} ${id} was already used with a different request body`,
+    );
   }
 }
 
@@ -52,23 +57,68 @@ export class IdempotencyConflict extends DomainError {
  * repeats after `retryAfterS` and gets the answer then. Sent with a `Retry-After` header.
  */
 export class RequestInProgress extends DomainError {
-  constructor(key: string, id: string, readonly retryAfterS: number) {
-    super('request-in-progress', 409, 'Request in progress', `${key} ${id}: an identical request is still waiting for the gateway; repeat it later`);
+  constructor(
+    key: string,
+    id: string,
+    readonly retryAfterS: number,
+  ) {
+    super(
+      'request-in-progress',
+      409,
+      'Request in progress',
+      `${key} ${id}: an identical request is still waiting for the gateway; repeat it later`,
+    );
   }
 }
 
 /** An operation that the object's current status does not allow. */
 export class InvalidState extends DomainError {
   constructor(what: string, id: string, currentStatus: string, action: string) {
-    super('invalid-state', 409, 'Operation not allowed in the current status', `${what} ${id} is ${currentStatus}: cannot ${action}`, {
-      currentStatus,
-    });
+    super(
+      'invalid-state',
+      409,
+      'Operation not allowed in the current status',
+      `${what} ${id} is ${currentStatus}: cannot ${action}`,
+      {
+        currentStatus,
+      },
+    );
+  }
+}
+
+/**
+ * A secret the service keeps sealed at rest (a recurrent token, a payout account) cannot be
+ * opened: the stored value was altered or moved to another row, or its key is no longer in
+ * DATA_ENCRYPTION_KEYS. Nothing is sent with a value that does not open.
+ */
+export class SealedValueUnreadable extends DomainError {
+  constructor(field: string, what: string) {
+    const message = `the ${what} stored for it cannot be opened (altered, moved to another row, or its key is not in DATA_ENCRYPTION_KEYS)`;
+    super(
+      'sealed-value-unreadable',
+      409,
+      'Stored secret cannot be opened',
+      `${field}: ${message}`,
+      {
+        errors: [{ field, message }],
+      },
+    );
   }
 }
 
 /** The gateway refused or could not be reached; `fatal` is null when it is not known. */
 export class GatewayFailure extends DomainError {
-  constructor(detail: string, gatewayErrorCode: number | null, gatewayMessage: string | null, fatal: boolean | null, status = 502) {
-    super('gateway-error', status, 'Payment gateway error', detail, { gatewayErrorCode, gatewayMessage, fatal });
+  constructor(
+    detail: string,
+    gatewayErrorCode: number | null,
+    gatewayMessage: string | null,
+    fatal: boolean | null,
+    status = 502,
+  ) {
+    super('gateway-error', status, 'Payment gateway error', detail, {
+      gatewayErrorCode,
+      gatewayMessage,
+      fatal,
+    });
   }
 }

@@ -11,6 +11,7 @@ import {
   InvalidState,
   NotFound,
   RequestInProgress,
+  SealedValueUnreadable,
   ValidationFailed,
 } from '../common/errors';
 import { raiseAttention } from '../common/attention';
@@ -20,7 +21,13 @@ import { callLeaseSeconds, waitForAnswer } from '../jobs/in-flight';
 import { INSTANCE_ID } from '../jobs/instance';
 import { logger } from '../common/logger';
 import { Amount } from '../common/money';
-import { afterCursorSql, decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
+import {
+  afterCursorSql,
+  decodeCursor,
+  DEFAULT_PAGE_SIZE,
+  Page,
+  toPage,
+} from '../common/pagination';
 import { toProblem } from '../common/problem.filter';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayError, GatewayTransportError, isOutcomeUnknown } from '../gateway/gateway.errors';
@@ -54,7 +61,7 @@ import {
   storePaymentToken,
   tokenInfoFromCheck,
 } from './payment-token';
-import { KeyRing } from '../common/key-ring';
+import { KeyRing, SealError } from '../common/key-ring';
 import { applyGatewayFacts } from './invoice-gateway-facts';
 import { toInvoiceView, type InvoiceView } from './invoice.view';
 import { absencePolicy, applyInvoiceEvidence, evidenceOfCheck } from './invoice-evidence';
@@ -125,7 +132,16 @@ export class InvoicesService {
   view(inv: InvoiceEntity, admin = false): InvoiceView {
     return toInvoiceView(inv, this.config.publicBaseUrl, {
       admin,
-      revealToken: () => revealPaymentToken(this.keys, inv),
+      revealToken: () => {
+        try {
+          return revealPaymentToken(this.keys, inv);
+        } catch (e) {
+          // The invoice is still shown; only the token that does not open is left out.
+          if (!(e instanceof SealError)) throw e;
+          this.log.error({ invoiceRowId: inv.id }, 'stored payment token cannot be opened');
+          return null;
+        }
+      },
     });
   }
 
@@ -559,13 +575,26 @@ export class InvoicesService {
     const source = await this.dataSource
       .getRepository(InvoiceEntity)
       .findOneBy({ shopId: this.shopId, shopOrderId: dto.paymentTokenFrom });
-    const token = source ? revealPaymentToken(this.keys, source) : null;
-    if (!token) {
-      throw new ValidationFailed([{ field, message: 'names no invoice of this shop that was issued a payment token' }]);
+    let token: string | null;
+    try {
+      token = source ? revealPaymentToken(this.keys, source) : null;
+    } catch (e) {
+      if (!(e instanceof SealError)) throw e;
+      this.log.error({ invoiceRowId: source?.id }, 'stored payment token cannot be opened');
+      throw new SealedValueUnreadable(field, 'payment token of that invoice');
     }
-    return Object.assign(Object.create(Object.getPrototypeOf(dto) as object) as CreateInvoiceDto, dto, {
-      paymentToken: token,
-    });
+    if (!token) {
+      throw new ValidationFailed([
+        { field, message: 'names no invoice of this shop that was issued a payment token' },
+      ]);
+    }
+    return Object.assign(
+      Object.create(Object.getPrototypeOf(dto) as object) as CreateInvoiceDto,
+      dto,
+      {
+        paymentToken: token,
+      },
+    );
   }
 
   /** The shown facts (masked account, expiry) of a token an earlier invoice of ours received. */
@@ -774,7 +803,11 @@ export class InvoicesService {
    * status page once the invoice is final (or held); the redirect otherwise. A redirect address
    * that is not http(s) is never sent to the browser: the invoice is flagged for an operator.
    */
-  async payerStep(shopOrderId: string, token: string | undefined, nonce: string): Promise<PayerStep> {
+  async payerStep(
+    shopOrderId: string,
+    token: string | undefined,
+    nonce: string,
+  ): Promise<PayerStep> {
     const inv = await this.dataSource
       .getRepository(InvoiceEntity)
       .findOneBy({ shopId: this.shopId, shopOrderId });
@@ -782,7 +815,10 @@ export class InvoicesService {
     const notFound = new NotFound('Payment page', shopOrderId);
     if (!inv || token === undefined || !sameSecret(token, inv.payToken)) throw notFound;
     if (isFinal(inv.status) || inv.status === 'held') {
-      return { kind: 'status', html: statusPage(inv.status === 'succeeded' || inv.status === 'held') };
+      return {
+        kind: 'status',
+        html: statusPage(inv.status === 'succeeded' || inv.status === 'held'),
+      };
     }
     if (!inv.redirect) throw notFound;
     const step = payerStep(inv.redirect, nonce);
