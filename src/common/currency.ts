@@ -24,3 +24,12 @@ export function minorUnitsProblem(amount: string, currency: number): string | nu
     ? `must be a whole number in currency ${currency}`
     : `has more than ${digits} fraction digits, the minor unit of currency ${currency}`;
 }
+
+/**
+ * A currency code as the gateway writes it (a JSON number or its text: `643`, `"643"`), or null.
+ * A code, never an amount: codes are small whole numbers.
+ */
+export function currencyCodeOf(value: unknown): number | null {
+  const text = typeof value === 'number' ? String(value) : value;
+  return typeof text === 'string' && /^[0-9]{1,4}$/.test(text) ? parseInt(text, 10) : null;
+}

@@ -10,6 +10,7 @@ describe('boundsCheckFor', () => {
     [643, '643', 'local'], // a currency written as text is the same currency
     [840, undefined, 'local'], // no currency listed: nothing to convert to
     [840, null, 'local'],
+    [643, 'RUB', 'gateway'], // not a code: never taken as the order's currency
   ] as const)('order in %s on a payway in %s: %s', (currency, paywayCurrency, expected) => {
     expect(boundsCheckFor(currency, paywayCurrency)).toBe(expected);
   });
@@ -18,6 +19,12 @@ describe('boundsCheckFor', () => {
 describe('checkConvertedBounds', () => {
   it.each([
     ['within', { amount: '27051.71', currency: 643 }, []],
+    ['within, the currency written as text', { amount: '100.00', currency: '643' }, []],
+    [
+      'a currency that is not a code',
+      { amount: '100.00', currency: '643.5' },
+      [{ field: 'currency', message: "cannot be priced in the payway's currency 643" }],
+    ],
     ['exactly the minimum', { amount: '10.00', currency: 643 }, []],
     ['exactly the maximum, written as the gateway does', { amount: '500000.0', currency: 643 }, []],
     [

@@ -7,6 +7,7 @@
  */
 import type { FieldError } from '../common/errors';
 import { Amount } from '../common/money';
+import { currencyCodeOf } from '../common/currency';
 import { checkAmountBounds } from './amount-bounds';
 
 /** `local`: the amount is in the payway's currency; `gateway`: ask the pre-calculation first. */
@@ -17,7 +18,7 @@ export function boundsCheckFor(currency: number, paywayCurrency: unknown): Bound
   // A payway without a currency cannot be compared: its bounds (if any) are taken as given.
   if (paywayCurrency === undefined || paywayCurrency === null || paywayCurrency === '')
     return 'local';
-  return Number(paywayCurrency) === currency ? 'local' : 'gateway';
+  return currencyCodeOf(paywayCurrency) === currency ? 'local' : 'gateway';
 }
 
 /** What the gateway's pre-calculation says the order is in the payway's currency. */
@@ -36,9 +37,13 @@ export function checkConvertedBounds(
   priced: PricedAmount,
   payway: { currency?: unknown; min_amount?: unknown; max_amount?: unknown },
 ): FieldError[] {
-  const paywayCurrency = Number(payway.currency);
+  const paywayCurrency = currencyCodeOf(payway.currency);
   const amount = typeof priced.amount === 'string' ? tryAmount(priced.amount) : null;
-  if (amount === null || Number(priced.currency) !== paywayCurrency) {
+  if (
+    amount === null ||
+    paywayCurrency === null ||
+    currencyCodeOf(priced.currency) !== paywayCurrency
+  ) {
     return [
       {
         field: 'currency',
