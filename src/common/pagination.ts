@@ -13,7 +13,10 @@ export class PageQuery {
   @Max(500)
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'nextCursor of the previous page', example: 'WyIyMDI2LTAxLTAxVDAwOjAwOjAwLjAwMFoiLCI1In0' })
+  @ApiPropertyOptional({
+    description: 'nextCursor of the previous page',
+    example: 'WyIyMDI2LTAxLTAxVDAwOjAwOjAwLjAwMFoiLCI1In0',
+  })
   @IsOptional()
   @IsString()
   @Transform(({ value }: { value: unknown }) => (value === '' ? undefined : value))
@@ -40,9 +43,14 @@ export function encodeCursor(id: string): string {
 }
 
 /** The row id a cursor names, or null without one; anything not made by encodeCursor is a 400. */
-export function decodeCursor(cursor: string | undefined, idKind: 'uuid' | 'bigint' = 'uuid'): string | null {
+export function decodeCursor(
+  cursor: string | undefined,
+  idKind: 'uuid' | 'bigint' = 'uuid',
+): string | null {
   if (!cursor) return null;
-  const bad = new ValidationFailed([{ field: 'cursor', message: 'is not a cursor returned by this API' }]);
+  const bad = new ValidationFailed([
+    { field: 'cursor', message: 'is not a cursor returned by this API' },
+  ]);
   if (cursor.length > 200) throw bad;
   let parsed: unknown;
   try {
@@ -50,7 +58,13 @@ export function decodeCursor(cursor: string | undefined, idKind: 'uuid' | 'bigin
   } catch {
     throw bad;
   }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || parsed[0] !== CURSOR_VERSION || typeof parsed[1] !== 'string') throw bad;
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 2 ||
+    parsed[0] !== CURSOR_VERSION ||
+    typeof parsed[1] !== 'string'
+  )
+    throw bad;
   const id = parsed[1];
   if (!(idKind === 'uuid' ? UUID : BIGINT).test(id)) throw bad;
   return id;
@@ -60,15 +74,25 @@ export function decodeCursor(cursor: string | undefined, idKind: 'uuid' | 'bigin
  * The keyset condition "after the cursor's row" for rows listed newest first by (`at`, id).
  * `table` and `at` are constants of the caller, never input.
  */
-export function afterCursorSql(alias: string, table: string, at = 'created_at'): string {
-  return `(${alias}.${at}, ${alias}.id) < (SELECT c.${at}, c.id FROM ${table} c WHERE c.id = :cursorId)`;
+export function afterCursorSql(
+  alias: string,
+  table: string,
+  at = 'created_at',
+  /** The cursor id's parameter: TypeORM's named `:cursorId`, or a `$n` of a raw query. */
+  param = ':cursorId',
+): string {
+  return `(${alias}.${at}, ${alias}.id) < (SELECT c.${at}, c.id FROM ${table} c WHERE c.id = ${param})`;
 }
 
 /**
  * Builds a page from rows fetched with `limit + 1` newest first: the extra row only says that
  * another page exists.
  */
-export function toPage<R extends { id: string }, T>(rows: R[], limit: number, map: (r: R) => T): Page<T> {
+export function toPage<R extends { id: string }, T>(
+  rows: R[],
+  limit: number,
+  map: (r: R) => T,
+): Page<T> {
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
   return {

@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { BalanceService, type BalanceView } from '../balance/balance.service';
+import { decodeCursor } from '../common/pagination';
 import { Public } from '../common/public.decorator';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { consoleSignIns } from '../metrics/metrics';
@@ -402,6 +403,30 @@ export class ConsoleController {
       filter.from = from;
       filter.to = to;
     }
+    // `after`: the cursor of an "Older" link; anything else is a stale or edited link.
+    let after: string | null = null;
+    try {
+      const given = req.query.after;
+      if (given !== undefined) after = decodeCursor(typeof given === 'string' ? given : 'x');
+    } catch {
+      error ??= 'This page link is not valid any more: search again.';
+    }
+    const page = error ? { rows: [], next: null } : await this.data.search(type, filter, after);
+    // The links keep the search; values go through URLSearchParams, never pasted into the href.
+    const href = (cursor: string | null): string => {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries({
+        q: filter.q,
+        status: filter.status,
+        payway: filter.payway,
+        from: filter.fromText,
+        to: filter.toText,
+      }))
+        if (v !== undefined) q.set(k, v);
+      if (cursor !== null) q.set('after', cursor);
+      const text = q.toString();
+      return `/admin/ui/${type}s${text ? `?${text}` : ''}`;
+    };
     this.send(res, 'list', {
       title: `${type[0].toUpperCase()}${type.slice(1)}s`,
       session,
@@ -410,8 +435,10 @@ export class ConsoleController {
       filter,
       error,
       statuses: await this.data.statuses(type),
-      rows: error ? [] : await this.data.search(type, filter),
-      limit: this.data.listLimit,
+      rows: page.rows,
+      paged: after !== null,
+      newestHref: href(null),
+      olderHref: page.next === null ? null : href(page.next),
     });
   }
 

@@ -8,6 +8,7 @@ import { PayoutEntity } from '../payouts/payout.entity';
 import { toPayoutView } from '../payouts/dto/payout.view';
 import { RefundEntity } from '../refunds/refund.entity';
 import { toRefundView } from '../refunds/dto/refund.view';
+import { afterCursorSql, encodeCursor } from '../common/pagination';
 import { fillHours, type HourBucket } from './console-format';
 
 export type ObjectType = 'invoice' | 'refund' | 'payout';
@@ -89,7 +90,15 @@ export class ConsoleService {
     return type === 'payout' ? `(${flag} OR ${alias}.status = 'needs_attention')` : flag;
   }
 
-  async search(type: ObjectType, f: SearchFilter): Promise<ListRow[]> {
+  /**
+   * One page of matches, newest first, and the cursor of the next (older) page: keyset paging on
+   * (created_at, id) at full precision, so paging never skips or repeats a row.
+   */
+  async search(
+    type: ObjectType,
+    f: SearchFilter,
+    after: string | null = null,
+  ): Promise<{ rows: ListRow[]; next: string | null }> {
     const k = KINDS[type];
     const where: string[] = [];
     const params: unknown[] = [];
@@ -105,17 +114,25 @@ export class ConsoleService {
     if (f.payway && type !== 'refund') where.push(`t.payway = ${bind(f.payway)}`);
     if (f.from) where.push(`t.created_at >= ${bind(f.from)}`);
     if (f.to) where.push(`t.created_at < ${bind(new Date(f.to.getTime() + 86_400_000))}`);
+    if (after !== null)
+      where.push(afterCursorSql('t', k.table, 'created_at', `${bind(after)}::uuid`));
     const payway = type === 'refund' ? 'NULL' : 't.payway';
     const rows = (await this.dataSource.query(
-      `SELECT t.${k.shopId} AS shop_id, t.${k.gatewayId}::text AS gateway_id, t.status, t.amount::text AS amount,
+      `SELECT t.id, t.${k.shopId} AS shop_id, t.${k.gatewayId}::text AS gateway_id, t.status, t.amount::text AS amount,
               t.${k.currency} AS currency, ${payway} AS payway, ${ConsoleService.attentionSql(type, 't')} AS attention, t.created_at
          FROM ${k.table} t
         ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
         ORDER BY t.created_at DESC, t.id DESC
-        LIMIT ${LIST_LIMIT}`,
+        LIMIT ${LIST_LIMIT + 1}`,
       params,
     )) as Array<Record<string, unknown>>;
-    return rows.map((r) => ({
+    const page = rows.slice(0, LIST_LIMIT);
+    const next = rows.length > LIST_LIMIT ? encodeCursor(String(page[page.length - 1].id)) : null;
+    return { rows: page.map((r) => this.listRow(r)), next };
+  }
+
+  private listRow(r: Record<string, unknown>): ListRow {
+    return {
       shopId: String(r.shop_id),
       gatewayId: (r.gateway_id as string | null) ?? null,
       status: String(r.status),
@@ -124,11 +141,7 @@ export class ConsoleService {
       payway: (r.payway as string | null) ?? null,
       needsAttention: r.attention === true,
       createdAt: r.created_at as Date,
-    }));
-  }
-
-  get listLimit(): number {
-    return LIST_LIMIT;
+    };
   }
 
   async statuses(type: ObjectType): Promise<string[]> {

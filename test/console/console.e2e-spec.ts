@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { ADMIN_KEY, auth, SHOP_KEY, startTestApp, TestContext } from '../support/app';
+import { ADMIN_KEY, auth, SHOP_ID, SHOP_KEY, startTestApp, TestContext } from '../support/app';
 import { PAYMENT } from '../support/payways';
 import { CookieJar, hidden, signIn } from './console-session';
 
@@ -216,6 +217,63 @@ describe('admin console', () => {
         .set('Cookie', jar.header())
         .expect(200);
       expect(injected2.text).toContain('<caption>0 invoices');
+    } finally {
+      await fresh.service.close();
+    }
+  });
+
+  it('pages a search 100 at a time, newest first: every match exactly once, even 230 rows of one microsecond', async () => {
+    const payway = `paging_${Date.now().toString(36)}`;
+    // One statement: every row gets the same created_at (now() of the transaction).
+    await db.query(
+      `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, pay_token)
+       SELECT $1, $2 || '-' || n, repeat('0', 64), 'awaiting_payer', '10.00', 643, $2, md5($2 || n)
+         FROM generate_series(1, 230) n`,
+      [SHOP_ID, payway],
+    );
+    // A fresh instance: an earlier test leaves this address rate-limited on the shared one.
+    const fresh = await startTestApp({ sandbox: ctx.sandbox, databaseUrl: ctx.databaseUrl });
+    try {
+      const { jar } = await signIn(fresh, ADMIN_KEY);
+      const seen: string[] = [];
+      const captions: string[] = [];
+      let url: string | null = `/admin/ui/invoices?payway=${payway}`;
+      let pages = 0;
+      while (url !== null && pages < 5) {
+        const page: { text: string } = await ctx.http
+          .get(url)
+          .set('Cookie', jar.header())
+          .expect(200);
+        pages += 1;
+        captions.push(/<caption>([^<]*)<\/caption>/.exec(page.text)?.[1] ?? '');
+        for (const m of page.text.matchAll(/href="\/admin\/ui\/invoices\/([^"]+)"/g))
+          seen.push(decodeURIComponent(m[1]));
+        // The link keeps the search (HTML-escaped in the attribute).
+        const older: string | undefined = /<a href="([^"]+)" rel="next">/.exec(page.text)?.[1];
+        url = older === undefined ? null : older.replaceAll('&amp;', '&');
+        if (url !== null) expect(url).toContain(`payway=${payway}`);
+        if (pages > 1) expect(page.text).toContain('← Newest');
+      }
+      expect(pages).toBe(3);
+      expect(captions).toEqual([
+        '100 invoices, newest first',
+        '100 invoices, older, newest first',
+        '30 invoices, older, newest first',
+      ]);
+      expect(seen).toHaveLength(230);
+      expect(new Set(seen).size).toBe(230);
+
+      // A cursor that is not ours: a message and no rows, never a 500.
+      // (the second is ["k1","1' OR 1=1"]; the last names no row at all: an empty page)
+      const nobody = Buffer.from(JSON.stringify(['k1', randomUUID()])).toString('base64url');
+      for (const bad of ['x', 'WyJrMSIsIjEnIE9SIDE9MSJd', 'a'.repeat(300), nobody]) {
+        const page = await fresh.http
+          .get(`/admin/ui/invoices?payway=${payway}&after=${encodeURIComponent(bad)}`)
+          .set('Cookie', jar.header())
+          .expect(200);
+        expect(page.text).toContain('<caption>0 invoices');
+        expect(page.text).toMatch(/not valid any more|newest first/);
+      }
     } finally {
       await fresh.service.close();
     }
