@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { KeyRing } from '../src/common/key-ring';
+import { KeyRing, parseKeyRing } from '../src/common/key-ring';
 import { deriveKey, seal as sealLegacy } from '../src/common/sealed';
 import { dataSourceOptions } from '../src/database/data-source';
 import { signNotificationFields } from '../src/gateway';
@@ -10,6 +10,8 @@ import { InitialSchema1795270554236 } from '../src/database/migrations/179527055
 import { PAYMENT_TOKEN_INDEX } from '../src/invoices/payment-token';
 import { openNotificationFields } from '../src/notifications/notification-payload';
 import { accountContext } from '../src/payouts/account-seal';
+import type { CreatePayoutDto } from '../src/payouts/dto/payout-requests.dto';
+import { canonicalPayoutRequest, PAYOUT_REQUEST_INDEX } from '../src/payouts/payout-fingerprint';
 import { PayoutPoller } from '../src/payouts/payout-poller';
 import { startSandbox, type SandboxHandle } from '../src/sandbox/sandbox.server';
 import {
@@ -336,6 +338,105 @@ describe('sealed values moved between rows', () => {
       expect(await shownToken(b)).toBe('tok_of_invoice_b');
     } finally {
       await ctx.close();
+    }
+  }, 60_000);
+});
+
+describe('payout create repeats across key changes', () => {
+  const body = (id: string, amount = '100.00') => ({
+    shopPaymentId: id,
+    amount,
+    amountType: 'ps_amount',
+    shopCurrency: 643,
+    payway: PAYOUT.card,
+    account: CARD,
+  });
+
+  it('replays the same body (not 409) after a key-ring rotation and for rows fingerprinted before the ring; another body is 409', async () => {
+    const database = await createTestDatabase();
+    const primary = `test1:${key(7)}`;
+    let ctx = await startTestApp({
+      sandbox,
+      shops: 'single',
+      databaseUrl: database.url,
+      env: { DATA_ENCRYPTION_KEYS: primary },
+    });
+    try {
+      const p = `po-ring-${Date.now()}`;
+      const legacy = `po-legacy-${Date.now()}`;
+      const first = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(p));
+      expect(first.status).toBeGreaterThanOrEqual(200);
+      expect(first.status).toBeLessThan(300);
+      const second = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(legacy));
+      expect(second.status).toBe(first.status);
+
+      // The fingerprint is an HMAC under the key ring: nothing of the gateway secret in it.
+      const [stored] = await query<{ request_fingerprint: string }>(
+        database.url,
+        `SELECT request_fingerprint FROM payouts WHERE shop_payment_id = $1`,
+        [p],
+      );
+      const ring = new KeyRing(parseKeyRing(primary));
+      expect(stored.request_fingerprint).toBe(
+        ring.blindIndex(canonicalPayoutRequest(body(p) as CreatePayoutDto), PAYOUT_REQUEST_INDEX),
+      );
+      // A row of the version before the ring: fingerprinted under the gateway secret.
+      await query(
+        database.url,
+        `UPDATE payouts SET request_fingerprint = $1 WHERE shop_payment_id = $2`,
+        [
+          createHmac('sha256', deriveKey(SECRET, 'payout-fingerprint'))
+            .update(canonicalPayoutRequest(body(legacy) as CreatePayoutDto))
+            .digest('hex'),
+          legacy,
+        ],
+      );
+      await ctx.close();
+
+      // A new primary key; the old one still opens (a rotation in progress).
+      ctx = await startTestApp({
+        sandbox,
+        shops: 'single',
+        databaseUrl: database.url,
+        env: { DATA_ENCRYPTION_KEYS: `next:${key(8)},${primary}` },
+      });
+      const calls = sandbox.state.requests.length;
+      for (const [id, answer] of [
+        [p, first],
+        [legacy, second],
+      ] as const) {
+        const again = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(id));
+        expect(again.status).toBe(answer.status);
+        expect(again.body).toEqual(answer.body);
+        const other = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(id, '100.01'));
+        expect(other.status).toBe(409);
+        expect(other.body.type).toMatch(/idempotency-conflict$/);
+      }
+      expect(
+        sandbox.state.requests.slice(calls).filter((r) => r.path === 'withdraw/create'),
+      ).toEqual([]);
+      await ctx.close();
+
+      // The gateway secret rotated as well: a repeat is still recognised (the fingerprint never
+      // depended on it). Rows fingerprinted before the ring only match under the secret they
+      // were written with.
+      ctx = await startTestApp({
+        sandbox,
+        shops: 'single',
+        databaseUrl: database.url,
+        env: {
+          DATA_ENCRYPTION_KEYS: `next:${key(8)},${primary}`,
+          GATEWAY_SECRET_KEY: 'the-shops-rotated-gateway-secret',
+        },
+      });
+      const again = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(p));
+      expect(again.status).toBe(first.status);
+      expect(again.body).toEqual(first.body);
+      const other = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(p, '100.01'));
+      expect(other.status).toBe(409);
+    } finally {
+      await ctx.close();
+      await database.drop();
     }
   }, 60_000);
 });

@@ -1,9 +1,10 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
- * Keys derived from the gateway secret (`deriveKey`: the payout request fingerprint), and the
- * sealing that payout accounts used before the data-encryption key ring (key-ring.ts): kept so
- * the start-up step (keys/reseal.ts) can open those values once and re-seal them under the ring.
+ * Keys derived from the gateway secret (`deriveKey`: the payout request fingerprints written
+ * before the key ring, still matched), and the sealing that payout accounts used before the
+ * data-encryption key ring (key-ring.ts): kept so the start-up step (keys/reseal.ts) can open
+ * those values once and re-seal them under the ring.
  * New values are never sealed here.
  *
  * Format: `v1.<nonce>.<tag>.<ciphertext>`, each part base64url.

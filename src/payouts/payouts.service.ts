@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -12,14 +12,21 @@ import {
 import { callLeaseSeconds, waitForAnswer } from '../jobs/in-flight';
 import { INSTANCE_ID } from '../jobs/instance';
 import { Amount } from '../common/money';
-import { afterCursorSql, decodeCursor, DEFAULT_PAGE_SIZE, type Page, toPage } from '../common/pagination';
-import { deriveKey } from '../common/sealed';
+import {
+  afterCursorSql,
+  decodeCursor,
+  DEFAULT_PAGE_SIZE,
+  type Page,
+  toPage,
+} from '../common/pagination';
+import { KeyRing } from '../common/key-ring';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayService } from '../gateway';
 import type { CheckAccountResult, OutputPayway, WithdrawTryResult } from '../gateway/gateway.types';
 import { boundsCheckFor, checkConvertedBounds } from '../payway-config/currency-conversion';
 import { PaywayConfigService } from '../payway-config/payway-config.service';
 import { maskAccount } from './account-mask';
+import { PayoutFingerprints } from './payout-fingerprint';
 import type { CheckAccountDto, CreatePayoutDto, QuotePayoutDto } from './dto/payout-requests.dto';
 import { toPayoutView, type PayoutView } from './dto/payout.view';
 import { gatewayFailure } from './payout.errors';
@@ -42,7 +49,7 @@ function convertedProblems(r: WithdrawTryResult, payway: OutputPayway) {
 
 @Injectable()
 export class PayoutsService {
-  private readonly fingerprintKey: Buffer;
+  private readonly fingerprints: PayoutFingerprints;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -50,8 +57,10 @@ export class PayoutsService {
     private readonly gateway: GatewayService,
     private readonly payways: PaywayConfigService,
     private readonly processor: PayoutProcessor,
+    keys: KeyRing,
   ) {
-    this.fingerprintKey = deriveKey(config.gateway.shops.payment.secretKey, 'payout-fingerprint');
+    // Rows written before the key ring were fingerprinted under the payment shop's secret.
+    this.fingerprints = new PayoutFingerprints(keys, config.gateway.shops.payment.secretKey);
   }
 
   /** Payouts are the agent shop's: written and found under its id. */
@@ -141,7 +150,7 @@ export class PayoutsService {
    */
   async create(dto: CreatePayoutDto): Promise<StoredResponse> {
     const shopId = this.shopId;
-    const fingerprint = this.fingerprint(dto);
+    const fingerprint = this.fingerprints.of(dto);
     let priced: Awaited<ReturnType<PayoutsService['priceInPaywayCurrency']>> | null;
     try {
       const payway = await this.payways.getPayway('payout', dto.payway);
@@ -154,7 +163,7 @@ export class PayoutsService {
     } catch (err) {
       // A repeat is answered whatever the configuration says now (limits lowered, payway gone).
       const existing = await this.find(dto.shopPaymentId);
-      if (existing) return this.answerRepeat(existing, fingerprint);
+      if (existing) return this.answerRepeat(existing, dto);
       throw err;
     }
     const { pollMaxS } = this.config.payouts;
@@ -219,7 +228,7 @@ export class PayoutsService {
     const existing = await this.find(dto.shopPaymentId);
     if (existing === null)
       throw new Error(`payout ${dto.shopPaymentId} vanished after a conflicting insert`);
-    return this.answerRepeat(existing, fingerprint);
+    return this.answerRepeat(existing, dto);
   }
 
   private find(shopPaymentId: string): Promise<PayoutEntity | null> {
@@ -241,8 +250,11 @@ export class PayoutsService {
    * A repeat: the stored answer; a bounded wait while the first copy is calling the gateway;
    * a copy whose call was lost (lease over) becomes `unknown` for the poller's status call.
    */
-  private async answerRepeat(existing: PayoutEntity, fingerprint: string): Promise<StoredResponse> {
-    if (existing.requestFingerprint !== fingerprint)
+  private async answerRepeat(
+    existing: PayoutEntity,
+    dto: CreatePayoutDto,
+  ): Promise<StoredResponse> {
+    if (!this.fingerprints.matches(existing.requestFingerprint, dto))
       throw new IdempotencyConflict('shopPaymentId', existing.shopPaymentId);
     let first: PayoutEntity | null = existing;
     const answer = await waitForAnswer(async () => {
@@ -317,30 +329,6 @@ export class PayoutsService {
       });
     }
     return this.get(shopPaymentId);
-  }
-
-  /**
-   * HMAC-SHA256 of the canonical request: plain SHA-256 of a body holding a card number could be
-   * reversed by trying the few card numbers that fit; the keyed hash cannot.
-   */
-  private fingerprint(dto: CreatePayoutDto): string {
-    const canonical = {
-      shopPaymentId: dto.shopPaymentId,
-      amount: dto.amount,
-      amountType: dto.amountType,
-      shopCurrency: dto.shopCurrency,
-      payway: dto.payway,
-      account: dto.account,
-      accountDetails: dto.accountDetails
-        ? Object.fromEntries(
-            Object.entries(dto.accountDetails).sort(([a], [b]) => a.localeCompare(b)),
-          )
-        : null,
-      description: dto.description ?? null,
-    };
-    return createHmac('sha256', this.fingerprintKey)
-      .update(JSON.stringify(canonical))
-      .digest('hex');
   }
 
   private reject(errors: Array<{ field: string; message: string }>): void {
