@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { RefundReconciler } from '../src/refunds/refund-reconciler';
 import { admin, auth, startTestApp, TestContext } from './support/app';
 import { PAYMENT } from './support/payways';
@@ -346,6 +346,53 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     await reconciler().runOnce();
     expect(await stored('lost-1')).toMatchObject({ status: 'FAILED', submit_state: 'rejected' });
     expect(await gatewayRequests('invoice/create-refund', 'lost-1')).toHaveLength(0);
+  });
+
+  it('absences counted before a repeat sent the refund do not count against that send: one listing after its time-out decides nothing', async () => {
+    const { shopOrderId } = await paidInvoice();
+    await control('POST', '/sandbox/settings', { suppressNotifications: true });
+    const inv = await db.query('SELECT id, invoice_id FROM invoices WHERE shop_order_id = $1', [
+      shopOrderId,
+    ]);
+    const { id, invoice_id } = inv.rows[0] as { id: string; invoice_id: string };
+    // A refund whose first create never reached the gateway (the shop got 503), found absent by
+    // the reconciler well past the window: never sent, so never decided.
+    const fingerprint = createHash('sha256')
+      .update(
+        JSON.stringify({ shopOrderId, shopRefundId: 'late-1', amount: '10.00', currency: null }),
+      )
+      .digest('hex');
+    await db.query(
+      `INSERT INTO refunds (shop_id, shop_refund_id, invoice_pk, shop_order_id, gateway_invoice_id, request_fingerprint, amount, currency, status, submit_state,
+                            absent_count, first_absent_at, created_at, next_check_at, check_deadline)
+       VALUES (2001, 'late-1', $1, $2, $3, $4, '10.00', 643, 'WAITING', 'pending',
+               4, now() - interval '1 hour', now() - interval '1 hour', NULL, now() + interval '1 hour')`,
+      [id, shopOrderId, invoice_id, fingerprint],
+    );
+    // The shop repeats: this request sends it, and the answer is lost (time-out).
+    await control('POST', '/sandbox/faults', {
+      path: 'invoice/create-refund',
+      fault: 'timeout_not_done',
+      delayMs: 3000,
+    });
+    const repeat = await refund(shopOrderId, { shopRefundId: 'late-1', amount: '10.00' });
+    expect(repeat.status).toBe(201);
+    expect(await stored('late-1')).toMatchObject({ status: 'WAITING', submit_state: 'unknown' });
+    expect(await gatewayRequests('invoice/create-refund', 'late-1')).toHaveLength(1);
+    // Listed nowhere yet: one look is one absence of this send, not the fifth of the refund.
+    await ctx.http
+      .get(`/api/v1/invoices/${shopOrderId}/refunds?refresh=true`)
+      .set(auth())
+      .expect(200);
+    expect(await stored('late-1')).toMatchObject({ status: 'WAITING' });
+    const counted = await db.query(
+      `SELECT absent_count FROM refunds WHERE shop_refund_id = 'late-1'`,
+    );
+    expect((counted.rows[0] as { absent_count: number }).absent_count).toBe(1);
+    // Still counted toward the paid amount.
+    expect(
+      (await refund(shopOrderId, { shopRefundId: 'late-1-more', amount: '90.01' })).status,
+    ).toBe(422);
   });
 
   it('?refresh=true asks invoice/get-refunds; the admin list filters and pages', async () => {

@@ -400,7 +400,12 @@ export class InvoicesService {
         if (inv.responseCode !== null) return { code: inv.responseCode, body: inv.responseBody };
         if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() > Date.now()) return 'wait';
         if (inv.status === 'pending' && inv.callStartedAt === null) {
-          await m.update(InvoiceEntity, { id }, this.claim());
+          // Absences counted while nothing was sent say nothing about the call made now.
+          await m.update(
+            InvoiceEntity,
+            { id },
+            { ...this.claim(), absentCount: 0, firstAbsentAt: null },
+          );
           return 'send';
         }
         if (inv.status === 'pending') {

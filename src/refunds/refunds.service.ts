@@ -17,7 +17,13 @@ import { callLeaseSeconds, waitForAnswer } from '../jobs/in-flight';
 import { INSTANCE_ID } from '../jobs/instance';
 import { logger } from '../common/logger';
 import { Amount } from '../common/money';
-import { afterCursorSql, decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
+import {
+  afterCursorSql,
+  decodeCursor,
+  DEFAULT_PAGE_SIZE,
+  Page,
+  toPage,
+} from '../common/pagination';
 import { parseGatewayTime } from '../gateway/gateway-time';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import {
@@ -257,7 +263,12 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       if (refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > Date.now())
         return 'wait';
       if (refund.submitState === 'pending' && refund.callStartedAt === null) {
-        await m.update(RefundEntity, { id }, this.claim());
+        // Absences counted while nothing was sent say nothing about the call made now.
+        await m.update(
+          RefundEntity,
+          { id },
+          { ...this.claim(), absentCount: 0, firstAbsentAt: null },
+        );
         return {
           id,
           claimed: true,
@@ -353,8 +364,12 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
         const outcome = outcomeOfCreate(answer);
         const details = { call: 'invoice/create-refund', errorCode: failure?.errorCode ?? null };
         const extra = {
-          // A notification may have settled it first: it is accepted, whatever this answer says.
-          submitState: refund.submitState === 'pending' ? outcome.submitState : refund.submitState,
+          // An accepted answer is proof the gateway has it, whatever a repeat or the reconciler
+          // made of the call meanwhile; otherwise a notification may have settled it first.
+          submitState:
+            answer.kind === 'accepted' || refund.submitState === 'pending'
+              ? outcome.submitState
+              : refund.submitState,
           errorCode: failure?.errorCode ?? (record ? record.error_code : null),
           gatewayMessage: failure?.gatewayMessage ?? null,
           ...settlementOf(record),
@@ -377,6 +392,16 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
           // Returned, not thrown: the FAILED/rejected row must commit before the shop hears of it.
           return problem;
         }
+        // The gateway has it, yet the refund was already settled FAILED (e.g. absent over the
+        // window while this call hung): the money may move; an operator must look.
+        if (answer.kind === 'accepted' && refund.status === 'FAILED' && outcome.status !== 'FAILED')
+          await raiseAttention(
+            m,
+            { object: 'refund', id: refund.id, shopId: refund.shopRefundId, status: refund.status },
+            'contradiction',
+            `the gateway accepted the refund (${outcome.status}), the refund is FAILED`,
+            cause,
+          );
         await transitionRefund(m, refund, outcome.status, cause, details, extra);
         if (refund.responseCode !== null) return replay(refund);
         return this.storeCreated(m, refund);
@@ -582,6 +607,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
   private async refreshInvoice(invoice: InvoiceEntity): Promise<void> {
     if (invoice.invoiceId === null) return;
     // Asked with nothing held; applied under the locks in one short transaction.
+    const askedAt = new Date();
     const records = await this.getRefundsOrFail(toGatewayId(invoice.invoiceId));
     await this.dataSource.transaction(async (m) => {
       await lockInvoice(m, { shopId: this.shopId, shopOrderId: invoice.shopOrderId });
@@ -592,7 +618,8 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       for (const refund of refunds) {
         const inFlight =
           refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > Date.now();
-        if (!isFinalRefund(refund.status) && !inFlight) await this.applyListing(m, refund, records);
+        if (!isFinalRefund(refund.status) && !inFlight)
+          await this.applyListing(m, refund, records, askedAt);
       }
     });
   }
@@ -603,11 +630,15 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       .getRepository(RefundEntity)
       .findOneBy({ shopId: this.shopId, shopRefundId });
     if (!pre) throw new NotFound('Refund', shopRefundId);
+    const askedAt = new Date();
     const records = await this.getRefundsOrFail(toGatewayId(pre.gatewayInvoiceId));
     return this.dataSource.transaction(async (m) => {
       const refund = await lockRefundById(m, pre.id);
       if (!refund) throw new NotFound('Refund', shopRefundId);
-      await this.applyListing(m, refund, records);
+      // A create call still in flight is its own evidence: its answer, not this listing, settles it.
+      const inFlight =
+        refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > Date.now();
+      if (!inFlight) await this.applyListing(m, refund, records, askedAt);
       return toRefundView(await m.findOneByOrFail(RefundEntity, { id: refund.id }));
     });
   }
@@ -654,6 +685,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       return 'waiting';
     }
     let records: RefundRecord[] | null = null;
+    const askedAt = new Date();
     try {
       records = await this.gateway.getRefunds(toGatewayId(pre.gatewayInvoiceId));
     } catch (err) {
@@ -686,7 +718,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       }
       if (records === null)
         return (await this.reschedule(m, refund)) ? 'needs_attention' : 'gateway_error';
-      const outcome = await this.applyListing(m, refund, records);
+      const outcome = await this.applyListing(m, refund, records, askedAt);
       if (isFinalRefund(refund.status)) return outcome;
       if (refund.needsAttention) {
         await m.update(RefundEntity, { id }, { nextCheckAt: null, leaseUntil: null });
@@ -701,11 +733,13 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     m: EntityManager,
     refund: RefundEntity,
     records: RefundRecord[],
+    /** When the listing was asked for: a list asked before (or just after) the send proves nothing. */
+    askedAt: Date,
   ): Promise<ReconcileOutcome> {
     const record = records.find((r) => r.shop_refund_id === refund.shopRefundId);
     if (!record) {
-      const graceOver =
-        refund.createdAt.getTime() + this.config.refunds.reconcileGraceS * 1000 <= Date.now();
+      const sentAt = (refund.callStartedAt ?? refund.createdAt).getTime();
+      const graceOver = sentAt + this.config.refunds.reconcileGraceS * 1000 <= askedAt.getTime();
       if (!graceOver) return 'waiting';
       const v = await this.applyEvidence(m, refund, { kind: 'absent' }, 'reconciliation', {
         call: 'invoice/get-refunds',
