@@ -459,6 +459,41 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       expect(fresh.body.status).toBe('unheld');
     });
 
+    it('a charge whose answer was lost is never followed by a second charge or an unhold until invoice/check has settled it', async () => {
+      const inv = await heldInvoice();
+      const id = String(inv.shopOrderId);
+      const calls = async (): Promise<string[]> =>
+        (await sandboxRequests(ctx))
+          .filter(
+            (r) =>
+              (r.path === 'invoice/charge' || r.path === 'invoice/unhold') &&
+              String(r.body.invoice_id) === String(inv.invoiceId),
+          )
+          .map((r) => r.path);
+      await sandboxControl(ctx, 'faults', {
+        path: 'invoice/charge',
+        fault: 'timeout_not_done',
+        delayMs: 3000,
+      });
+      const lost = await ctx.http.post(`/api/v1/invoices/${id}/charge`).set(auth());
+      expect(lost.status).toBe(504);
+      // The shop repeats, or changes its mind: both wait for the first call's outcome.
+      for (const action of ['charge', 'unhold']) {
+        const res = await ctx.http.post(`/api/v1/invoices/${id}/${action}`).set(auth());
+        expect(res.status).toBe(409);
+        expect(res.body.type).toMatch(/request-in-progress$/);
+        expect(res.headers['retry-after']).toBeDefined();
+      }
+      expect(await calls()).toEqual(['invoice/charge']);
+      // invoice/check says it is still held (the charge was not done): the row is free again.
+      const checked = await ctx.http.get(`/api/v1/invoices/${id}?refresh=true`).set(auth());
+      expect(checked.body.status).toBe('held');
+      const charged = await ctx.http.post(`/api/v1/invoices/${id}/charge`).set(auth());
+      expect(charged.status).toBe(200);
+      expect(charged.body.status).toBe('succeeded');
+      expect(await calls()).toEqual(['invoice/charge', 'invoice/charge']);
+    });
+
     it('charge or unhold from a state that is not held is 409 naming the status, with no gateway call', async () => {
       const inv = (await create(invoiceBody({ twoStep: true })).expect(201)).body as Json;
       await clearSandboxRequests(ctx);

@@ -420,6 +420,15 @@ export class InvoicesService {
     return outcome;
   }
 
+  /**
+   * A call whose outcome is not known yet: the claim is kept with its lease already over, so no
+   * new charge/unhold can claim the row (they answer 409 request-in-progress) until a status
+   * call (reconciliation, or a refresh) has settled what the first one did and freed it.
+   */
+  private settleFirst(): Pick<InvoiceEntity, 'callOwner' | 'callLeaseUntil'> {
+    return { callOwner: INSTANCE_ID, callLeaseUntil: new Date() };
+  }
+
   /** The claim on a gateway call: who, since when, until when it is presumed alive. */
   private claim(): Pick<InvoiceEntity, 'callOwner' | 'callStartedAt' | 'callLeaseUntil'> {
     return {
@@ -649,6 +658,11 @@ export class InvoicesService {
     }
     await this.dataSource.transaction(async (m) => {
       const inv = await lockInvoice(m, { shopId: this.shopId, shopOrderId });
+      // A call whose lease is over is settled by this check: the row is free for the next call.
+      if (inv && inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() <= Date.now()) {
+        await m.update(InvoiceEntity, { id: inv.id }, { callOwner: null, callLeaseUntil: null });
+        Object.assign(inv, { callOwner: null, callLeaseUntil: null });
+      }
       if (inv)
         await applyCheckRecord(
           m,
@@ -741,8 +755,13 @@ export class InvoicesService {
         if (!answer.ok) {
           const err = answer.err;
           if (isOutcomeUnknown(err)) {
-            // It may have happened: have reconciliation ask invoice/check now rather than retry.
-            await m.update(InvoiceEntity, { id: inv.id }, { nextCheckAt: new Date() });
+            // It may have happened: invoice/check settles it (reconciliation, now), and until
+            // then no second charge or unhold is sent: the claim stays, its lease already over.
+            await m.update(
+              InvoiceEntity,
+              { id: inv.id },
+              { ...this.settleFirst(), nextCheckAt: new Date() },
+            );
           }
           await this.audit.record(m, {
             entityType: 'invoice',
@@ -787,11 +806,16 @@ export class InvoicesService {
             cause: 'api',
             details: { call, gatewayStatus },
           });
+          // The gateway took it without a final status: the notification (or invoice/check)
+          // settles it; meanwhile no second charge or unhold.
           if (!isFinal(inv.status))
             await m.update(
               InvoiceEntity,
               { id: inv.id },
-              { nextCheckAt: this.secondsFromNow(this.config.invoices.reconcileGraceS) },
+              {
+                ...(inv.status === 'held' ? this.settleFirst() : {}),
+                nextCheckAt: this.secondsFromNow(this.config.invoices.reconcileGraceS),
+              },
             );
         }
         return this.view(await this.reload(m, inv));
