@@ -246,6 +246,7 @@ export class PayoutProcessor {
       lastCreateAt: p.lastCreateAt?.getTime() ?? null,
       maxCreates: this.config.payoutMaxCreates,
       gatewayTimeoutMs: this.config.gateway.timeoutMs,
+      pollIntervalMs: this.config.payouts.pollIntervalS * 1000,
     });
     if (decision === 'cap') {
       await this.raise(m, p, 'create_cap', `absent after ${p.createAttempts} creates`, cause);

@@ -3,7 +3,7 @@ import { maskAccount } from './account-mask';
 import { decideRecreate, foreignRecordReason } from './payout.state';
 
 describe('decideRecreate: a create after "absent"', () => {
-  const base = { now: 100_000, maxCreates: 3, gatewayTimeoutMs: 30_000 };
+  const base = { now: 100_000, maxCreates: 3, gatewayTimeoutMs: 30_000, pollIntervalMs: 30_000 };
   it.each<[string, number, number | null, string]>([
     ['first repeat long after the create', 1, 0, 'create'],
     ['within two gateway time-outs of the last create: wait', 1, 100_000 - 59_999, 'wait'],
@@ -13,6 +13,22 @@ describe('decideRecreate: a create after "absent"', () => {
     ['never sent (no time recorded)', 0, null, 'create'],
   ])('%s', (_n, createAttempts, lastCreateAt, expected) => {
     expect(decideRecreate({ ...base, createAttempts, lastCreateAt })).toBe(expected);
+  });
+
+  // A short time-out does not shorten the wait below a time-out plus one poll interval.
+  it.each<[string, number, string]>([
+    ['time-out 5 s, interval 30 s: 15 s after the create, wait', 15_000, 'wait'],
+    ['time-out 5 s, interval 30 s: 34.999 s after, wait', 34_999, 'wait'],
+    ['time-out 5 s, interval 30 s: 35 s after, create', 35_000, 'create'],
+  ])('%s', (_n, sinceMs, expected) => {
+    expect(
+      decideRecreate({
+        ...base,
+        gatewayTimeoutMs: 5_000,
+        createAttempts: 1,
+        lastCreateAt: base.now - sinceMs,
+      }),
+    ).toBe(expected);
   });
 });
 

@@ -70,8 +70,10 @@ export function statusFromGatewayNumber(n: number, cfg: PayoutStatusConfig): Map
 /**
  * After `withdraw/shop_payment_status` said "absent": may the create be sent again now?
  * `cap`: PAYOUT_MAX_CREATES creates went out and it is still absent → an operator decides.
- * `wait`: the last create went out less than two gateway time-outs ago; it may still be in
- * flight at the gateway and would be paid twice. `create`: send it once more (same id).
+ * `wait`: the last create may still be in flight at the gateway and would be paid twice: it
+ * went out less than a gateway time-out plus the longer of another time-out and one poll
+ * interval ago (an "absent" is only believed an interval after a time-out, however short the
+ * time-out is set). `create`: send it once more (same id).
  */
 export function decideRecreate(p: {
   now: number;
@@ -79,9 +81,11 @@ export function decideRecreate(p: {
   lastCreateAt: number | null;
   maxCreates: number;
   gatewayTimeoutMs: number;
+  pollIntervalMs: number;
 }): 'create' | 'wait' | 'cap' {
   if (p.createAttempts >= p.maxCreates) return 'cap';
-  if (p.lastCreateAt !== null && p.now - p.lastCreateAt < 2 * p.gatewayTimeoutMs) return 'wait';
+  const quietMs = p.gatewayTimeoutMs + Math.max(p.gatewayTimeoutMs, p.pollIntervalMs);
+  if (p.lastCreateAt !== null && p.now - p.lastCreateAt < quietMs) return 'wait';
   return 'create';
 }
 

@@ -48,6 +48,8 @@ export interface Reconciliation {
   wrong: number;
   unsettled: number;
   flagged: number;
+  /** Flagged objects whose status differs from the gateway's: why the books may differ. */
+  flaggedApart: string[];
   problems: Problem[];
   service: Books;
   gateway: Books;
@@ -113,6 +115,7 @@ export async function reconcile(world: World, tracked: Tracked): Promise<Reconci
   const gRefunded: Record<string, Decimal> = {};
   const gPaidOut: Record<string, Decimal> = {};
   let flagged = 0;
+  const flaggedApart: string[] = [];
 
   const invoices = await world.query<Record<string, unknown>>(
     `SELECT *, amount::text AS amount_text FROM invoices WHERE shop_order_id = ANY($1)`,
@@ -233,6 +236,10 @@ export async function reconcile(world: World, tracked: Tracked): Promise<Reconci
     const flag = flaggedRow(row);
     if (flag) flagged += 1;
     if (status === 'succeeded') add(sPaidOut, Number(row.shop_currency), String(row.amount_text));
+    if (gDone && status !== 'succeeded' && flag)
+      flaggedApart.push(
+        `payout ${id}: ${status}, paid at the gateway; flagged ${String(row.attention_reason ?? '')}; ${String(row.create_attempts)} creates, last error ${String(row.last_error ?? '-')}`,
+      );
     if (gDone && status !== 'succeeded' && !flag)
       problems.push({
         kind: 'lost',
@@ -267,6 +274,7 @@ export async function reconcile(world: World, tracked: Tracked): Promise<Reconci
     wrong: count('wrong'),
     unsettled: count('unsettled'),
     flagged,
+    flaggedApart,
     problems,
     service,
     gateway,
