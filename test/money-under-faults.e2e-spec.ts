@@ -226,6 +226,34 @@ describe('#13 case 7: a payout whose every poll fails is recorded and flagged', 
   });
 });
 
+describe('a payout still absent at its poll deadline', () => {
+  it('is not sent again (nobody would poll it): flagged, one withdraw/create in all', async () => {
+    const shopPaymentId = id('late');
+    await sandbox('faults', { path: 'withdraw/create', fault: 'timeout_not_done', delayMs: 3000 });
+    const res = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(shopPaymentId));
+    expect(res.status).toBe(202);
+    expect(res.body.status).toBe('unknown');
+    const creates = (): number =>
+      ctx.sandbox.state.requests.filter(
+        (q) =>
+          q.path === 'withdraw/create' &&
+          (q.body as Record<string, unknown>).shop_payment_id === shopPaymentId,
+      ).length;
+    expect(creates()).toBe(1);
+    // Long past any wait for the lost create, and past the deadline.
+    await db.query(
+      `UPDATE payouts SET last_create_at = now() - interval '1 hour', poll_deadline = now() - interval '1 second',
+              next_poll_at = now(), call_lease_until = NULL, call_owner = NULL WHERE shop_payment_id = $1`,
+      [shopPaymentId],
+    );
+    await ctx.service.app.get(PayoutPoller).runOnce();
+    const r = await row('payouts', 'shop_payment_id', shopPaymentId);
+    expect(r).toMatchObject({ needs_attention: true, next_poll_at: null, create_attempts: 1 });
+    expect(String(r.attention_reason)).toMatch(/^deadline: absent at the poll deadline/);
+    expect(creates()).toBe(1);
+  });
+});
+
 describe('attention: the queue and its resolutions', () => {
   function notification(
     shopOrderId: string,

@@ -247,9 +247,14 @@ export class PayoutProcessor {
       maxCreates: this.config.payoutMaxCreates,
       gatewayTimeoutMs: this.config.gateway.timeoutMs,
       pollIntervalMs: this.config.payouts.pollIntervalS * 1000,
+      pollDeadline: p.pollDeadline.getTime(),
     });
     if (decision === 'cap') {
       await this.raise(m, p, 'create_cap', `absent after ${p.createAttempts} creates`, cause);
+      return 'done';
+    }
+    if (decision === 'late') {
+      await this.raise(m, p, 'deadline', 'absent at the poll deadline: not sent again', cause);
       return 'done';
     }
     if (decision === 'wait' || !mayCreate) return 'done';
@@ -445,7 +450,9 @@ export class PayoutProcessor {
         const row = await this.lock(m, { id });
         if (row === null) return;
         await this.applyCreate(m, row, answer, cause);
-        await this.finishRound(m, row, cause, opts.owner !== undefined);
+        // A create just sent gets its status round before any deadline: flagged now, it would
+        // never be polled again while the gateway pays it.
+        await this.finishRound(m, row, cause, opts.owner !== undefined, undefined, false);
       });
     }
     return true;
@@ -458,8 +465,9 @@ export class PayoutProcessor {
     cause: AuditCause,
     counted: boolean,
     nextAt?: Date | null,
+    deadlineApplies = true,
   ): Promise<void> {
-    if (isPolled(p.status) && Date.now() >= p.pollDeadline.getTime())
+    if (deadlineApplies && isPolled(p.status) && Date.now() >= p.pollDeadline.getTime())
       await this.raise(m, p, 'deadline', 'no final status by the poll deadline', cause);
     const next = nextAt !== undefined && nextAt !== null ? nextAt : this.keepOrNext(p);
     await m.update(

@@ -3,7 +3,13 @@ import { maskAccount } from './account-mask';
 import { decideRecreate, foreignRecordReason } from './payout.state';
 
 describe('decideRecreate: a create after "absent"', () => {
-  const base = { now: 100_000, maxCreates: 3, gatewayTimeoutMs: 30_000, pollIntervalMs: 30_000 };
+  const base = {
+    now: 100_000,
+    maxCreates: 3,
+    gatewayTimeoutMs: 30_000,
+    pollIntervalMs: 30_000,
+    pollDeadline: 200_000,
+  };
   it.each<[string, number, number | null, string]>([
     ['first repeat long after the create', 1, 0, 'create'],
     ['within two gateway time-outs of the last create: wait', 1, 100_000 - 59_999, 'wait'],
@@ -73,5 +79,27 @@ describe('foreignRecordReason: is the gateway record ours?', () => {
     expect(foreignRecordReason(shopAmount, { shop_write_off: '1040.00' }, maskAccount)).toMatch(
       /amount/,
     );
+  });
+});
+
+describe('decideRecreate: the poll deadline', () => {
+  const base = {
+    now: 100_000,
+    maxCreates: 3,
+    gatewayTimeoutMs: 30_000,
+    pollIntervalMs: 30_000,
+    createAttempts: 1,
+    lastCreateAt: 0,
+  };
+  it.each<[string, number, string]>([
+    ['before the deadline: create', 100_001, 'create'],
+    ['at the deadline: nothing is sent, an operator decides', 100_000, 'late'],
+    ['past it', 50_000, 'late'],
+  ])('%s', (_n, pollDeadline, expected) => {
+    expect(decideRecreate({ ...base, pollDeadline })).toBe(expected);
+  });
+
+  it('the cap is named first when both hold', () => {
+    expect(decideRecreate({ ...base, createAttempts: 3, pollDeadline: 0 })).toBe('cap');
   });
 });

@@ -73,7 +73,9 @@ export function statusFromGatewayNumber(n: number, cfg: PayoutStatusConfig): Map
  * `wait`: the last create may still be in flight at the gateway and would be paid twice: it
  * went out less than a gateway time-out plus the longer of another time-out and one poll
  * interval ago (an "absent" is only believed an interval after a time-out, however short the
- * time-out is set). `create`: send it once more (same id).
+ * time-out is set). `late`: past the poll deadline nothing is sent any more (a create then
+ * would be paid with nobody left to poll it): an operator decides. `create`: send it once more
+ * (same id).
  */
 export function decideRecreate(p: {
   now: number;
@@ -82,8 +84,10 @@ export function decideRecreate(p: {
   maxCreates: number;
   gatewayTimeoutMs: number;
   pollIntervalMs: number;
-}): 'create' | 'wait' | 'cap' {
+  pollDeadline: number;
+}): 'create' | 'wait' | 'cap' | 'late' {
   if (p.createAttempts >= p.maxCreates) return 'cap';
+  if (p.now >= p.pollDeadline) return 'late';
   const quietMs = p.gatewayTimeoutMs + Math.max(p.gatewayTimeoutMs, p.pollIntervalMs);
   if (p.lastCreateAt !== null && p.now - p.lastCreateAt < quietMs) return 'wait';
   return 'create';
