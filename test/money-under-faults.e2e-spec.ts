@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { DataSource } from 'typeorm';
 import { GatewayService, signNotificationFields } from '../src/gateway';
+import { GatewayError } from '../src/gateway/gateway.errors';
 import { PayoutPoller } from '../src/payouts/payout-poller';
+import { PayoutProcessor } from '../src/payouts/payout-processor';
 import { PaywayConfigService } from '../src/payway-config/payway-config.service';
 import {
   admin,
@@ -251,6 +254,84 @@ describe('a payout still absent at its poll deadline', () => {
     expect(r).toMatchObject({ needs_attention: true, next_poll_at: null, create_attempts: 1 });
     expect(String(r.attention_reason)).toMatch(/^deadline: absent at the poll deadline/);
     expect(creates()).toBe(1);
+  });
+});
+
+describe('a late withdraw/create answer of an earlier attempt', () => {
+  it('never fails the payout nor frees the claim of the newer attempt; only a gateway record is applied', async () => {
+    const shopPaymentId = id('stale');
+    await sandbox('faults', { path: 'withdraw/create', fault: 'timeout_not_done', delayMs: 3000 });
+    const res = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(shopPaymentId));
+    expect(res.body.status).toBe('unknown');
+    // Another instance has since claimed attempt 2 and is calling the gateway.
+    await db.query(
+      `UPDATE payouts SET create_attempts = 2, call_owner = 'other-instance', call_started_at = now(),
+              call_lease_until = now() + interval '1 hour' WHERE shop_payment_id = $1`,
+      [shopPaymentId],
+    );
+    const processor = ctx.service.app.get(PayoutProcessor);
+    const refused = new GatewayError({
+      call: 'withdraw/create',
+      errorCode: 15,
+      gatewayMessage: 'IP denied',
+      fatal: true,
+      httpStatus: 200,
+      isDuplicate: false,
+      isAbsent: false,
+    });
+    // Attempt 1's answer arrives now (its process was paused past its lease).
+    await ctx.service.app.get(DataSource).transaction(async (m) => {
+      const p = await processor.lock(m, { shopId: PAYOUT_SHOP_ID, shopPaymentId });
+      await processor.applyCreate(m, p!, { ok: false, err: refused }, 'reconciliation', 1);
+    });
+    const r = await row('payouts', 'shop_payment_id', shopPaymentId);
+    expect(r).toMatchObject({
+      status: 'unknown',
+      call_owner: 'other-instance',
+      create_attempts: 2,
+      needs_attention: false,
+    });
+    expect(r.call_lease_until).not.toBeNull();
+    expect(String(r.last_error)).toMatch(/attempt 1/);
+    // The same answer for the current attempt is applied as usual.
+    await ctx.service.app.get(DataSource).transaction(async (m) => {
+      const p = await processor.lock(m, { shopId: PAYOUT_SHOP_ID, shopPaymentId });
+      await processor.applyCreate(m, p!, { ok: false, err: refused }, 'reconciliation', 2);
+    });
+    expect(await row('payouts', 'shop_payment_id', shopPaymentId)).toMatchObject({
+      status: 'failed',
+      call_owner: null,
+    });
+    // A status round that read the row before it was settled and then hears "absent" finds it
+    // failed under the lock: no create is claimed.
+    const absent = new GatewayError({
+      call: 'withdraw/shop_payment_status',
+      errorCode: 5,
+      gatewayMessage: 'not found',
+      fatal: null,
+      httpStatus: 200,
+      isDuplicate: false,
+      isAbsent: true,
+    });
+    const step = await ctx.service.app.get(DataSource).transaction(async (m) => {
+      const p = await processor.lock(m, { shopId: PAYOUT_SHOP_ID, shopPaymentId });
+      await m.update('payouts', { id: p!.id }, { lastCreateAt: new Date(0) });
+      p!.lastCreateAt = new Date(0);
+      return processor.applyStatus(
+        m,
+        p!,
+        'withdraw/shop_payment_status',
+        { ok: false, err: absent },
+        'reconciliation',
+        true,
+      );
+    });
+    expect(step).toBe('done');
+    expect(await row('payouts', 'shop_payment_id', shopPaymentId)).toMatchObject({
+      status: 'failed',
+      create_attempts: 2,
+      call_owner: null,
+    });
   });
 });
 

@@ -150,10 +150,35 @@ export class PayoutProcessor {
     p: PayoutEntity,
     answer: CallAnswer<WithdrawCreateResult>,
     cause: AuditCause,
+    /** The create attempt this answer belongs to (`create_attempts` when it was claimed). */
+    attempt: number,
   ): Promise<void> {
+    const call = 'withdraw/create';
+    if (p.createAttempts !== attempt) {
+      // A late answer: its lease ran out and another create (attempt p.createAttempts) has been
+      // claimed since. Its claim is not ours to release, and a refusal or a lost answer of an
+      // older attempt says nothing about the newer one; only a gateway record (the truth about
+      // this id) is applied.
+      this.log.warn(
+        { shopPaymentId: p.shopPaymentId, attempt, current: p.createAttempts },
+        'late withdraw/create answer of an earlier attempt',
+      );
+      if (answer.ok) await this.applyRecord(m, p, answer.value, cause, call);
+      else
+        await m.update(
+          PayoutEntity,
+          { id: p.id },
+          {
+            lastError: `${call} (attempt ${attempt}): ${(answer.err as Error).message}`.slice(
+              0,
+              500,
+            ),
+          },
+        );
+      return;
+    }
     await m.update(PayoutEntity, { id: p.id }, NO_CALL);
     Object.assign(p, NO_CALL);
-    const call = 'withdraw/create';
     if (answer.ok) {
       await this.applyRecord(m, p, answer.value, cause, call);
       await this.setNextPoll(m, p, this.intervalFromNow());
@@ -240,6 +265,8 @@ export class PayoutProcessor {
       );
       return 'done';
     }
+    // Locked now: a payout settled, or given a gateway id, since it was read is not created again.
+    if (isFinal(p.status) || p.withdrawId !== null) return 'done';
     const decision = decideRecreate({
       now: Date.now(),
       createAttempts: p.createAttempts,
@@ -416,6 +443,7 @@ export class PayoutProcessor {
     const open = isPolled(p.status) || (opts.force === true && !isFinal(p.status));
     const inFlight = p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > Date.now();
     let step: 'create' | 'done' = 'done';
+    let attempt = 0;
     let recipient: SealedRecipient | null = null;
     if (open && !inFlight) {
       // Read before asking: a sealed account that cannot be read fails this poll (recorded), not a create.
@@ -435,6 +463,7 @@ export class PayoutProcessor {
           opts.mayCreate && recipient !== null,
         );
         if (r === 'done') await this.finishRound(m, row, cause, opts.owner !== undefined);
+        attempt = row.createAttempts;
         return r;
       });
     } else if (opts.owner !== undefined) {
@@ -449,7 +478,7 @@ export class PayoutProcessor {
       await dataSource.transaction(async (m) => {
         const row = await this.lock(m, { id });
         if (row === null) return;
-        await this.applyCreate(m, row, answer, cause);
+        await this.applyCreate(m, row, answer, cause, attempt);
         // A create just sent gets its status round before any deadline: flagged now, it would
         // never be polled again while the gateway pays it.
         await this.finishRound(m, row, cause, opts.owner !== undefined, undefined, false);

@@ -219,7 +219,7 @@ export class PayoutsService {
       const stored = await this.dataSource.transaction(async (m) => {
         const p = await this.processor.lock(m, { id: rows[0].id });
         if (p === null) throw new NotFound('Payout', dto.shopPaymentId);
-        await this.processor.applyCreate(m, p, answer, 'api');
+        await this.processor.applyCreate(m, p, answer, 'api', 1);
         return this.storeResponse(m, p);
       });
       crashPoint('payout.create.after_result');
