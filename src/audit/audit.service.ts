@@ -6,6 +6,7 @@ import { rememberForCommit } from './shop-event-snapshots';
 import {
   type AttentionChange,
   type EventObjectType,
+  type ObjectNotice,
   shopEventTypeOf,
   snapshotOf,
 } from './shop-events';
@@ -19,6 +20,8 @@ export interface AuditRecord {
   details?: Record<string, unknown>;
   /** An attention flag raised or resolved by this change (a shop event whatever the status). */
   attention?: AttentionChange;
+  /** A notice about the object that is not a status change (a shop event whatever the status). */
+  notice?: ObjectNotice;
   /** The object's primary key, when the caller has it (saves a look-up by the shop's id). */
   rowId?: string;
   /**

@@ -8,6 +8,13 @@ export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = ['invoice', 'refun
 export type AttentionChange = 'attention_raised' | 'attention_resolved';
 
 /**
+ * Events about an object that are not a status change (issue #22): an invoice's refund sums
+ * changed (`invoice.refund_updated`), its hold expires soon (`invoice.hold_expiring`).
+ */
+export type ObjectNotice = 'refund_updated' | 'hold_expiring';
+export const INVOICE_NOTICES: readonly ObjectNotice[] = ['refund_updated', 'hold_expiring'];
+
+/**
  * Every shop event type (shared/API.md, Shop events): `<objectType>.<status>` with refund
  * statuses in lower case, plus the attention events of each object.
  */
@@ -29,6 +36,7 @@ export const SHOP_EVENT_TYPES: readonly string[] = [
     (s) => `payout.${s}`,
   ),
   ...EVENT_OBJECT_TYPES.flatMap((o) => [`${o}.attention_raised`, `${o}.attention_resolved`]),
+  ...INVOICE_NOTICES.map((n) => `invoice.${n}`),
 ];
 
 /**
@@ -41,9 +49,11 @@ export function shopEventTypeOf(entry: {
   fromStatus: string | null;
   toStatus: string;
   attention?: AttentionChange;
+  notice?: ObjectNotice;
 }): string | null {
   if (!(EVENT_OBJECT_TYPES as readonly string[]).includes(entry.entityType)) return null;
   if (entry.attention) return `${entry.entityType}.${entry.attention}`;
+  if (entry.notice) return `${entry.entityType}.${entry.notice}`;
   if (entry.fromStatus === entry.toStatus) return null;
   return `${entry.entityType}.${entry.toStatus.toLowerCase()}`;
 }

@@ -22,7 +22,11 @@ export type AttentionReason =
   | 'create_cap' // a payout create repeated PAYOUT_MAX_CREATES times
   | 'poll_failing' // every poll throws (e.g. a sealed account that cannot be read)
   | 'unknown_status' // a status the service cannot map
-  | 'unsafe_redirect'; // a payer redirect address from the gateway that is not http(s)
+  | 'unsafe_redirect' // a payer redirect address from the gateway that is not http(s)
+  | 'missing_invoice_id' // a held or succeeded invoice whose gateway invoice id is not known
+  | 'unsettled_recreate' // a repeated create was refused while an earlier attempt's outcome is unknown
+  | 'charge_on_unhold' // the gateway's answer to an unhold says the funds were charged
+  | 'watch_ended'; // WATCH_MAX_S passed without a final status: an operator alone decides now
 
 const TABLE: Record<AttentionObject, string> = {
   invoice: 'invoices',
@@ -81,11 +85,15 @@ export async function raiseAttention(
   return true;
 }
 
-/** Clears the flag after an operator's recheck or accept, audited with what they did. */
+/**
+ * Clears the flag, audited with what cleared it: an operator's recheck or accept (`admin`), or a
+ * final gateway status that settled the object (`gateway`, issue #22).
+ */
 export async function resolveAttention(
   m: EntityManager,
   t: AttentionTarget,
   resolution: Record<string, unknown>,
+  cause: AuditCause = 'admin',
 ): Promise<void> {
   await m.query(
     `UPDATE ${TABLE[t.object]} SET needs_attention = false, attention_reason = NULL,
@@ -98,7 +106,7 @@ export async function resolveAttention(
     entityId: t.shopId,
     fromStatus: t.status,
     toStatus: t.status,
-    cause: 'admin',
+    cause,
     rowId: t.id,
     attention: 'attention_resolved',
     details: { attention: 'resolved', ...resolution },

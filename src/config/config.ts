@@ -213,6 +213,14 @@ export interface AppConfig {
   /** Status checks that must all say "absent", spread over at least the window, before a create counts as never made. */
   absentChecks: number;
   absentWindowS: number;
+  /**
+   * Issue #22: after its deadline a flagged invoice, refund or payout is still asked about every
+   * `intervalS` (WATCH_INTERVAL_S) until `maxS` (WATCH_MAX_S) after its creation; only then does
+   * it wait for an operator alone.
+   */
+  watch: { intervalS: number; maxS: number };
+  /** HOLD_EXPIRY_WARNING_S: `invoice.hold_expiring` comes this long before a hold expires. */
+  holdExpiryWarningS: number;
 
   // ---- secrets at rest and production guard rails (#16)
   /** DATA_ENCRYPTION_KEYS: the first seals, all open. */
@@ -706,6 +714,11 @@ export function loadConfig(
     payoutMaxCreates: int(env, 'PAYOUT_MAX_CREATES', 3, 1, 100),
     absentChecks: int(env, 'ABSENT_CHECKS', 3, 1, 100),
     absentWindowS: positiveNumber(env, 'ABSENT_WINDOW_S', 1800),
+    watch: {
+      intervalS: positiveNumber(env, 'WATCH_INTERVAL_S', 600),
+      maxS: positiveNumber(env, 'WATCH_MAX_S', 604800),
+    },
+    holdExpiryWarningS: positiveNumber(env, 'HOLD_EXPIRY_WARNING_S', 21600),
     dataEncryptionKeys: keys.keys,
     devKeyRingPath: keys.path,
     insecureHttp: guards.insecureHttp,
