@@ -62,6 +62,11 @@ export const OUTCOME_SCENARIOS = [
   'post_redirect',
   /** Payout stays at status 3 (sent) for ever. */
   'never_final',
+  /**
+   * Payout sent (3), then final between 2 hours and 2 days of sandbox time after its creation
+   * (as bank and card payouts often are): success, or cancelled (8) for one in four.
+   */
+  'slow_final',
   /** Payout rejected in the create answer (status 6), funds returned. */
   'reject',
   /** Payout cancelled (status 8) after being sent, funds returned. */

@@ -160,9 +160,13 @@ export const withdrawCreate: CallHandler = (ctx) => {
   };
 };
 
+/** When a `slow_final` payout ends, in sandbox time after its creation: 2 hours to 2 days. */
+export const SLOW_FINAL_MS = { min: 2 * 3600_000, max: 48 * 3600_000 } as const;
+
 /**
  * Scenarios: `reject` ends in the create answer (6); `pending` stays new (1); the others are sent
- * (3) in the create answer, as on the test server, then `never_final` stays there, `fail` ends
+ * (3) in the create answer, as on the test server, then `never_final` stays there, `slow_final`
+ * ends 2 hours to 2 days later (success, or cancelled for one in four), `fail` ends
  * rejected (6), `decline` cancelled (8), and the rest succeed (5).
  */
 function startPayout(rt: SandboxRuntime, payout: Payout): void {
@@ -174,6 +178,13 @@ function startPayout(rt: SandboxRuntime, payout: Payout): void {
   if (s.has('pending')) return;
   moveTo(payout, PAYOUT_STATUS.SENT);
   if (s.has('never_final')) return;
+  if (s.has('slow_final')) {
+    const final = randomInt(4) === 0 ? PAYOUT_STATUS.CANCELLED : PAYOUT_STATUS.SUCCESS;
+    rt.scheduler.after(randomInt(SLOW_FINAL_MS.min, SLOW_FINAL_MS.max + 1), () =>
+      finishPayout(rt, payout, final),
+    );
+    return;
+  }
   const final = s.has('fail')
     ? PAYOUT_STATUS.REJECTED
     : s.has('decline')

@@ -155,6 +155,30 @@ describe('sandbox: payouts and balance', () => {
     expect((await rub()).frozen).toBe('1040.00');
   });
 
+  it('slow_final: sent, final only between 2 hours and 2 days of sandbox time later', async () => {
+    // One sandbox hour is 2 ms here: final between 4 and 96 ms after the create.
+    const before = sandbox.state.settings.timeScale;
+    await shop.control('POST', '/settings', { timeScale: 2 / 3_600_000 });
+    try {
+      const ids = await Promise.all(
+        Array.from({ length: 8 }, () => payout({ payway: PAYOUT.sandboxCard('slow_final') })),
+      );
+      const created = Date.now();
+      for (const r of ids) expect(asText(r.data.status)).toBe('3');
+      const finals = await Promise.all(
+        ids.map(async (r) => {
+          await waitFor(async () => [5, 8].includes(await status(r.data.id)), 3000, 'final');
+          return status(r.data.id);
+        }),
+      );
+      // Never before the 2 hours (4 ms real): every status was 3 right after the create.
+      expect(Date.now() - created).toBeGreaterThanOrEqual(4);
+      expect(finals.every((s) => s === 5 || s === 8)).toBe(true);
+    } finally {
+      await shop.control('POST', '/settings', { timeScale: before });
+    }
+  });
+
   it('fail: sent, then rejected (6) and the funds returned', async () => {
     const r = await payout({ payway: PAYOUT.walletFail, account: '+79001234567' });
     expect(asText(r.data.status)).toBe('3');

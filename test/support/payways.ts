@@ -75,6 +75,7 @@ export const PAYOUT = {
     scenario:
       | 'pending'
       | 'never_final'
+      | 'slow_final'
       | 'reject'
       | 'decline'
       | 'nonfatal'
