@@ -11,12 +11,15 @@ export default async function globalSetup(): Promise<void> {
   // Suites that run the real service as a child process (start-up, crash recovery) use the
   // compiled build; build it once here, before any suite runs. Emit only (--noCheck): type errors
   // are `npm run typecheck`'s to report, and checking here cost a third of the build's time.
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--noCheck'], {
-    stdio: 'inherit',
-  });
+  execFileSync(process.execPath, ['scripts/build.mjs', '--no-check'], { stdio: 'inherit' });
   if (process.env.TEST_DATABASE_URL) return;
   const port = 55000 + Math.floor(Math.random() * 5000);
-  const db = await startEmbeddedPostgres({ dir: `.data/test-postgres-${port}`, port, persistent: false, database: 'postgres' });
+  const db = await startEmbeddedPostgres({
+    dir: `.data/test-postgres-${port}`,
+    port,
+    persistent: false,
+    database: 'postgres',
+  });
   process.env.TEST_DATABASE_URL = db.url;
   (globalThis as { __EMBEDDED_PG__?: { stop(): Promise<void> } }).__EMBEDDED_PG__ = db;
 }

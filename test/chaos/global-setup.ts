@@ -10,9 +10,7 @@ import { ControlledPostgres } from './support/world';
  */
 export default async function globalSetup(): Promise<void> {
   process.env.TZ = 'UTC';
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
-    stdio: 'inherit',
-  });
+  execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
   mkdirSync('.data', { recursive: true });
   const results = `.data/chaos-results-${process.pid}.jsonl`;
   rmSync(results, { force: true });

@@ -1,0 +1,112 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './support/ports';
+import { waitForStatus, type ServiceProcess } from './support/process';
+
+/**
+ * `npm start` as a process manager runs it (issue #25): the build is skipped when nothing
+ * changed since the last one (global-setup built this tree), and a SIGTERM or SIGINT sent to the
+ * npm process itself stops the service and its embedded PostgreSQL, leaving nothing behind.
+ */
+
+function npmStart(env: Record<string, string>): ServiceProcess {
+  let out = '';
+  // Under `npm test`, npm_execpath names this npm's own CLI: the same npm a developer runs.
+  const npmCli = process.env.npm_execpath;
+  const child = spawn(
+    npmCli ? process.execPath : 'npm',
+    [...(npmCli ? [npmCli] : []), 'start', '--silent'],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own, so a failed test can still end everything it started.
+      detached: true,
+    },
+  );
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => resolve(code)),
+  );
+  return { child, output: () => out, exited };
+}
+
+/** True when something accepts TCP connections on 127.0.0.1:port. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+async function within(ms: number, check: () => Promise<boolean>): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return check();
+}
+
+describe('npm start under a process manager', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s to the npm process stops the service and its PostgreSQL within 10 s; an unchanged tree is not rebuilt',
+    async (signal) => {
+      const [port, sandboxPort, pgPort] = [await freePort(), await freePort(), await freePort()];
+      const svc = npmStart({
+        PORT: String(port),
+        SANDBOX_PORT: String(sandboxPort),
+        EMBEDDED_PG_PORT: String(pgPort),
+        DATA_DIR: dataDir,
+      });
+      try {
+        const ready = await waitForStatus(
+          `http://127.0.0.1:${port}/health/ready`,
+          200,
+          90_000,
+          svc,
+        );
+        expect({ ready, output: ready ? '' : svc.output().slice(-3000) }).toEqual({
+          ready: true,
+          output: '',
+        });
+        expect(svc.output()).toContain('dist/ is up to date with the sources, not rebuilt');
+        expect(await listening(pgPort)).toBe(true);
+
+        svc.child.kill(signal);
+        const stopped = await within(10_000, async () => {
+          const [service, sandbox, pg] = await Promise.all([
+            listening(port),
+            listening(sandboxPort),
+            listening(pgPort),
+          ]);
+          return !service && !sandbox && !pg;
+        });
+        expect({ stopped, output: stopped ? '' : svc.output().slice(-3000) }).toEqual({
+          stopped: true,
+          output: '',
+        });
+        expect(
+          await Promise.race([svc.exited.then(() => true), within(2000, async () => false)]),
+        ).toBe(true);
+      } finally {
+        try {
+          process.kill(-svc.child.pid!, 'SIGKILL');
+        } catch {
+          // already gone: the test's own point
+        }
+      }
+    },
+    150_000,
+  );
+});
