@@ -110,7 +110,10 @@ export async function syncRefundSums(
       WHERE i.id = $1 AND (i.refunded_amount <> s.refunded OR i.refund_pending_amount <> s.pending)
       RETURNING i.shop_order_id, i.status, i.refunded_amount::text AS refunded, i.refund_pending_amount::text AS pending`,
     [refund.invoicePk],
-  )) as [Array<{ shop_order_id: string; status: string; refunded: string; pending: string }>, number];
+  )) as [
+    Array<{ shop_order_id: string; status: string; refunded: string; pending: string }>,
+    number,
+  ];
   const row = rows[0];
   if (row === undefined) return false;
   await audit.record(manager, {

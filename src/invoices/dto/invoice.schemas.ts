@@ -65,7 +65,8 @@ export class InvoiceSchema {
   gatewayStatus: number | null;
   @ApiProperty({ description: 'Decimal string', example: '100.10' }) amount: string;
   @ApiProperty({ example: 643 }) currency: number;
-  @ApiProperty({ example: 'card_core_payin_rub[mock_server,success_with_callback]' }) payway: string;
+  @ApiProperty({ example: 'card_core_payin_rub[mock_server,success_with_callback]' })
+  payway: string;
   @ApiProperty({ type: String, nullable: true, example: 'Order 1001' }) description: string | null;
   @ApiProperty({ example: false }) twoStep: boolean;
   @ApiPropertyOptional({
