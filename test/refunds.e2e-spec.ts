@@ -1,7 +1,10 @@
 import { Client } from 'pg';
 import { createHash, randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { signNotificationFields } from '../src/gateway';
 import { RefundReconciler } from '../src/refunds/refund-reconciler';
-import { admin, auth, startTestApp, TestContext } from './support/app';
+import { acceptRefundStatus, lockRefundById } from '../src/refunds/refund-transitions';
+import { admin, auth, SECRET, SHOP_ID, startTestApp, TestContext } from './support/app';
 import { PAYMENT } from './support/payways';
 
 interface SandboxRequest {
@@ -118,6 +121,60 @@ describe('refunds (sandbox + PostgreSQL)', () => {
       }
     }
   }
+
+  /** A refund notification as the gateway sends it (all values text), signed by the spec's rule. */
+  function refundNotice(
+    shopOrderId: string,
+    invoiceId: string,
+    shopRefundId: string,
+    amount: string,
+    status: 'SUCCESS' | 'FAILED' | 'WAITING',
+    processedAt = '2026-01-01T10:05:00',
+  ) {
+    const fields: Record<string, string> = {
+      shop_id: String(SHOP_ID),
+      shop_refund_id: shopRefundId,
+      invoice_id: invoiceId,
+      shop_order_id: shopOrderId,
+      status,
+      amount,
+      currency: 'RUB',
+      error_code: status === 'FAILED' ? '10' : '0',
+      created_at: '2026-01-01T10:00:00',
+      processed_at: processedAt,
+    };
+    return ctx.http
+      .post('/webhooks/gateway?type=refund')
+      .set('content-type', 'application/json')
+      .send(JSON.stringify({ ...fields, sign: signNotificationFields(fields, SECRET) }));
+  }
+
+  /** The invoice's `invoice.refund_updated` events, oldest first. */
+  async function refundUpdates(shopOrderId: string): Promise<
+    Array<{
+      cause: string;
+      details: Record<string, unknown>;
+      data: Record<string, unknown>;
+    }>
+  > {
+    const r = await db.query(
+      `SELECT cause, details, data FROM events
+        WHERE entity_type = 'invoice' AND entity_id = $1 AND type = 'invoice.refund_updated' ORDER BY sequence`,
+      [shopOrderId],
+    );
+    return r.rows as Array<{
+      cause: string;
+      details: Record<string, unknown>;
+      data: Record<string, unknown>;
+    }>;
+  }
+
+  const sums = (v: Record<string, unknown>) => ({
+    refundedAmount: v.refundedAmount,
+    refundPendingAmount: v.refundPendingAmount,
+    refundableAmount: v.refundableAmount,
+    refundStatus: v.refundStatus,
+  });
 
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const reconciler = (): RefundReconciler => ctx.service.app.get(RefundReconciler);
@@ -440,5 +497,192 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     expect(page2.body.nextCursor).toBeNull();
     expect((await ctx.http.get('/api/v1/admin/refunds').set(auth())).status).toBe(403);
     expect((await ctx.http.get('/api/v1/admin/refunds?status=DONE').set(admin())).status).toBe(400);
+  });
+
+  it('#22 item 10: refund sums say what they mean, agree with the refund cap, and each change is one invoice.refund_updated', async () => {
+    const { shopOrderId, invoiceId } = await paidInvoice({ amount: '100.00' });
+    const invoice = async () =>
+      (await ctx.http.get(`/api/v1/invoices/${shopOrderId}`).set(auth()).expect(200))
+        .body as Record<string, unknown>;
+    expect(sums(await invoice())).toEqual({
+      refundedAmount: '0.00',
+      refundPendingAmount: '0.00',
+      refundableAmount: '100.00',
+      refundStatus: 'none',
+    });
+    expect(await refundUpdates(shopOrderId)).toEqual([]);
+
+    // Three refunds, their outcomes told by hand-signed notifications only.
+    await control('POST', '/sandbox/settings', { suppressNotifications: true });
+    for (const [id, amount] of [
+      ['sums-30', '30.00'],
+      ['sums-20', '20.00'],
+      ['sums-10', '10.00'],
+    ]) {
+      const res = await refund(shopOrderId, { shopRefundId: id, amount });
+      expect(res.status).toBe(201);
+      expect(res.body.status).toBe('WAITING');
+    }
+    expect(sums(await invoice())).toEqual({
+      refundedAmount: '0.00',
+      refundPendingAmount: '60.00',
+      refundableAmount: '40.00',
+      refundStatus: 'none',
+    });
+    expect((await refundNotice(shopOrderId, invoiceId, 'sums-30', '30.00', 'SUCCESS')).status).toBe(
+      200,
+    );
+    expect((await refundNotice(shopOrderId, invoiceId, 'sums-10', '10.00', 'FAILED')).status).toBe(
+      200,
+    );
+    // The gateway's books say the same (its own refund cap counts what is not FAILED).
+    ctx.sandbox.state.refunds.get('sums-10')!.status = 'FAILED';
+    expect(await stored('sums-30')).toMatchObject({ status: 'SUCCESS' });
+    expect(await stored('sums-20')).toMatchObject({ status: 'WAITING' });
+    expect(await stored('sums-10')).toMatchObject({ status: 'FAILED' });
+
+    const figures = {
+      refundedAmount: '30.00',
+      refundPendingAmount: '20.00',
+      refundableAmount: '50.00',
+      refundStatus: 'partial',
+    };
+    expect(sums(await invoice())).toEqual(figures);
+    const stored_ = await db.query(
+      `SELECT refunded_amount::text AS refunded, refund_pending_amount::text AS pending FROM invoices WHERE shop_order_id = $1`,
+      [shopOrderId],
+    );
+    expect(stored_.rows[0]).toEqual({ refunded: '30.00', pending: '20.00' });
+
+    // Nothing changed, nothing told: the same notification again, and the same status re-stated.
+    expect((await refundNotice(shopOrderId, invoiceId, 'sums-30', '30.00', 'SUCCESS')).status).toBe(
+      200,
+    );
+    expect(
+      (
+        await refundNotice(
+          shopOrderId,
+          invoiceId,
+          'sums-30',
+          '30.00',
+          'SUCCESS',
+          '2026-01-01T10:06:00',
+        )
+      ).status,
+    ).toBe(200);
+    expect((await refundNotice(shopOrderId, invoiceId, 'sums-20', '20.00', 'WAITING')).status).toBe(
+      200,
+    );
+
+    // One event per change: three creations, one SUCCESS, one FAILED; each carries the invoice
+    // as its GET showed it at that moment.
+    const events = await refundUpdates(shopOrderId);
+    expect(events.map((e) => [e.cause, e.details.shopRefundId, e.details.refundTo])).toEqual([
+      ['api', 'sums-30', 'WAITING'],
+      ['api', 'sums-20', 'WAITING'],
+      ['api', 'sums-10', 'WAITING'],
+      ['notification', 'sums-30', 'SUCCESS'],
+      ['notification', 'sums-10', 'FAILED'],
+    ]);
+    expect(events.map((e) => [e.data.refundedAmount, e.data.refundPendingAmount])).toEqual([
+      ['0.00', '30.00'],
+      ['0.00', '50.00'],
+      ['0.00', '60.00'],
+      ['30.00', '30.00'],
+      ['30.00', '20.00'],
+    ]);
+    expect(sums(events[4].data)).toEqual(figures);
+    expect(events[4].data).toMatchObject({ shopOrderId, status: 'succeeded' });
+    const feed = await ctx.http
+      .get('/api/v1/events?type=invoice.refund_updated&limit=500')
+      .set(auth())
+      .expect(200);
+    const mine = (
+      feed.body.items as Array<{
+        objectId: string;
+        sequence: number;
+        data: Record<string, unknown>;
+      }>
+    ).filter((e) => e.objectId === shopOrderId);
+    expect(mine.map((e) => sums(e.data))).toEqual(events.map((e) => sums(e.data)));
+
+    // The cap agrees with refundableAmount: 50.01 is refused (no event), 50.00 fits.
+    const over = await refund(shopOrderId, { shopRefundId: 'sums-over', amount: '50.01' });
+    expect(over.status).toBe(422);
+    expect(over.body.type).toBe(PROBLEM + 'refund-exceeds-paid-amount');
+    expect(await refundUpdates(shopOrderId)).toHaveLength(5);
+    expect((await refund(shopOrderId, { shopRefundId: 'sums-50', amount: '50.00' })).status).toBe(
+      201,
+    );
+    expect(sums(await invoice())).toEqual({
+      refundedAmount: '30.00',
+      refundPendingAmount: '70.00',
+      refundableAmount: '0.00',
+      refundStatus: 'partial',
+    });
+    expect(await refundUpdates(shopOrderId)).toHaveLength(6);
+
+    // An operator's correction of the FAILED refund to SUCCESS may count more than was paid
+    // (40 refunded + 70 waiting on 100): it is recorded, which is why no database check ties
+    // refunded + pending to the amount; refundable stays at zero, and the shop is told.
+    await ctx.service.app.get(DataSource).transaction(async (m) => {
+      const row = await db.query(`SELECT id FROM refunds WHERE shop_refund_id = 'sums-10'`);
+      const r = await lockRefundById(m, (row.rows[0] as { id: string }).id);
+      await acceptRefundStatus(m, r!, 'SUCCESS', { note: 'the bank statement shows it paid' });
+    });
+    expect(sums(await invoice())).toEqual({
+      refundedAmount: '40.00',
+      refundPendingAmount: '70.00',
+      refundableAmount: '0.00',
+      refundStatus: 'partial',
+    });
+    const last = (await refundUpdates(shopOrderId)).at(-1)!;
+    expect(last.cause).toBe('admin');
+    expect(last.details).toMatchObject({
+      shopRefundId: 'sums-10',
+      refundFrom: 'FAILED',
+      refundTo: 'SUCCESS',
+      refundedAmount: '40.00',
+    });
+    expect(await refundUpdates(shopOrderId)).toHaveLength(7);
+  });
+
+  it('#22 item 10: an unpaid invoice has nothing refundable; a full refund is refundStatus full', async () => {
+    const unpaid = await paidInvoice({ payway: PAYMENT.card });
+    const u = await ctx.http.get(`/api/v1/invoices/${unpaid.shopOrderId}`).set(auth()).expect(200);
+    expect(sums(u.body as Record<string, unknown>)).toEqual({
+      refundedAmount: '0.00',
+      refundPendingAmount: '0.00',
+      refundableAmount: '0.00',
+      refundStatus: 'none',
+    });
+
+    const { shopOrderId } = await paidInvoice({ amount: '100.50' });
+    expect((await refund(shopOrderId, { shopRefundId: 'sums-full', amount: '100.5' })).status).toBe(
+      201,
+    );
+    await eventually(async () => expect((await stored('sums-full'))?.status).toBe('SUCCESS'));
+    const full = await ctx.http.get(`/api/v1/invoices/${shopOrderId}`).set(auth()).expect(200);
+    expect(sums(full.body as Record<string, unknown>)).toEqual({
+      refundedAmount: '100.50',
+      refundPendingAmount: '0.00',
+      refundableAmount: '0.00',
+      refundStatus: 'full',
+    });
+    const events = await refundUpdates(shopOrderId);
+    expect(events.map((e) => sums(e.data))).toEqual([
+      {
+        refundedAmount: '0.00',
+        refundPendingAmount: '100.50',
+        refundableAmount: '0.00',
+        refundStatus: 'none',
+      },
+      {
+        refundedAmount: '100.50',
+        refundPendingAmount: '0.00',
+        refundableAmount: '0.00',
+        refundStatus: 'full',
+      },
+    ]);
   });
 });

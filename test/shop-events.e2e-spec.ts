@@ -234,6 +234,7 @@ describe('a flow of pay, partial refund, refund, payout, payout rejected, attent
       'invoice.succeeded',
       'invoice.attention_raised',
       'invoice.attention_resolved',
+      'invoice.refund_updated',
       'refund.waiting',
       'refund.success',
       'payout.succeeded',
@@ -244,15 +245,30 @@ describe('a flow of pay, partial refund, refund, payout, payout rejected, attent
     for (const e of mine)
       byObject.set(e.objectId, [...(byObject.get(e.objectId) ?? []), e.sequence]);
     for (const seqs of byObject.values()) expect(seqs).toEqual(seqs.map((_, i) => i + 1));
-    // Every status change is an event, and nothing else: each event's status differs from the previous one's.
+    // Every status change is an event, and nothing else: each event's status differs from the
+    // previous one's. Attention events and an invoice's refund_updated (its refund sums changed,
+    // issue #22) are the events that keep the status.
+    const keepsStatus = (type: string) =>
+      type.includes('attention') || type === 'invoice.refund_updated';
     for (const [objectId, seqs] of byObject) {
       const events = mine.filter((e) => e.objectId === objectId);
       expect(events).toHaveLength(seqs.length);
       events.forEach((e, i) => {
-        if (!e.type.includes('attention') && i > 0 && !events[i - 1].type.includes('attention'))
+        if (!keepsStatus(e.type) && i > 0 && !keepsStatus(events[i - 1].type))
           expect(e.data.status).not.toEqual(events[i - 1].data.status);
       });
     }
+    // One refund_updated per change of the sums: each refund counted as pending, then as refunded.
+    expect(
+      mine
+        .filter((e) => e.type === 'invoice.refund_updated')
+        .map((e) => [e.data.refundedAmount, e.data.refundPendingAmount, e.data.refundStatus]),
+    ).toEqual([
+      ['0.00', '40.00', 'none'],
+      ['40.00', '0.00', 'partial'],
+      ['40.00', '60.00', 'partial'],
+      ['100.00', '0.00', 'full'],
+    ]);
     const refundCreated = mine.find((e) => e.objectId === refund1 && e.type === 'refund.waiting')!;
     expect(refundCreated.keyId).toBe(keyIdOf(SHOP_KEY));
     expect(mine.find((e) => e.type === 'invoice.attention_raised')!.keyId).toBeUndefined();

@@ -9,6 +9,8 @@ export interface DetailField {
 const AMOUNTS: Record<string, (o: Record<string, unknown>) => unknown> = {
   amount: (o) => o.currency ?? o.shopCurrency,
   refundedAmount: (o) => o.currency,
+  refundPendingAmount: (o) => o.currency,
+  refundableAmount: (o) => o.currency,
   payerPrice: (o) => o.psCurrency ?? o.currency,
   payeeReceive: (o) => o.psCurrency,
   shopWriteOff: (o) => o.shopCurrency,

@@ -49,6 +49,27 @@ describe('console formatting', () => {
     expect(fmtField('processedAt', null, payout).text).toBe('—');
   });
 
+  it("shows an invoice's refund sums with its currency", () => {
+    const invoice = {
+      currency: 643,
+      refundedAmount: '30.00',
+      refundPendingAmount: '20.00',
+      refundableAmount: '50.00',
+    };
+    expect(fmtField('refundedAmount', invoice.refundedAmount, invoice)).toEqual({
+      text: '30.00 RUB',
+      num: true,
+    });
+    expect(fmtField('refundPendingAmount', invoice.refundPendingAmount, invoice)).toEqual({
+      text: '20.00 RUB',
+      num: true,
+    });
+    expect(fmtField('refundableAmount', invoice.refundableAmount, invoice)).toEqual({
+      text: '50.00 RUB',
+      num: true,
+    });
+  });
+
   it('fills the last 24 hours with zeros and keeps the counts of the hours it has', () => {
     const now = new Date('2026-11-22T05:40:00Z');
     const rows = [{ hour: new Date('2026-11-22T03:00:00Z'), total: 4, succeeded: 3 }];

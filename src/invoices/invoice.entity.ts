@@ -29,6 +29,7 @@ export interface PaymentTokenInfo {
 @Entity('invoices')
 @Check('ck_invoices_amount', `"amount" > 0`)
 @Check('ck_invoices_refunded', `"refunded_amount" >= 0 AND "refunded_amount" <= "amount"`)
+@Check('ck_invoices_refund_pending', `"refund_pending_amount" >= 0`)
 @Check(
   'ck_invoices_status',
   `"status" IN ('pending','created','awaiting_payer','ps_create_failed','succeeded','ps_notice_failed','rejected','held','unheld','unknown')`,
@@ -75,6 +76,18 @@ export class InvoiceEntity extends GatewayObjectColumns {
     transformer: amountTransformer,
   })
   refundedAmount: Amount;
+  /**
+   * Sum of WAITING refunds, recomputed with refunded_amount in one UPDATE on every refund change
+   * (refund-transitions.ts syncRefundSums). No check ties it to the amount: an operator's
+   * correction of a FAILED refund to SUCCESS may count more than was paid (see that function).
+   */
+  @Column({
+    name: 'refund_pending_amount',
+    type: 'numeric',
+    default: '0',
+    transformer: amountTransformer,
+  })
+  refundPendingAmount: Amount;
   @Column({ name: 'ps_currency', type: 'int', nullable: true }) psCurrency: number | null;
   @Column({ type: 'jsonb', nullable: true }) redirect: RedirectData | null;
   /** Unguessable token carried by payUrl (`/pay/{shopOrderId}?t=`). */

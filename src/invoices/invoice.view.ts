@@ -1,4 +1,5 @@
 import type { InvoiceEntity, RedirectData } from './invoice.entity';
+import { refundSumsOf, type RefundProgress } from './invoice-refund-sums';
 import type { InvoiceStatus } from './invoice.state';
 
 /** The invoice as the shop sees it (shared/API.md). Amounts are decimal strings, times ISO UTC. */
@@ -14,7 +15,13 @@ export interface InvoiceView {
   description: string | null;
   twoStep: boolean;
   payerPrice?: string;
+  /** SUCCESS refunds. */
   refundedAmount: string;
+  /** WAITING refunds. */
+  refundPendingAmount: string;
+  /** amount − every refund not FAILED; zero unless succeeded. */
+  refundableAmount: string;
+  refundStatus: RefundProgress;
   redirect: RedirectData | null;
   payUrl: string | null;
   paymentToken: { account: string | null; expiresAt: string | null; token?: string } | null;
@@ -51,8 +58,8 @@ export function toInvoiceView(
     payway: inv.payway,
     description: inv.description,
     twoStep: inv.twoStep,
-    // Written with the invoice amount's scale: "0.00" beside "150.50", not "0".
-    refundedAmount: inv.refundedAmount.withScale(inv.amount.scale).toString(),
+    // The refund sums, written with the invoice amount's scale ("0.00" beside "150.50", not "0").
+    ...refundSumsOf(inv),
     redirect: inv.redirect,
     payUrl: inv.redirect ? payUrlOf(publicBaseUrl, inv.shopOrderId, inv.payToken) : null,
     paymentToken: hasToken

@@ -34,8 +34,8 @@ export type RefundExtra = Partial<
  * caller holds the invoice lock, then the refund lock (always in that order, so notification,
  * creation and reconciliation never deadlock). `extra` (submit state, error code, ...) is also
  * written when the status stays the same: learning that a WAITING refund exists on the gateway
- * is a change too. Keeps the invoice's refunded_amount equal to the sum of SUCCESS refunds and
- * records every change in the audit trail. Returns true when something was written.
+ * is a change too. Keeps the invoice's refund sums (syncRefundSums) and records every change in
+ * the audit trail. Returns true when something was written.
  */
 export async function transitionRefund(
   manager: EntityManager,
@@ -64,7 +64,6 @@ export async function transitionRefund(
   };
   await manager.update(RefundEntity, { id: refund.id }, changes);
   Object.assign(refund, changes);
-  if (to === 'SUCCESS' || from === 'SUCCESS') await syncRefundedAmount(manager, refund.invoicePk);
   await audit.record(manager, {
     entityType: 'refund',
     entityId: refund.shopRefundId,
@@ -79,21 +78,61 @@ export async function transitionRefund(
       ...details,
     },
   });
+  // Every status move takes money out of WAITING into SUCCESS or FAILED.
+  if (from !== to) await syncRefundSums(manager, refund, from, cause);
   return true;
 }
 
 /**
- * refunded_amount is recomputed from the refunds rather than incremented, so it cannot drift;
- * the database check (refunded_amount <= amount) backs the application's guard.
+ * The invoice's refund sums (refunded_amount: SUCCESS, refund_pending_amount: WAITING) are
+ * recomputed from the refunds in one UPDATE rather than incremented, so they cannot drift; the
+ * row is written only when a sum differs, and then the shop gets `invoice.refund_updated` in the
+ * same transaction, its data the invoice view read after the write. Called after every refund
+ * change that moves money between WAITING, SUCCESS and FAILED, creation included. The caller
+ * holds the invoice lock (it serialises the event sequence). Returns true when a sum changed.
+ *
+ * The database checks refunded_amount <= amount (the gateway never refunds more than was paid),
+ * but not refunded + pending <= amount: an operator who corrects a FAILED refund to SUCCESS
+ * (acceptRefundStatus) after its room was given to a newer refund counts more than the amount
+ * until the newer one settles, and that correction must still be recorded.
  */
-async function syncRefundedAmount(manager: EntityManager, invoicePk: string): Promise<void> {
-  await manager.query(
-    `UPDATE invoices SET refunded_amount =
-       (SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE invoice_pk = $1 AND status = 'SUCCESS'),
-       updated_at = now()
-     WHERE id = $1`,
-    [invoicePk],
-  );
+export async function syncRefundSums(
+  manager: EntityManager,
+  refund: Pick<RefundEntity, 'invoicePk' | 'shopRefundId' | 'status'>,
+  from: RefundStatus | null,
+  cause: AuditCause,
+): Promise<boolean> {
+  const [rows] = (await manager.query(
+    `UPDATE invoices i SET refunded_amount = s.refunded, refund_pending_amount = s.pending, updated_at = now()
+       FROM (SELECT COALESCE(SUM(amount) FILTER (WHERE status = 'SUCCESS'), 0) AS refunded,
+                    COALESCE(SUM(amount) FILTER (WHERE status = 'WAITING'), 0) AS pending
+               FROM refunds WHERE invoice_pk = $1) s
+      WHERE i.id = $1 AND (i.refunded_amount <> s.refunded OR i.refund_pending_amount <> s.pending)
+      RETURNING i.shop_order_id, i.status, i.refunded_amount::text AS refunded, i.refund_pending_amount::text AS pending`,
+    [refund.invoicePk],
+  )) as [
+    Array<{ shop_order_id: string; status: string; refunded: string; pending: string }>,
+    number,
+  ];
+  const row = rows[0];
+  if (row === undefined) return false;
+  await audit.record(manager, {
+    entityType: 'invoice',
+    entityId: row.shop_order_id,
+    rowId: refund.invoicePk,
+    fromStatus: row.status,
+    toStatus: row.status,
+    cause,
+    notice: 'refund_updated',
+    details: {
+      refundedAmount: row.refunded,
+      refundPendingAmount: row.pending,
+      shopRefundId: refund.shopRefundId,
+      refundFrom: from,
+      refundTo: refund.status,
+    },
+  });
+  return true;
 }
 
 /** Locks the refund's invoice, then the refund (the one lock order used everywhere). */
@@ -109,7 +148,7 @@ export async function lockRefundById(
 
 /**
  * An operator's verified final status (attention `accept`): allowed moves through
- * transitionRefund; a final status corrected to the other one keeps refunded_amount in step and
+ * transitionRefund; a final status corrected to the other one keeps the refund sums in step and
  * is audited with the note. The caller holds the invoice and refund locks.
  */
 export async function acceptRefundStatus(
@@ -127,7 +166,6 @@ export async function acceptRefundStatus(
   const changes = { status: to, processedAt: new Date(), nextCheckAt: null, leaseUntil: null };
   await manager.update(RefundEntity, { id: refund.id }, changes);
   Object.assign(refund, changes);
-  await syncRefundedAmount(manager, refund.invoicePk);
   await audit.record(manager, {
     entityType: 'refund',
     entityId: refund.shopRefundId,
@@ -136,4 +174,5 @@ export async function acceptRefundStatus(
     cause: 'admin',
     details: { shopOrderId: refund.shopOrderId, ...details, correction: true },
   });
+  await syncRefundSums(manager, refund, from, 'admin');
 }

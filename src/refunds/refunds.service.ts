@@ -51,7 +51,12 @@ import {
   StoredProblem,
   storeProblem,
 } from './refund.errors';
-import { lockRefundById, transitionRefund, type RefundExtra } from './refund-transitions';
+import {
+  lockRefundById,
+  syncRefundSums,
+  transitionRefund,
+  type RefundExtra,
+} from './refund-transitions';
 import {
   backoffSeconds,
   CreateAnswer,
@@ -222,6 +227,13 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
         cause,
         details: { shopOrderId, amount: amount.toString(), submitState: 'pending' },
       });
+      // The new WAITING refund is pending money on the invoice from this commit on.
+      await syncRefundSums(
+        m,
+        { invoicePk: invoice.id, shopRefundId: dto.shopRefundId, status: 'WAITING' },
+        null,
+        cause,
+      );
       return {
         id: inserted[0].id,
         claimed: true,

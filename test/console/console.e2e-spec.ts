@@ -201,6 +201,10 @@ describe('admin console', () => {
       // Exactly as stored, with the currency's code; the timeline lists the creation.
       expect(detail.text).toContain('1234.50 RUB');
       expect(detail.text).toMatch(/pending|awaiting_payer/);
+      // The refund sums with their currency (nothing refundable before the payment).
+      for (const sum of ['refundedAmount', 'refundPendingAmount', 'refundableAmount'])
+        expect(detail.text).toContain(`<dt>${sum}</dt><dd class="num">0.00 RUB</dd>`);
+      expect(detail.text).toContain('<dt>refundStatus</dt><dd class="">none</dd>');
       const list = await fresh.http
         .get(`/admin/ui/invoices?q=${encodeURIComponent(String(inv.shopOrderId))}`)
         .set('Cookie', jar.header())

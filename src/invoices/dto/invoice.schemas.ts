@@ -3,6 +3,7 @@ import { sameShape } from '../../common/openapi';
 import type { QuoteField, QuoteView } from '../invoices.service';
 import type { InvoiceView } from '../invoice.view';
 import { INVOICE_STATUSES, type InvoiceStatus } from '../invoice.state';
+import { REFUND_PROGRESS, type RefundProgress } from '../invoice-refund-sums';
 
 /** OpenAPI schemas of the invoice answers; `sameShape` keeps each equal to the type the code returns. */
 
@@ -64,7 +65,8 @@ export class InvoiceSchema {
   gatewayStatus: number | null;
   @ApiProperty({ description: 'Decimal string', example: '100.10' }) amount: string;
   @ApiProperty({ example: 643 }) currency: number;
-  @ApiProperty({ example: 'card_core_payin_rub[mock_server,success_with_callback]' }) payway: string;
+  @ApiProperty({ example: 'card_core_payin_rub[mock_server,success_with_callback]' })
+  payway: string;
   @ApiProperty({ type: String, nullable: true, example: 'Order 1001' }) description: string | null;
   @ApiProperty({ example: false }) twoStep: boolean;
   @ApiPropertyOptional({
@@ -73,10 +75,31 @@ export class InvoiceSchema {
   })
   payerPrice?: string;
   @ApiProperty({
-    description: 'Sum of refunds that are not FAILED, with the amount scale',
-    example: '0.00',
+    description: 'Sum of SUCCESS refunds (decimal string with the amount scale)',
+    example: '30.00',
   })
   refundedAmount: string;
+  @ApiProperty({
+    description:
+      'Sum of WAITING refunds: sent to the gateway (or being sent) and not settled yet (decimal string with the amount scale)',
+    example: '20.00',
+  })
+  refundPendingAmount: string;
+  @ApiProperty({
+    description:
+      'What a new refund may still take: amount − refundedAmount − refundPendingAmount (every refund that is not FAILED counts). ' +
+      'Zero ("0.00") for an invoice that is not succeeded, since only a paid invoice can be refunded; never below zero. ' +
+      'Decimal string with the amount scale',
+    example: '50.00',
+  })
+  refundableAmount: string;
+  @ApiProperty({
+    enum: REFUND_PROGRESS,
+    description:
+      'From refundedAmount (SUCCESS refunds only): `none` when it is zero, `full` when it equals the amount, `partial` otherwise',
+    example: 'partial',
+  })
+  refundStatus: RefundProgress;
   @ApiProperty({ type: RedirectSchema, nullable: true }) redirect: RedirectSchema | null;
   @ApiProperty({
     type: String,

@@ -1,0 +1,160 @@
+import { Amount } from '../common/money';
+import type { InvoiceStatus } from './invoice.state';
+import { refundSumsOf, type RefundSums } from './invoice-refund-sums';
+
+const sums = (
+  amount: string,
+  status: InvoiceStatus,
+  refunded: string,
+  pending: string,
+): RefundSums =>
+  refundSumsOf({
+    amount: Amount.parse(amount),
+    status,
+    // As the database returns them: COALESCE(SUM(...), 0) is "0" with no fraction.
+    refundedAmount: Amount.fromText(refunded),
+    refundPendingAmount: Amount.fromText(pending),
+  });
+
+describe('invoice refund sums', () => {
+  it.each<[string, string, InvoiceStatus, string, string, RefundSums]>([
+    [
+      'nothing refunded',
+      '100.00',
+      'succeeded',
+      '0',
+      '0',
+      {
+        refundedAmount: '0.00',
+        refundPendingAmount: '0.00',
+        refundableAmount: '100.00',
+        refundStatus: 'none',
+      },
+    ],
+    [
+      '30 SUCCESS, 20 WAITING (10 FAILED counts nowhere)',
+      '100.00',
+      'succeeded',
+      '30.00',
+      '20.00',
+      {
+        refundedAmount: '30.00',
+        refundPendingAmount: '20.00',
+        refundableAmount: '50.00',
+        refundStatus: 'partial',
+      },
+    ],
+    [
+      'only a WAITING refund: nothing refunded yet',
+      '100.00',
+      'succeeded',
+      '0',
+      '100.00',
+      {
+        refundedAmount: '0.00',
+        refundPendingAmount: '100.00',
+        refundableAmount: '0.00',
+        refundStatus: 'none',
+      },
+    ],
+    [
+      'refunded in full',
+      '100.00',
+      'succeeded',
+      '100.00',
+      '0',
+      {
+        refundedAmount: '100.00',
+        refundPendingAmount: '0.00',
+        refundableAmount: '0.00',
+        refundStatus: 'full',
+      },
+    ],
+    [
+      'the same value at another scale is still full',
+      '100.10',
+      'succeeded',
+      '100.1',
+      '0',
+      {
+        refundedAmount: '100.10',
+        refundPendingAmount: '0.00',
+        refundableAmount: '0.00',
+        refundStatus: 'full',
+      },
+    ],
+    [
+      'amount without fraction: whole numbers',
+      '1000',
+      'succeeded',
+      '1',
+      '0',
+      {
+        refundedAmount: '1',
+        refundPendingAmount: '0',
+        refundableAmount: '999',
+        refundStatus: 'partial',
+      },
+    ],
+    [
+      'a refund finer than the amount keeps its digits (never rounded)',
+      '100',
+      'succeeded',
+      '0.50',
+      '0',
+      {
+        refundedAmount: '0.50',
+        refundPendingAmount: '0',
+        refundableAmount: '99.50',
+        refundStatus: 'partial',
+      },
+    ],
+    [
+      'eight decimals and eighteen integer digits stay exact',
+      '123456789012345678.12345678',
+      'succeeded',
+      '0.00000001',
+      '0.00000002',
+      {
+        refundedAmount: '0.00000001',
+        refundPendingAmount: '0.00000002',
+        refundableAmount: '123456789012345678.12345675',
+        refundStatus: 'partial',
+      },
+    ],
+    [
+      'more counted than paid (an operator correction): refundable is zero, not negative',
+      '100.00',
+      'succeeded',
+      '90.00',
+      '20.00',
+      {
+        refundedAmount: '90.00',
+        refundPendingAmount: '20.00',
+        refundableAmount: '0.00',
+        refundStatus: 'partial',
+      },
+    ],
+  ])('%s', (_name, amount, status, refunded, pending, expected) => {
+    expect(sums(amount, status, refunded, pending)).toEqual(expected);
+  });
+
+  it.each<InvoiceStatus>([
+    'pending',
+    'created',
+    'awaiting_payer',
+    'ps_create_failed',
+    'ps_notice_failed',
+    'rejected',
+    'held',
+    'unheld',
+    'unknown',
+  ])('a %s invoice has nothing refundable, with the amount scale', (status) => {
+    expect(sums('100.00', status, '0', '0')).toEqual({
+      refundedAmount: '0.00',
+      refundPendingAmount: '0.00',
+      refundableAmount: '0.00',
+      refundStatus: 'none',
+    });
+  });
+});

@@ -1,0 +1,49 @@
+/**
+ * What the shop reads about an invoice's refunds (shared/API.md, invoice body), pure: the sums
+ * the database keeps (SUCCESS and WAITING refunds) turned into the four view fields. Amounts are
+ * exact and written with at least the invoice amount's scale ("0.00" beside "150.50").
+ */
+import { Amount } from '../common/money';
+import type { InvoiceStatus } from './invoice.state';
+
+/** How much of the invoice has been refunded for certain: nothing, some, or all of it. */
+export type RefundProgress = 'none' | 'partial' | 'full';
+export const REFUND_PROGRESS: readonly RefundProgress[] = ['none', 'partial', 'full'];
+
+export interface RefundSums {
+  /** Sum of SUCCESS refunds. */
+  refundedAmount: string;
+  /** Sum of WAITING refunds: sent (or being sent) and not settled yet. */
+  refundPendingAmount: string;
+  /** What a new refund may still take: the amount less every refund that is not FAILED. */
+  refundableAmount: string;
+  refundStatus: RefundProgress;
+}
+
+/**
+ * `refundableAmount` is the room the refund cap (fitsPaidAmount) leaves: only a `succeeded`
+ * invoice can be refunded, so any other status has none; it never goes below zero (an operator's
+ * correction of a FAILED refund to SUCCESS may count more than the amount until the gateway's
+ * books are looked at). `refundStatus` reads the SUCCESS sum only: `full` once it reaches the
+ * amount, `partial` above zero, `none` at zero.
+ */
+export function refundSumsOf(inv: {
+  amount: Amount;
+  status: InvoiceStatus;
+  refundedAmount: Amount;
+  refundPendingAmount: Amount;
+}): RefundSums {
+  const scale = inv.amount.scale;
+  const left = inv.amount.minus(inv.refundedAmount).minus(inv.refundPendingAmount);
+  const refundable = inv.status === 'succeeded' && left.isPositive() ? left : Amount.zero();
+  return {
+    refundedAmount: inv.refundedAmount.withScale(scale).toString(),
+    refundPendingAmount: inv.refundPendingAmount.withScale(scale).toString(),
+    refundableAmount: refundable.withScale(scale).toString(),
+    refundStatus: inv.refundedAmount.gte(inv.amount)
+      ? 'full'
+      : inv.refundedAmount.isPositive()
+        ? 'partial'
+        : 'none',
+  };
+}
