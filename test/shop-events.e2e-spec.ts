@@ -426,6 +426,50 @@ describe('push delivery', () => {
     expect(metrics.text).toContain('shop_webhook_lag_seconds');
   });
 
+  it('logs one warn line per failed delivery with the event id, address, attempt and cause, and lastError says the same', async () => {
+    const objectId = await payoutWithEvents(1);
+    const log = (dispatcher() as unknown as { log: { warn: (o: object, m: string) => void } }).log;
+    const warned: Array<Record<string, unknown>> = [];
+    const original = log.warn.bind(log);
+    log.warn = (o: object, m: string) => {
+      if (m === 'shop event delivery failed') warned.push(o as Record<string, unknown>);
+      original(o, m);
+    };
+    let failed = false;
+    receiver.respond = (r) => {
+      if (r.event.objectId !== objectId || failed) return 200;
+      failed = true;
+      return 500;
+    };
+    try {
+      await eventually(
+        async () => {
+          await dispatcher().runOnce();
+          expect(warned.length).toBeGreaterThan(0);
+        },
+        15000,
+        50,
+      );
+    } finally {
+      receiver.respond = () => 200;
+      log.warn = original;
+    }
+    const [row] = (
+      await db.query(
+        `SELECT event_id::text AS event_id, last_error, attempts FROM webhook_deliveries
+          WHERE entity_id = $1 AND attempts > 0 ORDER BY sequence LIMIT 1`,
+        [objectId],
+      )
+    ).rows as Array<{ event_id: string; last_error: string | null; attempts: number }>;
+    expect(warned[0]).toMatchObject({
+      eventId: row.event_id,
+      url: receiver.url,
+      attempt: 1,
+      cause: 'HTTP 500',
+    });
+    expect(row.last_error === null || row.last_error === 'HTTP 500').toBe(true);
+  });
+
   it('never follows a redirect: the configured address is the only place an event goes', async () => {
     const elsewhere = await new WebhookReceiver().start();
     const redirect = createServer((_req, res) =>

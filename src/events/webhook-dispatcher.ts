@@ -14,6 +14,7 @@ import { scheduleJob, singleFlight } from '../jobs/schedule';
 import { EventRelay } from './event-relay';
 import { toShopEvent } from './event.view';
 import { retryDelayS, webhookHeaders } from './webhook-signature';
+import { describeDeliveryFailure, loggableUrl } from './delivery-failure';
 
 /** Deliveries claimed per tick. */
 const CLAIM_LIMIT = 200;
@@ -141,10 +142,21 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
       [d.id, this.instanceId, dead ? 'dead' : 'failed', attempt.status, attempt.error, delayS],
     );
     shopWebhookDeliveries.inc({ result: dead ? 'dead' : 'failed' });
+    // One line per failed attempt, saying why, so a dead endpoint shows in the log at once.
+    this.log.warn(
+      {
+        eventId: event.id,
+        url: loggableUrl(d.url),
+        attempt: d.attempts + 1,
+        cause: attempt.error,
+        nextAttemptInS: dead ? null : delayS,
+      },
+      'shop event delivery failed',
+    );
     if (dead) {
       shopWebhookDead.inc();
       this.log.error(
-        { eventId: event.id, url: d.url, attempts: d.attempts + 1 },
+        { eventId: event.id, url: loggableUrl(d.url), attempts: d.attempts + 1 },
         'shop event delivery dead: retry window over',
       );
     }
@@ -169,12 +181,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
       if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
       return { ok: false, status: res.status, error: `HTTP ${res.status}` };
     } catch (err) {
-      const e = err as Error;
-      const error =
-        e.name === 'TimeoutError'
-          ? `no answer within ${this.settings.timeoutMs} ms`
-          : `${e.name}: ${e.message}`;
-      return { ok: false, status: null, error };
+      return {
+        ok: false,
+        status: null,
+        error: describeDeliveryFailure(err, this.settings.timeoutMs),
+      };
     }
   }
 
