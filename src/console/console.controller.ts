@@ -484,12 +484,15 @@ export class ConsoleController {
     const action = field(req, 'action', 16);
     const status = field(req, 'status', 32);
     const note = field(req, 'note', 1000).trim();
-    if (action !== 'recheck' && action !== 'accept') {
+    const holdAction = action === 'charge' || action === 'unhold';
+    if (action !== 'recheck' && action !== 'accept' && !(holdAction && type === 'invoice')) {
       this.message(
         res,
         400,
         'Not resolved',
-        'Choose Recheck or Accept.',
+        type === 'invoice'
+          ? 'Choose Recheck, Accept, Charge or Unhold.'
+          : 'Choose Recheck or Accept.',
         session,
         '/admin/ui/attention',
       );
@@ -511,7 +514,7 @@ export class ConsoleController {
         this.actions.resolve(
           type,
           id,
-          action === 'recheck' ? { action } : { action, status, note },
+          action === 'accept' ? { action, status, note } : { action },
         ),
       );
     } catch (e) {
