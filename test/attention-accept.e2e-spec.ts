@@ -138,9 +138,7 @@ describe('accept is refused when the gateway contradicts it', () => {
       needs_attention: true,
     });
     // No charge or unhold was sent on the operator's word.
-    expect(
-      calls('invoice/charge', () => true) + calls('invoice/unhold', () => true),
-    ).toBe(0);
+    expect(calls('invoice/charge', () => true) + calls('invoice/unhold', () => true)).toBe(0);
   });
 
   it('accept rejected while the gateway says succeeded (4) is 409; accept succeeded then applies, audited, the flag cleared', async () => {
@@ -220,14 +218,17 @@ describe('accept is refused when the gateway contradicts it', () => {
 
   it('payout failed while the gateway says 3 (processing) is 409; the payout is unchanged', async () => {
     const shopPaymentId = id('po');
-    const res = await ctx.http.post('/api/v1/payouts').set(auth()).send({
-      shopPaymentId,
-      amount: '100.00',
-      amountType: 'ps_amount',
-      shopCurrency: 643,
-      payway: PAYOUT.sandboxCard('never_final'),
-      account: '4111111111111111',
-    });
+    const res = await ctx.http
+      .post('/api/v1/payouts')
+      .set(auth())
+      .send({
+        shopPaymentId,
+        amount: '100.00',
+        amountType: 'ps_amount',
+        shopCurrency: 643,
+        payway: PAYOUT.sandboxCard('never_final'),
+        account: '4111111111111111',
+      });
     expect(res.status).toBe(202);
     await db.query(
       `UPDATE payouts SET status = 'needs_attention', needs_attention = true, attention_reason = 'deadline: test', attention_at = now() WHERE shop_payment_id = $1`,
@@ -345,12 +346,12 @@ describe('charge and unhold for a held invoice', () => {
     expect(calls('invoice/charge', (b) => String(b.invoice_id) === String(invoiceId))).toBe(1);
     expect(ctx.sandbox.state.invoices.get(invoiceId)?.status).toBe(4);
     const audit = await auditOf(shopOrderId);
-    expect(audit.find((e) => e.from_status === 'held' && e.to_status === 'succeeded')).toMatchObject(
-      { key_id: keyIdOf(ADMIN_KEY) },
-    );
     expect(
-      audit.find((e) => e.type === 'invoice.attention_resolved')?.details,
-    ).toMatchObject({ action: 'charge' });
+      audit.find((e) => e.from_status === 'held' && e.to_status === 'succeeded'),
+    ).toMatchObject({ key_id: keyIdOf(ADMIN_KEY) });
+    expect(audit.find((e) => e.type === 'invoice.attention_resolved')?.details).toMatchObject({
+      action: 'charge',
+    });
   });
 
   it('unhold: the real invoice/unhold, ends unheld, flag cleared', async () => {

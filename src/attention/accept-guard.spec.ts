@@ -59,9 +59,9 @@ describe('accept guard', () => {
   it('reads "no such object" as absent and any other gateway failure as unreachable', () => {
     expect(viewOfFailure(gatewayError(true))).toEqual({ kind: 'absent' });
     expect(viewOfFailure(gatewayError(false)).kind).toBe('unreachable');
-    expect(viewOfFailure(new GatewayTransportError('invoice/check', 'connect', 'refused')).kind).toBe(
-      'unreachable',
-    );
+    expect(
+      viewOfFailure(new GatewayTransportError('invoice/check', 'connect', 'refused')).kind,
+    ).toBe('unreachable');
     expect(() => viewOfFailure(new TypeError('bug'))).toThrow(TypeError);
   });
 });

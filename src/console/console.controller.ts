@@ -511,11 +511,7 @@ export class ConsoleController {
     }
     try {
       await this.actions.asOperator(session, () =>
-        this.actions.resolve(
-          type,
-          id,
-          action === 'accept' ? { action, status, note } : { action },
-        ),
+        this.actions.resolve(type, id, action === 'accept' ? { action, status, note } : { action }),
       );
     } catch (e) {
       this.message(

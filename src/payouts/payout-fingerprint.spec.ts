@@ -27,7 +27,9 @@ const dto = (over: Partial<CreatePayoutDto> = {}): CreatePayoutDto =>
 
 describe('payout request fingerprints', () => {
   it('compares amounts by value: "100", "100.0" and "100.00" are one request, "100.01" another', () => {
-    const texts = ['100', '100.0', '100.00'].map((amount) => canonicalPayoutRequest(dto({ amount })));
+    const texts = ['100', '100.0', '100.00'].map((amount) =>
+      canonicalPayoutRequest(dto({ amount })),
+    );
     expect(new Set(texts).size).toBe(1);
     expect(canonicalPayoutRequest(dto({ amount: '100.01' }))).not.toBe(texts[0]);
   });
