@@ -11,7 +11,11 @@ import { PAYMENT_TOKEN_INDEX } from '../src/invoices/payment-token';
 import { openNotificationFields } from '../src/notifications/notification-payload';
 import { accountContext } from '../src/payouts/account-seal';
 import type { CreatePayoutDto } from '../src/payouts/dto/payout-requests.dto';
-import { canonicalPayoutRequest, PAYOUT_REQUEST_INDEX } from '../src/payouts/payout-fingerprint';
+import {
+  canonicalPayoutRequest,
+  legacyCanonicalPayoutRequest,
+  PAYOUT_REQUEST_INDEX,
+} from '../src/payouts/payout-fingerprint';
 import { PayoutPoller } from '../src/payouts/payout-poller';
 import { startSandbox, type SandboxHandle } from '../src/sandbox/sandbox.server';
 import {
@@ -386,7 +390,7 @@ describe('payout create repeats across key changes', () => {
         `UPDATE payouts SET request_fingerprint = $1 WHERE shop_payment_id = $2`,
         [
           createHmac('sha256', deriveKey(SECRET, 'payout-fingerprint'))
-            .update(canonicalPayoutRequest(body(legacy) as CreatePayoutDto))
+            .update(legacyCanonicalPayoutRequest(body(legacy) as CreatePayoutDto))
             .digest('hex'),
           legacy,
         ],
@@ -478,6 +482,96 @@ describe('keys:rotate', () => {
       payway: PAYOUT.card,
       account: CARD,
     });
+
+  it('keeps payout idempotency: after keys:rotate and the old key dropped, a repeat replays (amounts by value), another body is 409', async () => {
+    const db = await createTestDatabase();
+    const body = (id: string, over: Record<string, unknown> = {}) => ({
+      shopPaymentId: id,
+      amount: '100.00',
+      amountType: 'ps_amount',
+      shopCurrency: 643,
+      payway: PAYOUT.card,
+      account: CARD,
+      ...over,
+    });
+    let ctx: TestContext | undefined;
+    try {
+      ctx = await startTestApp({
+        sandbox,
+        shops: 'single',
+        databaseUrl: db.url,
+        env: { DATA_ENCRYPTION_KEYS: OLD },
+      });
+      const send = (c: TestContext, b: Record<string, unknown>) =>
+        c.http.post('/api/v1/payouts').set(auth()).send(b);
+      const p = `idem-rot-${Date.now()}`;
+      const spelled = `${p}-spelled`;
+      const legacy = `${p}-legacy`;
+      const first = await send(ctx, body(p));
+      expect(first.status).toBe(202);
+      const firstSpelled = await send(ctx, body(spelled, { amount: '100.0' }));
+      expect(firstSpelled.status).toBe(202);
+      const firstLegacy = await send(ctx, body(legacy));
+      expect(firstLegacy.status).toBe(202);
+      // A row of the version before #22: the amount as spelled, no key recorded.
+      await query(
+        db.url,
+        `UPDATE payouts SET request_fingerprint = $1, request_fingerprint_key = NULL WHERE shop_payment_id = $2`,
+        [
+          new KeyRing(parseKeyRing(OLD)).blindIndex(
+            legacyCanonicalPayoutRequest(body(legacy) as CreatePayoutDto),
+            PAYOUT_REQUEST_INDEX,
+          ),
+          legacy,
+        ],
+      );
+      await ctx.close();
+      ctx = undefined;
+
+      const rotation = await rotate(db.url, `${NEW},${OLD}`);
+      expect(rotation).toMatchObject({ code: 0 });
+      expect(rotation.output).toMatch(/payouts\.request_fingerprint: 3/);
+      const stored = await query<{ request_fingerprint_key: string }>(
+        db.url,
+        `SELECT request_fingerprint_key FROM payouts`,
+      );
+      expect(stored.map((r) => r.request_fingerprint_key)).toEqual(['new', 'new', 'new']);
+      // A re-run finds nothing to do.
+      const again = await rotate(db.url, NEW);
+      expect(again).toMatchObject({ code: 0 });
+      expect(again.output).toMatch(/payouts\.request_fingerprint: 0/);
+
+      // The old key dropped: only the new one is left.
+      ctx = await startTestApp({
+        sandbox,
+        shops: 'single',
+        databaseUrl: db.url,
+        env: { DATA_ENCRYPTION_KEYS: NEW },
+      });
+      const calls = sandbox.state.requests.length;
+      const repeat = await send(ctx, body(p));
+      expect(repeat.status).toBe(202);
+      expect(repeat.body).toEqual(first.body);
+      const repeatLegacy = await send(ctx, body(legacy));
+      expect(repeatLegacy.status).toBe(202);
+      expect(repeatLegacy.body).toEqual(firstLegacy.body);
+      // Amounts compare by value: "100.0" then "100.00" is the same request.
+      const respelled = await send(ctx, body(spelled, { amount: '100.00' }));
+      expect(respelled.status).toBe(202);
+      expect(respelled.body).toEqual(firstSpelled.body);
+      const otherAccount = await send(ctx, body(p, { account: '5555555555554444' }));
+      expect(otherAccount.status).toBe(409);
+      expect(otherAccount.body.type).toMatch(/idempotency-conflict$/);
+      const otherAmount = await send(ctx, body(spelled, { amount: '100.01' }));
+      expect(otherAmount.status).toBe(409);
+      expect(
+        sandbox.state.requests.slice(calls).filter((r) => r.path === 'withdraw/create'),
+      ).toEqual([]);
+    } finally {
+      await ctx?.close();
+      await db.drop();
+    }
+  }, 120_000);
 
   it('rotates under load; with the old key dropped every open payout still completes', async () => {
     const db = await createTestDatabase();

@@ -46,7 +46,8 @@ export class AttentionController {
   @ApiParam({ name: 'kind', enum: Object.keys(KINDS) })
   @ApiParam({ name: 'id', description: "The shop's id of the object" })
   @ApiOperation({
-    summary: 'Resolve attention: recheck with the gateway now, or accept a verified final status',
+    summary:
+      'Resolve attention: recheck with the gateway now, accept a final status the gateway does not contradict, or charge / unhold a held invoice',
   })
   @ApiOkResponse({
     description:
@@ -76,7 +77,7 @@ export class AttentionController {
       },
     },
   })
-  @ApiProblems(404)
+  @ApiProblems(400, 404, 409)
   resolve(
     @Param('kind') kind: string,
     @Param('id') id: string,

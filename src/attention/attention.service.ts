@@ -2,10 +2,22 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { resolveAttention, type AttentionObject } from '../common/attention';
-import { NotFound, ValidationFailed } from '../common/errors';
+import {
+  AcceptContradictsGateway,
+  NotFlagged,
+  NotFound,
+  RequestInProgress,
+  ValidationFailed,
+} from '../common/errors';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { GatewayService } from '../gateway/gateway.service';
+import { toGatewayId } from '../gateway/ids';
 import { InvoiceEntity } from '../invoices/invoice.entity';
-import { FINAL_INVOICE_STATUSES, type InvoiceStatus } from '../invoices/invoice.state';
+import {
+  FINAL_INVOICE_STATUSES,
+  isFinal as isFinalInvoice,
+  type InvoiceStatus,
+} from '../invoices/invoice.state';
 import { acceptInvoiceStatus, lockInvoice } from '../invoices/invoice-transitions';
 import { InvoicesService } from '../invoices/invoices.service';
 import { toPayoutView } from '../payouts/dto/payout.view';
@@ -17,15 +29,25 @@ import { RefundEntity, type RefundStatus } from '../refunds/refund.entity';
 import { FINAL_REFUND_STATUSES } from '../refunds/refund.state';
 import { acceptRefundStatus, lockRefundById } from '../refunds/refund-transitions';
 import { RefundsService } from '../refunds/refunds.service';
+import {
+  acceptBlocked,
+  decideAccept,
+  type GatewayView,
+  invoiceView,
+  payoutView,
+  refundView,
+  viewOfFailure,
+} from './accept-guard';
 import type { AttentionItem, ResolveAttentionDto } from './dto/resolve-attention.dto';
 
 const FINAL_PAYOUT: readonly PayoutStatus[] = ['succeeded', 'failed', 'rejected'];
 
 /**
  * The operator's side of attention: the queue (invoices, refunds, payouts, oldest first) and
- * its two resolutions — `recheck` (clear the flag, ask the gateway now, apply the answer
- * through the object's rule, which raises it again if the gateway still disagrees) and
- * `accept` (a final status verified in the gateway's back office, with a note). Both audited.
+ * its resolutions — `recheck` (clear the flag, ask the gateway now, apply the answer
+ * through the object's rule, which raises it again if the gateway still disagrees), `accept`
+ * (a final status the gateway's fresh answer does not contradict, with a note; accept-guard.ts)
+ * and, for a held invoice, `charge` / `unhold` (the real gateway calls). All audited.
  */
 @Injectable()
 export class AttentionService {
@@ -36,6 +58,7 @@ export class AttentionService {
     private readonly refunds: RefundsService,
     private readonly payouts: PayoutsService,
     private readonly processor: PayoutProcessor,
+    private readonly gateway: GatewayService,
   ) {}
 
   async list(limit = 50): Promise<AttentionItem[]> {
@@ -79,6 +102,8 @@ export class AttentionService {
 
   async resolve(object: AttentionObject, id: string, dto: ResolveAttentionDto): Promise<unknown> {
     if (dto.action === 'accept') return this.accept(object, id, dto.status ?? '', dto.note ?? '');
+    if (dto.action === 'charge' || dto.action === 'unhold')
+      return this.settleHold(object, id, dto.action);
     await this.clear(object, id, { action: 'recheck' });
     if (object === 'invoice') return this.invoices.get(id, true, true);
     if (object === 'refund') return this.refunds.recheck(id);
@@ -107,7 +132,14 @@ export class AttentionService {
     });
   }
 
-  private accept(
+  /**
+   * An operator's final status, guarded (issue #22): flagged objects only, never while a gateway
+   * call on the object is in flight; the gateway is asked first with nothing held, and an
+   * answer that contradicts the choice (another final status, or not final yet) refuses it with
+   * nothing changed. Allowed when the answer agrees, or with the note when the gateway has no
+   * record or cannot be reached; applied through the object's accept transition, audited.
+   */
+  private async accept(
     object: AttentionObject,
     id: string,
     status: string,
@@ -123,44 +155,149 @@ export class AttentionService {
       throw new ValidationFailed([
         { field: 'status', message: `must be one of ${finals.join(', ')}` },
       ]);
-    const details = { attention: 'accept', note };
     const shopId = this.shopOf(object);
+    const pre = await this.find(object, id);
+    if (pre === null) throw new NotFound(label(object), id);
+    this.guard(object, id, pre);
+    const view = await this.askGateway(object, pre);
+    const decision = decideAccept(object, status, pre.status, view);
+    if (decision.kind === 'refuse')
+      throw new AcceptContradictsGateway(label(object), id, status, decision.gatewaySays);
+    const facts = {
+      gatewayAnswer: decision.gatewayAnswer,
+      ...(view.kind === 'record' ? { gatewaySays: view.text } : {}),
+      ...(view.kind === 'unreachable' ? { gatewayError: view.detail } : {}),
+    };
+    const details = { attention: 'accept', note, ...facts };
+    const resolution = { action: 'accept', status, note, ...facts };
     return this.dataSource.transaction(async (m) => {
       if (object === 'invoice') {
         const inv = await lockInvoice(m, { shopId, shopOrderId: id });
         if (!inv) throw new NotFound('Invoice', id);
+        // Locked now: a call claimed, or the flag settled, while the gateway was asked.
+        this.guard(object, id, inv);
         await acceptInvoiceStatus(m, inv, status as InvoiceStatus, details);
         await resolveAttention(
           m,
           { object, id: inv.id, shopId: id, status: inv.status },
-          { action: 'accept', status, note },
+          resolution,
         );
         return this.invoices.view(await m.findOneByOrFail(InvoiceEntity, { id: inv.id }), true);
       }
       if (object === 'refund') {
-        const found = await m.findOne(RefundEntity, { where: { shopId, shopRefundId: id } });
-        const refund = found ? await lockRefundById(m, found.id) : null;
+        const refund = await lockRefundById(m, pre.id);
         if (!refund) throw new NotFound('Refund', id);
+        this.guard(object, id, refund);
         await acceptRefundStatus(m, refund, status as RefundStatus, details);
         await resolveAttention(
           m,
           { object, id: refund.id, shopId: id, status: refund.status },
-          { action: 'accept', status, note },
+          resolution,
         );
         return toRefundView(await m.findOneByOrFail(RefundEntity, { id: refund.id }));
       }
       const p = await this.processor.lock(m, { shopId, shopPaymentId: id });
       if (!p) throw new NotFound('Payout', id);
+      this.guard(object, id, p);
       await this.processor.accept(m, p, status as PayoutStatus, details);
-      await resolveAttention(
-        m,
-        { object, id: p.id, shopId: id, status: p.status },
-        { action: 'accept', status, note },
-      );
+      await resolveAttention(m, { object, id: p.id, shopId: id, status: p.status }, resolution);
       return toPayoutView(await m.findOneByOrFail(PayoutEntity, { id: p.id }));
     });
   }
+
+  /** Refuses accept on an object that is not flagged, or while a gateway call on it is in flight. */
+  private guard(object: AttentionObject, id: string, row: GuardedRow): void {
+    const block = acceptBlocked(row, new Date());
+    if (block === 'not_flagged') throw new NotFlagged(label(object), id);
+    if (block === 'in_flight')
+      throw new RequestInProgress(
+        label(object),
+        id,
+        Math.max(1, Math.ceil(((row.callLeaseUntil?.getTime() ?? 0) - Date.now()) / 1000)),
+        'a gateway call on it is in flight; accept after its answer',
+      );
+  }
+
+  private find(object: AttentionObject, id: string): Promise<GuardedRow | null> {
+    const shopId = this.shopOf(object);
+    if (object === 'invoice')
+      return this.dataSource.getRepository(InvoiceEntity).findOneBy({ shopId, shopOrderId: id });
+    if (object === 'refund')
+      return this.dataSource.getRepository(RefundEntity).findOneBy({ shopId, shopRefundId: id });
+    return this.dataSource.getRepository(PayoutEntity).findOneBy({ shopId, shopPaymentId: id });
+  }
+
+  /** The gateway's answer about the object now, asked with nothing held. */
+  private async askGateway(object: AttentionObject, row: GuardedRow): Promise<GatewayView> {
+    if (object === 'payout') {
+      const { answer } = await this.processor.askStatus(row as PayoutEntity);
+      return answer.ok
+        ? payoutView(answer.value.status, this.config.payouts.status)
+        : viewOfFailure(answer.err);
+    }
+    try {
+      if (object === 'invoice') {
+        const record = await this.gateway.checkInvoice((row as InvoiceEntity).shopOrderId);
+        return invoiceView(record.status);
+      }
+      const refund = row as RefundEntity;
+      const invoiceId =
+        refund.gatewayInvoiceId ??
+        (await this.dataSource.getRepository(InvoiceEntity).findOneBy({ id: refund.invoicePk }))
+          ?.invoiceId ??
+        null;
+      // No gateway invoice id: no refund of it can have been sent.
+      if (invoiceId === null) return { kind: 'absent' };
+      const records = await this.gateway.getRefunds(toGatewayId(invoiceId));
+      const record = records.find((r) => r.shop_refund_id === refund.shopRefundId);
+      return record ? refundView(record.status) : { kind: 'absent' };
+    } catch (err) {
+      return viewOfFailure(err);
+    }
+  }
+
+  /**
+   * The operator's charge or unhold of a held invoice: the real gateway call, through the same
+   * two-step path as the shop's (InvoicesService), audited with the admin's key id; a flag the
+   * call leaves settled (the invoice final, no new flag raised by the call) is cleared.
+   */
+  private async settleHold(
+    object: AttentionObject,
+    id: string,
+    action: 'charge' | 'unhold',
+  ): Promise<unknown> {
+    if (object !== 'invoice')
+      throw new ValidationFailed([
+        { field: 'action', message: `${action} applies to held invoices only` },
+      ]);
+    const before = await this.dataSource
+      .getRepository(InvoiceEntity)
+      .findOneBy({ shopId: this.shopOf(object), shopOrderId: id });
+    if (before === null) throw new NotFound('Invoice', id);
+    await (action === 'charge' ? this.invoices.charge(id) : this.invoices.unhold(id));
+    await this.dataSource.transaction(async (m) => {
+      const inv = await lockInvoice(m, { shopId: this.shopOf(object), shopOrderId: id });
+      if (!inv) throw new NotFound('Invoice', id);
+      if (
+        inv.needsAttention &&
+        isFinalInvoice(inv.status) &&
+        inv.attentionReason === before.attentionReason
+      )
+        await resolveAttention(
+          m,
+          { object, id: inv.id, shopId: id, status: inv.status },
+          { action, status: inv.status },
+        );
+    });
+    return this.invoices.get(id, false, true);
+  }
 }
+
+/** What the accept guard reads of any of the three objects. */
+type GuardedRow = (InvoiceEntity | RefundEntity | PayoutEntity) & {
+  needsAttention: boolean;
+  callLeaseUntil: Date | null;
+};
 
 function label(object: AttentionObject): string {
   return object === 'invoice' ? 'Invoice' : object === 'refund' ? 'Refund' : 'Payout';

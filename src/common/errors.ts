@@ -61,12 +61,36 @@ export class RequestInProgress extends DomainError {
     key: string,
     id: string,
     readonly retryAfterS: number,
+    detail = 'an identical request is still waiting for the gateway; repeat it later',
   ) {
+    super('request-in-progress', 409, 'Request in progress', `${key} ${id}: ${detail}`);
+  }
+}
+
+/** An operator's accept on an object that is not flagged: accept settles attention only. */
+export class NotFlagged extends DomainError {
+  constructor(what: string, id: string) {
     super(
-      'request-in-progress',
+      'not-flagged',
       409,
-      'Request in progress',
-      `${key} ${id}: an identical request is still waiting for the gateway; repeat it later`,
+      'Not flagged for attention',
+      `${what} ${id} is not flagged for attention: accept settles flagged objects only`,
+    );
+  }
+}
+
+/**
+ * An operator's accept that the gateway's fresh answer contradicts (another final status, or
+ * not final yet): nothing is changed; the gateway's answer is named.
+ */
+export class AcceptContradictsGateway extends DomainError {
+  constructor(what: string, id: string, chosen: string, gatewaySays: string) {
+    super(
+      'accept-contradicts-gateway',
+      409,
+      'The gateway says otherwise',
+      `${what} ${id}: the gateway says ${gatewaySays}; ${chosen} is not accepted`,
+      { gatewayAnswer: gatewaySays },
     );
   }
 }

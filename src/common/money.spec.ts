@@ -95,4 +95,14 @@ describe('Amount', () => {
       }),
     );
   });
+
+  it('canonicalText names the value whatever its scale', () => {
+    expect(['100', '100.0', '100.00'].map((t) => Amount.parse(t).canonicalText())).toEqual([
+      '100',
+      '100',
+      '100',
+    ]);
+    expect(Amount.parse('100.10').canonicalText()).toBe('100.1');
+    expect(Amount.fromText('0.00000001').canonicalText()).toBe('0.00000001');
+  });
 });

@@ -116,6 +116,11 @@ export class Amount {
     return this.toString();
   }
 
+  /** The value's one text, whatever its scale: "100.10", "100.1" and "100.100" are all "100.1". */
+  canonicalText(): string {
+    return this.value.toFixed();
+  }
+
   static sum(amounts: Amount[]): Amount {
     return amounts.reduce((acc, a) => acc.plus(a), Amount.zero());
   }

@@ -12,7 +12,11 @@ export const FINAL_STATUSES: Record<ObjectType, string[]> = {
 };
 
 export type ResolveCommand =
-  { action: 'recheck' } | { action: 'accept'; status: string; note: string };
+  | { action: 'recheck' }
+  | { action: 'accept'; status: string; note: string }
+  /** A held invoice: the real gateway call. */
+  | { action: 'charge' }
+  | { action: 'unhold' };
 
 /**
  * What the console's forms do, through the same services as the admin API routes, acting as the
@@ -27,6 +31,7 @@ export class ConsoleActions {
     return runAs({ keyId: session.keyId, role: 'admin', scopes: SCOPES }, fn);
   }
 
+  /** The same guarded service method as the admin route: the console cannot bypass accept's guard. */
   resolve(type: ObjectType, id: string, command: ResolveCommand): Promise<unknown> {
     return this.attention.resolve(type, id, command);
   }

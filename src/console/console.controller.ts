@@ -484,12 +484,15 @@ export class ConsoleController {
     const action = field(req, 'action', 16);
     const status = field(req, 'status', 32);
     const note = field(req, 'note', 1000).trim();
-    if (action !== 'recheck' && action !== 'accept') {
+    const holdAction = action === 'charge' || action === 'unhold';
+    if (action !== 'recheck' && action !== 'accept' && !(holdAction && type === 'invoice')) {
       this.message(
         res,
         400,
         'Not resolved',
-        'Choose Recheck or Accept.',
+        type === 'invoice'
+          ? 'Choose Recheck, Accept, Charge or Unhold.'
+          : 'Choose Recheck or Accept.',
         session,
         '/admin/ui/attention',
       );
@@ -508,11 +511,7 @@ export class ConsoleController {
     }
     try {
       await this.actions.asOperator(session, () =>
-        this.actions.resolve(
-          type,
-          id,
-          action === 'recheck' ? { action } : { action, status, note },
-        ),
+        this.actions.resolve(type, id, action === 'accept' ? { action, status, note } : { action }),
       );
     } catch (e) {
       this.message(

@@ -3,7 +3,9 @@ import { isSealed, type KeyRing, SEALED_PREFIX, SealError } from '../common/key-
 import { deriveKey, unseal as unsealLegacy } from '../common/sealed';
 import { PAYMENT_TOKEN_INDEX, paymentTokenContext } from '../invoices/payment-token';
 import { notificationFieldContext } from '../notifications/notification-payload';
+import { Amount } from '../common/money';
 import { accountContext } from '../payouts/account-seal';
+import { fingerprintOfStored } from '../payouts/payout-fingerprint';
 
 /**
  * Re-sealing of every secret kept at rest, in batches of rows locked `FOR UPDATE SKIP LOCKED`
@@ -38,12 +40,17 @@ interface Row {
   id: string;
   value: string;
   hash?: string | null;
+  [column: string]: unknown;
 }
 
 interface SealedColumn {
   name: string;
-  /** Rows needing work: `$1` the prefix a done value starts with. */
+  /** Rows needing work: `$1` the prefix a done value starts with (or `doneMark`'s value). */
   where: string;
+  /** What `$1` is for this column when not the sealed prefix (e.g. the first key's id). */
+  doneMark?: (keys: KeyRing) => string;
+  /** Not part of the start-up step (`legacyOnly`): nothing there was sealed by hand. */
+  rotationOnly?: boolean;
   table: string;
   valueSql: string;
   extraSelect?: string;
@@ -93,6 +100,42 @@ const COLUMNS: SealedColumn[] = [
       );
     },
   },
+  {
+    // Payout idempotency (issue #22, item 7): the request fingerprint is an HMAC under the ring,
+    // so it moves to the first key too, recomputed from the row and its sealed recipient (after
+    // the account column above, so the recipient already opens under the first key). Which key
+    // made it is stored beside it: a re-run finds nothing to do.
+    name: 'payouts.request_fingerprint',
+    table: 'payouts',
+    valueSql: 'account_sealed',
+    extraSelect: `, shop_payment_id, amount::text AS amount, amount_type, shop_currency, payway, description`,
+    where: `request_fingerprint_key IS DISTINCT FROM $1`,
+    doneMark: (keys) => keys.primaryId,
+    rotationOnly: true,
+    async write(m, row, keys, open) {
+      let recipient: { account: string; accountDetails?: Record<string, string> };
+      try {
+        recipient = JSON.parse(open(row)) as typeof recipient;
+      } catch (e) {
+        if (e instanceof SealError) throw e;
+        throw new SealError('the sealed recipient is not a recipient');
+      }
+      const fingerprint = fingerprintOfStored(keys, {
+        shopPaymentId: String(row.shop_payment_id),
+        amount: Amount.fromText(String(row.amount)),
+        amountType: String(row.amount_type),
+        shopCurrency: Number(row.shop_currency),
+        payway: String(row.payway),
+        account: recipient.account,
+        accountDetails: recipient.accountDetails,
+        description: row.description === null ? null : String(row.description),
+      });
+      await m.query(
+        `UPDATE payouts SET request_fingerprint = $1, request_fingerprint_key = $2 WHERE id = $3`,
+        [fingerprint, keys.primaryId, row.id],
+      );
+    },
+  },
 ];
 
 const FIRST_ID = '00000000-0000-0000-0000-000000000000';
@@ -109,6 +152,8 @@ export async function resealAll(
   const report: ResealReport = { resealed: {}, failed: [], remaining: 0 };
 
   for (const col of COLUMNS) {
+    if (col.rotationOnly && opts.legacyOnly) continue;
+    const mark = col.doneMark?.(keys) ?? done;
     const ctx = contextOf(col);
     const open = (row: Row): string => {
       if (isSealed(row.value)) return keys.unseal(row.value, ctx(row.id));
@@ -129,7 +174,7 @@ export async function resealAll(
           const batch = (await m.query(
             `SELECT id, ${col.valueSql} AS value${col.extraSelect ?? ''} FROM ${col.table}
               WHERE id > $2 AND ${col.where} ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED`,
-            [done, after, batchSize],
+            [mark, after, batchSize],
           )) as Row[];
           let n = 0;
           for (const row of batch) {
@@ -150,7 +195,7 @@ export async function resealAll(
         if (rows.length < batchSize) break;
         after = rows[rows.length - 1].id;
       }
-      const left = await remaining(ds, col, done);
+      const left = await remaining(ds, col, mark);
       if (left <= failedIds.size || Date.now() > deadline) {
         report.remaining += left;
         break;

@@ -31,6 +31,12 @@ export class PayoutEntity extends GatewayObjectColumns {
   @Column({ name: 'shop_id', type: 'int' }) shopId: number;
   @Column({ name: 'shop_payment_id', type: 'varchar', length: 255 }) shopPaymentId: string;
   @Column({ name: 'request_fingerprint', type: 'char', length: 64 }) requestFingerprint: string;
+  /**
+   * The ring key the fingerprint was made under (payout-fingerprint.ts); null for fingerprints
+   * of the older canonical form, written before keys:rotate recomputed them.
+   */
+  @Column({ name: 'request_fingerprint_key', type: 'varchar', length: 64, nullable: true })
+  requestFingerprintKey: string | null;
   @Column({ type: 'varchar', length: 32 }) status: PayoutStatus;
   @Column({ name: 'gateway_status', type: 'int', nullable: true }) gatewayStatus: number | null;
   @Column({ name: 'withdraw_id', type: 'bigint', nullable: true }) withdrawId: string | null;

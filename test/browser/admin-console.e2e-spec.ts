@@ -102,6 +102,20 @@ describe('admin console in a browser', () => {
         payway: PAYMENT.card,
       })
       .expect(201);
+    // The gateway rejects it; its notification is lost, so the invoice stays open here.
+    await fetch(`${ctx.sandbox.origin}/sandbox/settings`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ suppressNotifications: true }),
+    });
+    await fetch(`${ctx.sandbox.origin}/sandbox/invoices/${String(flagged.body.invoiceId)}/decline`, {
+      method: 'POST',
+    });
+    await fetch(`${ctx.sandbox.origin}/sandbox/settings`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ suppressNotifications: false }),
+    });
     await db.query(
       `UPDATE invoices SET needs_attention = true, attention_reason = 'no final status by the deadline', attention_at = now() WHERE shop_order_id = $1`,
       [flagged.body.shopOrderId],

@@ -185,6 +185,81 @@ describe('admin console', () => {
     }
   });
 
+  it('a held flagged invoice offers Charge and Unhold; accept goes through the same guard (409 while the gateway says held); Charge makes the real call', async () => {
+    const fresh = await startTestApp({ sandbox: ctx.sandbox, databaseUrl: ctx.databaseUrl });
+    try {
+      const { jar, csrf } = await signIn(fresh, ADMIN_KEY);
+      const inv = await createInvoice({ twoStep: true });
+      const shopOrderId = String(inv.shopOrderId);
+      const paid = await fetch(
+        `${ctx.sandbox.origin}/sandbox/invoices/${String(inv.invoiceId)}/pay`,
+        { method: 'POST' },
+      );
+      expect(paid.status).toBe(200);
+      for (let i = 0; i < 100; i++) {
+        const r = await db.query(`SELECT status FROM invoices WHERE shop_order_id = $1`, [
+          shopOrderId,
+        ]);
+        if (r.rows[0].status === 'held') break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      await db.query(
+        `UPDATE invoices SET needs_attention = true, attention_reason = 'deadline: test', attention_at = now() WHERE shop_order_id = $1`,
+        [shopOrderId],
+      );
+      const page = await fresh.http
+        .get('/admin/ui/attention')
+        .set('Cookie', jar.header())
+        .expect(200);
+      const action = `/admin/ui/invoices/${encodeURIComponent(shopOrderId)}/resolve`;
+      const forms = page.text.split('<form').filter((f) => f.includes(`action="${action}"`));
+      expect(forms.some((f) => f.includes('value="charge"') && f.includes('>Charge<'))).toBe(true);
+      expect(forms.some((f) => f.includes('value="unhold"') && f.includes('>Unhold<'))).toBe(true);
+      expect(forms.every((f) => f.includes(`name="_csrf" value="${csrf}"`))).toBe(true);
+
+      const refused = await fresh.http
+        .post(action)
+        .set('Cookie', jar.header())
+        .type('form')
+        .send({ _csrf: csrf, action: 'accept', status: 'succeeded', note: 'looks paid' })
+        .expect(409);
+      expect(refused.text).toContain('the gateway says held (8)');
+      const still = await db.query(`SELECT status FROM invoices WHERE shop_order_id = $1`, [
+        shopOrderId,
+      ]);
+      expect(still.rows[0].status).toBe('held');
+      // A form without its token changes nothing, as every console form.
+      await fresh.http
+        .post(action)
+        .set('Cookie', jar.header())
+        .type('form')
+        .send({ action: 'charge' })
+        .expect(403);
+
+      const charged = await fresh.http
+        .post(action)
+        .set('Cookie', jar.header())
+        .type('form')
+        .send({ _csrf: csrf, action: 'charge' })
+        .expect(303);
+      expect(charged.headers.location).toMatch(/^\/admin\/ui\/attention\?done=/);
+      const after = await db.query(
+        `SELECT status, needs_attention FROM invoices WHERE shop_order_id = $1`,
+        [shopOrderId],
+      );
+      expect(after.rows[0]).toEqual({ status: 'succeeded', needs_attention: false });
+      expect(
+        ctx.sandbox.state.requests.filter(
+          (r) =>
+            r.path === 'invoice/charge' &&
+            String((r.body as Record<string, unknown>).invoice_id) === String(inv.invoiceId),
+        ),
+      ).toHaveLength(1);
+    } finally {
+      await fresh.service.close();
+    }
+  });
+
   it('escapes stored values: a description of <script> shows as text on the list and the detail page', async () => {
     const fresh = await startTestApp({ sandbox: ctx.sandbox, databaseUrl: ctx.databaseUrl });
     try {

@@ -12,11 +12,20 @@ import {
 } from 'class-validator';
 import { Type } from 'class-transformer';
 
-/** `recheck`: ask the gateway now; `accept`: record a final status verified in the back office. */
+/**
+ * `recheck`: ask the gateway now; `accept`: record a final status the gateway's fresh answer
+ * does not contradict (409 naming its answer otherwise; allowed with the note when the gateway
+ * has no record or cannot be reached); `charge` / `unhold`: the real gateway call on a held
+ * invoice.
+ */
 export class ResolveAttentionDto {
-  @ApiProperty({ enum: ['recheck', 'accept'], example: 'accept' })
-  @IsIn(['recheck', 'accept'])
-  action: 'recheck' | 'accept';
+  @ApiProperty({
+    enum: ['recheck', 'accept', 'charge', 'unhold'],
+    example: 'accept',
+    description: 'charge and unhold: invoices only (a held invoice)',
+  })
+  @IsIn(['recheck', 'accept', 'charge', 'unhold'])
+  action: 'recheck' | 'accept' | 'charge' | 'unhold';
 
   @ApiPropertyOptional({
     description:
@@ -30,7 +39,8 @@ export class ResolveAttentionDto {
   status?: string;
 
   @ApiPropertyOptional({
-    description: 'With accept: what the operator verified',
+    description:
+      'With accept (required): what the operator verified; the evidence when the gateway has no record or cannot be reached',
     example: 'Paid per back office, ticket 4711',
   })
   @ValidateIf((o: ResolveAttentionDto) => o.action === 'accept')

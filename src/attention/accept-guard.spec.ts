@@ -1,0 +1,67 @@
+import type { PayoutStatusConfig } from '../config/config';
+import { GatewayError, GatewayTransportError } from '../gateway/gateway.errors';
+import {
+  acceptBlocked,
+  decideAccept,
+  invoiceView,
+  payoutView,
+  refundView,
+  viewOfFailure,
+} from './accept-guard';
+
+const PAYOUT_CFG: PayoutStatusConfig = { success: [5], rejected: [6], failed: [8] };
+
+function gatewayError(isAbsent: boolean): GatewayError {
+  return new GatewayError({
+    call: 'invoice/check',
+    errorCode: isAbsent ? 11 : 10,
+    gatewayMessage: 'x',
+    fatal: true,
+    httpStatus: 200,
+    isDuplicate: false,
+    isAbsent,
+  });
+}
+
+describe('accept guard', () => {
+  it('accepts only flagged objects with no gateway call in flight', () => {
+    const now = new Date('2026-01-01T10:00:00Z');
+    const later = new Date(now.getTime() + 1000);
+    const earlier = new Date(now.getTime() - 1000);
+    expect(acceptBlocked({ needsAttention: false, callLeaseUntil: null }, now)).toBe('not_flagged');
+    expect(acceptBlocked({ needsAttention: true, callLeaseUntil: later }, now)).toBe('in_flight');
+    expect(acceptBlocked({ needsAttention: true, callLeaseUntil: earlier }, now)).toBeNull();
+    expect(acceptBlocked({ needsAttention: true, callLeaseUntil: null }, now)).toBeNull();
+  });
+
+  it.each([
+    // object, chosen, current, gateway view, decision
+    ['invoice', 'succeeded', 'held', invoiceView(8), 'refuse:held (8)'],
+    ['invoice', 'unheld', 'held', invoiceView(8), 'refuse:held (8)'],
+    ['invoice', 'unheld', 'held', invoiceView(6), 'apply:agrees'],
+    ['invoice', 'unheld', 'awaiting_payer', invoiceView(6), 'refuse:rejected (6)'],
+    ['invoice', 'rejected', 'awaiting_payer', invoiceView(4), 'refuse:succeeded (4)'],
+    ['invoice', 'succeeded', 'rejected', invoiceView(4), 'apply:agrees'],
+    ['invoice', 'rejected', 'pending', invoiceView(99), 'refuse:an unknown status (99)'],
+    ['refund', 'FAILED', 'WAITING', refundView('WAITING'), 'refuse:WAITING'],
+    ['refund', 'FAILED', 'WAITING', refundView('SUCCESS'), 'refuse:SUCCESS'],
+    ['refund', 'SUCCESS', 'WAITING', refundView('SUCCESS'), 'apply:agrees'],
+    ['payout', 'failed', 'needs_attention', payoutView(3, PAYOUT_CFG), 'refuse:processing (3)'],
+    ['payout', 'failed', 'needs_attention', payoutView(5, PAYOUT_CFG), 'refuse:succeeded (5)'],
+    ['payout', 'rejected', 'needs_attention', payoutView(6, PAYOUT_CFG), 'apply:agrees'],
+    ['payout', 'failed', 'unknown', { kind: 'absent' }, 'apply:absent'],
+    ['refund', 'FAILED', 'WAITING', { kind: 'unreachable', detail: 'x' }, 'apply:unreachable'],
+  ] as const)('%s: accept %s while %s, gateway %j -> %s', (object, chosen, current, view, out) => {
+    const d = decideAccept(object, chosen, current, view);
+    expect(d.kind === 'apply' ? `apply:${d.gatewayAnswer}` : `refuse:${d.gatewaySays}`).toBe(out);
+  });
+
+  it('reads "no such object" as absent and any other gateway failure as unreachable', () => {
+    expect(viewOfFailure(gatewayError(true))).toEqual({ kind: 'absent' });
+    expect(viewOfFailure(gatewayError(false)).kind).toBe('unreachable');
+    expect(
+      viewOfFailure(new GatewayTransportError('invoice/check', 'connect', 'refused')).kind,
+    ).toBe('unreachable');
+    expect(() => viewOfFailure(new TypeError('bug'))).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,116 @@
+/**
+ * The guard on an operator's `accept` (issue #22, item 6), pure: an operator acts, never
+ * overwrites. Accept settles flagged objects only, never while a gateway call on the object is
+ * in flight, and only what the gateway's fresh answer does not contradict: a final answer must
+ * be the chosen status, a non-final one contradicts any final choice. When the gateway has no
+ * record or cannot be reached, the operator's note (required) is the evidence.
+ */
+import type { AttentionObject } from '../common/attention';
+import { GatewayError, GatewayTransportError } from '../gateway/gateway.errors';
+import {
+  isFinal as isFinalInvoice,
+  statusFromGatewayNumber as invoiceStatusOf,
+} from '../invoices/invoice.state';
+import type { PayoutStatusConfig } from '../config/config';
+import {
+  isFinal as isFinalPayout,
+  statusFromGatewayNumber as payoutStatusOf,
+} from '../payouts/payout.state';
+import { isFinalRefund, refundStatusFromGateway } from '../refunds/refund.state';
+
+/** What the gateway said when asked just now, in the object's own status words. */
+export type GatewayView =
+  | {
+      kind: 'record';
+      /** The mapped status; null for a word or number the service does not know (not final). */
+      status: string | null;
+      final: boolean;
+      /** As named to the operator, e.g. `held (8)`. */
+      text: string;
+    }
+  | { kind: 'absent' }
+  | { kind: 'unreachable'; detail: string };
+
+export type GatewayAnswer = 'agrees' | 'absent' | 'unreachable';
+
+export type AcceptDecision =
+  { kind: 'apply'; gatewayAnswer: GatewayAnswer } | { kind: 'refuse'; gatewaySays: string };
+
+export type AcceptBlock = 'not_flagged' | 'in_flight' | null;
+
+/** Whether accept may even ask: the object is flagged and no gateway call on it is in flight. */
+export function acceptBlocked(
+  row: { needsAttention: boolean; callLeaseUntil: Date | null },
+  now: Date,
+): AcceptBlock {
+  if (!row.needsAttention) return 'not_flagged';
+  if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > now.getTime())
+    return 'in_flight';
+  return null;
+}
+
+/**
+ * May the operator's `chosen` final status be recorded, given the gateway's fresh answer?
+ * `current`: the object's status now. A released hold has no status of its own at the gateway
+ * (gateway-facts.md): its 6 agrees with `unheld` for an invoice that was held.
+ */
+export function decideAccept(
+  object: AttentionObject,
+  chosen: string,
+  current: string,
+  view: GatewayView,
+): AcceptDecision {
+  if (view.kind === 'absent') return { kind: 'apply', gatewayAnswer: 'absent' };
+  if (view.kind === 'unreachable') return { kind: 'apply', gatewayAnswer: 'unreachable' };
+  if (!view.final) return { kind: 'refuse', gatewaySays: view.text };
+  if (view.status === chosen) return { kind: 'apply', gatewayAnswer: 'agrees' };
+  const releasedHold =
+    object === 'invoice' &&
+    chosen === 'unheld' &&
+    view.status === 'rejected' &&
+    (current === 'held' || current === 'unheld');
+  if (releasedHold) return { kind: 'apply', gatewayAnswer: 'agrees' };
+  return { kind: 'refuse', gatewaySays: view.text };
+}
+
+/** An invoice's gateway number (invoice/check), as the invoice rule maps it. */
+export function invoiceView(status: unknown): GatewayView {
+  const n = typeof status === 'number' ? status : Number(status);
+  const mapped = Number.isInteger(n) ? invoiceStatusOf(n) : null;
+  return {
+    kind: 'record',
+    status: mapped,
+    final: mapped !== null && isFinalInvoice(mapped),
+    text: `${mapped ?? 'an unknown status'} (${String(status)})`,
+  };
+}
+
+/** A refund's status word from invoice/get-refunds. */
+export function refundView(status: unknown): GatewayView {
+  const mapped = refundStatusFromGateway(status);
+  return {
+    kind: 'record',
+    status: mapped,
+    final: mapped !== null && isFinalRefund(mapped),
+    text: mapped ?? `an unknown status (${String(status)})`,
+  };
+}
+
+/** A payout's gateway number, mapped through configuration (PAYOUT_STATUS_*). */
+export function payoutView(status: number, cfg: PayoutStatusConfig): GatewayView {
+  const mapped = payoutStatusOf(status, cfg);
+  return {
+    kind: 'record',
+    status: mapped.status,
+    final: isFinalPayout(mapped.status),
+    text: `${mapped.known ? mapped.status : 'an unknown status'} (${status})`,
+  };
+}
+
+/** A failed status question: "no such object" is absence; any other failure is unreachable. */
+export function viewOfFailure(err: unknown): GatewayView {
+  if (err instanceof GatewayError && err.isAbsent) return { kind: 'absent' };
+  if (err instanceof GatewayError || err instanceof GatewayTransportError)
+    return { kind: 'unreachable', detail: err.message };
+  throw err;
+}
