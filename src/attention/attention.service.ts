@@ -23,8 +23,8 @@ const FINAL_PAYOUT: readonly PayoutStatus[] = ['succeeded', 'failed', 'rejected'
 
 /**
  * The operator's side of attention: the queue (invoices, refunds, payouts, oldest first) and
- * its two resolutions — `recheck` (clear the flag, ask the gateway now, apply the answer
- * through the object's rule, which raises it again if the gateway still disagrees) and
+ * its two resolutions — `recheck` (ask the gateway now and apply the answer through the
+ * object's rule; the flag stays unless the gateway settles or confirms the object) and
  * `accept` (a final status verified in the gateway's back office, with a note). Both audited.
  */
 @Injectable()
@@ -79,8 +79,10 @@ export class AttentionService {
 
   async resolve(object: AttentionObject, id: string, dto: ResolveAttentionDto): Promise<unknown> {
     if (dto.action === 'accept') return this.accept(object, id, dto.status ?? '', dto.note ?? '');
-    await this.clear(object, id, { action: 'recheck' });
-    if (object === 'invoice') return this.invoices.get(id, true, true);
+    // Recheck asks now and applies through the object's rule; it never clears a flag by itself
+    // nor unschedules anything (issue #22): each recheck clears only a final object's flag that
+    // the gateway's fresh answer confirms.
+    if (object === 'invoice') return this.invoices.recheck(id);
     if (object === 'refund') return this.refunds.recheck(id);
     return this.payouts.reconcile(id);
   }
@@ -88,23 +90,6 @@ export class AttentionService {
   /** The gateway shop an object of that kind belongs to. */
   private shopOf(object: AttentionObject): number {
     return this.config.gateway.shops[object === 'payout' ? 'payout' : 'payment'].shopId;
-  }
-
-  private async clear(
-    object: AttentionObject,
-    id: string,
-    resolution: Record<string, unknown>,
-  ): Promise<void> {
-    const table = { invoice: InvoiceEntity, refund: RefundEntity, payout: PayoutEntity }[object];
-    const key = { invoice: 'shopOrderId', refund: 'shopRefundId', payout: 'shopPaymentId' }[object];
-    await this.dataSource.transaction(async (m) => {
-      const row = (await m.findOne(table, {
-        where: { shopId: this.shopOf(object), [key]: id },
-        lock: { mode: 'pessimistic_write' },
-      })) as { id: string; status: string } | null;
-      if (row === null) throw new NotFound(label(object), id);
-      await resolveAttention(m, { object, id: row.id, shopId: id, status: row.status }, resolution);
-    });
   }
 
   private accept(
