@@ -42,15 +42,16 @@ export class AttentionService {
     const rows = (await this.dataSource.query(
       `SELECT * FROM (
          SELECT 'invoice' AS object_type, shop_order_id AS id, status, attention_reason, attention_at,
-                amount::text AS amount, currency::text AS currency, created_at
+                amount::text AS amount, currency::text AS currency, created_at,
+                next_check_at AS next_check_at
            FROM invoices WHERE needs_attention AND shop_id = $1
          UNION ALL
          SELECT 'refund', shop_refund_id, status, attention_reason, attention_at,
-                amount::text, currency::text, created_at
+                amount::text, currency::text, created_at, next_check_at
            FROM refunds WHERE needs_attention AND shop_id = $1
          UNION ALL
          SELECT 'payout', shop_payment_id, status, attention_reason, attention_at,
-                amount::text, shop_currency::text, created_at
+                amount::text, shop_currency::text, created_at, next_poll_at
            FROM payouts WHERE needs_attention AND shop_id = $3
        ) a
        ORDER BY COALESCE(attention_at, created_at), id
@@ -65,6 +66,7 @@ export class AttentionService {
       attention_at: Date | null;
       amount: string;
       currency: string;
+      next_check_at: Date | null;
     }>;
     return rows.map((r) => ({
       objectType: r.object_type,
@@ -72,6 +74,7 @@ export class AttentionService {
       status: r.status,
       attentionReason: r.attention_reason,
       attentionAt: r.attention_at ? r.attention_at.toISOString() : null,
+      nextCheckAt: r.next_check_at ? r.next_check_at.toISOString() : null,
       amount: r.amount,
       currency: r.currency,
     }));
@@ -145,8 +148,4 @@ export class AttentionService {
       return toPayoutView(await m.findOneByOrFail(PayoutEntity, { id: p.id }));
     });
   }
-}
-
-function label(object: AttentionObject): string {
-  return object === 'invoice' ? 'Invoice' : object === 'refund' ? 'Refund' : 'Payout';
 }
