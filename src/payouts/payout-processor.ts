@@ -317,7 +317,9 @@ export class PayoutProcessor {
       await this.flagWatch(m, p, 'deadline', 'absent at the poll deadline: not sent again', cause);
       return 'done';
     }
-    if (decision === 'wait' || !mayCreate) return 'done';
+    // A flagged payout (e.g. a repeat refused while an earlier attempt is unknown) is never
+    // created again by itself: an operator decides.
+    if (decision === 'wait' || !mayCreate || p.needsAttention) return 'done';
     this.log.warn(
       { shopPaymentId: p.shopPaymentId, attempts: p.createAttempts },
       'payout absent on the gateway: repeating the create',
@@ -529,14 +531,13 @@ export class PayoutProcessor {
         if (row === null || (opts.owner !== undefined && row.leaseOwner !== opts.owner))
           return 'done';
         if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > Date.now()) return 'done';
-        // A flagged payout is asked about, never created again by itself: an operator decides.
         const r = await this.applyStatus(
           m,
           row,
           via,
           answer,
           cause,
-          opts.mayCreate && recipient !== null && !row.needsAttention,
+          opts.mayCreate && recipient !== null,
         );
         if (r === 'done') await this.finishRound(m, row, cause, opts.owner !== undefined);
         attempt = row.createAttempts;
