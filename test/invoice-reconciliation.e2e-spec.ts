@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { GatewayService } from '../src/gateway';
 import { InvoiceReconciler } from '../src/invoices/invoice-reconciler';
-import { SHOP_ID, startTestApp, TestContext, tokenOf } from './support/app';
+import { admin, SHOP_ID, startTestApp, TestContext, tokenOf } from './support/app';
 import { PAYMENT } from './support/payways';
 
 /**
@@ -81,10 +81,13 @@ async function row(shopOrderId: string): Promise<Record<string, unknown>> {
     .rows[0] as Record<string, unknown>;
 }
 
-/** Takes every other invoice out of the way so each test sees only its own. */
+/**
+ * Takes every other invoice out of the way so each test sees only its own (a flag no longer
+ * does: flagged invoices stay watched, so they are moved far into the future instead).
+ */
 async function parkOthers(): Promise<void> {
   await db.query(
-    `UPDATE invoices SET next_check_at = NULL, needs_attention = true WHERE status NOT IN ('succeeded','rejected','unheld')`,
+    `UPDATE invoices SET next_check_at = now() + interval '10 years' WHERE status NOT IN ('succeeded','rejected','unheld')`,
   );
 }
 
@@ -209,11 +212,85 @@ describe('invoice reconciliation', () => {
     expect(r.status).toBe('succeeded');
   });
 
-  it('an invoice still open at its deadline is flagged for an operator', async () => {
+  it('an invoice still open at its deadline is flagged and still checked every WATCH_INTERVAL_S', async () => {
     await parkOthers();
     const inv = await invoice();
     await db.query(
       `UPDATE invoices SET next_check_at = now(), check_deadline = now() - interval '1 second' WHERE shop_order_id = $1`,
+      [inv.shopOrderId],
+    );
+    const before = Date.now();
+    await ctx.service.app.get(InvoiceReconciler).runOnce();
+    const r = await row(inv.shopOrderId);
+    expect(r).toMatchObject({
+      status: 'awaiting_payer',
+      needs_attention: true,
+      lease_until: null,
+    });
+    expect(String(r.attention_reason)).toMatch(/^deadline:/);
+    // WATCH_INTERVAL_S (600 by default) later, not dropped from the queue.
+    const nextMs = (r.next_check_at as Date).getTime() - before;
+    expect(nextMs).toBeGreaterThan(590_000);
+    expect(nextMs).toBeLessThan(610_000);
+    // The flag is a shop event, written with it; a second run does not raise it again.
+    await ctx.service.app.get(InvoiceReconciler).runOnce();
+    const events = await db.query(
+      `SELECT type, data->>'status' AS status FROM events WHERE entity_id = $1 AND type LIKE '%attention%'`,
+      [inv.shopOrderId],
+    );
+    expect(events.rows).toEqual([{ type: 'invoice.attention_raised', status: 'awaiting_payer' }]);
+  });
+
+  it('a flagged invoice past its deadline settles when the gateway finishes: the flag clears itself (cause gateway)', async () => {
+    await parkOthers();
+    const inv = await invoice();
+    await db.query(
+      `UPDATE invoices SET next_check_at = now(), check_deadline = now() - interval '1 second' WHERE shop_order_id = $1`,
+      [inv.shopOrderId],
+    );
+    const reconciler = ctx.service.app.get(InvoiceReconciler);
+    await reconciler.runOnce();
+    expect(await row(inv.shopOrderId)).toMatchObject({ needs_attention: true });
+    // The operator rechecks while the payer has not paid: still flagged and still scheduled.
+    const rechecked = await ctx.http
+      .post(`/api/v1/admin/invoices/${inv.shopOrderId}/resolve`)
+      .set(admin())
+      .send({ action: 'recheck' });
+    expect(rechecked.status).toBe(200);
+    let r = await row(inv.shopOrderId);
+    expect(r).toMatchObject({ status: 'awaiting_payer', needs_attention: true });
+    expect(r.next_check_at).not.toBeNull();
+    // The payer pays later; no notification arrives (suppressed), the watch finds it.
+    await control('POST', `/sandbox/invoices/${inv.gatewayId}/pay`);
+    await db.query(`UPDATE invoices SET next_check_at = now() WHERE shop_order_id = $1`, [
+      inv.shopOrderId,
+    ]);
+    await reconciler.runOnce();
+    r = await row(inv.shopOrderId);
+    expect(r).toMatchObject({
+      status: 'succeeded',
+      needs_attention: false,
+      attention_reason: null,
+      next_check_at: null,
+    });
+    const events = await db.query(
+      `SELECT type, cause FROM events WHERE entity_id = $1 AND type IS NOT NULL ORDER BY id`,
+      [inv.shopOrderId],
+    );
+    expect(events.rows).toEqual(
+      expect.arrayContaining([
+        { type: 'invoice.succeeded', cause: 'reconciliation' },
+        { type: 'invoice.attention_resolved', cause: 'gateway' },
+      ]),
+    );
+  });
+
+  it('past WATCH_MAX_S after creation an open invoice is no longer checked: watch_ended, an operator decides', async () => {
+    await parkOthers();
+    const inv = await invoice();
+    await db.query(
+      `UPDATE invoices SET next_check_at = now(), check_deadline = now() - interval '8 days',
+              created_at = now() - interval '8 days' WHERE shop_order_id = $1`,
       [inv.shopOrderId],
     );
     await ctx.service.app.get(InvoiceReconciler).runOnce();
@@ -222,14 +299,14 @@ describe('invoice reconciliation', () => {
       status: 'awaiting_payer',
       needs_attention: true,
       next_check_at: null,
-      lease_until: null,
     });
-    // The flag is a shop event, written with it; a second run does not raise it again.
+    expect(String(r.attention_reason)).toMatch(/^watch_ended:/);
+    // Not scheduled again by the next cycles either.
     await ctx.service.app.get(InvoiceReconciler).runOnce();
-    const events = await db.query(
-      `SELECT type, data->>'status' AS status FROM events WHERE entity_id = $1 AND type LIKE '%attention%'`,
-      [inv.shopOrderId],
+    expect((await row(inv.shopOrderId)).next_check_at).toBeNull();
+    const listed = await ctx.http.get('/api/v1/admin/attention').set(admin());
+    expect((listed.body.items as Array<{ id: string }>).map((i) => i.id)).toContain(
+      inv.shopOrderId,
     );
-    expect(events.rows).toEqual([{ type: 'invoice.attention_raised', status: 'awaiting_payer' }]);
   });
 });

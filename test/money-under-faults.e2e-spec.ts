@@ -215,11 +215,12 @@ describe('#13 case 7: a payout whose every poll fails is recorded and flagged', 
     );
     await poller.runOnce();
     r = await row('payouts', 'shop_payment_id', shopPaymentId);
+    // Flagged, and still polled every WATCH_INTERVAL_S (#22): the flag never stops the watch.
     expect(r).toMatchObject({
       status: 'needs_attention',
       needs_attention: true,
-      next_poll_at: null,
     });
+    expect(r.next_poll_at).not.toBeNull();
     expect(String(r.attention_reason)).toMatch(/^poll_failing/);
     expect(
       ctx.sandbox.state.requests.some(
@@ -251,7 +252,9 @@ describe('a payout still absent at its poll deadline', () => {
     );
     await ctx.service.app.get(PayoutPoller).runOnce();
     const r = await row('payouts', 'shop_payment_id', shopPaymentId);
-    expect(r).toMatchObject({ needs_attention: true, next_poll_at: null, create_attempts: 1 });
+    // Flagged and still polled (#22), never created again.
+    expect(r).toMatchObject({ needs_attention: true, create_attempts: 1 });
+    expect(r.next_poll_at).not.toBeNull();
     expect(String(r.attention_reason)).toMatch(/^deadline: absent at the poll deadline/);
     expect(creates()).toBe(1);
   });
@@ -293,17 +296,22 @@ describe('a late withdraw/create answer of an earlier attempt', () => {
     });
     expect(r.call_lease_until).not.toBeNull();
     expect(String(r.last_error)).toMatch(/attempt 1/);
-    // The same answer for the current attempt is applied as usual.
+    // The same answer for the current attempt (a repeat, #22 item 8) frees the claim but does
+    // not fail the payout: attempt 1 may have been paid. Unknown, flagged, still polled.
     await ctx.service.app.get(DataSource).transaction(async (m) => {
       const p = await processor.lock(m, { shopId: PAYOUT_SHOP_ID, shopPaymentId });
       await processor.applyCreate(m, p!, { ok: false, err: refused }, 'reconciliation', 2);
     });
-    expect(await row('payouts', 'shop_payment_id', shopPaymentId)).toMatchObject({
-      status: 'failed',
+    const settled = await row('payouts', 'shop_payment_id', shopPaymentId);
+    expect(settled).toMatchObject({
+      status: 'unknown',
       call_owner: null,
+      needs_attention: true,
     });
-    // A status round that read the row before it was settled and then hears "absent" finds it
-    // failed under the lock: no create is claimed.
+    expect(String(settled.attention_reason)).toMatch(/^unsettled_recreate:/);
+    expect(settled.next_poll_at).not.toBeNull();
+    // A status round that then hears "absent" claims no create for the flagged payout: an
+    // operator decides.
     const absent = new GatewayError({
       call: 'withdraw/shop_payment_status',
       errorCode: 5,
@@ -328,7 +336,7 @@ describe('a late withdraw/create answer of an earlier attempt', () => {
     });
     expect(step).toBe('done');
     expect(await row('payouts', 'shop_payment_id', shopPaymentId)).toMatchObject({
-      status: 'failed',
+      status: 'unknown',
       create_attempts: 2,
       call_owner: null,
     });
@@ -447,7 +455,7 @@ describe('attention: the queue and its resolutions', () => {
     expect((after.body.items as Array<{ id: string }>).map((i) => i.id)).not.toContain(a);
   });
 
-  it('recheck clears the flag and asks the gateway now, applying its answer through the invoice rule', async () => {
+  it('recheck asks the gateway now and applies its answer through the invoice rule; an unconfirmed flag stays', async () => {
     const shopOrderId = await contradicted();
     const res = await ctx.http
       .post(`/api/v1/admin/invoices/${shopOrderId}/resolve`)
@@ -456,8 +464,9 @@ describe('attention: the queue and its resolutions', () => {
     // The gateway does not know this hand-made invoice: absence teaches nothing about a final one.
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('rejected');
+    // Nothing confirmed the final status: the flag stays for an operator (#22).
     const r = await row('invoices', 'shop_order_id', shopOrderId);
-    expect(r.needs_attention).toBe(false);
+    expect(r.needs_attention).toBe(true);
     expect(
       ctx.sandbox.state.requests.some(
         (q) =>

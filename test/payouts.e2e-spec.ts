@@ -11,7 +11,7 @@ import { PAYOUT } from './support/payways';
  * and to needs_attention, idempotent replays, and the balance.
  */
 const CARD = '4111111111111111';
-const ENV = { PAYOUT_POLL_INTERVAL_S: '0.2', PAYOUT_POLL_MAX_S: '3' };
+const ENV = { PAYOUT_POLL_INTERVAL_S: '0.2', PAYOUT_POLL_MAX_S: '3', WATCH_INTERVAL_S: '1' };
 
 let ctx: TestContext;
 let db: Client;
@@ -346,7 +346,7 @@ describe('POST /api/v1/payouts', () => {
     }
   });
 
-  it('flags a payout that never finishes as needs_attention at the deadline', async () => {
+  it('flags a payout that never finishes as needs_attention at the deadline, and keeps polling it every WATCH_INTERVAL_S', async () => {
     const id = newId();
     const res = await ctx.http
       .post('/api/v1/payouts')
@@ -354,7 +354,9 @@ describe('POST /api/v1/payouts', () => {
       .send(payoutBody(id, { payway: PAYOUT.sandboxCard('never_final') }));
     expect(res.body.status).toBe('processing');
     const final = await pollUntil(id, (s) => s === 'needs_attention', 10000);
-    expect(final).toMatchObject({ status: 'needs_attention', nextPollAt: null });
+    expect(final).toMatchObject({ status: 'needs_attention', needsAttention: true });
+    expect(final.nextPollAt).not.toBeNull();
+    expect(final.attentionReason).toMatch(/^deadline:/);
     // updated_at is the flagging transaction's start, which may precede the deadline check by
     // a few milliseconds.
     expect(Date.parse(final.updatedAt as string)).toBeGreaterThanOrEqual(
@@ -367,6 +369,10 @@ describe('POST /api/v1/payouts', () => {
     await sleep(300);
     await ctx.service.app.get(PayoutPoller).runOnce();
     expect(callsFor(id, 'withdraw/status')).toBe(calls);
+    // A watch interval (1 s here) later it is asked again: the flag did not stop the watch.
+    await sleep(1000);
+    await ctx.service.app.get(PayoutPoller).runOnce();
+    expect(callsFor(id, 'withdraw/status')).toBe(calls + 1);
 
     const listed = await ctx.http.get('/api/v1/admin/payouts?status=needs_attention').set(admin());
     expect(listed.status).toBe(200);
@@ -378,7 +384,87 @@ describe('POST /api/v1/payouts', () => {
     const reconciled = await ctx.http.post(`/api/v1/admin/payouts/${id}/reconcile`).set(admin());
     expect(reconciled.status).toBe(200);
     expect(reconciled.body.status).toBe('needs_attention');
-    expect(callsFor(id, 'withdraw/status')).toBe(calls + 1);
+    expect(callsFor(id, 'withdraw/status')).toBe(calls + 2);
+  });
+
+  it('#22 item 2: a payout flagged at its deadline, rechecked while still sent, settles by itself when the gateway pays it', async () => {
+    const id = newId();
+    await ctx.http
+      .post('/api/v1/payouts')
+      .set(auth())
+      .send(payoutBody(id, { payway: PAYOUT.sandboxCard('never_final') }));
+    expect((await pollUntil(id, (s) => s === 'needs_attention', 10000)).status).toBe(
+      'needs_attention',
+    );
+    // The operator rechecks: the gateway still says 3 (sent).
+    const before = callsFor(id, 'withdraw/status');
+    const rechecked = await ctx.http
+      .post(`/api/v1/admin/payouts/${id}/resolve`)
+      .set(admin())
+      .send({ action: 'recheck' });
+    expect(rechecked.status).toBe(200);
+    expect(callsFor(id, 'withdraw/status')).toBe(before + 1);
+    expect(rechecked.body).toMatchObject({
+      status: 'needs_attention',
+      gatewayStatus: 3,
+      needsAttention: true,
+    });
+    expect(rechecked.body.nextPollAt).not.toBeNull();
+    const queue = await ctx.http.get('/api/v1/admin/attention').set(admin());
+    expect(
+      (queue.body.items as Array<{ objectType: string; id: string }>).filter(
+        (i) => i.objectType === 'payout' && i.id === id,
+      ),
+    ).toHaveLength(1);
+
+    // The gateway pays it later (as finishPayout does: status 5, the write-off debited).
+    const gp = [...ctx.sandbox.state.payouts.values()].find((p) => p.shopPaymentId === id)!;
+    gp.status = 5;
+    gp.updated = new Date();
+    ctx.sandbox.state.unfreeze(gp.shopId, gp.shopCurrency, gp.shopWriteOff, true);
+    await db.query(`UPDATE payouts SET next_poll_at = now() WHERE shop_payment_id = $1`, [id]);
+    await ctx.service.app.get(PayoutPoller).runOnce();
+
+    const settled = await getPayout(id);
+    expect(settled).toMatchObject({
+      status: 'succeeded',
+      gatewayStatus: 5,
+      needsAttention: false,
+      attentionReason: null,
+      nextPollAt: null,
+    });
+    const events = await db.query(
+      `SELECT type, cause FROM events WHERE entity_type = 'payout' AND entity_id = $1 AND type IS NOT NULL ORDER BY id`,
+      [id],
+    );
+    const tail = events.rows.slice(-2) as Array<{ type: string; cause: string }>;
+    expect(tail).toEqual([
+      { type: 'payout.succeeded', cause: 'reconciliation' },
+      { type: 'payout.attention_resolved', cause: 'gateway' },
+    ]);
+    const queueAfter = await ctx.http.get('/api/v1/admin/attention').set(admin());
+    expect((queueAfter.body.items as Array<{ id: string }>).map((i) => i.id)).not.toContain(id);
+  });
+
+  it('#22 item 8: a fatal answer to a repeated create leaves the payout unknown, flagged and polled', async () => {
+    const id = newId();
+    // The first create's connection is reset without an answer (its outcome unknown); the
+    // gateway then says absent, so it is sent again, and that repeat is refused as fatal.
+    await fault({ path: 'withdraw/create', fault: 'reset' });
+    const res = await ctx.http.post('/api/v1/payouts').set(auth()).send(payoutBody(id));
+    expect(res.body.status).toBe('unknown');
+    await fault({ path: 'withdraw/create', fault: 'fatal' });
+    await db.query(
+      `UPDATE payouts SET last_create_at = now() - interval '1 hour', next_poll_at = now(),
+              poll_deadline = now() + interval '60 seconds' WHERE shop_payment_id = $1`,
+      [id],
+    );
+    await ctx.service.app.get(PayoutPoller).runOnce();
+    expect(callsFor(id, 'withdraw/create')).toBe(2);
+    const p = await getPayout(id);
+    expect(p).toMatchObject({ status: 'unknown', needsAttention: true });
+    expect(p.attentionReason).toMatch(/^unsettled_recreate:/);
+    expect(p.nextPollAt).not.toBeNull();
   });
 
   it('rejects bad input before writing or calling the gateway, naming the field', async () => {

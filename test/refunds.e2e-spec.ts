@@ -332,6 +332,67 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     expect(events.rows).toEqual([{ cause: 'reconciliation' }]);
   });
 
+  it('#22 item 2: a WAITING refund past its deadline stays flagged and checked, a recheck keeps it scheduled, and SUCCESS later settles it and clears the flag', async () => {
+    const { shopOrderId } = await paidInvoice();
+    // The gateway keeps it WAITING (its own step is far away) and sends no notification.
+    await control('POST', '/sandbox/settings', { suppressNotifications: true, timeScale: 1000 });
+    const res = await refund(shopOrderId, { shopRefundId: 'watch-1', amount: '20.00' });
+    await control('POST', '/sandbox/settings', { timeScale: 0.001 });
+    expect(res.body.status).toBe('WAITING');
+    await db.query(
+      `UPDATE refunds SET next_check_at = now(), check_deadline = now() - interval '1 second' WHERE shop_refund_id = 'watch-1'`,
+    );
+    await reconciler().runOnce();
+    const row = async () =>
+      (
+        await db.query(
+          `SELECT status, needs_attention, attention_reason, next_check_at FROM refunds WHERE shop_refund_id = 'watch-1'`,
+        )
+      ).rows[0] as {
+        status: string;
+        needs_attention: boolean;
+        attention_reason: string | null;
+        next_check_at: Date | null;
+      };
+    let r = await row();
+    expect(r).toMatchObject({ status: 'WAITING', needs_attention: true });
+    expect(r.attention_reason).toMatch(/^deadline:/);
+    expect(r.next_check_at).not.toBeNull();
+
+    const rechecked = await ctx.http
+      .post('/api/v1/admin/refunds/watch-1/resolve')
+      .set(admin())
+      .send({ action: 'recheck' });
+    expect(rechecked.status).toBe(200);
+    expect(rechecked.body).toMatchObject({ status: 'WAITING', needsAttention: true });
+    r = await row();
+    expect(r.needs_attention).toBe(true);
+    expect(r.next_check_at).not.toBeNull();
+    const queue = await ctx.http.get('/api/v1/admin/attention').set(admin());
+    expect((queue.body.items as Array<{ id: string }>).map((i) => i.id)).toContain('watch-1');
+
+    // The gateway finishes it later; only the watch can learn it.
+    const onGateway = ctx.sandbox.state.refunds.get('watch-1')!;
+    onGateway.status = 'SUCCESS';
+    onGateway.processedAt = new Date();
+    await db.query(`UPDATE refunds SET next_check_at = now() WHERE shop_refund_id = 'watch-1'`);
+    await reconciler().runOnce();
+    r = await row();
+    expect(r).toEqual({
+      status: 'SUCCESS',
+      needs_attention: false,
+      attention_reason: null,
+      next_check_at: null,
+    });
+    const events = await db.query(
+      `SELECT type, cause FROM events WHERE entity_type = 'refund' AND entity_id = 'watch-1' AND type IS NOT NULL ORDER BY id`,
+    );
+    expect((events.rows as Array<{ type: string; cause: string }>).slice(-2)).toEqual([
+      { type: 'refund.success', cause: 'reconciliation' },
+      { type: 'refund.attention_resolved', cause: 'gateway' },
+    ]);
+  });
+
   it('a time-out on creation leaves WAITING/unknown, then reconciliation settles it with exactly one gateway refund', async () => {
     const { shopOrderId, invoiceId } = await paidInvoice();
     await control('POST', '/sandbox/settings', { suppressNotifications: true });

@@ -51,7 +51,7 @@ export class AttentionController {
   })
   @ApiOkResponse({
     description:
-      'The object as its GET returns it, flag cleared (raised again if a recheck still disagrees)',
+      'The object as its GET returns it. Recheck keeps the flag (and the watch) unless the gateway settles the object or confirms its final status; accept clears it',
     content: {
       'application/json': {
         schema: {

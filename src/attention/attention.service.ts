@@ -44,10 +44,11 @@ const FINAL_PAYOUT: readonly PayoutStatus[] = ['succeeded', 'failed', 'rejected'
 
 /**
  * The operator's side of attention: the queue (invoices, refunds, payouts, oldest first) and
- * its resolutions — `recheck` (clear the flag, ask the gateway now, apply the answer
- * through the object's rule, which raises it again if the gateway still disagrees), `accept`
- * (a final status the gateway's fresh answer does not contradict, with a note; accept-guard.ts)
- * and, for a held invoice, `charge` / `unhold` (the real gateway calls). All audited.
+ * its resolutions — `recheck` (ask the gateway now and apply the answer through the object's
+ * rule; the flag stays, and the object stays watched, unless the gateway settles or confirms
+ * it), `accept` (a final status the gateway's fresh answer does not contradict, with a note;
+ * accept-guard.ts) and, for a held invoice, `charge` / `unhold` (the real gateway calls). All
+ * audited.
  */
 @Injectable()
 export class AttentionService {
@@ -65,15 +66,16 @@ export class AttentionService {
     const rows = (await this.dataSource.query(
       `SELECT * FROM (
          SELECT 'invoice' AS object_type, shop_order_id AS id, status, attention_reason, attention_at,
-                amount::text AS amount, currency::text AS currency, created_at
+                amount::text AS amount, currency::text AS currency, created_at,
+                next_check_at AS next_check_at
            FROM invoices WHERE needs_attention AND shop_id = $1
          UNION ALL
          SELECT 'refund', shop_refund_id, status, attention_reason, attention_at,
-                amount::text, currency::text, created_at
+                amount::text, currency::text, created_at, next_check_at
            FROM refunds WHERE needs_attention AND shop_id = $1
          UNION ALL
          SELECT 'payout', shop_payment_id, status, attention_reason, attention_at,
-                amount::text, shop_currency::text, created_at
+                amount::text, shop_currency::text, created_at, next_poll_at
            FROM payouts WHERE needs_attention AND shop_id = $3
        ) a
        ORDER BY COALESCE(attention_at, created_at), id
@@ -88,6 +90,7 @@ export class AttentionService {
       attention_at: Date | null;
       amount: string;
       currency: string;
+      next_check_at: Date | null;
     }>;
     return rows.map((r) => ({
       objectType: r.object_type,
@@ -95,6 +98,7 @@ export class AttentionService {
       status: r.status,
       attentionReason: r.attention_reason,
       attentionAt: r.attention_at ? r.attention_at.toISOString() : null,
+      nextCheckAt: r.next_check_at ? r.next_check_at.toISOString() : null,
       amount: r.amount,
       currency: r.currency,
     }));
@@ -104,8 +108,10 @@ export class AttentionService {
     if (dto.action === 'accept') return this.accept(object, id, dto.status ?? '', dto.note ?? '');
     if (dto.action === 'charge' || dto.action === 'unhold')
       return this.settleHold(object, id, dto.action);
-    await this.clear(object, id, { action: 'recheck' });
-    if (object === 'invoice') return this.invoices.get(id, true, true);
+    // Recheck asks now and applies through the object's rule; it never clears a flag by itself
+    // nor unschedules anything (issue #22): each recheck clears only a final object's flag that
+    // the gateway's fresh answer confirms.
+    if (object === 'invoice') return this.invoices.recheck(id);
     if (object === 'refund') return this.refunds.recheck(id);
     return this.payouts.reconcile(id);
   }
@@ -113,23 +119,6 @@ export class AttentionService {
   /** The gateway shop an object of that kind belongs to. */
   private shopOf(object: AttentionObject): number {
     return this.config.gateway.shops[object === 'payout' ? 'payout' : 'payment'].shopId;
-  }
-
-  private async clear(
-    object: AttentionObject,
-    id: string,
-    resolution: Record<string, unknown>,
-  ): Promise<void> {
-    const table = { invoice: InvoiceEntity, refund: RefundEntity, payout: PayoutEntity }[object];
-    const key = { invoice: 'shopOrderId', refund: 'shopRefundId', payout: 'shopPaymentId' }[object];
-    await this.dataSource.transaction(async (m) => {
-      const row = (await m.findOne(table, {
-        where: { shopId: this.shopOf(object), [key]: id },
-        lock: { mode: 'pessimistic_write' },
-      })) as { id: string; status: string } | null;
-      if (row === null) throw new NotFound(label(object), id);
-      await resolveAttention(m, { object, id: row.id, shopId: id, status: row.status }, resolution);
-    });
   }
 
   /**

@@ -112,3 +112,73 @@ export async function resolveAttention(
     details: { attention: 'resolved', ...resolution },
   });
 }
+
+/**
+ * Reasons that only say "no final status yet": a final gateway status applied through the
+ * object's rule answers them, so the rule clears them itself (issue #22). Reasons about a
+ * disagreement (`mismatch`, `contradiction`, `unsafe_redirect`, `charge_on_unhold`) and
+ * `missing_invoice_id` (a final status does not teach the id) stay for an operator.
+ */
+const CLEARED_BY_FINAL: ReadonlySet<string> = new Set<AttentionReason>([
+  'deadline',
+  'absent',
+  'create_cap',
+  'poll_failing',
+  'unknown_status',
+  'watch_ended',
+  'unsettled_recreate',
+]);
+
+/** The reason code of a stored `attention_reason` text (`<code>: <detail>`), or null. */
+export function attentionCode(text: string | null): string | null {
+  if (text === null) return null;
+  const i = text.indexOf(':');
+  return i < 0 ? text : text.slice(0, i);
+}
+
+/** Whether a final gateway status clears a flag with this stored reason text (pure). */
+export function clearsOnFinal(attentionReason: string | null): boolean {
+  const code = attentionCode(attentionReason);
+  return code !== null && CLEARED_BY_FINAL.has(code);
+}
+
+/**
+ * Whether the watch may put its own flag (`deadline`, `poll_failing`, `watch_ended`) on a row
+ * (pure): always on an unflagged row; `deadline` never replaces another flag (that one says
+ * more); the others replace only a "not final yet" flag, never a disagreement.
+ */
+export function watchMayFlag(
+  row: { needsAttention: boolean; attentionReason: string | null },
+  reason: 'deadline' | 'poll_failing' | 'watch_ended',
+): boolean {
+  if (!row.needsAttention) return true;
+  if (reason === 'deadline') return false;
+  return clearsOnFinal(row.attentionReason) && attentionCode(row.attentionReason) !== reason;
+}
+
+/**
+ * Called by each object's rule right after it applied a final gateway status: clears a "not
+ * final yet" flag, audited with cause `gateway` (the shop gets `<object>.attention_resolved`),
+ * in the rule's transaction. Returns true when it cleared one.
+ */
+export async function clearFlagOnFinal(
+  m: EntityManager,
+  t: AttentionTarget,
+  row: { needsAttention: boolean; attentionReason: string | null; attentionAt?: Date | null },
+  facts: Record<string, unknown> = {},
+): Promise<boolean> {
+  if (!row.needsAttention || !clearsOnFinal(row.attentionReason)) return false;
+  await resolveAttention(
+    m,
+    t,
+    { action: 'settled', reason: attentionCode(row.attentionReason), status: t.status, ...facts },
+    'gateway',
+  );
+  row.needsAttention = false;
+  row.attentionReason = null;
+  row.attentionAt = null;
+  return true;
+}
+
+/** The detail of `watch_ended` (the console and the attention list show it). */
+export const WATCH_ENDED_DETAIL = 'watch ended: an operator decides';

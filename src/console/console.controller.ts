@@ -294,6 +294,7 @@ export class ConsoleController {
         currency: a.currency,
         reason: a.attentionReason,
         since: a.attentionAt,
+        nextCheckAt: a.nextCheckAt,
       })),
       finalStatuses: FINAL_STATUSES,
       flash,

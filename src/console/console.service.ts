@@ -1,3 +1,4 @@
+import { utc } from './console-format';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -293,10 +294,31 @@ export class ConsoleService {
   }
 }
 
-function attention(row: object): { needsAttention: boolean; attentionReason: string | null } {
-  const r = row as { needsAttention?: boolean; attentionReason?: string | null; status?: string };
+function attention(row: object): {
+  needsAttention: boolean;
+  attentionReason: string | null;
+  watch?: string;
+} {
+  const r = row as {
+    needsAttention?: boolean;
+    attentionReason?: string | null;
+    status?: string;
+    nextCheckAt?: Date | null;
+    nextPollAt?: Date | null;
+  };
+  const needsAttention = r.needsAttention === true || r.status === 'needs_attention';
+  const next = r.nextCheckAt ?? r.nextPollAt ?? null;
   return {
-    needsAttention: r.needsAttention === true || r.status === 'needs_attention',
+    needsAttention,
     attentionReason: r.attentionReason ?? null,
+    // A flag never stops the watch (issue #22): say whether the gateway is still asked.
+    ...(needsAttention
+      ? {
+          watch:
+            next !== null
+              ? `still watched: next check ${utc(next)}`
+              : 'watch ended: waiting for an operator',
+        }
+      : {}),
   };
 }

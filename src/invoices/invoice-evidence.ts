@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { AuditCause } from '../audit/audit-event.entity';
-import { raiseAttention } from '../common/attention';
+import { clearFlagOnFinal, raiseAttention } from '../common/attention';
 import type { AppConfig } from '../config/config';
 import type { InvoiceRecord } from '../gateway/gateway.types';
 import { InvoiceEntity } from './invoice.entity';
@@ -10,7 +10,7 @@ import {
   type InvoiceEvidence,
   type InvoiceVerdict,
 } from './invoice.rules';
-import { statusFromGatewayNumber } from './invoice.state';
+import { isFinal, statusFromGatewayNumber } from './invoice.state';
 import { transitionInvoice, type TransitionExtra } from './invoice-transitions';
 
 export function absencePolicy(config: AppConfig): AbsencePolicy {
@@ -40,7 +40,8 @@ export function evidenceOfCheck(record: InvoiceRecord): InvoiceEvidence {
 /**
  * Runs the invoice rule on evidence about a locked invoice and does what it says, inside the
  * caller's transaction: a status through the state machine (audited), attention (audited, no
- * money state changed), or one more piece of evidence of absence.
+ * money state changed), or one more piece of evidence of absence. A final status clears a flag
+ * that only said "not final yet" (cause `gateway`, issue #22).
  */
 export async function applyInvoiceEvidence(
   m: EntityManager,
@@ -56,6 +57,7 @@ export async function applyInvoiceEvidence(
     case 'apply':
       await transitionInvoice(m, inv, verdict.to, cause, details, extra);
       if (inv.absentCount > 0) await forgetAbsence(m, inv);
+      await settleFlag(m, inv, details);
       break;
     case 'attention':
       await raiseAttention(
@@ -85,11 +87,26 @@ export async function applyInvoiceEvidence(
         { ...details, reason: 'absent', absentChecks: verdict.count },
         { gatewayMessage: 'The gateway does not know this invoice: it was never created' },
       );
+      await settleFlag(m, inv, details);
       break;
     case 'ignore':
       break;
   }
   return verdict;
+}
+
+async function settleFlag(
+  m: EntityManager,
+  inv: InvoiceEntity,
+  details: Record<string, unknown>,
+): Promise<void> {
+  if (!isFinal(inv.status)) return;
+  await clearFlagOnFinal(
+    m,
+    { object: 'invoice', id: inv.id, shopId: inv.shopOrderId, status: inv.status },
+    inv,
+    typeof details.call === 'string' ? { call: details.call } : {},
+  );
 }
 
 async function forgetAbsence(m: EntityManager, inv: InvoiceEntity): Promise<void> {

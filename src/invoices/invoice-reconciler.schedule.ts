@@ -1,26 +1,27 @@
+import { nextWatchStep, type WatchStep, type WatchWindow } from '../common/watch';
+
 /** Longest wait between two checks of one invoice. */
 export const MAX_BACKOFF_S = 3600;
 
-export interface NextCheck {
-  nextCheckAt: Date | null;
-  needsAttention: boolean;
-}
-
 /**
- * When to check an open invoice again (pure): grace × 2^(attempts+1), capped at an hour and at
- * the deadline (one last look there); once the deadline has passed, no more checks and the
- * invoice goes to an operator.
+ * When to check an open invoice again (pure): before its deadline grace × 2^(attempts+1),
+ * capped at an hour and at the deadline (one look there); from the deadline on it is flagged
+ * and still checked every WATCH_INTERVAL_S until WATCH_MAX_S after its creation (issue #22).
  */
 export function nextInvoiceCheck(p: {
   now: Date;
   attempts: number;
   deadline: Date | null;
   graceS: number;
-}): NextCheck {
-  if (p.deadline !== null && p.now.getTime() >= p.deadline.getTime())
-    return { nextCheckAt: null, needsAttention: true };
+  createdAt: Date;
+  watch: WatchWindow;
+}): WatchStep {
   const waitS = Math.min(p.graceS * 2 ** Math.min(p.attempts + 1, 30), MAX_BACKOFF_S);
-  let at = p.now.getTime() + waitS * 1000;
-  if (p.deadline !== null) at = Math.min(at, p.deadline.getTime());
-  return { nextCheckAt: new Date(at), needsAttention: false };
+  return nextWatchStep({
+    now: p.now,
+    createdAt: p.createdAt,
+    deadline: p.deadline,
+    cadenceAt: new Date(p.now.getTime() + waitS * 1000),
+    watch: p.watch,
+  });
 }

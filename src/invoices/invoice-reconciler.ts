@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { raiseAttention } from '../common/attention';
+import { raiseAttention, watchMayFlag, WATCH_ENDED_DETAIL } from '../common/attention';
 import { KeyRing } from '../common/key-ring';
 import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
@@ -24,14 +24,15 @@ const CONCURRENCY = 8;
 const LEASE_S = 120;
 
 /**
- * Open invoices not yet scheduled get a first check and a deadline. The predicate repeats
+ * Open invoices not yet scheduled get a first check and a deadline; a flagged one too while
+ * its watch lasts (a flag never stops the watch, issue #22). The predicate implies
  * ix_invoices_unscheduled's, so the statement never reads the (many) final invoices.
  */
 export const SCHEDULE_OPEN_INVOICES_SQL = `UPDATE invoices
     SET next_check_at = created_at + make_interval(secs => $1),
         check_deadline = COALESCE(check_deadline, created_at + make_interval(secs => $2))
-  WHERE next_check_at IS NULL AND needs_attention = false
-    AND status NOT IN ('succeeded','rejected','unheld')`;
+  WHERE next_check_at IS NULL AND status NOT IN ('succeeded','rejected','unheld')
+    AND (needs_attention = false OR created_at > now() - make_interval(secs => $3))`;
 
 type Outcome = 'settled' | 'rescheduled' | 'flagged' | 'never_created' | 'error';
 
@@ -39,8 +40,9 @@ type Outcome = 'settled' | 'rescheduled' | 'flagged' | 'never_created' | 'error'
  * Settles invoices whose notification is late or lost: every non-final invoice gets a first check
  * time (created + grace) and a deadline (created + max age); due ones are claimed (FOR UPDATE SKIP
  * LOCKED + lease, so several instances never check one invoice twice per cycle), asked with
- * invoice/check and moved through the state machine; still open ones back off, and past the
- * deadline they are flagged for an operator.
+ * invoice/check and moved through the state machine; still open ones back off; past the
+ * deadline they are flagged and still checked every WATCH_INTERVAL_S until WATCH_MAX_S after
+ * their creation, then left to an operator.
  */
 @Injectable()
 export class InvoiceReconciler implements OnApplicationBootstrap {
@@ -86,7 +88,11 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
   /** Open invoices without a check time get one (after the grace period) and a deadline. */
   private async scheduleOpenInvoices(): Promise<void> {
     const { reconcileGraceS, reconcileMaxS } = this.config.invoices;
-    await this.dataSource.query(SCHEDULE_OPEN_INVOICES_SQL, [reconcileGraceS, reconcileMaxS]);
+    await this.dataSource.query(SCHEDULE_OPEN_INVOICES_SQL, [
+      reconcileGraceS,
+      reconcileMaxS,
+      this.config.watch.maxS,
+    ]);
   }
 
   /**
@@ -159,15 +165,15 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
         await this.release(id, m);
         return verdict.kind === 'never_created' ? 'never_created' : 'settled';
       }
-      if (inv.needsAttention) {
-        await this.release(id, m);
-        return 'flagged';
-      }
+      // Flagged or not, an open invoice stays watched: the flag is beside the status.
       return this.reschedule(m, id);
     });
   }
 
-  /** Next check with backoff, or attention once the deadline has passed. Clears the lease. */
+  /**
+   * Next check with backoff; past the deadline flagged and checked every WATCH_INTERVAL_S; past
+   * the watch end flagged `watch_ended` and no longer checked. Clears the lease.
+   */
   private async reschedule(m: EntityManager, id: string): Promise<Outcome> {
     const inv = await m.findOne(InvoiceEntity, { where: { id } });
     if (inv === null) return 'error';
@@ -176,20 +182,24 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
       attempts: inv.checkAttempts,
       deadline: inv.checkDeadline,
       graceS: this.config.invoices.reconcileGraceS,
+      createdAt: inv.createdAt,
+      watch: this.config.watch,
     });
     await m.query(
       `UPDATE invoices SET check_attempts = check_attempts + 1, next_check_at = $2, lease_until = NULL WHERE id = $1`,
-      [id, next.nextCheckAt],
+      [id, next.nextAt],
     );
-    if (next.needsAttention)
+    if (next.flag !== null && watchMayFlag(inv, next.flag))
       await raiseAttention(
         m,
         { object: 'invoice', id, shopId: inv.shopOrderId, status: inv.status },
-        'deadline',
-        'not final at its check deadline',
+        next.flag,
+        next.flag === 'deadline'
+          ? 'not final at its check deadline; still checked until the watch ends'
+          : WATCH_ENDED_DETAIL,
         'reconciliation',
       );
-    return next.needsAttention ? 'flagged' : 'rescheduled';
+    return next.flag !== null || inv.needsAttention ? 'flagged' : 'rescheduled';
   }
 
   private async release(id: string, m?: EntityManager): Promise<void> {

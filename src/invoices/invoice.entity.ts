@@ -44,7 +44,7 @@ export interface PaymentTokenInfo {
 @Index('ix_invoices_created', ['shopId', 'createdAt', 'id'])
 @Index('ix_invoices_attention', ['attentionAt'], { where: 'needs_attention' })
 @Index('ix_invoices_unscheduled', ['createdAt'], {
-  where: `next_check_at IS NULL AND needs_attention = false AND status NOT IN ('succeeded','rejected','unheld')`,
+  where: `next_check_at IS NULL AND status NOT IN ('succeeded','rejected','unheld')`,
 })
 export class InvoiceEntity extends GatewayObjectColumns {
   @PrimaryGeneratedColumn('uuid') id: string;

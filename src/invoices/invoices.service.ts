@@ -14,7 +14,7 @@ import {
   SealedValueUnreadable,
   ValidationFailed,
 } from '../common/errors';
-import { raiseAttention } from '../common/attention';
+import { raiseAttention, resolveAttention } from '../common/attention';
 import { Coalescer } from '../common/coalesce';
 import { crashPoint } from '../common/crash-point';
 import { callLeaseSeconds, waitForAnswer } from '../jobs/in-flight';
@@ -54,6 +54,7 @@ import {
   type InvoiceStatus,
 } from './invoice.state';
 import { lockInvoice, transitionInvoice } from './invoice-transitions';
+import { nextInvoiceCheck } from './invoice-reconciler.schedule';
 import { payerStep, redirectParams, statusPage, type PayerStep } from './redirect-page';
 import {
   PAYMENT_TOKEN_INDEX,
@@ -643,7 +644,18 @@ export class InvoicesService {
     return this.refreshes.run(shopOrderId, () => this.checkAndApply(shopOrderId));
   }
 
-  private async checkAndApply(shopOrderId: string): Promise<void> {
+  /**
+   * Admin recheck (issue #22): invoice/check now, applied through the invoice rule (a final
+   * status clears a "not final yet" flag itself). It never unschedules anything: an open invoice
+   * keeps (or gets) its next check while its watch lasts. The flag is cleared here only when the
+   * invoice is final already and the gateway's fresh record says the same.
+   */
+  async recheck(shopOrderId: string): Promise<InvoiceView> {
+    await this.checkAndApply(shopOrderId, true);
+    return this.get(shopOrderId, false, true);
+  }
+
+  private async checkAndApply(shopOrderId: string, recheck = false): Promise<void> {
     const exists = await this.dataSource
       .getRepository(InvoiceEntity)
       .existsBy({ shopId: this.shopId, shopOrderId });
@@ -663,17 +675,51 @@ export class InvoicesService {
         await m.update(InvoiceEntity, { id: inv.id }, { callOwner: null, callLeaseUntil: null });
         Object.assign(inv, { callOwner: null, callLeaseUntil: null });
       }
-      if (inv)
-        await applyCheckRecord(
+      if (!inv) return;
+      const wasFinal = isFinal(inv.status);
+      const verdict = await applyCheckRecord(
+        m,
+        inv,
+        record,
+        'reconciliation',
+        absencePolicy(this.config),
+        this.keys,
+        this.config.gateway.nowOffset,
+      );
+      if (!recheck) return;
+      const ev = evidenceOfCheck(record);
+      const agrees =
+        wasFinal &&
+        verdict.kind !== 'attention' &&
+        ev.kind === 'record' &&
+        ev.status === inv.status;
+      if (agrees && inv.needsAttention) {
+        await resolveAttention(
           m,
-          inv,
-          record,
-          'reconciliation',
-          absencePolicy(this.config),
-          this.keys,
-          this.config.gateway.nowOffset,
+          { object: 'invoice', id: inv.id, shopId: inv.shopOrderId, status: inv.status },
+          { action: 'recheck', gatewayStatus: record.status },
+          'admin',
         );
+        return;
+      }
+      await this.keepWatched(m, inv);
     });
+  }
+
+  /** An open invoice within its watch always has a next check (a recheck never drops it). */
+  private async keepWatched(m: EntityManager, inv: InvoiceEntity): Promise<void> {
+    if (isFinal(inv.status) || inv.nextCheckAt !== null) return;
+    const next = nextInvoiceCheck({
+      now: new Date(),
+      attempts: inv.checkAttempts,
+      deadline: inv.checkDeadline,
+      graceS: this.config.invoices.reconcileGraceS,
+      createdAt: inv.createdAt,
+      watch: this.config.watch,
+    });
+    if (next.nextAt === null) return;
+    await m.update(InvoiceEntity, { id: inv.id }, { nextCheckAt: next.nextAt });
+    inv.nextCheckAt = next.nextAt;
   }
 
   async list(q: ListInvoicesQuery, admin: boolean): Promise<Page<InvoiceView>> {

@@ -3,7 +3,14 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
-import { raiseAttention, type AttentionReason } from '../common/attention';
+import {
+  clearFlagOnFinal,
+  raiseAttention,
+  resolveAttention,
+  watchMayFlag,
+  WATCH_ENDED_DETAIL,
+  type AttentionReason,
+} from '../common/attention';
 import { logger } from '../common/logger';
 import { Amount } from '../common/money';
 import { KeyRing } from '../common/key-ring';
@@ -30,6 +37,7 @@ import {
   foreignRecordReason,
   isFinal,
   isPolled,
+  nextPayoutPoll,
   statusFromGatewayNumber,
 } from './payout.state';
 
@@ -141,7 +149,9 @@ export class PayoutProcessor {
 
   /**
    * Phase 3 of a create (row locked): the record governs; "duplicate" means it exists (ask its
-   * status at once); fatal → failed; non-fatal → processing; anything else is unknown and the
+   * status at once); fatal → failed, but not for a repeated create (an earlier attempt's outcome
+   * was not known: it may have been paid, so the payout stays unknown, flagged
+   * `unsettled_recreate` and polled); non-fatal → processing; anything else is unknown and the
    * first status question waits at least one poll interval (a create still in flight at the
    * gateway would otherwise look absent and be sent again).
    */
@@ -199,6 +209,28 @@ export class PayoutProcessor {
       await this.setNextPoll(m, p, new Date());
       return;
     }
+    if (err instanceof GatewayError && err.fatal === true && attempt > 1) {
+      // The refusal speaks for this attempt only (a duplicate under another code, a balance
+      // the first attempt reserved...): the status question settles the payout, never this.
+      await this.write(
+        m,
+        p,
+        'unknown',
+        cause,
+        { call, errorCode: err.errorCode, fatal: true, attempt },
+        errorInfo,
+      );
+      await raiseAttention(
+        m,
+        { object: 'payout', id: p.id, shopId: p.shopPaymentId, status: p.status },
+        'unsettled_recreate',
+        `withdraw/create attempt ${attempt} refused (error ${err.errorCode}) while an earlier attempt's outcome is unknown`,
+        cause,
+      );
+      p.needsAttention = true;
+      await this.setNextPoll(m, p, this.intervalFromNow());
+      return;
+    }
     if (err instanceof GatewayError && err.fatal === true) {
       await this.write(
         m,
@@ -208,6 +240,7 @@ export class PayoutProcessor {
         { call, errorCode: err.errorCode, fatal: true },
         errorInfo,
       );
+      await this.settleFlag(m, p, call);
       return;
     }
     if (err instanceof GatewayError && err.fatal === false) {
@@ -281,10 +314,12 @@ export class PayoutProcessor {
       return 'done';
     }
     if (decision === 'late') {
-      await this.raise(m, p, 'deadline', 'absent at the poll deadline: not sent again', cause);
+      await this.flagWatch(m, p, 'deadline', 'absent at the poll deadline: not sent again', cause);
       return 'done';
     }
-    if (decision === 'wait' || !mayCreate) return 'done';
+    // A flagged payout (e.g. a repeat refused while an earlier attempt is unknown) is never
+    // created again by itself: an operator decides.
+    if (decision === 'wait' || !mayCreate || p.needsAttention) return 'done';
     this.log.warn(
       { shopPaymentId: p.shopPaymentId, attempts: p.createAttempts },
       'payout absent on the gateway: repeating the create',
@@ -345,9 +380,52 @@ export class PayoutProcessor {
       },
     );
     if (p.lastError !== null) await m.update(PayoutEntity, { id: p.id }, { lastError: null });
+    await this.settleFlag(m, p, call);
   }
 
-  /** Attention for a payout: the flag and reason (audited), and the status `needs_attention`. */
+  /**
+   * A final gateway status clears a "not final yet" flag (deadline, absent, ...), audited with
+   * cause gateway in the same transaction (issue #22); a disagreement stays for an operator.
+   */
+  private async settleFlag(m: EntityManager, p: PayoutEntity, call: string): Promise<void> {
+    if (!isFinal(p.status)) return;
+    await clearFlagOnFinal(
+      m,
+      { object: 'payout', id: p.id, shopId: p.shopPaymentId, status: p.status },
+      p,
+      { call },
+    );
+  }
+
+  /**
+   * The watch's own flag: past the poll deadline the status is `needs_attention` (the
+   * contract's word) and the payout is still polled; past the watch end it is no longer polled.
+   * Never hides a flag that says more (see watchMayFlag).
+   */
+  private async flagWatch(
+    m: EntityManager,
+    p: PayoutEntity,
+    flag: 'deadline' | 'watch_ended' | 'poll_failing',
+    detail: string,
+    cause: AuditCause,
+  ): Promise<void> {
+    await this.write(m, p, 'needs_attention', cause, { reason: detail });
+    if (!watchMayFlag(p, flag)) return;
+    await raiseAttention(
+      m,
+      { object: 'payout', id: p.id, shopId: p.shopPaymentId, status: p.status },
+      flag,
+      detail,
+      cause,
+    );
+    p.needsAttention = true;
+    p.attentionReason = `${flag}: ${detail}`;
+  }
+
+  /**
+   * Attention for a payout: the flag and reason (audited), and the status `needs_attention`.
+   * The payout stays polled: a flag never stops the watch (issue #22).
+   */
   async raise(
     m: EntityManager,
     p: PayoutEntity,
@@ -365,7 +443,6 @@ export class PayoutProcessor {
     );
     p.needsAttention = true;
     p.attentionReason = `${reason}: ${detail}`;
-    await this.setNextPoll(m, p, null);
   }
 
   /**
@@ -487,7 +564,10 @@ export class PayoutProcessor {
     return true;
   }
 
-  /** End of a round: deadline → attention; poll count, next poll, lease released. */
+  /**
+   * End of a round: past the deadline flagged and polled every WATCH_INTERVAL_S, past the watch
+   * end flagged `watch_ended` and no longer polled; poll count, next poll, lease released.
+   */
   private async finishRound(
     m: EntityManager,
     p: PayoutEntity,
@@ -496,9 +576,23 @@ export class PayoutProcessor {
     nextAt?: Date | null,
     deadlineApplies = true,
   ): Promise<void> {
-    if (deadlineApplies && isPolled(p.status) && Date.now() >= p.pollDeadline.getTime())
-      await this.raise(m, p, 'deadline', 'no final status by the poll deadline', cause);
-    const next = nextAt !== undefined && nextAt !== null ? nextAt : this.keepOrNext(p);
+    let next: Date | null = null;
+    if (isPolled(p.status)) {
+      const step = this.watchStep(p);
+      if (deadlineApplies && step.flag !== null)
+        await this.flagWatch(
+          m,
+          p,
+          step.flag,
+          step.flag === 'deadline'
+            ? 'no final status by the poll deadline; still polled until the watch ends'
+            : WATCH_ENDED_DETAIL,
+          cause,
+        );
+      if (nextAt !== undefined && nextAt !== null) next = nextAt;
+      else if (!deadlineApplies) next = this.keepOrNext(p);
+      else next = this.keepOrNext(p, step.nextAt);
+    }
     await m.update(
       PayoutEntity,
       { id: p.id },
@@ -517,17 +611,26 @@ export class PayoutProcessor {
    * own due time is not: it is the time that made this round due, already past, and keeping it
    * would poll the payout again at every tick.
    */
-  private keepOrNext(p: PayoutEntity): Date | null {
-    if (!isPolled(p.status)) return null;
-    const next = this.intervalFromNow();
+  private keepOrNext(p: PayoutEntity, due: Date | null = this.intervalFromNow()): Date | null {
+    if (!isPolled(p.status) || due === null) return null;
     const chosen = this.chosenByAnswer.has(p) ? p.nextPollAt : null;
-    return chosen !== null && chosen < next ? chosen : next;
+    return chosen !== null && chosen < due ? chosen : due;
+  }
+
+  private watchStep(p: PayoutEntity) {
+    return nextPayoutPoll({
+      now: new Date(),
+      createdAt: p.createdAt,
+      pollDeadline: p.pollDeadline,
+      pollIntervalS: this.config.payouts.pollIntervalS,
+      watch: this.config.watch,
+    });
   }
 
   /**
    * A round that threw: recorded in a transaction of its own (the failed one rolled back), with
-   * the error on the row; past the deadline the payout goes to an operator instead of being
-   * retried forever.
+   * the error on the row; past the deadline it is flagged `poll_failing` and still polled every
+   * WATCH_INTERVAL_S until the watch ends.
    */
   async recordFailure(
     dataSource: DataSource,
@@ -541,15 +644,18 @@ export class PayoutProcessor {
       if (p === null || (owner !== undefined && p.leaseOwner !== owner)) return;
       await m.update(PayoutEntity, { id }, { lastError: message.slice(0, 500) });
       p.lastError = message;
-      if (isPolled(p.status) && Date.now() >= p.pollDeadline.getTime())
-        await this.raise(
+      const step = isPolled(p.status) ? this.watchStep(p) : null;
+      if (step !== null && step.flag !== null)
+        await this.flagWatch(
           m,
           p,
-          'poll_failing',
-          `every poll fails: ${message.slice(0, 200)}`,
+          step.flag === 'deadline' ? 'poll_failing' : step.flag,
+          step.flag === 'deadline'
+            ? `every poll fails: ${message.slice(0, 200)}`
+            : WATCH_ENDED_DETAIL,
           'reconciliation',
         );
-      const next = isPolled(p.status) ? this.intervalFromNow() : null;
+      const next = step?.nextAt ?? null;
       await m.update(
         PayoutEntity,
         { id },
@@ -585,6 +691,34 @@ export class PayoutProcessor {
       toStatus: to,
       cause: 'admin',
       details: { ...details, correction: true },
+    });
+  }
+
+  /**
+   * Admin recheck of a final, flagged payout: its status asked now and applied through the
+   * rule (a different final status is a contradiction); the flag is cleared only when the
+   * gateway's record is ours and says the same final status.
+   */
+  async recheckFinal(dataSource: DataSource, id: string): Promise<void> {
+    const p = await dataSource.getRepository(PayoutEntity).findOneBy({ id });
+    if (p === null || !isFinal(p.status) || !p.needsAttention) return;
+    const { via, answer } = await this.askStatus(p);
+    await dataSource.transaction(async (m) => {
+      const row = await this.lock(m, { id });
+      if (row === null || !isFinal(row.status)) return;
+      const agrees =
+        answer.ok &&
+        foreignRecordReason(row, answer.value, maskAccount) === null &&
+        statusFromGatewayNumber(answer.value.status, this.config.payouts.status).status ===
+          row.status;
+      await this.applyStatus(m, row, via, answer, 'admin', false);
+      if (agrees && row.needsAttention)
+        await resolveAttention(
+          m,
+          { object: 'payout', id: row.id, shopId: row.shopPaymentId, status: row.status },
+          { action: 'recheck', gatewayStatus: answer.ok ? answer.value.status : null },
+          'admin',
+        );
     });
   }
 

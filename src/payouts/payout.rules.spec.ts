@@ -1,6 +1,6 @@
 import { Amount } from '../common/money';
 import { maskAccount } from './account-mask';
-import { decideRecreate, foreignRecordReason } from './payout.state';
+import { decideRecreate, foreignRecordReason, isPolled, nextPayoutPoll } from './payout.state';
 
 describe('decideRecreate: a create after "absent"', () => {
   const base = {
@@ -101,5 +101,51 @@ describe('decideRecreate: the poll deadline', () => {
 
   it('the cap is named first when both hold', () => {
     expect(decideRecreate({ ...base, createAttempts: 3, pollDeadline: 0 })).toBe('cap');
+  });
+});
+
+describe('decideRecreate: never "absent" while the last create may be in flight (#22 item 5)', () => {
+  const base = {
+    now: 100_000,
+    maxCreates: 3,
+    gatewayTimeoutMs: 30_000,
+    pollIntervalMs: 30_000,
+    createAttempts: 2,
+  };
+  it.each<[string, number, number, number, string]>([
+    ['at the deadline, create sent 10 s ago: wait', 100_000, 90_000, 2, 'wait'],
+    ['past the deadline, create sent 59.999 s ago: wait', 50_000, 100_000 - 59_999, 2, 'wait'],
+    ['at the cap, create sent 1 s ago: wait', 200_000, 99_000, 3, 'wait'],
+    ['at the deadline, the quiet period over: late', 100_000, 40_000, 2, 'late'],
+    ['at the cap, the quiet period over: cap', 200_000, 40_000, 3, 'cap'],
+  ])('%s', (_n, pollDeadline, lastCreateAt, createAttempts, expected) => {
+    expect(decideRecreate({ ...base, pollDeadline, lastCreateAt, createAttempts })).toBe(expected);
+  });
+});
+
+describe('nextPayoutPoll: polled until final, flagged at the deadline, then every WATCH_INTERVAL_S', () => {
+  const createdAt = new Date('2026-01-01T00:00:00Z');
+  const at = (s: number) => new Date(createdAt.getTime() + s * 1000);
+  const base = {
+    createdAt,
+    pollDeadline: at(7200),
+    pollIntervalS: 30,
+    watch: { intervalS: 600, maxS: 7 * 86400 },
+  };
+  it.each<[string, number, number | null, string | null]>([
+    ['before the deadline: every poll interval', 60, 90, null],
+    ['at the deadline: flagged and still polled', 7200, 7800, 'deadline'],
+    ['a day later: still polled every watch interval', 86400, 87000, 'deadline'],
+    ['at the watch end: no longer polled', 7 * 86400, null, 'watch_ended'],
+  ])('%s', (_n, nowS, nextS, flag) => {
+    expect(nextPayoutPoll({ ...base, now: at(nowS) })).toEqual({
+      nextAt: nextS === null ? null : at(nextS),
+      flag,
+    });
+  });
+
+  it('needs_attention is still polled; a final status is not', () => {
+    expect(isPolled('needs_attention')).toBe(true);
+    expect(isPolled('succeeded')).toBe(false);
   });
 });

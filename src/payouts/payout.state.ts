@@ -1,4 +1,5 @@
 import { Amount } from '../common/money';
+import { nextWatchStep, type WatchStep, type WatchWindow } from '../common/watch';
 import type { PayoutStatusConfig } from '../config/config';
 import type { PayoutStatus } from './payout.entity';
 
@@ -6,7 +7,7 @@ import type { PayoutStatus } from './payout.entity';
  * The payout state machine, pure. `pending`: written, the gateway has not answered yet;
  * `unknown`: the create may or may not have happened (time-out, reset); `processing`: the gateway
  * has the payout and it is not final; `needs_attention`: no final status by the deadline, an
- * operator must look (a later reconcile may still settle it). Finals are never left.
+ * operator must look, and it is still polled (a later answer settles it). Finals are never left.
  */
 export const PAYOUT_STATUSES: readonly PayoutStatus[] = [
   'pending',
@@ -24,9 +25,34 @@ export function isFinal(status: PayoutStatus): boolean {
   return FINAL.has(status);
 }
 
-/** Statuses the poller works on: the gateway still owes us an answer. */
+/**
+ * Statuses the poller works on: the gateway still owes us an answer. `needs_attention` too: a
+ * flag never stops the watch (issue #22); past the deadline it is polled every
+ * WATCH_INTERVAL_S until WATCH_MAX_S after creation.
+ */
 export function isPolled(status: PayoutStatus): boolean {
-  return status === 'pending' || status === 'unknown' || status === 'processing';
+  return !isFinal(status);
+}
+
+/**
+ * When to poll a non-final payout next (pure): every PAYOUT_POLL_INTERVAL_S until its poll
+ * deadline (one poll there), then flagged `deadline` and polled every WATCH_INTERVAL_S until
+ * WATCH_MAX_S after its creation, then `watch_ended` and no longer polled.
+ */
+export function nextPayoutPoll(p: {
+  now: Date;
+  createdAt: Date;
+  pollDeadline: Date;
+  pollIntervalS: number;
+  watch: WatchWindow;
+}): WatchStep {
+  return nextWatchStep({
+    now: p.now,
+    createdAt: p.createdAt,
+    deadline: p.pollDeadline,
+    cadenceAt: new Date(p.now.getTime() + p.pollIntervalS * 1000),
+    watch: p.watch,
+  });
 }
 
 const ALLOWED: Record<PayoutStatus, readonly PayoutStatus[]> = {
@@ -69,13 +95,13 @@ export function statusFromGatewayNumber(n: number, cfg: PayoutStatusConfig): Map
 
 /**
  * After `withdraw/shop_payment_status` said "absent": may the create be sent again now?
- * `cap`: PAYOUT_MAX_CREATES creates went out and it is still absent → an operator decides.
  * `wait`: the last create may still be in flight at the gateway and would be paid twice: it
  * went out less than a gateway time-out plus the longer of another time-out and one poll
  * interval ago (an "absent" is only believed an interval after a time-out, however short the
- * time-out is set). `late`: past the poll deadline nothing is sent any more (a create then
- * would be paid with nobody left to poll it): an operator decides. `create`: send it once more
- * (same id).
+ * time-out is set). Checked first: "absent" says nothing while a create may be in flight, at
+ * the cap and at the deadline too (issue #22). `cap`: PAYOUT_MAX_CREATES creates went out and
+ * it is still absent → flagged. `late`: past the poll deadline nothing is sent any more: it is
+ * flagged (and still polled). `create`: send it once more (same id).
  */
 export function decideRecreate(p: {
   now: number;
@@ -86,10 +112,10 @@ export function decideRecreate(p: {
   pollIntervalMs: number;
   pollDeadline: number;
 }): 'create' | 'wait' | 'cap' | 'late' {
-  if (p.createAttempts >= p.maxCreates) return 'cap';
-  if (p.now >= p.pollDeadline) return 'late';
   const quietMs = p.gatewayTimeoutMs + Math.max(p.gatewayTimeoutMs, p.pollIntervalMs);
   if (p.lastCreateAt !== null && p.now - p.lastCreateAt < quietMs) return 'wait';
+  if (p.createAttempts >= p.maxCreates) return 'cap';
+  if (p.now >= p.pollDeadline) return 'late';
   return 'create';
 }
 

@@ -316,18 +316,22 @@ export class PayoutsService {
   }
 
   /**
-   * Admin: ask the gateway now, in the same phases as the poller. A payout an operator must look
-   * at is not created again after "absent" (the operator decides that), but a found final status
-   * settles it.
+   * Admin (and the attention recheck): ask the gateway now, in the same phases as the poller. A
+   * flagged payout is not created again after "absent" (the operator decides that), but a found
+   * final status settles it and clears a "not final yet" flag; otherwise it stays flagged and
+   * keeps its next poll (issue #22). A final flagged payout is cleared only when the gateway
+   * confirms its status.
    */
   async reconcile(shopPaymentId: string): Promise<PayoutView> {
     const p = await this.find(shopPaymentId);
     if (p === null) throw new NotFound('Payout', shopPaymentId);
     if (!isFinal(p.status)) {
       await this.processor.checkOnce(this.dataSource, p.id, 'admin', {
-        mayCreate: p.status !== 'needs_attention',
+        mayCreate: !p.needsAttention && p.status !== 'needs_attention',
         force: true,
       });
+    } else {
+      await this.processor.recheckFinal(this.dataSource, p.id);
     }
     return this.get(shopPaymentId);
   }

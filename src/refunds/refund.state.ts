@@ -4,6 +4,7 @@
  * status + submit state, and whether a gateway message describes the refund we stored.
  * Services only orchestrate I/O around these functions.
  */
+import { nextWatchStep, type WatchStep, type WatchWindow } from '../common/watch';
 import { Amount } from '../common/money';
 import type { RefundStatus, RefundSubmitState } from './refund.entity';
 
@@ -124,6 +125,28 @@ export function fitsPaidAmount(paid: Amount, counted: Amount[], amount: Amount):
 /** Next reconciliation delay: the grace period doubled per attempt, capped at an hour. */
 export function backoffSeconds(graceS: number, attempts: number): number {
   return Math.min(graceS * 2 ** Math.min(attempts, 20), 3600);
+}
+
+/**
+ * When to ask about a WAITING refund again (pure): with backoff before its check deadline;
+ * from the deadline on flagged and asked every WATCH_INTERVAL_S; after WATCH_MAX_S from its
+ * creation no longer asked (issue #22: a flag never stops the watch before that).
+ */
+export function nextRefundCheck(p: {
+  now: Date;
+  attempts: number;
+  graceS: number;
+  deadline: Date | null;
+  createdAt: Date;
+  watch: WatchWindow;
+}): WatchStep {
+  return nextWatchStep({
+    now: p.now,
+    createdAt: p.createdAt,
+    deadline: p.deadline,
+    cadenceAt: new Date(p.now.getTime() + backoffSeconds(p.graceS, p.attempts) * 1000),
+    watch: p.watch,
+  });
 }
 
 export interface RefundRuleFacts extends StoredRefundFacts {

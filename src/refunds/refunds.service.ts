@@ -58,7 +58,7 @@ import {
   type RefundExtra,
 } from './refund-transitions';
 import {
-  backoffSeconds,
+  nextRefundCheck,
   CreateAnswer,
   fitsPaidAmount,
   isFinalRefund,
@@ -70,7 +70,14 @@ import {
 } from './refund.state';
 import { minorUnitsProblem } from '../common/currency';
 import { Coalescer } from '../common/coalesce';
-import { raiseAttention } from '../common/attention';
+import type { WatchStep } from '../common/watch';
+import {
+  clearFlagOnFinal,
+  raiseAttention,
+  resolveAttention,
+  watchMayFlag,
+  WATCH_ENDED_DETAIL,
+} from '../common/attention';
 
 /** Phase 1's result: the refund, and what its gateway call needs when this request claimed it. */
 type Reserved =
@@ -541,6 +548,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
           await m.update(RefundEntity, { id: refund.id }, { absentCount: 0, firstAbsentAt: null });
           Object.assign(refund, { absentCount: 0, firstAbsentAt: null });
         }
+        await this.settleFlag(m, refund, details);
         return { ...verdict, changed };
       }
       case 'attention':
@@ -571,10 +579,26 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
           { ...details, reason: 'not listed by invoice/get-refunds', absentChecks: verdict.count },
           { submitState: 'rejected' },
         );
+        await this.settleFlag(m, refund, details);
         return verdict;
       default:
         return verdict;
     }
+  }
+
+  /** A final status applied by the rule clears a "not final yet" flag (cause gateway, #22). */
+  private async settleFlag(
+    m: EntityManager,
+    refund: RefundEntity,
+    details: Record<string, unknown>,
+  ): Promise<void> {
+    if (!isFinalRefund(refund.status)) return;
+    await clearFlagOnFinal(
+      m,
+      { object: 'refund', id: refund.id, shopId: refund.shopRefundId, status: refund.status },
+      refund,
+      typeof details.call === 'string' ? { call: details.call } : {},
+    );
   }
 
   // ------------------------------------------------------------------ reading
@@ -636,7 +660,12 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     });
   }
 
-  /** Admin recheck: invoice/get-refunds now (nothing held), the listing applied to this refund. */
+  /**
+   * Admin recheck: invoice/get-refunds now (nothing held), the listing applied to this refund
+   * through its rule (a final status clears a "not final yet" flag itself). It never
+   * unschedules: a WAITING refund keeps (or gets) its next check while its watch lasts. The
+   * flag is cleared here only when the refund is final already and the listing says the same.
+   */
   async recheck(shopRefundId: string): Promise<RefundView> {
     const pre = await this.dataSource
       .getRepository(RefundEntity)
@@ -650,7 +679,23 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       // A create call still in flight is its own evidence: its answer, not this listing, settles it.
       const inFlight =
         refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > Date.now();
-      if (!inFlight) await this.applyListing(m, refund, records, askedAt);
+      const wasFinal = isFinalRefund(refund.status);
+      const outcome = inFlight ? null : await this.applyListing(m, refund, records, askedAt);
+      const listed = records.find((r) => r.shop_refund_id === refund.shopRefundId);
+      const agrees =
+        wasFinal &&
+        outcome !== null &&
+        outcome !== 'needs_attention' &&
+        listed !== undefined &&
+        refundStatusFromGateway(listed.status) === refund.status;
+      if (agrees && refund.needsAttention)
+        await resolveAttention(
+          m,
+          { object: 'refund', id: refund.id, shopId: refund.shopRefundId, status: refund.status },
+          { action: 'recheck', gatewayStatus: listed.status },
+          'admin',
+        );
+      else await this.keepWatched(m, refund);
       return toRefundView(await m.findOneByOrFail(RefundEntity, { id: refund.id }));
     });
   }
@@ -732,11 +777,9 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
         return (await this.reschedule(m, refund)) ? 'needs_attention' : 'gateway_error';
       const outcome = await this.applyListing(m, refund, records, askedAt);
       if (isFinalRefund(refund.status)) return outcome;
-      if (refund.needsAttention) {
-        await m.update(RefundEntity, { id }, { nextCheckAt: null, leaseUntil: null });
-        return 'needs_attention';
-      }
-      return (await this.reschedule(m, refund)) ? 'needs_attention' : outcome;
+      // Flagged or not, a WAITING refund stays watched: the flag is beside the status.
+      const flagged = await this.reschedule(m, refund);
+      return flagged || refund.needsAttention ? 'needs_attention' : outcome;
     });
   }
 
@@ -780,33 +823,51 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     return isFinalRefund(refund.status) ? 'settled' : 'waiting';
   }
 
-  /** Next check with backoff; past the deadline the refund goes to an operator. Returns true when flagged. */
+  /**
+   * Next check with backoff; past the deadline flagged and checked every WATCH_INTERVAL_S; past
+   * the watch end flagged `watch_ended` and no longer checked. Returns true when the watch
+   * flagged it.
+   */
   private async reschedule(m: EntityManager, refund: RefundEntity): Promise<boolean> {
     const attempts = refund.checkAttempts + 1;
-    if (refund.checkDeadline && refund.checkDeadline.getTime() <= Date.now()) {
-      await m.update(
-        RefundEntity,
-        { id: refund.id },
-        { checkAttempts: attempts, nextCheckAt: null, leaseUntil: null },
-      );
-      await raiseAttention(
-        m,
-        { object: 'refund', id: refund.id, shopId: refund.shopRefundId, status: refund.status },
-        'deadline',
-        'still WAITING past its check deadline',
-        'reconciliation',
-      );
-      return true;
-    }
-    const next = new Date(
-      Date.now() + backoffSeconds(this.config.refunds.reconcileGraceS, attempts) * 1000,
-    );
+    const next = this.nextCheck(refund, attempts);
     await m.update(
       RefundEntity,
       { id: refund.id },
-      { checkAttempts: attempts, nextCheckAt: next, leaseUntil: null },
+      { checkAttempts: attempts, nextCheckAt: next.nextAt, leaseUntil: null },
     );
-    return false;
+    refund.nextCheckAt = next.nextAt;
+    if (next.flag === null || !watchMayFlag(refund, next.flag)) return false;
+    await raiseAttention(
+      m,
+      { object: 'refund', id: refund.id, shopId: refund.shopRefundId, status: refund.status },
+      next.flag,
+      next.flag === 'deadline'
+        ? 'still WAITING past its check deadline; still checked until the watch ends'
+        : WATCH_ENDED_DETAIL,
+      'reconciliation',
+    );
+    return true;
+  }
+
+  private nextCheck(refund: RefundEntity, attempts: number): WatchStep {
+    return nextRefundCheck({
+      now: new Date(),
+      attempts,
+      graceS: this.config.refunds.reconcileGraceS,
+      deadline: refund.checkDeadline,
+      createdAt: refund.createdAt,
+      watch: this.config.watch,
+    });
+  }
+
+  /** A WAITING refund within its watch always has a next check (a recheck never drops it). */
+  private async keepWatched(m: EntityManager, refund: RefundEntity): Promise<void> {
+    if (isFinalRefund(refund.status) || refund.nextCheckAt !== null) return;
+    const next = this.nextCheck(refund, refund.checkAttempts);
+    if (next.nextAt === null) return;
+    await m.update(RefundEntity, { id: refund.id }, { nextCheckAt: next.nextAt });
+    refund.nextCheckAt = next.nextAt;
   }
 }
 

@@ -82,6 +82,15 @@ export class AttentionItem {
     example: '2026-01-15T10:00:00.000Z',
   })
   attentionAt: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'date-time',
+    description:
+      'When the gateway is asked about it next (a flag never stops the watch); null: not asked any more (final, or its watch ended: an operator decides)',
+    example: '2026-01-15T10:10:00.000Z',
+  })
+  nextCheckAt: string | null;
   @ApiProperty({ example: '100.10' }) amount: string;
   @ApiProperty({ example: '643' }) currency: string;
 }

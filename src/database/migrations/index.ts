@@ -5,6 +5,7 @@ import { ShopEvents1795324818287 } from './1795324818287-ShopEvents';
 import { GatewayShopPerRow1795324912080 } from './1795324912080-GatewayShopPerRow';
 import { SealedPaymentTokens1795324915723 } from './1795324915723-SealedPaymentTokens';
 import { AuditKeyIdAndUnverifiedSample1795324927953 } from './1795324927953-AuditKeyIdAndUnverifiedSample';
+import { WatchFlaggedObjects1795500000001 } from './1795500000001-WatchFlaggedObjects';
 import { PayoutFingerprintKey1795500000003 } from './1795500000003-PayoutFingerprintKey';
 import { InvoiceRefundPendingAmount1795500000004 } from './1795500000004-InvoiceRefundPendingAmount';
 
@@ -17,6 +18,7 @@ export const MIGRATIONS = [
   GatewayShopPerRow1795324912080,
   SealedPaymentTokens1795324915723,
   AuditKeyIdAndUnverifiedSample1795324927953,
+  WatchFlaggedObjects1795500000001,
   PayoutFingerprintKey1795500000003,
   InvoiceRefundPendingAmount1795500000004,
 ];
