@@ -151,7 +151,7 @@ export function lacksInvoiceId(status: InvoiceStatus, invoiceId: string | null):
 function judgeStatus(
   inv: InvoiceRuleFacts,
   ev: Extract<InvoiceEvidence, { kind: 'record' }>,
-): InvoiceVerdict {
+): Extract<InvoiceVerdict, { kind: 'apply' | 'ignore' | 'attention' }> {
   if (ev.status === null)
     return { kind: 'ignore', reason: `status "${ev.statusText}" is not known: not final` };
   const unholdSent = (inv.unholdRequestedAt ?? null) !== null;
