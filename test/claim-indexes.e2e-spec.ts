@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source';
 import { runMigrations } from '../src/database/migrate';
+import { CHECK_AT_HOLD_EXPIRY_SQL, CLAIM_HOLD_WARNINGS_SQL } from '../src/invoices/hold-expiry';
 import { SCHEDULE_OPEN_INVOICES_SQL } from '../src/invoices/invoice-reconciler';
 import { claimSql } from '../src/jobs/claim';
 import { createTestDatabase } from './support/database';
@@ -69,4 +70,16 @@ it('#13 case 8: scheduling and claiming due invoices never scan the whole table'
     [100, 120, 2001],
   );
   expect(seqScans(claim)).toEqual([]);
+});
+
+it('#22: the hold-expiry job scans held invoices by their expiry, never the whole table', async () => {
+  await ds.query(
+    `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, pay_token, two_step, hold_expires_at)
+     SELECT 1001, 'held-' || g, repeat('0', 64), 'held', '10.00', 643, 'card_rub', md5(g::text), true,
+            now() + make_interval(hours => g)
+       FROM generate_series(1, 20) g`,
+  );
+  await ds.query('ANALYZE invoices');
+  expect(seqScans(await plan(CLAIM_HOLD_WARNINGS_SQL, [1001, 21600, 100]))).toEqual([]);
+  expect(seqScans(await plan(CHECK_AT_HOLD_EXPIRY_SQL, [1001]))).toEqual([]);
 });

@@ -435,12 +435,19 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
         [inv.shopOrderId],
       );
       expect(ev.rows[0]).toEqual({ cause: 'api' });
-      // A second charge: no longer held.
+      // A repeat of the charge that happened: the same invoice, 200, no second call.
+      await clearSandboxRequests(ctx);
       const again = await ctx.http
         .post(`/api/v1/invoices/${String(inv.shopOrderId)}/charge`)
         .set(auth())
+        .expect(200);
+      expect(again.body).toEqual(res.body);
+      expect(await invoiceCalls()).toEqual([]);
+      // An unhold after the charge is still refused.
+      await ctx.http
+        .post(`/api/v1/invoices/${String(inv.shopOrderId)}/unhold`)
+        .set(auth())
         .expect(409);
-      expect(again.body).toMatchObject({ currentStatus: 'succeeded' });
     });
 
     it('hold then unhold ends unheld', async () => {

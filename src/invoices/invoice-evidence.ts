@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { AuditCause } from '../audit/audit-event.entity';
-import { clearFlagOnFinal, raiseAttention } from '../common/attention';
+import { clearFlagOnFinal, raiseAttention, resolveAttention } from '../common/attention';
 import type { AppConfig } from '../config/config';
 import type { InvoiceRecord } from '../gateway/gateway.types';
 import { InvoiceEntity } from './invoice.entity';
@@ -34,7 +34,17 @@ export function evidenceOfCheck(record: InvoiceRecord): InvoiceEvidence {
     ...(record.shop_currency !== undefined && record.shop_currency !== null
       ? { currency: String(record.shop_currency) }
       : {}),
+    ...(invoiceIdOf(record.payment_id) !== undefined
+      ? { invoiceId: invoiceIdOf(record.payment_id) }
+      : {}),
   };
+}
+
+/** A record's `payment_id` (the gateway's invoice id) as text, when it is a whole number. */
+export function invoiceIdOf(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const text = String(value).trim();
+  return /^\d{1,19}$/.test(text) ? text : undefined;
 }
 
 /**
@@ -53,9 +63,13 @@ export async function applyInvoiceEvidence(
   extra: TransitionExtra = {},
 ): Promise<InvoiceVerdict> {
   const verdict = judgeInvoice(inv, ev, policy);
+  const learnt = 'invoiceId' in verdict ? verdict.invoiceId : undefined;
   switch (verdict.kind) {
     case 'apply':
-      await transitionInvoice(m, inv, verdict.to, cause, details, extra);
+      await transitionInvoice(m, inv, verdict.to, cause, details, {
+        ...extra,
+        ...(learnt !== undefined ? { invoiceId: learnt } : {}),
+      });
       if (inv.absentCount > 0) await forgetAbsence(m, inv);
       await settleFlag(m, inv, details);
       break;
@@ -92,6 +106,7 @@ export async function applyInvoiceEvidence(
     case 'ignore':
       break;
   }
+  await applyInvoiceIdFacts(m, inv, verdict, cause);
   return verdict;
 }
 
@@ -107,6 +122,47 @@ async function settleFlag(
     inv,
     typeof details.call === 'string' ? { call: details.call } : {},
   );
+}
+
+/**
+ * The invoice id a record taught (written unless the transition wrote it), and the flag beside
+ * the verdict: `charge_on_unhold` always; `missing_invoice_id` unless another flag is up already.
+ * A `missing_invoice_id` flag goes by itself once the id is known (cause gateway).
+ */
+async function applyInvoiceIdFacts(
+  m: EntityManager,
+  inv: InvoiceEntity,
+  verdict: InvoiceVerdict,
+  cause: AuditCause,
+): Promise<void> {
+  const learnt = 'invoiceId' in verdict ? verdict.invoiceId : undefined;
+  if (learnt !== undefined && inv.invoiceId !== learnt) {
+    await m.update(InvoiceEntity, { id: inv.id }, { invoiceId: learnt });
+    inv.invoiceId = learnt;
+  }
+  const target = {
+    object: 'invoice',
+    id: inv.id,
+    shopId: inv.shopOrderId,
+    status: inv.status,
+  } as const;
+  const flag = verdict.kind === 'apply' || verdict.kind === 'ignore' ? verdict.flag : undefined;
+  if (flag !== undefined && (flag.reason === 'charge_on_unhold' || !inv.needsAttention)) {
+    if (await raiseAttention(m, target, flag.reason, flag.detail, cause)) {
+      inv.needsAttention = true;
+      inv.attentionReason = `${flag.reason}: ${flag.detail}`;
+    }
+    return;
+  }
+  if (learnt !== undefined && inv.attentionReason?.startsWith('missing_invoice_id:')) {
+    await resolveAttention(
+      m,
+      target,
+      { reason: 'missing_invoice_id', invoiceId: learnt },
+      'gateway',
+    );
+    Object.assign(inv, { needsAttention: false, attentionReason: null, attentionAt: null });
+  }
 }
 
 async function forgetAbsence(m: EntityManager, inv: InvoiceEntity): Promise<void> {

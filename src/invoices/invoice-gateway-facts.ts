@@ -9,8 +9,8 @@ import { isFinal } from './invoice.state';
 
 /**
  * What an invoice record (invoice/check, invoice/charge) says that we take the gateway's word
- * for, applied after its status: when the payment was processed, and how much the gateway
- * counts as refunded. Called with the row locked, in the transaction that applies the record.
+ * for, applied after its status: when the payment was processed, when a hold lapses, and how
+ * much the gateway counts as refunded. Called with the row locked, in the transaction that applies the record.
  */
 export async function applyGatewayFacts(
   m: EntityManager,
@@ -20,7 +20,30 @@ export async function applyGatewayFacts(
   cause: AuditCause,
 ): Promise<void> {
   await takeProcessedAt(m, inv, record, gatewayOffset);
+  await takeHoldExpiry(m, inv, record, gatewayOffset);
   await compareRefunded(m, inv, record, cause);
+}
+
+/**
+ * A hold's `expires_at` (invoice/check): shown as holdExpiresAt, warned of by the hold-expiry job,
+ * and the moment the hold is asked about again (next_check_at no later than it).
+ */
+async function takeHoldExpiry(
+  m: EntityManager,
+  inv: InvoiceEntity,
+  record: InvoiceRecord,
+  gatewayOffset: string,
+): Promise<void> {
+  if (inv.status !== 'held') return;
+  const expires = parseGatewayTime(record.expires_at, gatewayOffset);
+  if (expires === null || inv.holdExpiresAt?.getTime() === expires.getTime()) return;
+  const changes: Partial<Pick<InvoiceEntity, 'holdExpiresAt' | 'nextCheckAt'>> = {
+    holdExpiresAt: expires,
+  };
+  if (inv.nextCheckAt === null || inv.nextCheckAt.getTime() > expires.getTime())
+    changes.nextCheckAt = expires;
+  await m.update(InvoiceEntity, { id: inv.id }, changes);
+  Object.assign(inv, changes);
 }
 
 /** A final invoice's processedAt is the gateway's `processed`, not the moment we learnt of it. */

@@ -46,6 +46,9 @@ export interface PaymentTokenInfo {
 @Index('ix_invoices_unscheduled', ['createdAt'], {
   where: `next_check_at IS NULL AND status NOT IN ('succeeded','rejected','unheld')`,
 })
+@Index('ix_invoices_hold_expiry', ['holdExpiresAt'], {
+  where: `status = 'held' AND hold_expires_at IS NOT NULL`,
+})
 export class InvoiceEntity extends GatewayObjectColumns {
   @PrimaryGeneratedColumn('uuid') id: string;
   @Column({ name: 'shop_id', type: 'int' }) shopId: number;
@@ -125,4 +128,13 @@ export class InvoiceEntity extends GatewayObjectColumns {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
   @Column({ name: 'processed_at', type: 'timestamptz', nullable: true }) processedAt: Date | null;
+  /** When our invoice/unhold was sent: a 6 reported after it is the released hold (`unheld`). */
+  @Column({ name: 'unhold_requested_at', type: 'timestamptz', nullable: true })
+  unholdRequestedAt: Date | null;
+  /** invoice/check's `expires_at` of a hold: past it the gateway releases the funds. */
+  @Column({ name: 'hold_expires_at', type: 'timestamptz', nullable: true })
+  holdExpiresAt: Date | null;
+  /** When the shop was sent `invoice.hold_expiring` (once per hold). */
+  @Column({ name: 'hold_expiry_warned_at', type: 'timestamptz', nullable: true })
+  holdExpiryWarnedAt: Date | null;
 }

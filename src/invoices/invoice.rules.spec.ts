@@ -125,3 +125,143 @@ describe('judgeInvoice: what a gateway message means (every path uses it)', () =
     ).toBe('ignore');
   });
 });
+
+/** A verdict in one line: kind, target status, flag and the invoice id it teaches. */
+function summary(v: ReturnType<typeof judgeInvoice>): string {
+  let s = v.kind === 'attention' ? `attention:${v.reason}` : v.kind;
+  if (v.kind === 'apply') s += `:${v.to}`;
+  if ((v.kind === 'apply' || v.kind === 'ignore') && v.flag) s += ` +${v.flag.reason}`;
+  if ('invoiceId' in v && v.invoiceId !== undefined) s += ` #${v.invoiceId}`;
+  return s;
+}
+
+describe('judgeInvoice: the invoice id every record carries (issue #22, item 1)', () => {
+  const id = { invoiceId: '777' };
+  it.each<[string, InvoiceRuleFacts, InvoiceEvidence, string]>([
+    [
+      'a check record of a paid invoice teaches the id the create answer lost',
+      facts('unknown', { invoiceId: null }),
+      record('succeeded', id),
+      'apply:succeeded #777',
+    ],
+    [
+      'a held record teaches it too',
+      facts('created', { invoiceId: null }),
+      record('held', id),
+      'apply:held #777',
+    ],
+    [
+      'a record whose status changes nothing still teaches it',
+      facts('succeeded', { invoiceId: null }),
+      record('succeeded', id),
+      'ignore #777',
+    ],
+    [
+      'the same id known already: nothing to learn',
+      facts('awaiting_payer', { invoiceId: '777' }),
+      record('succeeded', id),
+      'apply:succeeded',
+    ],
+    [
+      'another id than the known one: the record is not ours',
+      facts('awaiting_payer', { invoiceId: '778' }),
+      record('succeeded', id),
+      'attention:mismatch',
+    ],
+    [
+      'paid without any id: flagged at once',
+      facts('awaiting_payer', { invoiceId: null }),
+      record('succeeded'),
+      'apply:succeeded +missing_invoice_id',
+    ],
+    [
+      'held without any id: flagged at once',
+      facts('created', { invoiceId: null }),
+      record('held'),
+      'apply:held +missing_invoice_id',
+    ],
+    [
+      'a paid invoice still without an id stays flagged',
+      facts('succeeded', { invoiceId: null }),
+      record('succeeded'),
+      'ignore +missing_invoice_id',
+    ],
+    [
+      'rejected without an id needs none',
+      facts('awaiting_payer', { invoiceId: null }),
+      record('rejected'),
+      'apply:rejected',
+    ],
+    [
+      'waiting without an id needs none yet',
+      facts('created', { invoiceId: null }),
+      record('awaiting_payer'),
+      'apply:awaiting_payer',
+    ],
+  ])('%s', (_name, inv, ev, expected) => {
+    expect(summary(judgeInvoice(inv, ev, policy))).toBe(expected);
+  });
+});
+
+describe('judgeInvoice: an unhold is judged by its record (issue #22, items 2 and 4)', () => {
+  const sent = { invoiceId: '5', unholdRequestedAt: new Date('2026-01-01T00:00:00Z') };
+  const known = { invoiceId: '5' };
+  it.each<[string, InvoiceRuleFacts, InvoiceEvidence, string]>([
+    [
+      '6 answering our unhold is the released hold',
+      facts('held', sent),
+      record('rejected'),
+      'apply:unheld',
+    ],
+    [
+      '6 from a check or a notification after our unhold: released',
+      facts('held', sent),
+      record('rejected', { invoiceId: '5' }),
+      'apply:unheld',
+    ],
+    [
+      '6 on a hold we never asked to release stays a rejection',
+      facts('held', known),
+      record('rejected'),
+      'apply:rejected',
+    ],
+    [
+      '8 answering our unhold: still held, settled later',
+      facts('held', sent),
+      record('held'),
+      'ignore',
+    ],
+    [
+      '4 answering our unhold: charged, flagged, never unheld',
+      facts('held', sent),
+      record('succeeded'),
+      'apply:succeeded +charge_on_unhold',
+    ],
+    [
+      '6 for an invoice already unheld is the same outcome, no contradiction',
+      facts('unheld', sent),
+      record('rejected'),
+      'ignore',
+    ],
+    [
+      '6 for an unheld invoice even without the request time (older rows)',
+      facts('unheld', known),
+      record('rejected'),
+      'ignore',
+    ],
+    [
+      '4 after unheld remains a contradiction',
+      facts('unheld', sent),
+      record('succeeded'),
+      'attention:contradiction',
+    ],
+    [
+      '6 after succeeded remains a contradiction',
+      facts('succeeded', sent),
+      record('rejected'),
+      'attention:contradiction',
+    ],
+  ])('%s', (_name, inv, ev, expected) => {
+    expect(summary(judgeInvoice(inv, ev, policy))).toBe(expected);
+  });
+});

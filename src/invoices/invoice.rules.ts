@@ -6,6 +6,10 @@
  * - A status the state machine allows is applied; an unknown word or number is never final.
  * - A final status contradicting our final one (success after rejected, ...) changes no money
  *   state and raises attention.
+ * - A record's `payment_id` is the gateway's invoice id: it fills an unknown one; a different one
+ *   means the record is not ours. A `held` or `succeeded` invoice without it is flagged.
+ * - After our invoice/unhold, a 6 is the released hold (`unheld`), and a 6 for an `unheld`
+ *   invoice is the same outcome; a 4 answering an unhold is applied and flagged.
  * - "Absent" is evidence over time: an invoice whose create may not have reached the gateway
  *   becomes `rejected` only after `checks` absent answers spread over at least `windowS`.
  */
@@ -19,6 +23,10 @@ export interface InvoiceRuleFacts {
   shopId: number;
   absentCount: number;
   firstAbsentAt: Date | null;
+  /** The gateway's invoice id, once known. */
+  invoiceId?: string | null;
+  /** When our invoice/unhold was sent (null: never). */
+  unholdRequestedAt?: Date | null;
 }
 
 export type InvoiceEvidence =
@@ -31,6 +39,8 @@ export type InvoiceEvidence =
       shopId?: string;
       amount?: string;
       currency?: string;
+      /** The record's `payment_id`: the gateway's invoice id. */
+      invoiceId?: string;
     }
   | { kind: 'absent' };
 
@@ -40,10 +50,21 @@ export interface AbsencePolicy {
   now: Date;
 }
 
+/** Attention raised beside what the verdict does (the record itself is ours and applied). */
+export interface InvoiceFlag {
+  reason: 'missing_invoice_id' | 'charge_on_unhold';
+  detail: string;
+}
+
+/** Facts a record of ours teaches besides its status: an invoice id we did not know. */
+interface Learnt {
+  invoiceId?: string;
+}
+
 export type InvoiceVerdict =
-  | { kind: 'apply'; to: InvoiceStatus }
-  | { kind: 'ignore'; reason: string }
-  | { kind: 'attention'; reason: 'mismatch' | 'contradiction'; detail: string }
+  | ({ kind: 'apply'; to: InvoiceStatus; flag?: InvoiceFlag } & Learnt)
+  | ({ kind: 'ignore'; reason: string; flag?: InvoiceFlag } & Learnt)
+  | ({ kind: 'attention'; reason: 'mismatch' | 'contradiction'; detail: string } & Learnt)
   /** Absent once more, not yet conclusive: record it and ask again. */
   | { kind: 'absent'; count: number; firstAt: Date }
   /** Absent on enough checks over the window: the create never reached the gateway. */
@@ -51,11 +72,18 @@ export type InvoiceVerdict =
 
 /** Why reported facts are not those of our invoice, or null (amounts compared exactly). */
 export function invoiceMismatch(
-  inv: Pick<InvoiceRuleFacts, 'amount' | 'currency' | 'shopId'>,
-  reported: { shopId?: string; amount?: string; currency?: string },
+  inv: Pick<InvoiceRuleFacts, 'amount' | 'currency' | 'shopId' | 'invoiceId'>,
+  reported: { shopId?: string; amount?: string; currency?: string; invoiceId?: string },
 ): string | null {
   if (reported.shopId !== undefined && reported.shopId !== String(inv.shopId))
     return `shop_id ${reported.shopId} is not this shop`;
+  if (
+    reported.invoiceId !== undefined &&
+    inv.invoiceId !== undefined &&
+    inv.invoiceId !== null &&
+    reported.invoiceId !== inv.invoiceId
+  )
+    return `payment_id ${reported.invoiceId} is not this invoice's gateway id ${inv.invoiceId}`;
   if (reported.amount !== undefined && reported.amount !== '') {
     let amount: Amount;
     try {
@@ -96,8 +124,53 @@ export function judgeInvoice(
   }
   const mismatch = invoiceMismatch(inv, ev);
   if (mismatch !== null) return { kind: 'attention', reason: 'mismatch', detail: mismatch };
+  const known = inv.invoiceId ?? null;
+  const learnt = known === null && ev.invoiceId !== undefined ? { invoiceId: ev.invoiceId } : {};
+  const verdict = { ...judgeStatus(inv, ev), ...learnt };
+  if (verdict.kind === 'attention' || verdict.flag !== undefined) return verdict;
+  const after = verdict.kind === 'apply' ? verdict.to : inv.status;
+  if (!lacksInvoiceId(after, known ?? learnt.invoiceId ?? null)) return verdict;
+  return {
+    ...verdict,
+    flag: {
+      reason: 'missing_invoice_id',
+      detail: `the invoice is ${after} and the gateway's invoice id is not known`,
+    },
+  };
+}
+
+/**
+ * A held invoice cannot be charged or released, nor a paid one refunded, without the gateway's
+ * invoice id: such an invoice needs an operator until a record brings the id.
+ */
+export function lacksInvoiceId(status: InvoiceStatus, invoiceId: string | null): boolean {
+  return invoiceId === null && (status === 'held' || status === 'succeeded');
+}
+
+/** What the record's status means for the invoice (the record is ours). */
+function judgeStatus(
+  inv: InvoiceRuleFacts,
+  ev: Extract<InvoiceEvidence, { kind: 'record' }>,
+): Extract<InvoiceVerdict, { kind: 'apply' | 'ignore' | 'attention' }> {
   if (ev.status === null)
     return { kind: 'ignore', reason: `status "${ev.statusText}" is not known: not final` };
+  const unholdSent = (inv.unholdRequestedAt ?? null) !== null;
+  // The gateway has no status of its own for a released hold: it reports 6.
+  if (ev.status === 'rejected' && inv.status === 'unheld')
+    return { kind: 'ignore', reason: 'the released hold is reported as 6: the same outcome' };
+  if (ev.status === 'rejected' && inv.status === 'held' && unholdSent)
+    return { kind: 'apply', to: 'unheld' };
+  // Charged although we asked for a release (a charge still queued at the gateway): the
+  // gateway's books say paid, so the invoice says so too, and an operator must look.
+  if (ev.status === 'succeeded' && inv.status === 'held' && unholdSent)
+    return {
+      kind: 'apply',
+      to: 'succeeded',
+      flag: {
+        reason: 'charge_on_unhold',
+        detail: 'the gateway charged the hold after our invoice/unhold was sent',
+      },
+    };
   const decision = decideTransition(inv.status, ev.status);
   if (decision.allowed) return { kind: 'apply', to: ev.status };
   if (decision.reason === 'final' && isFinal(ev.status) && ev.status !== inv.status)

@@ -3,6 +3,7 @@ import {
   INVOICE_STATUSES,
   InvoiceStatus,
   decideTransition,
+  holdActionDone,
   isFinal,
   statusFromGatewayNumber,
   statusFromNotification,
@@ -70,5 +71,20 @@ describe('invoice state machine', () => {
     expect(statusFromNotification('hold')).toBe('held');
     expect(statusFromNotification('4')).toBe('succeeded');
     expect(statusFromNotification('something-new')).toBeNull();
+  });
+});
+
+describe('holdActionDone: a repeat of a charge or unhold that happened answers 200', () => {
+  it.each<[InvoiceStatus, boolean, 'charge' | 'unhold', boolean]>([
+    ['succeeded', true, 'charge', true],
+    ['succeeded', false, 'charge', false],
+    ['held', true, 'charge', false],
+    ['unheld', true, 'charge', false],
+    ['unheld', true, 'unhold', true],
+    ['succeeded', true, 'unhold', false],
+    ['rejected', true, 'unhold', false],
+    ['held', true, 'unhold', false],
+  ])('%s (two-step %s), %s: %s', (status, twoStep, action, done) => {
+    expect(holdActionDone({ status, twoStep }, action)).toBe(done);
   });
 });

@@ -72,6 +72,17 @@ export function canCaptureOrRelease(status: InvoiceStatus): boolean {
   return status === 'held';
 }
 
+/**
+ * Has this charge or unhold happened already? A two-step invoice is `succeeded` only by a charge
+ * of its hold, `unheld` only by a release: a repeat of the request answers the invoice as it is.
+ */
+export function holdActionDone(
+  inv: { status: InvoiceStatus; twoStep: boolean },
+  action: 'charge' | 'unhold',
+): boolean {
+  return action === 'charge' ? inv.twoStep && inv.status === 'succeeded' : inv.status === 'unheld';
+}
+
 /** The gateway's numeric invoice status (invoice/check, invoice/charge); null for a number we do not know. */
 export function statusFromGatewayNumber(n: number | null | undefined): InvoiceStatus | null {
   switch (n) {

@@ -28,6 +28,8 @@ export interface InvoiceView {
   createdAt: string;
   updatedAt: string;
   processedAt: string | null;
+  /** When the gateway lets the hold lapse (invoice/check's expires_at); null when not known. */
+  holdExpiresAt: string | null;
   /** An operator must look (shared/API.md, Admin: attention). */
   needsAttention: boolean;
   attentionReason: string | null;
@@ -72,6 +74,7 @@ export function toInvoiceView(
     createdAt: inv.createdAt.toISOString(),
     updatedAt: inv.updatedAt.toISOString(),
     processedAt: inv.processedAt ? inv.processedAt.toISOString() : null,
+    holdExpiresAt: inv.holdExpiresAt ? inv.holdExpiresAt.toISOString() : null,
     needsAttention: inv.needsAttention,
     attentionReason: inv.attentionReason ?? null,
   };

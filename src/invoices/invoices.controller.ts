@@ -17,6 +17,8 @@ import { GetInvoiceQuery, ListInvoicesQuery } from './dto/invoice-queries.dto';
 import type { InvoiceView } from './invoice.view';
 import { InvoicesService, type QuoteView } from './invoices.service';
 import { Scopes } from '../common/access.decorator';
+import { ValidationFailed } from '../common/errors';
+import { holdActionBodyErrors } from './hold-action-body';
 
 const SHOP_ORDER_ID = { name: 'shopOrderId', description: "The shop's order id", example: 'order-1001' };
 
@@ -90,21 +92,39 @@ export class InvoicesController {
 
   @Post(':shopOrderId/charge')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Charge a held invoice (invoice/charge); 409 unless held' })
+  @ApiOperation({
+    summary: 'Charge a held invoice (invoice/charge): the whole held amount',
+    description:
+      'Takes no body (or {}): any field is 400 naming it (amount: partial capture is not offered). ' +
+      'A repeat after the charge happened answers 200 with the invoice; 409 unless held otherwise.',
+  })
   @ApiOkResponse({ type: InvoiceSchema })
   @ApiParam(SHOP_ORDER_ID)
-  @ApiProblems(404, 409, 502, 504)
-  charge(@Param('shopOrderId') shopOrderId: string): Promise<InvoiceView> {
+  @ApiProblems(400, 404, 409, 502, 504)
+  charge(@Param('shopOrderId') shopOrderId: string, @Body() body: unknown): Promise<InvoiceView> {
+    refuseBodyFields(body);
     return this.invoices.charge(shopOrderId);
   }
 
   @Post(':shopOrderId/unhold')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Release a hold (invoice/unhold); 409 unless held' })
+  @ApiOperation({
+    summary: 'Release a hold (invoice/unhold)',
+    description:
+      'Takes no body (or {}): any field is 400 naming it. A repeat after the release answers 200 ' +
+      'with the invoice; 409 unless held otherwise.',
+  })
   @ApiOkResponse({ type: InvoiceSchema })
   @ApiParam(SHOP_ORDER_ID)
-  @ApiProblems(404, 409, 502, 504)
-  unhold(@Param('shopOrderId') shopOrderId: string): Promise<InvoiceView> {
+  @ApiProblems(400, 404, 409, 502, 504)
+  unhold(@Param('shopOrderId') shopOrderId: string, @Body() body: unknown): Promise<InvoiceView> {
+    refuseBodyFields(body);
     return this.invoices.unhold(shopOrderId);
   }
+}
+
+/** Before anything is read or sent: charge and unhold take no body fields. */
+function refuseBodyFields(body: unknown): void {
+  const errors = holdActionBodyErrors(body);
+  if (errors.length > 0) throw new ValidationFailed(errors);
 }

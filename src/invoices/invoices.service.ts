@@ -49,6 +49,7 @@ import { gatewayCreateRequest, requestFingerprint } from './invoice-request';
 import {
   canCaptureOrRelease,
   decideTransition,
+  holdActionDone,
   gatewayNumberOf,
   isFinal,
   type InvoiceStatus,
@@ -755,31 +756,29 @@ export class InvoicesService {
   /**
    * Charge or release a hold in atomic phases: a claim committed on the held row (so two
    * requests cannot both act), the call with nothing held, then a short lock to write the
-   * answer. Charge: the answer's status may be non-final (the notification follows). Unhold
-   * success: `unheld`.
+   * answer through the invoice rule (for an unhold a 6 is the released hold, an 8 is settled
+   * later by invoice/check, a 4 is a charge and flagged). A hold whose gateway id is not known
+   * yet is first asked about (invoice/check, nothing held). A repeat of what already happened
+   * answers the invoice as it is.
    */
   private async settleHold(shopOrderId: string, action: 'charge' | 'unhold'): Promise<InvoiceView> {
     const call = action === 'charge' ? 'invoice/charge' : 'invoice/unhold';
-    const leaseS = callLeaseSeconds(this.config.gateway.timeoutMs);
-    const claimed = (await this.dataSource.query(
-      `UPDATE invoices SET call_owner = $3, call_started_at = now(),
-              call_lease_until = now() + make_interval(secs => $4), updated_at = now()
-        WHERE shop_id = $1 AND shop_order_id = $2 AND status = 'held' AND invoice_id IS NOT NULL
-          AND call_lease_until IS NULL
-        RETURNING id, invoice_id::text AS invoice_id`,
-      [this.shopId, shopOrderId, INSTANCE_ID, leaseS],
-    )) as [Array<{ id: string; invoice_id: string }>, number];
-    const row = claimed[0][0];
+    let row = await this.claimHold(shopOrderId, action);
     if (row === undefined) {
       const inv = await this.findInvoice(shopOrderId);
-      if (!inv) throw new NotFound('Invoice', shopOrderId);
-      if (canCaptureOrRelease(inv.status) && inv.callLeaseUntil !== null)
-        throw new RequestInProgress('shopOrderId', shopOrderId, 1);
-      throw new InvalidState('Invoice', shopOrderId, inv.status, action);
+      if (inv?.status === 'held' && inv.invoiceId === null && inv.callLeaseUntil === null) {
+        // The id its create answer lost: the first invoice/check brings it.
+        await this.refresh(shopOrderId).catch((e: unknown) => {
+          if (!(e instanceof DomainError)) throw e;
+        });
+        row = await this.claimHold(shopOrderId, action);
+      }
     }
+    if (row === undefined) return this.holdNotClaimed(shopOrderId, action);
+    const claimed = row;
     let answer: CallAnswer<InvoiceRecord>;
     try {
-      const id = toGatewayId(row.invoice_id);
+      const id = toGatewayId(claimed.invoice_id);
       answer = {
         ok: true,
         value:
@@ -793,13 +792,17 @@ export class InvoicesService {
     const outcome = await this.dataSource.transaction(
       async (m): Promise<InvoiceView | DomainError> => {
         const inv = await m.findOne(InvoiceEntity, {
-          where: { id: row.id },
+          where: { id: claimed.id },
           lock: { mode: 'pessimistic_write' },
         });
         if (!inv) throw new NotFound('Invoice', shopOrderId);
         await m.update(InvoiceEntity, { id: inv.id }, NO_CALL);
         if (!answer.ok) {
           const err = answer.err;
+          if (!isOutcomeUnknown(err) && action === 'unhold') {
+            // Not done: a 6 reported later is not the release of our request.
+            await m.update(InvoiceEntity, { id: inv.id }, { unholdRequestedAt: null });
+          }
           if (isOutcomeUnknown(err)) {
             // It may have happened: invoice/check settles it (reconciliation, now), and until
             // then no second charge or unhold is sent: the claim stays, its lease already over.
@@ -821,26 +824,20 @@ export class InvoicesService {
         }
         const record = answer.value;
         const gatewayStatus = typeof record.status === 'number' ? record.status : null;
-        let applied: boolean;
-        if (action === 'unhold') {
+        // The answer is a gateway record like any other: the invoice rule judges it (the row
+        // says an unhold was sent, so a 6 is the released hold).
+        const verdict = await applyInvoiceEvidence(
+          m,
+          inv,
+          evidenceOfCheck(record),
+          'api',
+          { call },
+          absencePolicy(this.config),
+          { gatewayStatus },
+        );
+        if (!(verdict.kind === 'attention' && verdict.reason === 'mismatch'))
           await applyRecordFacts(m, inv, record);
-          applied = (await transitionInvoice(m, inv, 'unheld', 'api', { call }, { gatewayStatus }))
-            .allowed;
-        } else {
-          // The charge answer is a gateway record like any other: the invoice rule judges it.
-          const verdict = await applyInvoiceEvidence(
-            m,
-            inv,
-            evidenceOfCheck(record),
-            'api',
-            { call },
-            absencePolicy(this.config),
-            { gatewayStatus },
-          );
-          if (!(verdict.kind === 'attention' && verdict.reason === 'mismatch'))
-            await applyRecordFacts(m, inv, record);
-          applied = verdict.kind === 'apply';
-        }
+        const applied = verdict.kind === 'apply';
         await applyGatewayFacts(m, inv, record, this.config.gateway.nowOffset, 'api');
         if (!applied) {
           // Accepted, status unchanged (non-final answer): recorded, the notification follows.
@@ -869,6 +866,42 @@ export class InvoicesService {
     );
     if (outcome instanceof DomainError) throw outcome;
     return outcome;
+  }
+
+  /**
+   * Phase 1 of a charge or unhold: the claim on a held row whose gateway id is known, one
+   * statement; an unhold also records that it was asked for. Undefined: not claimed.
+   */
+  private async claimHold(
+    shopOrderId: string,
+    action: 'charge' | 'unhold',
+  ): Promise<{ id: string; invoice_id: string } | undefined> {
+    const leaseS = callLeaseSeconds(this.config.gateway.timeoutMs);
+    const claimed = (await this.dataSource.query(
+      `UPDATE invoices SET call_owner = $3, call_started_at = now(),
+              call_lease_until = now() + make_interval(secs => $4), updated_at = now(),
+              unhold_requested_at = CASE WHEN $5::boolean THEN now() ELSE unhold_requested_at END
+        WHERE shop_id = $1 AND shop_order_id = $2 AND status = 'held' AND invoice_id IS NOT NULL
+          AND call_lease_until IS NULL
+        RETURNING id, invoice_id::text AS invoice_id`,
+      [this.shopId, shopOrderId, INSTANCE_ID, leaseS, action === 'unhold'],
+    )) as [Array<{ id: string; invoice_id: string }>, number];
+    return claimed[0][0];
+  }
+
+  /** A charge or unhold that could not claim the row: done already (200), in flight, or 409. */
+  private async holdNotClaimed(
+    shopOrderId: string,
+    action: 'charge' | 'unhold',
+  ): Promise<InvoiceView> {
+    const inv = await this.findInvoice(shopOrderId);
+    if (!inv) throw new NotFound('Invoice', shopOrderId);
+    if (holdActionDone(inv, action)) return this.view(inv);
+    if (canCaptureOrRelease(inv.status) && inv.callLeaseUntil !== null)
+      throw new RequestInProgress('shopOrderId', shopOrderId, 1);
+    if (canCaptureOrRelease(inv.status) && inv.invoiceId === null)
+      throw new InvalidState('Invoice', shopOrderId, 'held without gateway invoice id', action);
+    throw new InvalidState('Invoice', shopOrderId, inv.status, action);
   }
 
   // ------------------------------------------------------------------ payer

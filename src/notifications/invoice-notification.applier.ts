@@ -64,6 +64,8 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
         shopId: fields.shop_id,
         amount: fields.shop_amount,
         currency: fields.shop_currency,
+        // The notification's payment_id is the gateway's invoice id.
+        ...(paymentId !== undefined ? { invoiceId: paymentId } : {}),
       },
       'notification',
       { notificationId: ctx.notificationId, gatewayStatusText: fields.status },
@@ -76,6 +78,8 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
     const changes: string[] = [];
     let stale: string | null = null;
     if (verdict.kind === 'apply') changes.push(`status ${from} -> ${verdict.to}`);
+    if (verdict.kind === 'ignore' && verdict.invoiceId !== undefined)
+      changes.push(`gateway invoice id ${verdict.invoiceId} learnt`);
     else if (verdict.kind === 'attention')
       stale = `not applied, needs attention: ${verdict.detail}`;
     else if (verdict.kind === 'ignore') stale = `not applied: ${verdict.reason}`;

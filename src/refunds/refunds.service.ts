@@ -5,6 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
 import {
+  DomainError,
   GatewayFailure,
   IdempotencyConflict,
   InvalidState,
@@ -36,6 +37,7 @@ import {
 } from '../gateway';
 import { InvoiceEntity } from '../invoices/invoice.entity';
 import { lockInvoice } from '../invoices/invoice-transitions';
+import { InvoicesService } from '../invoices/invoices.service';
 import {
   NotificationAppliers,
   type ApplyOutcome,
@@ -90,6 +92,13 @@ type Reserved =
       shopRefundId: string;
     };
 
+/** A paid invoice whose gateway id is not known (yet): 409 unless invoice/check brings it. */
+class InvoiceIdNotKnown extends InvalidState {
+  constructor(shopOrderId: string) {
+    super('Invoice', shopOrderId, 'without gateway invoice id', 'refund');
+  }
+}
+
 /** No gateway call in flight for the row. */
 const NO_CALL = { callOwner: null, callLeaseUntil: null } as const;
 
@@ -125,6 +134,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     private readonly appliers: NotificationAppliers,
     private readonly audit: AuditService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly invoices: InvoicesService,
   ) {
     // Refunds belong to the payment shop, like the invoices they refund.
     this.shopId = gateway.shopId('payment');
@@ -145,7 +155,18 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     if (!amount.isPositive())
       throw new ValidationFailed([{ field: 'amount', message: 'must be above zero' }]);
     const fingerprint = fingerprintOf(shopOrderId, dto);
-    const reserved = await this.reserve(shopOrderId, dto, amount, fingerprint, cause);
+    let reserved: Reserved;
+    try {
+      reserved = await this.reserve(shopOrderId, dto, amount, fingerprint, cause);
+    } catch (e) {
+      if (!(e instanceof InvoiceIdNotKnown)) throw e;
+      // The invoice id its create answer lost: the first invoice/check brings it (nothing held
+      // during the call); then the refund is reserved as usual, or refused as before.
+      await this.invoices.refresh(shopOrderId).catch((err: unknown) => {
+        if (!(err instanceof DomainError)) throw err;
+      });
+      reserved = await this.reserve(shopOrderId, dto, amount, fingerprint, cause);
+    }
     if (reserved.claimed) return this.send(reserved, cause);
     return this.answerRepeat(reserved.id, cause);
   }
@@ -180,8 +201,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       }
       const tooFine = minorUnitsProblem(dto.amount, invoice.currency);
       if (tooFine) throw new ValidationFailed([{ field: 'amount', message: tooFine }]);
-      if (invoice.invoiceId === null)
-        throw new InvalidState('Invoice', shopOrderId, 'without gateway invoice id', 'refund');
+      if (invoice.invoiceId === null) throw new InvoiceIdNotKnown(shopOrderId);
       const counted = (
         (await m.query(
           `SELECT amount::text AS amount FROM refunds WHERE invoice_pk = $1 AND status <> 'FAILED'`,

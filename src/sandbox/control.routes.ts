@@ -85,6 +85,12 @@ function changeSettings(settings: Settings, body: Body): void {
       throw new ControlError(400, 'latencyMs must be a number of 0 or more');
     next.latencyMs = v;
   }
+  if (body.holdLifetimeS !== undefined) {
+    const v = body.holdLifetimeS;
+    if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v))
+      throw new ControlError(400, 'holdLifetimeS must be a number above 0');
+    next.holdLifetimeS = v;
+  }
   Object.assign(settings, next);
 }
 
@@ -217,6 +223,16 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
       }),
     );
   }
+
+  // A charge still queued at the gateway: the shop's next invoice/unhold of this hold charges it.
+  router.post(
+    '/invoices/:invoiceId/charge-on-unhold',
+    route((req) => {
+      const invoice = invoiceOf(req);
+      invoice.chargeOnUnhold = true;
+      return invoiceRecord(rt, invoice, true);
+    }),
+  );
 
   router.post(
     '/reset',

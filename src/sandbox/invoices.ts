@@ -39,6 +39,8 @@ import {
 const PAYER_PAGE_CARD_MASK = '411111******1111';
 const INVOICE_LIFETIME_MS = 24 * 3_600_000;
 const TOKEN_LIFETIME_MS = 365 * 24 * 3_600_000;
+/** A hold lasts a week unless the settings say otherwise (`holdLifetimeS`). */
+export const HOLD_LIFETIME_S = 7 * 24 * 3600;
 
 /**
  * Amount and currency of an order, and the amount in the payway's currency: an order in another
@@ -304,7 +306,10 @@ export function completePayment(
     invoice.status = invoice.twoStep ? INVOICE_STATUS.HELD : INVOICE_STATUS.PAID;
     if (invoice.paywayConfig.kind === 'card') invoice.cardMask ??= PAYER_PAGE_CARD_MASK;
     if (invoice.issueToken && invoice.chargedWithToken === undefined) issueToken(rt, invoice, now);
-    if (invoice.twoStep) rt.state.hold(invoice.shopId, invoice.currency, invoice.amount);
+    if (invoice.twoStep) {
+      rt.state.hold(invoice.shopId, invoice.currency, invoice.amount);
+      invoice.expiresAt = new Date(now.getTime() + rt.state.settings.holdLifetimeS * 1000);
+    }
     else rt.state.credit(invoice.shopId, invoice.currency, invoice.amount);
   } else {
     invoice.status = INVOICE_STATUS.REJECTED;
@@ -447,7 +452,10 @@ export const invoiceCheck: CallHandler = (ctx) => {
 /** Second step of a two-step payment, for held invoices only: charged → paid. */
 export const invoiceCharge: CallHandler = (ctx) => settleHeld(ctx, true);
 
-/** Cancels a hold, for held invoices only: the money returns to the payer → rejected. */
+/**
+ * Cancels a hold, for held invoices only: the money returns to the payer → 6 (a released hold
+ * has no status of its own). A hold with a charge still queued is charged instead → 4.
+ */
 export const invoiceUnhold: CallHandler = (ctx) => settleHeld(ctx, false);
 
 function settleHeld(ctx: CallContext, charge: boolean): JsonOut {
@@ -457,10 +465,11 @@ function settleHeld(ctx: CallContext, charge: boolean): JsonOut {
     throw refused(`invoice ${invoice.id} is not held (status ${invoice.status})`);
   }
   const now = new Date();
-  invoice.status = charge ? INVOICE_STATUS.PAID : INVOICE_STATUS.REJECTED;
+  const charged = charge || invoice.chargeOnUnhold === true;
+  invoice.status = charged ? INVOICE_STATUS.PAID : INVOICE_STATUS.REJECTED;
   invoice.updated = now;
   invoice.processed = now;
-  ctx.rt.state.settleHold(invoice.shopId, invoice.currency, invoice.amount, charge);
+  ctx.rt.state.settleHold(invoice.shopId, invoice.currency, invoice.amount, charged);
   notifyInvoice(ctx.rt, invoice);
   return invoiceRecord(ctx.rt, invoice, false);
 }

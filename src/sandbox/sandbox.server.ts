@@ -6,6 +6,7 @@ import { SANDBOX_DEFAULT_SECRET, SANDBOX_DEFAULT_SHOP_ID } from '../config/confi
 import { loadCatalogue } from './payway-catalogue';
 import { controlRouter } from './control.routes';
 import { gatewayRouter } from './gateway.routes';
+import { HOLD_LIFETIME_S } from './invoices';
 import { Notifier } from './notifier';
 import { messagePage } from './pages';
 import { payerRouter } from './payer.routes';
@@ -64,6 +65,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
       timeScale: opts.timeScale ?? 1,
       timeoutDelayMs: null,
       latencyMs: 0,
+      holdLifetimeS: HOLD_LIFETIME_S,
     },
     catalogue.balances,
     balanceShop.id,

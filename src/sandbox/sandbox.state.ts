@@ -84,6 +84,8 @@ export interface Invoice {
   updated: Date;
   processed?: Date;
   expiresAt: Date;
+  /** A charge still queued at the gateway: the shop's invoice/unhold charges the hold instead. */
+  chargeOnUnhold?: boolean;
 }
 
 export type RefundStatus = 'WAITING' | 'SUCCESS' | 'FAILED';
@@ -186,6 +188,8 @@ export interface Settings {
   timeoutDelayMs: number | null;
   /** Real milliseconds added before every gateway answer (a slow gateway under load); 0: none. */
   latencyMs: number;
+  /** How long a hold lasts before the gateway would release it (invoice/check's `expires_at`). */
+  holdLifetimeS: number;
 }
 
 export class InsufficientFunds extends Error {

@@ -277,7 +277,7 @@ it('case 3: a success notification after a final rejection raises attention and 
       shop_order_id: order.shopOrderId,
       shop_amount: order.amount,
       shop_currency: '643',
-      payment_id: String(gatewayInvoice.id + 1),
+      payment_id: String(gatewayInvoice.id),
       client_price: order.amount,
       ps_currency: '643',
       payway: order.payway,

@@ -28,7 +28,8 @@ const INVOICE_TRY = `{"data": {"add_ons_config": {}, "info": {}, "manual": {}, "
 
 const INVOICE_CREATE = `{"data": {"data": {"session_id": "cs_4f1e2d3c"}, "id": 71234567, "method": "GET", "url": "https://checkout.test-server.example/pay"}, "error_code": 0, "message": "Ok", "result": true}`;
 
-const INVOICE_CHECK = `{"data": {"client_price": 105.0, "created": "2023-07-18T13:20:02", "description": "Conformance", "error_code": 0, "expires_at": "2023-07-19T13:20:02", "is_unique": true, "payment_id": 99887766, "payment_token": null, "payway": "${CARD}", "processed": "2023-07-18T13:23:41", "ps_currency": 643, "ps_data": "{}", "settlement_currency": 643, "settlement_rate": null, "shop_amount": 100.0, "shop_currency": 643, "shop_id": 356, "shop_order_id": "{{shop_order_id}}", "shop_refund": 0.0, "status": 4, "updated": "2023-07-18T13:23:41"}, "error_code": 0, "message": "Ok", "result": true}`;
+// As on the test server (gateway-facts.md), the check's payment_id is the create answer's id.
+const INVOICE_CHECK = `{"data": {"client_price": 105.0, "created": "2023-07-18T13:20:02", "description": "Conformance", "error_code": 0, "expires_at": "2023-07-19T13:20:02", "is_unique": true, "payment_id": 71234567, "payment_token": null, "payway": "${CARD}", "processed": "2023-07-18T13:23:41", "ps_currency": 643, "ps_data": "{}", "settlement_currency": 643, "settlement_rate": null, "shop_amount": 100.0, "shop_currency": 643, "shop_id": 356, "shop_order_id": "{{shop_order_id}}", "shop_refund": 0.0, "status": 4, "updated": "2023-07-18T13:23:41"}, "error_code": 0, "message": "Ok", "result": true}`;
 
 const SHOP_BALANCE = `{"data": {"balances": [{"available": 1000.5, "currency": 643, "frozen": 0.0, "hold": 0.0}], "shop_id": 357}, "error_code": 0, "message": "Ok", "result": true}`;
 
@@ -215,7 +216,7 @@ describe('conformance with the test server’s recorded answers', () => {
     expect(checked.body).toMatchObject({
       status: 'succeeded',
       gatewayStatus: 4,
-      paymentId: '99887766',
+      paymentId: '71234567',
       refundedAmount: '0.00',
       // "2023-07-18T13:23:41" carries no offset: the gateway's +03:00.
       processedAt: '2023-07-18T10:23:41.000Z',

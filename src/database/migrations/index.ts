@@ -6,6 +6,7 @@ import { GatewayShopPerRow1795324912080 } from './1795324912080-GatewayShopPerRo
 import { SealedPaymentTokens1795324915723 } from './1795324915723-SealedPaymentTokens';
 import { AuditKeyIdAndUnverifiedSample1795324927953 } from './1795324927953-AuditKeyIdAndUnverifiedSample';
 import { WatchFlaggedObjects1795500000001 } from './1795500000001-WatchFlaggedObjects';
+import { UnholdRequestAndHoldExpiry1795500000002 } from './1795500000002-UnholdRequestAndHoldExpiry';
 import { PayoutFingerprintKey1795500000003 } from './1795500000003-PayoutFingerprintKey';
 import { InvoiceRefundPendingAmount1795500000004 } from './1795500000004-InvoiceRefundPendingAmount';
 
@@ -19,6 +20,7 @@ export const MIGRATIONS = [
   SealedPaymentTokens1795324915723,
   AuditKeyIdAndUnverifiedSample1795324927953,
   WatchFlaggedObjects1795500000001,
+  UnholdRequestAndHoldExpiry1795500000002,
   PayoutFingerprintKey1795500000003,
   InvoiceRefundPendingAmount1795500000004,
 ];

@@ -114,6 +114,15 @@ export class InvoiceSchema {
   @ApiProperty({ format: 'date-time', example: '2026-01-15T10:00:01.000Z' }) updatedAt: string;
   @ApiProperty({ type: String, nullable: true, format: 'date-time', example: null }) processedAt:
     string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'date-time',
+    example: null,
+    description:
+      "A hold's expiry as invoice/check reports it (`invoice.hold_expiring` comes HOLD_EXPIRY_WARNING_S before it); null when not known",
+  })
+  holdExpiresAt: string | null;
   @ApiProperty({ description: 'An operator must look (see GET /admin/attention)', example: false })
   needsAttention: boolean;
   @ApiProperty({ type: String, nullable: true, example: null }) attentionReason: string | null;
