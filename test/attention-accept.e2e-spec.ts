@@ -349,8 +349,12 @@ describe('charge and unhold for a held invoice', () => {
     expect(
       audit.find((e) => e.from_status === 'held' && e.to_status === 'succeeded'),
     ).toMatchObject({ key_id: keyIdOf(ADMIN_KEY) });
-    expect(audit.find((e) => e.type === 'invoice.attention_resolved')?.details).toMatchObject({
-      action: 'charge',
+    // The charge's own answer (a final gateway record) settled the deadline flag (#22: cleared
+    // by the gateway, not by the operator's say-so), in the operator's request.
+    expect(audit.find((e) => e.type === 'invoice.attention_resolved')).toMatchObject({
+      cause: 'gateway',
+      key_id: keyIdOf(ADMIN_KEY),
+      details: expect.objectContaining({ action: 'settled', reason: 'deadline' }),
     });
   });
 
