@@ -279,6 +279,22 @@ describe('access by route metadata, key scopes and keyId (attacks against the ru
       }
     });
 
+    it('other spellings of a filter never widen a key: repeated, bracketed, cased or padded values are 400 or 403', async () => {
+      for (const q of [
+        'objectType=invoice&objectType=payout',
+        'objectType[]=payout',
+        'objectType=Payout',
+        'objectType=payout%20',
+        'type=payout.pending&type=invoice.created',
+        'type[0]=payout.pending',
+        'type=PAYOUT.PENDING',
+        'objectType=invoice&type=payout.pending',
+      ]) {
+        const res = await ctx.http.get(`/api/v1/events?${q}`).set(bearer(PAYMENTS_ONLY_KEY));
+        expect([q, [400, 403].includes(res.status)]).toEqual([q, true]);
+      }
+    });
+
     it("cursors from one key used by another never reveal the other's types", async () => {
       // Every cursor the admin key passes through, and the payouts key's, and one forged at position 0.
       const cursors: string[] = [Buffer.from('p0').toString('base64url')];
