@@ -13,6 +13,9 @@ import { PAYMENT } from './support/payways';
 const PAYMENTS_KEY = 'payments-refunds-key-0123';
 const PAYOUTS_KEY = 'payouts-only-key-0123456';
 const READ_KEY = 'read-only-key-0123456789';
+const PAYMENTS_ONLY_KEY = 'payments-only-key-012345';
+const REFUNDS_KEY = 'refunds-only-key-0123456';
+const PAYMENTS_READ_KEY = 'payments-read-key-012345';
 const keyId = (k: string): string => createHash('sha256').update(k).digest('hex').slice(0, 12);
 const bearer = (k: string): Record<string, string> => ({ Authorization: `Bearer ${k}` });
 
@@ -66,7 +69,15 @@ describe('access by route metadata, key scopes and keyId (attacks against the ru
   beforeAll(async () => {
     ctx = await startTestApp({
       env: {
-        API_KEYS: `${SHOP_KEY},${PAYMENTS_KEY}:payments+refunds,${PAYOUTS_KEY}:payouts,${READ_KEY}:read`,
+        API_KEYS: [
+          SHOP_KEY,
+          `${PAYMENTS_KEY}:payments+refunds`,
+          `${PAYOUTS_KEY}:payouts`,
+          `${READ_KEY}:read`,
+          `${PAYMENTS_ONLY_KEY}:payments`,
+          `${REFUNDS_KEY}:refunds`,
+          `${PAYMENTS_READ_KEY}:payments+read`,
+        ].join(','),
       },
     });
     db = new Client({ connectionString: ctx.databaseUrl });
@@ -179,6 +190,130 @@ describe('access by route metadata, key scopes and keyId (attacks against the ru
     for (const { t } of dump.rows as Array<{ t: string }>) {
       for (const k of [SHOP_KEY, PAYMENTS_KEY, PAYOUTS_KEY, READ_KEY, ADMIN_KEY]) expect(t).not.toContain(k);
     }
+  });
+
+  describe('the event feed shows a key only the object types its scopes cover', () => {
+    type Kind = 'invoice' | 'refund' | 'payout';
+    const ALL: Kind[] = ['invoice', 'refund', 'payout'];
+    const MATRIX: Array<[string, string, Kind[]]> = [
+      ['payments only', PAYMENTS_ONLY_KEY, ['invoice']],
+      ['refunds only (no invoice events: their payUrl carries the payer token)', REFUNDS_KEY, ['refund']],
+      ['payouts only', PAYOUTS_KEY, ['payout']],
+      ['read only (everything)', READ_KEY, ALL],
+      ['payments + read (what payments covers)', PAYMENTS_READ_KEY, ['invoice']],
+      ['payments + refunds', PAYMENTS_KEY, ['invoice', 'refund']],
+      ['admin', ADMIN_KEY, ALL],
+    ];
+    const run = `fs${Date.now().toString(36)}`;
+    /** Event ids by object type, as the database holds them once the whole suite's events are in. */
+    const idsOf = async (types: Kind[]): Promise<string[]> =>
+      (await db.query(`SELECT id::text FROM events WHERE type IS NOT NULL AND entity_type = ANY($1) ORDER BY position`, [types])).rows.map(
+        (r: { id: string }) => r.id,
+      );
+
+    beforeAll(async () => {
+      // Interleaved, so every page of a restricted key skips over others' events.
+      for (let i = 0; i < 5; i++) {
+        for (const [kind, type] of [['invoice', 'invoice.awaiting_payer'], ['refund', 'refund.waiting'], ['payout', 'payout.pending']]) {
+          await db.query(
+            `INSERT INTO events (entity_type, entity_id, from_status, to_status, cause, type, sequence, data)
+             VALUES ($1, $2, NULL, 'x', 'api', $3, 1, $4)`,
+            [kind, `${run}-${kind}-${i}`, type, JSON.stringify({ payUrl: `https://pay.example/p?t=secret-${i}` })],
+          );
+        }
+      }
+    });
+
+    /** Every event the key reads following nextCursor to the end (an empty page), `limit` at a time. */
+    async function readAll(key: string, from?: string, limit = 2): Promise<Array<{ id: string; objectType: string }>> {
+      const seen: Array<{ id: string; objectType: string }> = [];
+      let cursor = from;
+      for (let pages = 0; pages < 500; pages++) {
+        const res = await ctx.http
+          .get('/api/v1/events')
+          .query({ limit, ...(cursor ? { after: cursor } : {}) })
+          .set(bearer(key))
+          .expect(200);
+        const items = res.body.items as Array<{ id: string; objectType: string }>;
+        if (items.length === 0) return seen;
+        seen.push(...items);
+        cursor = res.body.nextCursor as string;
+      }
+      throw new Error('the feed did not end');
+    }
+
+    it.each(MATRIX)('%s: reads exactly its types, following nextCursor to the end', async (_name, key, types) => {
+      const seen = await readAll(key);
+      expect(new Set(seen.map((e) => e.objectType))).toEqual(new Set(types));
+      expect(seen.map((e) => e.id)).toEqual(await idsOf(types));
+    });
+
+    it.each(MATRIX)('%s: GET /events/{id} answers its types and 404 (not 403) for the others', async (_name, key, types) => {
+      for (const kind of ALL) {
+        const [id] = (await db.query(`SELECT id::text FROM events WHERE entity_id = $1`, [`${run}-${kind}-0`])).rows.map((r: { id: string }) => r.id);
+        const res = await ctx.http.get(`/api/v1/events/${id}`).set(bearer(key));
+        if (types.includes(kind)) expect([kind, res.status, res.body.objectType]).toEqual([kind, 200, kind]);
+        else expect([kind, res.status, res.body.type]).toEqual([kind, 404, expect.stringContaining('not-found')]);
+        // The 404 of an event outside the scope is the 404 of one that does not exist.
+        const none = await ctx.http.get('/api/v1/events/999999999').set(bearer(key));
+        if (!types.includes(kind)) expect(res.body.detail.replace(id, 'ID')).toBe(none.body.detail.replace('999999999', 'ID'));
+      }
+    });
+
+    it.each(MATRIX)('%s: a type or objectType filter outside its scopes is 403, inside it only that type', async (_name, key, types) => {
+      for (const kind of ALL) {
+        const eventType = { invoice: 'invoice.awaiting_payer', refund: 'refund.waiting', payout: 'payout.pending' }[kind];
+        for (const q of [{ objectType: kind }, { type: eventType }, { objectType: kind, objectId: `${run}-${kind}-3` }]) {
+          const res = await ctx.http.get('/api/v1/events').query({ limit: 500, ...q }).set(bearer(key));
+          if (!types.includes(kind)) {
+            expect([q, res.status]).toEqual([q, 403]);
+            continue;
+          }
+          expect([q, res.status]).toEqual([q, 200]);
+          const items = res.body.items as Array<{ objectType: string; objectId: string; type: string }>;
+          expect(items.length).toBeGreaterThan(0);
+          expect(items.every((e) => e.objectType === kind)).toBe(true);
+          if ('type' in q) expect(items.every((e) => e.type === eventType)).toBe(true);
+          if ('objectId' in q) expect(items.map((e) => e.objectId)).toEqual([`${run}-${kind}-3`]);
+        }
+      }
+    });
+
+    it('other spellings of a filter never widen a key: repeated, bracketed, cased or padded values are 400 or 403', async () => {
+      for (const q of [
+        'objectType=invoice&objectType=payout',
+        'objectType[]=payout',
+        'objectType=Payout',
+        'objectType=payout%20',
+        'type=payout.pending&type=invoice.created',
+        'type[0]=payout.pending',
+        'type=PAYOUT.PENDING',
+        'objectType=invoice&type=payout.pending',
+      ]) {
+        const res = await ctx.http.get(`/api/v1/events?${q}`).set(bearer(PAYMENTS_ONLY_KEY));
+        expect([q, [400, 403].includes(res.status)]).toEqual([q, true]);
+      }
+    });
+
+    it("cursors from one key used by another never reveal the other's types", async () => {
+      // Every cursor the admin key passes through, and the payouts key's, and one forged at position 0.
+      const cursors: string[] = [Buffer.from('p0').toString('base64url')];
+      for (const key of [ADMIN_KEY, PAYOUTS_KEY]) {
+        let cursor: string | undefined;
+        for (;;) {
+          const res = await ctx.http.get('/api/v1/events').query({ limit: 3, ...(cursor ? { after: cursor } : {}) }).set(bearer(key)).expect(200);
+          if ((res.body.items as unknown[]).length === 0) break;
+          cursor = res.body.nextCursor as string;
+          cursors.push(cursor);
+        }
+      }
+      for (const [, key, types] of MATRIX) {
+        for (const cursor of cursors) {
+          const seen = await readAll(key, cursor, 500);
+          expect(seen.filter((e) => !types.includes(e.objectType as Kind))).toEqual([]);
+        }
+      }
+    });
   });
 
   describe('paymentTokenFrom: a recurrent charge with a shop key, no raw token', () => {

@@ -253,3 +253,154 @@ describe('hostile input against the running app', () => {
     expect(Math.max(...health)).toBeLessThan(HEALTH_STALL_MS);
   }, 170_000);
 });
+
+/**
+ * Bounded work per request: a refused request costs about what an accepted one does and answers
+ * less than it sent, however many names a caller packs into a body (issue #24, item 2).
+ */
+describe('validation does not amplify', () => {
+  let ctx: TestContext;
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+  beforeAll(async () => {
+    ctx = await startTestApp();
+  });
+
+  afterAll(async () => {
+    agent.destroy();
+    await ctx?.close();
+  });
+
+  interface Timed {
+    status: number;
+    contentType: string;
+    text: string;
+    bytes: number;
+    ms: number;
+  }
+
+  function post(path: string, payload: string, method = 'POST'): Promise<Timed> {
+    return new Promise((resolve, reject) => {
+      const { port } = new URL(ctx.url);
+      const started = process.hrtime.bigint();
+      const headers: Record<string, string> = { authorization: `Bearer ${SHOP_KEY}` };
+      if (method !== 'GET') headers['content-type'] = 'application/json';
+      const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType: String(res.headers['content-type'] ?? ''),
+            text: body.toString('utf8'),
+            bytes: body.length,
+            ms: Number(process.hrtime.bigint() - started) / 1e6,
+          });
+        });
+      });
+      req.on('error', reject);
+      if (method !== 'GET') req.write(payload);
+      req.end();
+    });
+  }
+
+  let seq = 0;
+  const create = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    shopOrderId: `amp-${Date.now().toString(36)}-${++seq}`,
+    amount: '100.10',
+    currency: 643,
+    payway: PAYMENT.card,
+    ...extra,
+  });
+  /** 7,000 short unknown names: a body just under the 64 KB limit. */
+  const names = (n = 7000): Record<string, number> =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i.toString(36)}`, 0]));
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+  const CASES: Array<[string, () => Record<string, unknown>, string]> = [
+    ['extras', () => create({ extras: names() }), 'extras'],
+    ['the top level', () => ({ ...names(6990), ...create() }), 'body'],
+    ['card', () => create({ card: names() }), 'card'],
+    ['clientInfo', () => create({ clientInfo: names() }), 'clientInfo'],
+  ];
+
+  it.each(CASES)(
+    '7,000 unknown names in %s: one 400 problem naming the field and the limit, answer ≤ 16 KB and smaller than the body, server time within 2 × an accepted create',
+    async (_where, build, field) => {
+      const accepted: number[] = [];
+      const refused: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const ok = await post('/api/v1/invoices', JSON.stringify(create()));
+        expect(ok.status).toBe(201);
+        accepted.push(ok.ms);
+        const payload = JSON.stringify(build());
+        expect(payload.length).toBeGreaterThan(50_000);
+        expect(payload.length).toBeLessThan(64 * 1024);
+        const res = await post('/api/v1/invoices', payload);
+        expect(res.status).toBe(400);
+        expect(res.contentType).toMatch(/^application\/problem\+json/);
+        expect(res.bytes).toBeLessThanOrEqual(16 * 1024);
+        expect(res.bytes).toBeLessThan(payload.length);
+        const problem = JSON.parse(res.text) as { errors: Array<{ field: string; message: string }> };
+        expect(problem.errors).toEqual([{ field, message: expect.stringMatching(/more than \d+ properties/) }]);
+        refused.push(res.ms);
+      }
+      // Medians of a few: one descheduled request on a busy machine does not decide.
+      expect(median(refused)).toBeLessThanOrEqual(2 * median(accepted));
+    },
+  );
+
+  it('extras: more names than the payway has fields + 16 is one error naming extras and its limit', async () => {
+    const res = await post('/api/v1/invoices', JSON.stringify(create({ payway: PAYMENT.wallet, extras: { phone: '+79001234567', ...names(17) } })));
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text).errors).toEqual([{ field: 'extras', message: expect.stringContaining('more than 17 properties') }]);
+  });
+
+  it('25 distinct wrong fields answer 20 errors and "and 5 more"', async () => {
+    const wrong = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`wrong${i}`, 'x']));
+    const res = await post('/api/v1/invoices', JSON.stringify(create(wrong)));
+    expect(res.status).toBe(400);
+    const errors = (JSON.parse(res.text) as { errors: Array<{ field: string; message: string }> }).errors;
+    expect(errors).toHaveLength(21);
+    expect(errors.slice(0, 20).every((e) => /^wrong\d+$/.test(e.field) && e.message === 'should not exist')).toBe(true);
+    expect(errors[20]).toEqual({ field: 'body', message: 'and 5 more' });
+  });
+
+  it('the cap holds just under the key limit too: 64 unknown names in card and 64 in clientInfo answer 20 errors and "and 112 more"', async () => {
+    const res = await post('/api/v1/invoices', JSON.stringify(create({ card: names(64), clientInfo: names(64) })));
+    expect(res.status).toBe(400);
+    const errors = (JSON.parse(res.text) as { errors: Array<{ field: string; message: string }> }).errors;
+    expect(errors).toHaveLength(21);
+    // card's own four required fields are missing too: 64 + 4 + 64 = 132 errors in all.
+    expect(errors[20]).toEqual({ field: 'body', message: 'and 112 more' });
+  });
+
+  it('a missing required field is exactly one message, "is required"', async () => {
+    const { amount: _omitted, ...body } = create();
+    void _omitted;
+    const res = await post('/api/v1/invoices', JSON.stringify(body));
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text).errors).toEqual([{ field: 'amount', message: 'is required' }]);
+    const nested = await post('/api/v1/invoices', JSON.stringify(create({ card: { number: '4111111111111111', expiryMonth: '12', expiryYear: '29' } })));
+    expect(nested.status).toBe(400);
+    expect(JSON.parse(nested.text).errors).toEqual([{ field: 'card.cvv', message: 'is required' }]);
+  });
+
+  it('other spellings: nested deeper, under __proto__-like names, in arrays of objects and in the query are capped the same way', async () => {
+    for (const body of [
+      create({ clientInfo: { deeper: names(100) } }),
+      { ...create(), constructor: names(100) },
+      { ...create(), list: [names(100)] },
+    ]) {
+      const res = await post('/api/v1/invoices', JSON.stringify(body));
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.text).errors).toEqual([{ field: expect.any(String), message: 'has more than 64 properties' }]);
+    }
+    const query = Array.from({ length: 1500 }, (_, i) => `q${i.toString(36)}=1`).join('&');
+    const res = await post(`/api/v1/invoices?${query}`, '', 'GET');
+    expect(res.status).toBe(400);
+    expect(res.bytes).toBeLessThan(query.length);
+    expect(JSON.parse(res.text).errors).toEqual([{ field: 'query', message: 'has more than 64 properties' }]);
+  });
+});

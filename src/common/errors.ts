@@ -22,15 +22,35 @@ export class DomainError extends Error {
   }
 }
 
+/** Field errors in one answer; past it, one entry says how many more there were. */
+export const MAX_FIELD_ERRORS = 20;
+
+/** At most MAX_FIELD_ERRORS errors, then `{field: 'body', message: 'and N more'}`. */
+export function capFieldErrors(errors: readonly FieldError[]): FieldError[] {
+  if (errors.length <= MAX_FIELD_ERRORS) return [...errors];
+  return [
+    ...errors.slice(0, MAX_FIELD_ERRORS),
+    { field: 'body', message: `and ${errors.length - MAX_FIELD_ERRORS} more` },
+  ];
+}
+
+/**
+ * A request that breaks field rules. The answer is capped (capFieldErrors) so that it never
+ * grows with what a caller can pack into a body.
+ */
 export class ValidationFailed extends DomainError {
-  constructor(readonly errors: FieldError[]) {
+  readonly errors: FieldError[];
+
+  constructor(errors: FieldError[]) {
+    const capped = capFieldErrors(errors);
     super(
       'validation-failed',
       400,
       'Request validation failed',
-      errors.map((e) => `${e.field}: ${e.message}`).join('; '),
-      { errors },
+      capped.map((e) => `${e.field}: ${e.message}`).join('; '),
+      { errors: capped },
     );
+    this.errors = capped;
   }
 }
 

@@ -5,9 +5,17 @@ import { ValidationFailed, type FieldError } from './errors';
 const MAX_DEPTH = 32;
 
 /**
+ * More properties than any object of this API has (a create has about 20 top-level fields, a
+ * gateway notification about 30, `metadata` at most 20 keys). Above it, validation would do work
+ * and write an error per property: a small body would cost much and answer much more.
+ */
+export const MAX_KEYS_PER_OBJECT = 64;
+
+/**
  * Refuses, before any handler runs, what no field of this API may hold and PostgreSQL or the
  * gateway cannot take: NUL characters and lone UTF-16 surrogates (in the path, the query or the
- * body) and bodies nested deeper than MAX_DEPTH. Everything else is the DTOs' business.
+ * body), bodies nested deeper than MAX_DEPTH and objects (the query included) with more than
+ * MAX_KEYS_PER_OBJECT properties, each as one error. Everything else is the DTOs' business.
  */
 export function inputGuardMiddleware(req: Request, _res: Response, next: NextFunction): void {
   const problem =
@@ -37,7 +45,11 @@ function stringsProblem(root: unknown, rootName: string): FieldError | null {
     }
     if (typeof value !== 'object' || value === null) continue;
     if (depth >= MAX_DEPTH) return { field: path || 'body', message: `is nested more than ${MAX_DEPTH} levels deep` };
-    for (const key of Object.keys(value)) {
+    const keys = Object.keys(value);
+    if (!Array.isArray(value) && keys.length > MAX_KEYS_PER_OBJECT) {
+      return { field: path || rootName || 'body', message: `has more than ${MAX_KEYS_PER_OBJECT} properties` };
+    }
+    for (const key of keys) {
       const at = path ? `${path}.${key}` : key;
       if (key.includes('\0') || !wellFormed(key)) {
         return { field: rootName || 'body', message: 'has a property name with a NUL character or bad Unicode' };

@@ -1,14 +1,25 @@
 import { ValidationError, ValidationPipe } from '@nestjs/common';
 import { FieldError, ValidationFailed } from './errors';
 
-/** Flattens class-validator errors to `{field, message}` with dotted paths (`card.number`). */
+/**
+ * Flattens class-validator errors to `{field, message}` with dotted paths (`card.number`). A
+ * field that is absent (or null) gets one message, "is required", instead of one per rule it
+ * would have to pass.
+ */
 export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((e) => {
     const field = parent ? `${parent}.${e.property}` : e.property;
-    const own = Object.values(e.constraints ?? {}).map((message) => ({
-      field,
-      message: withoutSubject(message, e.property),
-    }));
+    const constraints = e.constraints ?? {};
+    const missing =
+      (e.value === undefined || e.value === null) &&
+      Object.keys(constraints).length > 0 &&
+      !('whitelistValidation' in constraints);
+    const own = missing
+      ? [{ field, message: 'is required' }]
+      : Object.values(constraints).map((message) => ({
+          field,
+          message: withoutSubject(message, e.property),
+        }));
     return own.concat(flattenValidationErrors(e.children ?? [], field));
   });
 }
@@ -30,8 +41,9 @@ export function createValidationPipe(): ValidationPipe {
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
-    // Never echo rejected values back: they may be card data.
-    validationError: { target: false, value: false },
+    // The value is read only to tell a missing field from a wrong one (flattenValidationErrors);
+    // it is never echoed back: it may be card data.
+    validationError: { target: false, value: true },
     exceptionFactory: (errors) => new ValidationFailed(flattenValidationErrors(errors)),
   });
 }

@@ -1,8 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { keyIdOf } from '../common/auth.guard';
+import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { consoleSignIns } from '../metrics/metrics';
 
@@ -11,7 +12,23 @@ export interface ConsoleSession {
   keyId: string;
   csrfToken: string;
   expiresAt: Date;
+  /** The stored hash of the cookie's id: names the session on the sessions page. */
+  handle: string;
 }
+
+/** A session as the sessions page lists it: never its cookie id nor its CSRF token. */
+export interface SessionListing {
+  handle: string;
+  keyId: string;
+  createdAt: Date;
+  lastSeenAt: Date;
+  expiresAt: Date;
+  clientAddress: string | null;
+}
+
+/** How often a session's last-seen time is written (not on every page view). */
+const LAST_SEEN_EVERY_S = 60;
+const HANDLE = /^[0-9a-f]{64}$/;
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
 
@@ -24,12 +41,16 @@ export function sameText(a: string, b: string): boolean {
  * Server-side console sessions. The cookie holds a random id; the database holds only its
  * SHA-256, the admin key's id and the session's CSRF token, so a database reader cannot
  * impersonate an operator and the admin key itself is never stored. Sessions expire after
- * ADMIN_SESSION_TTL_S; signing out deletes the row.
+ * ADMIN_SESSION_TTL_S; signing out deletes the row. A session ends with its admin key: every
+ * request checks that the session's key id is one of the configured admin keys' ids, and the
+ * sessions of keys no longer configured are deleted at start-up.
  */
 @Injectable()
-export class ConsoleSessions {
+export class ConsoleSessions implements OnApplicationBootstrap {
   private readonly adminKeys: Buffer[];
   private readonly shopKeys: Buffer[];
+  /** The ids of the admin keys configured now (computed once: the configuration is fixed). */
+  private readonly adminKeyIds: string[];
   /** Failed sign-ins per client address in the current window (in memory, per instance). */
   private readonly failures = new Map<string, { count: number; windowStart: number }>();
 
@@ -39,6 +60,17 @@ export class ConsoleSessions {
   ) {
     this.adminKeys = config.adminApiKeys.map(sha256);
     this.shopKeys = config.apiKeys.map(sha256);
+    this.adminKeyIds = [...new Set(config.adminApiKeys.map(keyIdOf))];
+  }
+
+  /** Sessions opened with an admin key that is no longer configured end now. */
+  async onApplicationBootstrap(): Promise<void> {
+    const [, removed] = (await this.dataSource.query(
+      `DELETE FROM admin_sessions WHERE NOT (key_id = ANY($1::varchar[]))`,
+      [this.adminKeyIds],
+    )) as [unknown, number];
+    if (removed > 0)
+      logger.info({ sessions: removed }, 'console sessions of removed admin keys deleted');
   }
 
   get ttlS(): number {
@@ -94,24 +126,81 @@ export class ConsoleSessions {
       keyId: keyIdOf(key),
       csrfToken: randomBytes(32).toString('base64url'),
       expiresAt: new Date(Date.now() + this.ttlS * 1000),
+      handle: sha256(id).toString('hex'),
     };
     await this.dataSource.query(
-      `INSERT INTO admin_sessions (id_hash, key_id, csrf_token, expires_at) VALUES ($1, $2, $3, $4)`,
-      [sha256(id).toString('hex'), session.keyId, session.csrfToken, session.expiresAt],
+      `INSERT INTO admin_sessions (id_hash, key_id, csrf_token, expires_at, client_address)
+       VALUES ($1, $2, $3, $4, $5)`,
+      [session.handle, session.keyId, session.csrfToken, session.expiresAt, address.slice(0, 64)],
     );
     // Expired sessions are cleared as new ones open: the table stays small without a job.
     await this.dataSource.query(`DELETE FROM admin_sessions WHERE expires_at < now()`);
     return { id, session };
   }
 
+  /**
+   * The live session of a cookie id: not expired, and opened with an admin key that is still
+   * configured (another instance may not have deleted it yet). Notes when it was last used.
+   */
   async find(id: string | undefined): Promise<ConsoleSession | null> {
     if (!id || id.length > 128) return null;
+    const handle = sha256(id).toString('hex');
     const rows = (await this.dataSource.query(
-      `SELECT key_id, csrf_token, expires_at FROM admin_sessions WHERE id_hash = $1 AND expires_at > now()`,
-      [sha256(id).toString('hex')],
-    )) as Array<{ key_id: string; csrf_token: string; expires_at: Date }>;
+      `SELECT key_id, csrf_token, expires_at, last_seen_at < now() - make_interval(secs => $3) AS stale
+         FROM admin_sessions
+        WHERE id_hash = $1 AND expires_at > now() AND key_id = ANY($2::varchar[])`,
+      [handle, this.adminKeyIds, LAST_SEEN_EVERY_S],
+    )) as Array<{ key_id: string; csrf_token: string; expires_at: Date; stale: boolean }>;
     const r = rows[0];
-    return r ? { keyId: r.key_id, csrfToken: r.csrf_token, expiresAt: r.expires_at } : null;
+    if (!r) return null;
+    if (r.stale)
+      await this.dataSource.query(
+        `UPDATE admin_sessions SET last_seen_at = now() WHERE id_hash = $1`,
+        [handle],
+      );
+    return { keyId: r.key_id, csrfToken: r.csrf_token, expiresAt: r.expires_at, handle };
+  }
+
+  /** Every live session, newest first, as operators see them. */
+  async list(): Promise<SessionListing[]> {
+    const rows = (await this.dataSource.query(
+      `SELECT id_hash, key_id, created_at, last_seen_at, expires_at, client_address
+         FROM admin_sessions
+        WHERE expires_at > now() AND key_id = ANY($1::varchar[])
+        ORDER BY created_at DESC LIMIT 500`,
+      [this.adminKeyIds],
+    )) as Array<{
+      id_hash: string;
+      key_id: string;
+      created_at: Date;
+      last_seen_at: Date;
+      expires_at: Date;
+      client_address: string | null;
+    }>;
+    return rows.map((r) => ({
+      handle: r.id_hash,
+      keyId: r.key_id,
+      createdAt: r.created_at,
+      lastSeenAt: r.last_seen_at,
+      expiresAt: r.expires_at,
+      clientAddress: r.client_address,
+    }));
+  }
+
+  /** Ends one session (by its handle) or every session of a key id; returns how many ended. */
+  async revoke(target: { handle: string } | { keyId: string }): Promise<number> {
+    if ('handle' in target) {
+      if (!HANDLE.test(target.handle)) return 0;
+      const [, n] = (await this.dataSource.query(`DELETE FROM admin_sessions WHERE id_hash = $1`, [
+        target.handle,
+      ])) as [unknown, number];
+      return n;
+    }
+    if (target.keyId === '' || target.keyId.length > 16) return 0;
+    const [, n] = (await this.dataSource.query(`DELETE FROM admin_sessions WHERE key_id = $1`, [
+      target.keyId,
+    ])) as [unknown, number];
+    return n;
   }
 
   async signOut(id: string | undefined): Promise<void> {

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { BalanceService, type BalanceView } from '../balance/balance.service';
 import { decodeCursor } from '../common/pagination';
+import { logger } from '../common/logger';
 import { Public } from '../common/public.decorator';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { consoleSignIns } from '../metrics/metrics';
@@ -37,6 +38,8 @@ export const CONSOLE_ROUTES = [
   'admin/ui/notifications/:id/replay',
   'admin/ui/deliveries',
   'admin/ui/events/:id/redeliver',
+  'admin/ui/sessions',
+  'admin/ui/sessions/revoke',
   'admin/ui/:kind',
   'admin/ui/:kind/:id',
   'admin/ui/:kind/:id/resolve',
@@ -379,6 +382,55 @@ export class ConsoleController {
       return;
     }
     res.redirect(303, `/admin/ui/deliveries?redelivered=${encodeURIComponent(id)}`);
+  }
+
+  @Get('admin/ui/sessions')
+  async sessionsPage(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    const revoked = queryText(req, 'revoked', 8);
+    this.send(res, 'sessions', {
+      title: 'Console sessions',
+      session,
+      active: '/admin/ui/sessions',
+      rows: await this.sessions.list(),
+      flash:
+        revoked !== undefined && /^\d+$/.test(revoked)
+          ? { kind: 'ok', text: `${revoked} session${revoked === '1' ? '' : 's'} revoked.` }
+          : null,
+    });
+  }
+
+  /** Ends one session (`session`: its handle) or every session of an admin key (`keyId`). */
+  @Post('admin/ui/sessions/revoke')
+  async revokeSessions(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.formSession(req, res);
+    if (!session) return;
+    const handle = field(req, 'session', 64);
+    const keyId = field(req, 'keyId', 16);
+    if ((handle === '') === (keyId === '')) {
+      this.message(
+        res,
+        400,
+        'Not revoked',
+        'Choose one session or one admin key.',
+        session,
+        '/admin/ui/sessions',
+      );
+      return;
+    }
+    const n = await this.sessions.revoke(handle ? { handle } : { keyId });
+    logger.info(
+      { keyId: session.keyId, revoked: n, ...(keyId ? { ofKey: keyId } : {}) },
+      'console sessions revoked',
+    );
+    // Revoking one's own session (or one's own key's) signs this browser out too.
+    if (handle === session.handle || keyId === session.keyId) {
+      this.setCookie(res, SESSION_COOKIE, '', 0);
+      res.redirect(303, '/admin/login');
+      return;
+    }
+    res.redirect(303, `/admin/ui/sessions?revoked=${n}`);
   }
 
   @Get('admin/ui/:kind')

@@ -9,10 +9,12 @@ import {
 } from '@nestjs/swagger';
 import { AdminOnly, Scopes } from '../common/access.decorator';
 import { ApiProblems } from '../common/openapi';
+import { currentActor } from '../common/request-context';
 import type { Page } from '../common/pagination';
 import { DELIVERY_STATES, EventFeedQuery, ListDeliveriesQuery } from './dto/event-queries.dto';
 import { ShopEvent, ShopEventPage } from './event.view';
 import { EventsService, type DeliveryView } from './events.service';
+import { feedObjectTypes } from './feed-scope';
 
 const FEED_DOC =
   'Every change of an invoice, refund or payout status and every attention flag raised or resolved, in commit order: ' +
@@ -21,7 +23,12 @@ const FEED_DOC =
   'Webhooks way: headers `webhook-id` (the event id, the same on every retry), `webhook-timestamp` (Unix seconds) and ' +
   '`webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body" keyed by the base64-decoded SHOP_WEBHOOK_SECRET ' +
   'after whsec_>`. A 2xx within 10 s acknowledges; otherwise retried with exponential backoff and jitter for up to ' +
-  '3 days, then dead. Per object, event n+1 is not sent before event n is acknowledged or dead.';
+  '3 days, then dead. Per object, event n+1 is not sent before event n is acknowledged or dead.\n\n' +
+  'Scopes: a key sees only the events of the object types its scopes cover: `payments` invoice events, ' +
+  '`refunds` refund events (not invoice events: those carry `payUrl` with the payer token), `payouts` payout ' +
+  'events. `read` adds nothing to other scopes; a key with only `read` sees every type. Admin keys see every type. ' +
+  "A `type` or `objectType` filter outside the key's scopes is 403. Webhooks are not filtered: every event goes to " +
+  'the configured SHOP_WEBHOOK_URLs.';
 
 @ApiTags('events')
 @ApiBearerAuth()
@@ -33,17 +40,21 @@ export class EventsController {
   @Get()
   @ApiOperation({ summary: 'Shop events after a cursor (gap-free feed)', description: FEED_DOC })
   @ApiOkResponse({ type: ShopEventPage })
-  @ApiProblems(400)
+  @ApiProblems(400, 403)
   feed(@Query() q: EventFeedQuery): Promise<Page<ShopEvent>> {
-    return this.events.feed(q);
+    return this.events.feed(q, feedObjectTypes(currentActor()));
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'One shop event' })
+  @ApiOperation({
+    summary: 'One shop event',
+    description:
+      "An event of an object type outside the key's scopes is 404, as if it did not exist.",
+  })
   @ApiOkResponse({ type: ShopEvent })
   @ApiProblems(404)
   get(@Param('id') id: string): Promise<ShopEvent> {
-    return this.events.get(id);
+    return this.events.get(id, feedObjectTypes(currentActor()));
   }
 }
 

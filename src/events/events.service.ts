@@ -2,12 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AuditEventEntity } from '../audit/audit-event.entity';
+import { EVENT_OBJECT_TYPES, type EventObjectType } from '../audit/shop-events';
+import { Forbidden } from '../common/auth.guard';
 import { DomainError, NotFound, ValidationFailed } from '../common/errors';
 import { DEFAULT_PAGE_SIZE, type Page } from '../common/pagination';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { DeliveryState, EventFeedQuery, ListDeliveriesQuery } from './dto/event-queries.dto';
 import { EventRelay } from './event-relay';
 import { toShopEvent, type ShopEvent } from './event.view';
+import { objectTypeOfEventType } from './feed-scope';
 
 export interface DeliveryView {
   id: string;
@@ -83,7 +86,16 @@ export class EventsService {
    * Events after the cursor in position order. The relay runs first, so a reader sees every
    * event whose transaction (and every older one) has finished.
    */
-  async feed(q: EventFeedQuery): Promise<Page<ShopEvent>> {
+  async feed(
+    q: EventFeedQuery,
+    visible: readonly EventObjectType[] = EVENT_OBJECT_TYPES,
+  ): Promise<Page<ShopEvent>> {
+    for (const asked of [
+      q.objectType,
+      q.type === undefined ? undefined : objectTypeOfEventType(q.type),
+    ])
+      if (asked !== undefined && !(visible as readonly string[]).includes(asked))
+        throw new Forbidden(`This key's scopes do not cover ${asked} events`);
     const after = decodeFeedCursor(q.after);
     await this.relay.run();
     const qb = this.dataSource
@@ -91,7 +103,15 @@ export class EventsService {
       .createQueryBuilder('e')
       .where('e.position > :after', { after })
       .andWhere('e.type IS NOT NULL');
+    // The scope filter is part of every query: no cursor, filter or id reaches another type.
+    if (visible.length < EVENT_OBJECT_TYPES.length)
+      qb.andWhere('e.entity_type IN (:...visible)', {
+        visible: visible.length > 0 ? visible : [''],
+      });
     if (q.type !== undefined) qb.andWhere('e.type = :type', { type: q.type });
+    if (q.objectType !== undefined)
+      qb.andWhere('e.entity_type = :objectType', { objectType: q.objectType });
+    if (q.objectId !== undefined) qb.andWhere('e.entity_id = :objectId', { objectId: q.objectId });
     const rows = await qb
       .orderBy('e.position', 'ASC')
       .limit(q.limit ?? DEFAULT_PAGE_SIZE)
@@ -103,11 +123,16 @@ export class EventsService {
     };
   }
 
-  async get(id: string): Promise<ShopEvent> {
+  /** One event; one of a type outside `visible` is not found (no oracle of its existence). */
+  async get(
+    id: string,
+    visible: readonly EventObjectType[] = EVENT_OBJECT_TYPES,
+  ): Promise<ShopEvent> {
     const row = /^\d{1,18}$/.test(id)
       ? await this.dataSource.getRepository(AuditEventEntity).findOneBy({ id })
       : null;
-    if (!row || row.type === null) throw new NotFound('Event', id);
+    if (!row || row.type === null || !(visible as readonly string[]).includes(row.entityType))
+      throw new NotFound('Event', id);
     return toShopEvent(row);
   }
 

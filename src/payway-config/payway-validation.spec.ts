@@ -90,6 +90,18 @@ describe('checkExtras', () => {
     expect(checkExtras({}, { note: { regex: '^.*$', required: false } }, 'x')).toEqual([]));
   it('a pattern that does not compile is left to the gateway', () =>
     expect(checkExtras({ code: 'abc' }, { code: { regex: '([' } }, 'x')).toEqual([]));
+  it('more names than the payway has fields + 16 is one error for extras, naming the limit', () => {
+    const many = Object.fromEntries(Array.from({ length: 7000 }, (_, i) => [`x${i}`, 'v']));
+    expect(checkExtras(many, addOns, PAYMENT.wallet)).toEqual([
+      {
+        field: 'extras',
+        message: `has more than 17 properties (payway ${PAYMENT.wallet} has 1 add-on fields)`,
+      },
+    ]);
+    // At the limit, each name is still answered on its own.
+    const atLimit = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`x${i}`, 'v']));
+    expect(checkExtras(atLimit, addOns, PAYMENT.wallet)).toHaveLength(18);
+  });
 });
 
 describe('checkPaymentAgainstPayway', () => {

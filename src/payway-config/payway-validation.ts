@@ -45,7 +45,14 @@ const RESERVED = new Set([
   'now',
 ]);
 
-/** Extras checked against `add_ons_config`: unknown names refused, required ones present, patterns matched. */
+/** Extras beyond the payway's own fields that are still answered name by name (typos, leftovers). */
+export const EXTRAS_SLACK = 16;
+
+/**
+ * Extras checked against `add_ons_config`: unknown names refused, required ones present, patterns
+ * matched. More names than the payway has fields + EXTRAS_SLACK is one error for `extras`, so the
+ * work and the answer do not grow with what a caller packs in.
+ */
 export function checkExtras(
   extras: Record<string, unknown> | undefined,
   addOns: Record<string, AddOnField>,
@@ -53,6 +60,15 @@ export function checkExtras(
 ): FieldError[] {
   const errors: FieldError[] = [];
   const given = extras ?? {};
+  const limit = Object.keys(addOns).length + EXTRAS_SLACK;
+  if (Object.keys(given).length > limit) {
+    return [
+      {
+        field: 'extras',
+        message: `has more than ${limit} properties (payway ${alias} has ${limit - EXTRAS_SLACK} add-on fields)`,
+      },
+    ];
+  }
   for (const [name, value] of Object.entries(given)) {
     const field = `extras.${name}`;
     if (RESERVED.has(name)) {

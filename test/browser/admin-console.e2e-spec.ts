@@ -195,6 +195,11 @@ describe('admin console in a browser', () => {
       await page.goto(`${ctx.url}/admin/ui/${path}`);
       await check(page, path);
     }
+    // The console's own sessions: this one is listed, marked, and has nothing to revoke but its key's.
+    await page.click('nav >> text=Sessions');
+    expect(await page.locator('tbody tr').count()).toBeGreaterThanOrEqual(1);
+    expect(await page.textContent('tbody')).toContain('this session');
+    await check(page, 'sessions');
     await page.close();
   });
 });

@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { ADMIN_KEY, auth, SHOP_ID, SHOP_KEY, startTestApp, TestContext } from '../support/app';
 import { PAYMENT } from '../support/payways';
+import { keyIdOf } from '../../src/common/auth.guard';
 import { CookieJar, hidden, signIn } from './console-session';
 
 /**
@@ -154,10 +155,16 @@ describe('admin console', () => {
         `/admin/ui/invoices/${String(inv.shopOrderId)}/resolve`,
         '/admin/logout',
         '/admin/ui/notifications/00000000-0000-0000-0000-000000000000/replay',
+        '/admin/ui/sessions/revoke',
       ];
       for (const path of targets) {
         for (const token of [undefined, '', 'forged', csrf.slice(0, -1)]) {
-          const body: Record<string, string> = { action: 'accept', status: 'succeeded', note: 'n' };
+          const body: Record<string, string> = {
+            action: 'accept',
+            status: 'succeeded',
+            note: 'n',
+            keyId: keyIdOf(ADMIN_KEY),
+          };
           if (token !== undefined) body._csrf = token;
           await fresh.http
             .post(path)
@@ -172,7 +179,7 @@ describe('admin console', () => {
         [inv.shopOrderId],
       );
       expect(row.rows[0].needs_attention).toBe(true);
-      // Still signed in: logout without the token did not sign out.
+      // Still signed in: logout (or revoking this key's sessions) without the token did not sign out.
       await fresh.http.get('/admin').set('Cookie', jar.header()).expect(200);
       // Without a session at all, a form is refused too.
       await fresh.http.post('/admin/logout').type('form').send({ _csrf: csrf }).expect(401);
@@ -375,5 +382,153 @@ describe('admin console', () => {
     } finally {
       await fresh.service.close();
     }
+  });
+
+  describe('sessions end with their admin key', () => {
+    const OLD_KEY = 'test-admin-key-retired-0123';
+    const WHSEC = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+    const withHook = { SHOP_WEBHOOK_URL: 'http://127.0.0.1:9/hooks', SHOP_WEBHOOK_SECRET: WHSEC };
+    const handleOf = (jar: CookieJar): string =>
+      createHash('sha256')
+        .update(decodeURIComponent(jar.get('console_session')!))
+        .digest('hex');
+    const rowsOf = async (key: string): Promise<number> =>
+      (
+        await db.query(`SELECT count(*)::int AS n FROM admin_sessions WHERE key_id = $1`, [
+          keyIdOf(key),
+        ])
+      ).rows[0].n as number;
+
+    it("a removed key's session is refused on every page and form, its rows are deleted at start-up, and a Redeliver with it changes nothing", async () => {
+      const before = await startTestApp({
+        sandbox: ctx.sandbox,
+        databaseUrl: ctx.databaseUrl,
+        env: { ADMIN_API_KEYS: `${ADMIN_KEY},${OLD_KEY}`, ...withHook },
+      });
+      let after: TestContext | undefined;
+      try {
+        const old = await signIn(before, OLD_KEY);
+        const kept = await signIn(before, ADMIN_KEY);
+        expect(await rowsOf(OLD_KEY)).toBe(1);
+        const inv = await createInvoice();
+        const [event] = (
+          await db.query(`SELECT id::text FROM events WHERE entity_id = $1 AND type IS NOT NULL`, [
+            inv.shopOrderId,
+          ])
+        ).rows as Array<{ id: string }>;
+
+        // Restart without OLD_KEY: its session row is gone.
+        after = await startTestApp({
+          sandbox: ctx.sandbox,
+          databaseUrl: ctx.databaseUrl,
+          env: { ADMIN_API_KEYS: ADMIN_KEY, ...withHook },
+        });
+        expect(await rowsOf(OLD_KEY)).toBe(0);
+        // A session of the removed key opened since (an instance still on the old
+        // configuration): refused on every request of the new one even though its row exists.
+        const late = await signIn(before, OLD_KEY);
+        expect(await rowsOf(OLD_KEY)).toBe(1);
+
+        const deliveries = async (): Promise<string> =>
+          JSON.stringify(
+            (await db.query(`SELECT * FROM webhook_deliveries ORDER BY id`)).rows,
+          );
+        const deliveriesBefore = await deliveries();
+        for (const s of [old, late]) {
+          for (const path of ['/admin', '/admin/ui/deliveries', '/admin/ui/sessions', '/admin/ui/invoices']) {
+            const res = await after.http.get(path).set('Cookie', s.jar.header()).expect(303);
+            expect(res.headers.location).toBe('/admin/login');
+          }
+          await after.http
+            .post(`/admin/ui/events/${event.id}/redeliver`)
+            .set('Cookie', s.jar.header())
+            .type('form')
+            .send({ _csrf: s.csrf })
+            .expect(401);
+          await after.http
+            .post('/admin/ui/sessions/revoke')
+            .set('Cookie', s.jar.header())
+            .type('form')
+            .send({ _csrf: s.csrf, keyId: keyIdOf(ADMIN_KEY) })
+            .expect(401);
+        }
+        expect(await deliveries()).toBe(deliveriesBefore);
+        // The key still configured keeps its session, and its Redeliver works.
+        await after.http.get('/admin').set('Cookie', kept.jar.header()).expect(200);
+        await after.http
+          .post(`/admin/ui/events/${event.id}/redeliver`)
+          .set('Cookie', kept.jar.header())
+          .type('form')
+          .send({ _csrf: kept.csrf })
+          .expect(303);
+        expect(await deliveries()).not.toBe(deliveriesBefore);
+      } finally {
+        await after?.service.close();
+        await before.service.close();
+      }
+      // The next start-up without the key deletes the late row too.
+      const again = await startTestApp({ sandbox: ctx.sandbox, databaseUrl: ctx.databaseUrl });
+      await again.service.close();
+      expect(await rowsOf(OLD_KEY)).toBe(0);
+    });
+
+    it('lists the sessions without their tokens, and revoking one from the console ends it at once', async () => {
+      const fresh = await startTestApp({ sandbox: ctx.sandbox, databaseUrl: ctx.databaseUrl });
+      try {
+        const me = await signIn(fresh, ADMIN_KEY);
+        const other = await signIn(fresh, ADMIN_KEY);
+        const page = await fresh.http
+          .get('/admin/ui/sessions')
+          .set('Cookie', me.jar.header())
+          .expect(200);
+        expect(page.text).toContain(handleOf(other.jar));
+        expect(page.text).toContain(keyIdOf(ADMIN_KEY));
+        expect(page.text).toContain('127.0.0.1');
+        // Neither session's cookie id nor the other's CSRF token is on the page.
+        for (const secret of [
+          decodeURIComponent(me.jar.get('console_session')!),
+          decodeURIComponent(other.jar.get('console_session')!),
+          other.csrf,
+          ADMIN_KEY,
+        ])
+          expect(page.text).not.toContain(secret);
+
+        // A handle that names no session, or a malformed one, ends nothing.
+        for (const session of [randomBytes(32).toString('hex'), "' OR 1=1 --", 'x'.repeat(64)])
+          await fresh.http
+            .post('/admin/ui/sessions/revoke')
+            .set('Cookie', me.jar.header())
+            .type('form')
+            .send({ _csrf: me.csrf, session })
+            .expect(303);
+        await fresh.http.get('/admin').set('Cookie', other.jar.header()).expect(200);
+
+        const res = await fresh.http
+          .post('/admin/ui/sessions/revoke')
+          .set('Cookie', me.jar.header())
+          .type('form')
+          .send({ _csrf: me.csrf, session: handleOf(other.jar) })
+          .expect(303);
+        expect(res.headers.location).toBe('/admin/ui/sessions?revoked=1');
+        const gone = await fresh.http.get('/admin').set('Cookie', other.jar.header()).expect(303);
+        expect(gone.headers.location).toBe('/admin/login');
+        await fresh.http.get('/admin').set('Cookie', me.jar.header()).expect(200);
+
+        // Revoking every session of one's own key signs this browser out as well.
+        const third = await signIn(fresh, ADMIN_KEY);
+        const all = await fresh.http
+          .post('/admin/ui/sessions/revoke')
+          .set('Cookie', me.jar.header())
+          .type('form')
+          .send({ _csrf: me.csrf, keyId: keyIdOf(ADMIN_KEY) })
+          .expect(303);
+        expect(all.headers.location).toBe('/admin/login');
+        for (const s of [me, third])
+          await fresh.http.get('/admin').set('Cookie', s.jar.header()).expect(303);
+        expect(await rowsOf(ADMIN_KEY)).toBe(0);
+      } finally {
+        await fresh.service.close();
+      }
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { SHOP_EVENT_TYPES } from '../../audit/shop-events';
+import { EVENT_OBJECT_TYPES, SHOP_EVENT_TYPES } from '../../audit/shop-events';
 import { PageQuery } from '../../common/pagination';
 
 const blankToUndefined = ({ value }: { value: unknown }): unknown =>
@@ -25,10 +25,32 @@ export class EventFeedQuery {
   @Max(500)
   limit?: number;
 
-  @ApiPropertyOptional({ enum: SHOP_EVENT_TYPES, description: 'Only events of this type' })
+  @ApiPropertyOptional({
+    enum: SHOP_EVENT_TYPES,
+    description:
+      "Only events of this type; a type of an object the key's scopes do not cover is 403",
+  })
   @IsOptional()
   @IsIn(SHOP_EVENT_TYPES)
   type?: string;
+
+  @ApiPropertyOptional({
+    enum: EVENT_OBJECT_TYPES,
+    description: "Only events of this object type; one the key's scopes do not cover is 403",
+  })
+  @IsOptional()
+  @IsIn(EVENT_OBJECT_TYPES)
+  objectType?: string;
+
+  @ApiPropertyOptional({
+    maxLength: 255,
+    description:
+      'Only events of the object with this shop id (shopOrderId, shopRefundId or shopPaymentId)',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  objectId?: string;
 }
 
 export const DELIVERY_STATES = ['pending', 'failed', 'dead', 'delivered'] as const;

@@ -1,0 +1,33 @@
+import type { Actor, Scope } from '../common/request-context';
+import { SCOPES } from '../common/request-context';
+import { feedObjectTypes, objectTypeOfEventType } from './feed-scope';
+
+const shop = (...scopes: Scope[]): Actor => ({ keyId: 'k', role: 'shop', scopes });
+
+describe('feedObjectTypes', () => {
+  it.each<[string, Actor | undefined, string[]]>([
+    ['payments only', shop('payments'), ['invoice']],
+    [
+      'refunds only: no invoice events (their payUrl carries the payer token)',
+      shop('refunds'),
+      ['refund'],
+    ],
+    ['payouts only', shop('payouts'), ['payout']],
+    ['payments + refunds', shop('payments', 'refunds'), ['invoice', 'refund']],
+    ['read only: everything', shop('read'), ['invoice', 'refund', 'payout']],
+    ['read + payments: what payments covers', shop('payments', 'read'), ['invoice']],
+    ['read + payouts: what payouts covers', shop('read', 'payouts'), ['payout']],
+    ['every shop scope', shop(...SCOPES), ['invoice', 'refund', 'payout']],
+    ['no scope at all: nothing', shop(), []],
+    ['admin', { keyId: 'a', role: 'admin', scopes: [] }, ['invoice', 'refund', 'payout']],
+    ['the service itself (no actor)', undefined, ['invoice', 'refund', 'payout']],
+  ])('%s', (_name, actor, types) => expect([...feedObjectTypes(actor)]).toEqual(types));
+});
+
+describe('objectTypeOfEventType', () => {
+  it('takes the part before the first dot', () => {
+    expect(objectTypeOfEventType('invoice.refund_updated')).toBe('invoice');
+    expect(objectTypeOfEventType('payout.needs_attention')).toBe('payout');
+    expect(objectTypeOfEventType('odd')).toBe('odd');
+  });
+});
