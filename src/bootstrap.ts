@@ -19,6 +19,9 @@ import { startEmbeddedPostgres } from './database/embedded-postgres';
 import { runMigrations } from './database/migrate';
 import { openRowsOfOtherShops } from './database/other-shop-rows';
 import { KeyRing } from './common/key-ring';
+import { ApiKeyTable } from './common/auth.guard';
+import { applyHttpLimits, keylessGate, noStoreMiddleware, parsedUnlessKeyless } from './common/edge.middleware';
+import { RateLimiter } from './common/rate-limit';
 import { upgradeLegacySecrets } from './keys/reseal';
 
 /** A start-up failure with one line for the operator (names the setting, never a secret). */
@@ -129,10 +132,18 @@ export async function createApp(
   });
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
+  app.use(noStoreMiddleware);
   app.use(securityHeaders(config.publicBaseUrl));
   problemOnClientError(app.getHttpServer() as Server);
-  app.useBodyParser('json', { limit: '64kb' });
-  app.useBodyParser('urlencoded', { limit: '64kb', extended: false });
+  applyHttpLimits(app.getHttpServer() as Server, config.http);
+  // Before the body parsers: a request without a valid key is counted, and its body never read.
+  if (!opts.preview) app.use(keylessGate(new ApiKeyTable(config), app.get(RateLimiter)));
+  app.useBodyParser('json', { limit: '64kb', type: parsedUnlessKeyless('application/json') });
+  app.useBodyParser('urlencoded', {
+    limit: '64kb',
+    extended: false,
+    type: parsedUnlessKeyless('application/x-www-form-urlencoded'),
+  });
   app.setGlobalPrefix('api/v1', { exclude: UNPREFIXED });
   app.useGlobalPipes(createValidationPipe());
   if (config.docsEnabled) {
@@ -190,6 +201,23 @@ function problemForUnrouted(app: NestExpressApplication): void {
   });
 }
 
+const CLIENT_ERRORS: Record<string, { status: number; type: string; title: string; detail: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    type: 'request-header-fields-too-large',
+    title: 'Request Header Fields Too Large',
+    detail: 'The request line or headers are too large',
+  },
+  // HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS ran out before the request was complete.
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    type: 'request-timeout',
+    title: 'Request Timeout',
+    detail: 'The request was not received in time',
+  },
+  default: { status: 400, type: 'bad-request', title: 'Bad Request', detail: 'The request could not be parsed' },
+};
+
 /**
  * Requests Node's HTTP parser refuses before Express sees them (headers or URL too large,
  * malformed request line) still get a problem+json answer instead of a bare status line.
@@ -197,17 +225,17 @@ function problemForUnrouted(app: NestExpressApplication): void {
 function problemOnClientError(server: Server): void {
   server.on('clientError', (err: Error & { code?: string }, socket) => {
     if (!socket.writable) return;
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    const answer = CLIENT_ERRORS[err.code ?? ''] ?? CLIENT_ERRORS.default;
     const body = JSON.stringify({
-      type: `${PROBLEM_BASE}${status === 431 ? 'request-header-fields-too-large' : 'bad-request'}`,
-      title: status === 431 ? 'Request Header Fields Too Large' : 'Bad Request',
-      status,
-      detail: status === 431 ? 'The request line or headers are too large' : 'The request could not be parsed',
+      type: `${PROBLEM_BASE}${answer.type}`,
+      title: answer.title,
+      status: answer.status,
+      detail: answer.detail,
     });
     socket.end(
-      `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `HTTP/1.1 ${answer.status} ${answer.title}\r\n` +
         `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+        `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
     );
   });
 }
