@@ -23,6 +23,7 @@ import { ApiKeyTable } from './common/auth.guard';
 import { applyHttpLimits, keylessGate, noStoreMiddleware, parsedUnlessKeyless } from './common/edge.middleware';
 import { RateLimiter } from './common/rate-limit';
 import { upgradeLegacySecrets } from './keys/reseal';
+import { rekeyNotifications } from './notifications/notification-rekey';
 
 /** A start-up failure with one line for the operator (names the setting, never a secret). */
 export class StartupError extends Error {}
@@ -93,6 +94,7 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
       logger.error(r, 'open rows of a gateway shop that is no longer configured are not reconciled');
     }
     await upgradeSecretsAtRest(app, config);
+    await rekeyNotificationInbox(app);
     await app.init();
     problemForUnrouted(app);
     await app.listen(config.port, opts.host ?? '0.0.0.0').catch((e: Error) => {
@@ -250,6 +252,15 @@ async function upgradeSecretsAtRest(app: INestApplication, config: AppConfig): P
       { count: report.failed.length, columns: [...new Set(report.failed.map((f) => f.column))] },
       'some values sealed before the key ring could not be opened (was GATEWAY_SECRET_KEY changed?)',
     );
+}
+
+/** The second data step: inbox rows of an older key recipe get the current key (notification-rekey.ts). */
+async function rekeyNotificationInbox(app: INestApplication): Promise<void> {
+  const report = await rekeyNotifications(app.get(DataSource), app.get(KeyRing));
+  if (report.rekeyed + report.superseded > 0)
+    logger.info({ rekeyed: report.rekeyed, superseded: report.superseded }, 'notification inbox keys recomputed from the signed fields');
+  if (report.failed.length > 0)
+    logger.error({ count: report.failed.length }, 'some inbox rows could not be opened to recompute their keys; left as they were');
 }
 
 async function checkDatabase(url: string): Promise<void> {

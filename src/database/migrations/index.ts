@@ -5,6 +5,7 @@ import { ShopEvents1795324818287 } from './1795324818287-ShopEvents';
 import { GatewayShopPerRow1795324912080 } from './1795324912080-GatewayShopPerRow';
 import { SealedPaymentTokens1795324915723 } from './1795324915723-SealedPaymentTokens';
 import { AuditKeyIdAndUnverifiedSample1795324927953 } from './1795324927953-AuditKeyIdAndUnverifiedSample';
+import { NotificationKeyOfSignedText1795500000005 } from './1795500000005-NotificationKeyOfSignedText';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   GatewayShopPerRow1795324912080,
   SealedPaymentTokens1795324915723,
   AuditKeyIdAndUnverifiedSample1795324927953,
+  NotificationKeyOfSignedText1795500000005,
 ];
