@@ -19,7 +19,11 @@ import { startEmbeddedPostgres } from './database/embedded-postgres';
 import { runMigrations } from './database/migrate';
 import { openRowsOfOtherShops } from './database/other-shop-rows';
 import { KeyRing } from './common/key-ring';
+import { ApiKeyTable } from './common/auth.guard';
+import { applyHttpLimits, keylessGate, noStoreMiddleware, parsedUnlessKeyless } from './common/edge.middleware';
+import { RateLimiter } from './common/rate-limit';
 import { upgradeLegacySecrets } from './keys/reseal';
+import { rekeyNotifications } from './notifications/notification-rekey';
 
 /** A start-up failure with one line for the operator (names the setting, never a secret). */
 export class StartupError extends Error {}
@@ -90,6 +94,7 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
       logger.error(r, 'open rows of a gateway shop that is no longer configured are not reconciled');
     }
     await upgradeSecretsAtRest(app, config);
+    await rekeyNotificationInbox(app);
     await app.init();
     problemForUnrouted(app);
     await app.listen(config.port, opts.host ?? '0.0.0.0').catch((e: Error) => {
@@ -129,10 +134,18 @@ export async function createApp(
   });
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
+  app.use(noStoreMiddleware);
   app.use(securityHeaders(config.publicBaseUrl));
   problemOnClientError(app.getHttpServer() as Server);
-  app.useBodyParser('json', { limit: '64kb' });
-  app.useBodyParser('urlencoded', { limit: '64kb', extended: false });
+  applyHttpLimits(app.getHttpServer() as Server, config.http);
+  // Before the body parsers: a request without a valid key is counted, and its body never read.
+  if (!opts.preview) app.use(keylessGate(new ApiKeyTable(config), app.get(RateLimiter)));
+  app.useBodyParser('json', { limit: '64kb', type: parsedUnlessKeyless('application/json') });
+  app.useBodyParser('urlencoded', {
+    limit: '64kb',
+    extended: false,
+    type: parsedUnlessKeyless('application/x-www-form-urlencoded'),
+  });
   app.setGlobalPrefix('api/v1', { exclude: UNPREFIXED });
   app.useGlobalPipes(createValidationPipe());
   if (config.docsEnabled) {
@@ -190,6 +203,23 @@ function problemForUnrouted(app: NestExpressApplication): void {
   });
 }
 
+const CLIENT_ERRORS: Record<string, { status: number; type: string; title: string; detail: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    type: 'request-header-fields-too-large',
+    title: 'Request Header Fields Too Large',
+    detail: 'The request line or headers are too large',
+  },
+  // HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS ran out before the request was complete.
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    type: 'request-timeout',
+    title: 'Request Timeout',
+    detail: 'The request was not received in time',
+  },
+  default: { status: 400, type: 'bad-request', title: 'Bad Request', detail: 'The request could not be parsed' },
+};
+
 /**
  * Requests Node's HTTP parser refuses before Express sees them (headers or URL too large,
  * malformed request line) still get a problem+json answer instead of a bare status line.
@@ -197,17 +227,17 @@ function problemForUnrouted(app: NestExpressApplication): void {
 function problemOnClientError(server: Server): void {
   server.on('clientError', (err: Error & { code?: string }, socket) => {
     if (!socket.writable) return;
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    const answer = CLIENT_ERRORS[err.code ?? ''] ?? CLIENT_ERRORS.default;
     const body = JSON.stringify({
-      type: `${PROBLEM_BASE}${status === 431 ? 'request-header-fields-too-large' : 'bad-request'}`,
-      title: status === 431 ? 'Request Header Fields Too Large' : 'Bad Request',
-      status,
-      detail: status === 431 ? 'The request line or headers are too large' : 'The request could not be parsed',
+      type: `${PROBLEM_BASE}${answer.type}`,
+      title: answer.title,
+      status: answer.status,
+      detail: answer.detail,
     });
     socket.end(
-      `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `HTTP/1.1 ${answer.status} ${answer.title}\r\n` +
         `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+        `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
     );
   });
 }
@@ -222,6 +252,15 @@ async function upgradeSecretsAtRest(app: INestApplication, config: AppConfig): P
       { count: report.failed.length, columns: [...new Set(report.failed.map((f) => f.column))] },
       'some values sealed before the key ring could not be opened (was GATEWAY_SECRET_KEY changed?)',
     );
+}
+
+/** The second data step: inbox rows of an older key recipe get the current key (notification-rekey.ts). */
+async function rekeyNotificationInbox(app: INestApplication): Promise<void> {
+  const report = await rekeyNotifications(app.get(DataSource), app.get(KeyRing));
+  if (report.rekeyed + report.superseded > 0)
+    logger.info({ rekeyed: report.rekeyed, superseded: report.superseded }, 'notification inbox keys recomputed from the signed fields');
+  if (report.failed.length > 0)
+    logger.error({ count: report.failed.length }, 'some inbox rows could not be opened to recompute their keys; left as they were');
 }
 
 async function checkDatabase(url: string): Promise<void> {

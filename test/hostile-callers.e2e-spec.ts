@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { admin, auth, SHOP_ID, startTestApp, TestContext } from './support/app';
@@ -70,6 +71,45 @@ describe('proxy trust: the webhook allow-list sees the real client', () => {
     expect((await post(oneHop, `9.9.9.9, ${GATEWAY_IP}`)).status).toBe(401);
     expect((await post(oneHop, `${GATEWAY_IP}, 9.9.9.9`)).status).toBe(403);
     expect((await post(oneHop)).status).toBe(403); // no header: the peer itself (loopback) is not allowed
+  });
+
+  // #24 item 6: with 0.0.0.0/1,128.0.0.0/1 every peer was a trusted proxy, so any client's
+  // X-Forwarded-For passed the gateway allow-list.
+  it('a TRUST_PROXY covering every address is refused at start-up, so a spoofed X-Forwarded-For never reaches the allow-list', async () => {
+    for (const wide of ['0.0.0.0/1,128.0.0.0/1', '0.0.0.0/0', '::ffff:0:0/96', '127.0.0.0/1,::/0']) {
+      let started: TestContext | undefined;
+      try {
+        started = await startTestApp({
+          env: { ...env, TRUST_PROXY: wide },
+          sandbox: direct.sandbox,
+          databaseUrl: direct.databaseUrl,
+        });
+      } catch (e) {
+        expect([wide, (e as Error).message]).toEqual([wide, expect.stringMatching(/^Invalid configuration: TRUST_PROXY [^\n]+$/)]);
+        continue;
+      }
+      try {
+        expect([wide, (await post(started, GATEWAY_IP)).status]).toEqual([wide, 403]);
+      } finally {
+        await started.close();
+      }
+    }
+  });
+
+  it('a narrow trusted proxy (the loopback preset) still vouches for the client; only its last hop counts', async () => {
+    const loopback = await startTestApp({
+      env: { ...env, TRUST_PROXY: 'loopback' },
+      sandbox: direct.sandbox,
+      databaseUrl: direct.databaseUrl,
+    });
+    try {
+      expect((await post(loopback, GATEWAY_IP)).status).toBe(401); // past the allow-list, stopped by the signature
+      expect((await post(loopback, '1.1.1.1')).status).toBe(403);
+      expect((await post(loopback, `${GATEWAY_IP}, 1.1.1.1`)).status).toBe(403);
+      expect((await post(loopback)).status).toBe(403);
+    } finally {
+      await loopback.close();
+    }
   });
 });
 
@@ -154,6 +194,129 @@ describe('rate limits', () => {
     const gateway = await burst(8, send(GATEWAY_IP));
     expect(gateway).toEqual(Array(8).fill(401));
     expect(await metric(ctx, 'rate_limited_total{limit="webhook"}')).toBeGreaterThanOrEqual(4);
+  });
+});
+
+/** Opens a raw connection, sends `first`, then `drip` one byte every `everyMs`; resolves when the server closes it. */
+function trickle(url: string, first: string, drip: string, everyMs: number): Promise<{ closedAfterMs: number; answer: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    let i = 0;
+    const timer = setInterval(() => {
+      if (i < drip.length && socket.writable) socket.write(drip[i++]);
+    }, everyMs);
+    // A bound for the test itself: on a server without limits the connection would stay open.
+    const giveUp = setTimeout(() => socket.destroy(), 8_000);
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearInterval(timer);
+      clearTimeout(giveUp);
+      resolve({ closedAfterMs: Date.now() - started, answer: Buffer.concat(chunks).toString('utf8') });
+    });
+    socket.write(first);
+  });
+}
+
+// #24 item 7: nothing throttled callers without a key, and slow connections were kept 300 s.
+describe('keyless and slow callers are bounded', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await startTestApp({
+      env: {
+        RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS: '1',
+        TRUST_PROXY: '1',
+        HTTP_HEADERS_TIMEOUT_MS: '600',
+        HTTP_REQUEST_TIMEOUT_MS: '1500',
+        HTTP_MAX_CONNECTIONS: '12',
+      },
+    });
+  });
+  afterAll(() => ctx?.close());
+
+  it('keyless and wrong-key requests share a per-address budget: 429 problem+json with Retry-After past it; a keyed client at the same address is unaffected', async () => {
+    const before = await metric(ctx, 'rate_limited_total{limit="unauthenticated"}');
+    const spellings: Array<Record<string, string>> = [
+      {},
+      { Authorization: 'Bearer wrong-key-0123456789abcdef' },
+      { Authorization: `Bearer ${'test-shop-key-0123456789'}x` },
+      { Authorization: `Basic ${Buffer.from('test-shop-key-0123456789').toString('base64')}` },
+      { Authorization: 'test-shop-key-0123456789' },
+      { Authorization: `Bearer  ${'test-shop-key-0123456789'.toUpperCase()}` },
+    ];
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await ctx.http.get('/api/v1/invoices').set('X-Forwarded-For', '5.5.5.1').set(spellings[i % spellings.length]);
+      statuses.push(res.status);
+      if (res.status === 429) {
+        expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+        expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        expect(res.headers['cache-control']).toBe('no-store');
+        expect(res.body).toMatchObject({ status: 429, type: expect.stringMatching(/rate-limited$/) });
+      }
+    }
+    expect(statuses.slice(0, 2)).toEqual([401, 401]);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(8);
+    // Other spellings of the path are no way around it.
+    for (const target of ['/API/v1/invoices', '/api/v1//invoices', '/api/v1/nothing']) {
+      expect([target, (await ctx.http.get(target).set('X-Forwarded-For', '5.5.5.1')).status]).toEqual([target, 429]);
+    }
+    // A valid key at the same address, and another address without one, are not affected.
+    for (let i = 0; i < 6; i++) {
+      expect((await ctx.http.get('/api/v1/invoices').set('X-Forwarded-For', '5.5.5.1').set(auth())).status).toBe(200);
+    }
+    expect((await ctx.http.get('/api/v1/invoices').set('X-Forwarded-For', '5.5.5.2')).status).toBe(401);
+    // Public routes keep their own limits.
+    expect((await ctx.http.get('/health').set('X-Forwarded-For', '5.5.5.1')).status).toBe(200);
+    expect(await metric(ctx, 'rate_limited_total{limit="unauthenticated"}')).toBeGreaterThanOrEqual(before + 11);
+  });
+
+  it('a keyless body is never read: malformed or oversized JSON without a key is a 401, not a 400 or 413', async () => {
+    const headers = { 'Content-Type': 'application/json', 'X-Forwarded-For': '5.5.5.3' };
+    const malformed = await rawRequest(ctx.url, 'POST', '/api/v1/invoices', headers, `{"extras":{${'"a":1,'.repeat(10_000)}`);
+    expect(malformed.status).toBe(401);
+    const oversized = await rawRequest(ctx.url, 'POST', '/api/v1/invoices', { ...headers, 'X-Forwarded-For': '5.5.5.4' }, JSON.stringify({ description: 'a'.repeat(100_000) }));
+    expect(oversized.status).toBe(401);
+    // With a key the body is read as before.
+    const keyed = await rawRequest(ctx.url, 'POST', '/api/v1/invoices', { ...headers, ...auth() }, '{"extras":');
+    expect(keyed.status).toBe(400);
+  });
+
+  it('a client trickling its headers is cut off after HTTP_HEADERS_TIMEOUT_MS with 408', async () => {
+    const r = await trickle(ctx.url, 'GET /health HTTP/1.1\r\nHost: x\r\n', `X-Slow: ${'a'.repeat(100)}`, 150);
+    expect(r.closedAfterMs).toBeLessThan(2_500);
+    expect(r.answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(r.answer).toContain('application/problem+json');
+    await ctx.http.get('/health').expect(200);
+  });
+
+  it('a client trickling its body is cut off after HTTP_REQUEST_TIMEOUT_MS', async () => {
+    const head = `POST /api/v1/invoices HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth().Authorization}\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n`;
+    const r = await trickle(ctx.url, head, `{"x":"${'a'.repeat(490)}"}`, 150);
+    expect(r.closedAfterMs).toBeGreaterThanOrEqual(1_000);
+    expect(r.closedAfterMs).toBeLessThan(4_000);
+    expect(r.answer).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('past HTTP_MAX_CONNECTIONS a new connection is dropped; it is served again once they close', async () => {
+    const { hostname, port } = new URL(ctx.url);
+    const held = await Promise.all(
+      Array.from({ length: 12 }, () => new Promise<Socket>((resolve) => {
+        const s = connect(Number(port), hostname, () => resolve(s));
+        s.on('error', () => undefined);
+      })),
+    );
+    try {
+      await sleep(50);
+      await expect(rawRequest(ctx.url, 'GET', '/health')).rejects.toThrow();
+    } finally {
+      for (const s of held) s.destroy();
+    }
+    await sleep(100);
+    expect((await rawRequest(ctx.url, 'GET', '/health')).status).toBe(200);
   });
 });
 
@@ -335,6 +498,43 @@ describe('payer page', () => {
     expect(body.status).toBe(413);
     expect(body.headers['content-type']).toMatch(/application\/problem\+json/);
     await ctx.http.get('/health').expect(200);
+  });
+
+  // #24 item 8: answers carrying payUrl?t= (and admins' raw tokens) were cacheable.
+  it('Cache-Control: no-store on every /api/v1, /admin and /pay answer, errors included; only the console stylesheet is cacheable', async () => {
+    const created = await ctx.http
+      .post('/api/v1/invoices')
+      .set(auth())
+      .send({ shopOrderId: `cc-${Date.now()}`, amount: '100.10', currency: 643, payway: PAYMENT.card });
+    expect(created.status).toBe(201);
+    const payUrl = new URL(String(created.body.payUrl));
+    const answers: Array<[string, { status: number; headers: Record<string, string> }]> = [
+      ['create 201', created],
+      ['list 200 shop', await ctx.http.get('/api/v1/invoices').set(auth())],
+      ['get 200 admin', await ctx.http.get(`/api/v1/invoices/${String(created.body.shopOrderId)}`).set(admin())],
+      ['admin list 200', await ctx.http.get('/api/v1/admin/notifications').set(admin())],
+      ['no key 401', await ctx.http.get('/api/v1/invoices')],
+      ['wrong key 401', await ctx.http.get('/api/v1/invoices').set('Authorization', 'Bearer wrong-0123456789abcdef')],
+      ['shop on admin 403', await ctx.http.get('/api/v1/admin/notifications').set(auth())],
+      ['unknown 404', await ctx.http.get('/api/v1/invoices/nothing-here').set(auth())],
+      ['no route 404', await ctx.http.get('/api/v1/nothing').set(auth())],
+      ['other spelling 404', await ctx.http.get('/API/V1/invoices').set(auth())],
+      ['invalid 400', await ctx.http.post('/api/v1/invoices').set(auth()).send({ amount: 'x' })],
+      ['malformed 400', await ctx.http.post('/api/v1/invoices').set(auth()).set('Content-Type', 'application/json').send('{')],
+      ['pay 200', await ctx.http.get(payUrl.pathname + payUrl.search)],
+      ['pay 404', await ctx.http.get('/pay/nothing?t=x')],
+      ['console login 200', await ctx.http.get('/admin/login')],
+      ['console 303', await ctx.http.get('/admin').redirects(0)],
+      ['console page 303', await ctx.http.get('/admin/ui/invoices').redirects(0)],
+      ['console bad form', await ctx.http.post('/admin/login').type('form').send({ key: 'nope' })],
+      ['console 404', await ctx.http.get('/admin/ui/nothing/at/all')],
+      ['431', await rawRequest(ctx.url, 'GET', `/api/v1/invoices?x=${'a'.repeat(1 << 17)}`, auth())],
+    ];
+    for (const [name, res] of answers) {
+      expect([name, res.status, res.headers['cache-control']]).toEqual([name, res.status, 'no-store']);
+    }
+    const css = await ctx.http.get('/admin/ui/console.css').expect(200);
+    expect(css.headers['cache-control']).toBe('public, max-age=300');
   });
 
   it('security headers on every response (API, problem, health)', async () => {

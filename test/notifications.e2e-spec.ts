@@ -1,5 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import { KeyRing } from '../src/common/key-ring';
+import { rekeyNotifications } from '../src/notifications/notification-rekey';
 import { GatewayService, signNotificationFields } from '../src/gateway';
 import {
   admin,
@@ -283,6 +286,122 @@ describe('redelivery', () => {
     const replies = await Promise.all(Array.from({ length: 25 }, () => postJson(body)));
     expect(replies.map((r) => r.status)).toEqual(Array(25).fill(200));
     expect(await eventsOf(inv.shopOrderId)).toHaveLength(1);
+  });
+});
+
+// #24 item 5: empty values are outside the signature but were inside the inbox key, so `"zz":""`
+// made a new verified row that was applied again.
+describe('one key for a notification: what the signature covers', () => {
+  function postRaw(text: string, contentType: string, type = 'invoice') {
+    return ctx.http.post(`/webhooks/gateway?type=${type}`).set('content-type', contentType).send(text);
+  }
+
+  async function inbox(shopOrderId: string): Promise<Array<{ status: string; delivery_count: number }>> {
+    const r = await db.query(
+      `SELECT status, delivery_count FROM notifications WHERE shop_order_id = $1 AND verified ORDER BY received_at`,
+      [shopOrderId],
+    );
+    return r.rows as Array<{ status: string; delivery_count: number }>;
+  }
+
+  it('the same signed values with empty, null or unsigned extras, in JSON or form spelling, are one notification applied once', async () => {
+    const inv = await invoice({ onGateway: false });
+    const body = notification(inv.shopOrderId);
+    expect((await postJson(body)).text).toBe('OK');
+    const json = JSON.stringify(body);
+    const psData = body.ps_data;
+    const cut = psData.indexOf(':');
+    const copies: Array<[string, () => ReturnType<typeof postJson>]> = [
+      ['JSON + "zz":""', () => postJson({ ...body, zz: '' })],
+      ['JSON + "zz":null', () => postRaw(JSON.stringify({ ...body, zz: null }), 'application/json')],
+      ['JSON + several empty and null fields', () => postRaw(JSON.stringify({ a: '', ...body, b: null, zz: '', ' ': '' }), 'application/json')],
+      ['form spelling', () => postForm(body)],
+      ['form + an empty field', () => postForm({ ...body, zz: '' })],
+      ['form + an empty field first', () => postRaw(`zz=&${new URLSearchParams(body).toString()}&yy=`, 'application/x-www-form-urlencoded')],
+      [
+        'JSON numbers for the same digits',
+        () => postRaw(json.replace(`"shop_id":"${SHOP_ID}"`, `"shop_id":${SHOP_ID}`).replace('"shop_amount":"100.00"', '"shop_amount":100.00'), 'application/json'),
+      ],
+      ['another (unsigned) type parameter', () => postJson(body, 'refund')],
+      [
+        'ps_data re-split at a ":" (same signed text)',
+        () => postJson({ ...body, ps_data: psData.slice(0, cut), ps_data_: psData.slice(cut + 1) }),
+      ],
+    ];
+    for (const [name, send] of copies) {
+      const res = await send();
+      expect([name, res.status, res.text]).toEqual([name, 200, 'OK']);
+    }
+    expect(await inbox(inv.shopOrderId)).toEqual([{ status: 'applied', delivery_count: 1 + copies.length }]);
+    expect(await eventsOf(inv.shopOrderId)).toHaveLength(1);
+    expect(await statusOf(inv.shopOrderId)).toBe('succeeded');
+    // A changed signed value is another notification (here a forgery: refused, nothing stored as verified).
+    expect((await postJson({ ...body, shop_amount: '100.01' })).status).toBe(401);
+    expect(await inbox(inv.shopOrderId)).toHaveLength(1);
+  });
+
+  it('an older ps_data replayed with an added empty field does not overwrite the stored payment token', async () => {
+    const inv = await invoice({ onGateway: false });
+    const older = notification(inv.shopOrderId, {
+      ps_data: '{"account":"411111******1111","payment_token":"tok_older"}',
+      updated: '2026-01-01T10:05:00+03:00',
+    });
+    const newer = notification(inv.shopOrderId, {
+      ps_data: '{"account":"411111******1111","payment_token":"tok_newer"}',
+      updated: '2026-01-01T10:06:00+03:00',
+    });
+    expect((await postJson(older)).status).toBe(200);
+    expect((await postJson(newer)).status).toBe(200);
+    expect(tokenOf(ctx, await row(inv.shopOrderId))).toBe('tok_newer');
+    for (const replay of [
+      () => postJson({ ...older, zz: '' }),
+      () => postRaw(JSON.stringify({ ...older, zz: null }), 'application/json'),
+      () => postForm({ ...older, zz: '' }),
+    ]) {
+      expect((await replay()).text).toBe('OK');
+      expect(tokenOf(ctx, await row(inv.shopOrderId))).toBe('tok_newer');
+    }
+    expect((await inbox(inv.shopOrderId)).map((n) => n.delivery_count)).toEqual([4, 1]);
+  });
+
+  it('rows keyed by the old recipe are re-keyed at start-up: their redeliveries, with added empty fields, still find them', async () => {
+    const inv = await invoice({ onGateway: false });
+    const body = notification(inv.shopOrderId, { description: '', payment_token_hint: '' });
+    expect((await postJson(body)).status).toBe(200);
+    // As the old code left it: key over every field (empty ones too) and the type, version 1;
+    // and the same notification a second time under another key, stored by a `"zz":""` replay.
+    const oldKey = (fields: Record<string, string>): string => {
+      const sorted = Object.keys(fields)
+        .filter((k) => k !== 'sign')
+        .sort()
+        .map((k) => [k, fields[k]]);
+      return createHash('sha256').update(JSON.stringify(['v', 'invoice', sorted]), 'utf8').digest('hex');
+    };
+    const first = (await db.query(`SELECT id FROM notifications WHERE shop_order_id = $1`, [inv.shopOrderId])).rows[0].id as string;
+    await db.query(`UPDATE notifications SET content_key = $2, key_version = 1 WHERE id = $1`, [first, oldKey(body)]);
+    await db.query(
+      `INSERT INTO notifications (type, content_key, payload, content_type, verified, status, shop_order_id, received_at)
+       SELECT type, $2, payload || jsonb_build_object('zz', '', 'ps_data', $3::text), content_type, true, 'stale', shop_order_id, received_at + interval '1 second'
+         FROM notifications WHERE id = $1`,
+      // Sealed values are bound to their row: the copy holds ps_data as rows before sealing did.
+      [first, oldKey({ ...body, zz: '' }), body.ps_data],
+    );
+    const report = await rekeyNotifications(ctx.service.app.get(DataSource), ctx.service.app.get(KeyRing));
+    expect(report).toMatchObject({ failed: [] });
+    expect(report.rekeyed).toBeGreaterThanOrEqual(1);
+    expect(report.superseded).toBeGreaterThanOrEqual(1);
+    const rows = await db.query(`SELECT id, key_version FROM notifications WHERE shop_order_id = $1 ORDER BY received_at`, [inv.shopOrderId]);
+    expect(rows.rows.map((r: { key_version: number }) => r.key_version)).toEqual([2, 2]);
+    for (const copy of [body, { ...body, zz: '' }, { ...body, yy: '' }]) {
+      expect((await postJson(copy)).text).toBe('OK');
+    }
+    expect(await inbox(inv.shopOrderId)).toEqual([
+      { status: 'applied', delivery_count: 4 },
+      { status: 'stale', delivery_count: 1 },
+    ]);
+    expect(await eventsOf(inv.shopOrderId)).toHaveLength(1);
+    // Nothing left to do at the next start.
+    expect(await rekeyNotifications(ctx.service.app.get(DataSource), ctx.service.app.get(KeyRing))).toEqual({ rekeyed: 0, superseded: 0, failed: [] });
   });
 });
 

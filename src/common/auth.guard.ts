@@ -35,6 +35,32 @@ interface KnownKey {
   actor: Actor;
 }
 
+/** The configured shop and admin keys; finds the actor an Authorization header names. */
+export class ApiKeyTable {
+  private readonly keys: KnownKey[];
+
+  constructor(config: Pick<AppConfig, 'shopKeys' | 'adminApiKeys'>) {
+    const admin = new Set(config.adminApiKeys);
+    this.keys = [
+      ...config.shopKeys
+        .filter((k) => !admin.has(k.key))
+        .map((k) => ({ digest: digest(k.key), actor: { keyId: keyIdOf(k.key), role: 'shop' as Role, scopes: k.scopes } })),
+      ...config.adminApiKeys.map((k) => ({ digest: digest(k), actor: { keyId: keyIdOf(k), role: 'admin' as Role, scopes: SCOPES } })),
+    ];
+  }
+
+  actorOf(header: string | undefined): Actor | null {
+    const h = header ?? '';
+    const match = h.length > 1024 ? null : /^Bearer\s+(\S+)\s*$/i.exec(h);
+    if (!match) return null;
+    const given = digest(match[1]);
+    // Check every key (no early exit) so timing says nothing about which key matched.
+    let found: Actor | null = null;
+    for (const k of this.keys) if (timingSafeEqual(k.digest, given)) found = k.actor;
+    return found;
+  }
+}
+
 /**
  * Global guard. Every route needs a key unless marked @Public(); what a key may call comes only
  * from the route's own metadata (@AdminOnly / @Scopes on the handler or controller), never from
@@ -44,7 +70,7 @@ interface KnownKey {
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  private readonly keys: KnownKey[];
+  private readonly keys: ApiKeyTable;
   private readonly log = logger.child({ component: 'auth' });
 
   constructor(
@@ -52,13 +78,7 @@ export class AuthGuard implements CanActivate {
     private readonly limiter: RateLimiter,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    const admin = new Set(config.adminApiKeys);
-    this.keys = [
-      ...config.shopKeys
-        .filter((k) => !admin.has(k.key))
-        .map((k) => ({ digest: digest(k.key), actor: { keyId: keyIdOf(k.key), role: 'shop' as Role, scopes: k.scopes } })),
-      ...config.adminApiKeys.map((k) => ({ digest: digest(k), actor: { keyId: keyIdOf(k), role: 'admin' as Role, scopes: SCOPES } })),
-    ];
+    this.keys = new ApiKeyTable(config);
   }
 
   canActivate(context: ExecutionContext): boolean {
@@ -69,7 +89,7 @@ export class AuthGuard implements CanActivate {
       if (perAddress) this.limiter.takeForAddress(req.ip, perAddress);
       return true;
     }
-    const actor = this.actorOf(req.headers.authorization);
+    const actor = this.keys.actorOf(req.headers.authorization);
     if (!actor) throw new Unauthorized();
     const access = this.reflector.getAllAndOverride<Access | undefined>(ACCESS, targets);
     if (!access) {
@@ -83,17 +103,6 @@ export class AuthGuard implements CanActivate {
     req.role = actor.role;
     this.limiter.takeForKey(actor.keyId);
     return true;
-  }
-
-  private actorOf(header: string | undefined): Actor | null {
-    const h = header ?? '';
-    const match = h.length > 1024 ? null : /^Bearer\s+(\S+)\s*$/i.exec(h);
-    if (!match) return null;
-    const given = digest(match[1]);
-    // Check every key (no early exit) so timing says nothing about which key matched.
-    let found: Actor | null = null;
-    for (const k of this.keys) if (timingSafeEqual(k.digest, given)) found = k.actor;
-    return found;
   }
 }
 

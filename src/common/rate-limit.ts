@@ -38,6 +38,14 @@ export class RateLimiter {
     this.take(`a:${route}:${address ?? ''}`, this.config.rateLimits.publicPerIpRps, route);
   }
 
+  /**
+   * Per source address, for requests to guarded routes that carry no valid key (missing or wrong):
+   * a caller guessing keys or flooding without one is refused before its body is read.
+   */
+  takeUnauthenticated(address: string | undefined): void {
+    this.take(`u:${address ?? ''}`, this.config.rateLimits.unauthenticatedPerIpRps, 'unauthenticated');
+  }
+
   private take(id: string, rps: number, limit: string): void {
     if (rps <= 0) return;
     const now = Date.now();

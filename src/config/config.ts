@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { type DataKey, generateKeyRingText, parseKeyRing } from '../common/key-ring';
 import { isIP } from 'node:net';
 import { SCOPES, type Scope } from '../common/request-context';
+import { isTrustPreset, wideTrustProblem } from './trusted-proxies';
 
 export class ConfigError extends Error {
   constructor(
@@ -170,7 +171,9 @@ export interface AppConfig {
   /** Express `trust proxy`: false, a hop count, or the trusted proxies' addresses/CIDRs. */
   trustProxy: TrustProxy;
   /** Requests per second; 0 turns the limit off. */
-  rateLimits: { perKeyRps: number; publicPerIpRps: number };
+  rateLimits: { perKeyRps: number; publicPerIpRps: number; unauthenticatedPerIpRps: number };
+  /** Limits of the Node HTTP server: how long a client may take to send a request, and how many connect at once. */
+  http: HttpLimits;
   /** How many unverified gateway notifications are kept as a sample (oldest dropped). */
   notifyUnverifiedKeep: number;
   db: DbLimits;
@@ -306,6 +309,21 @@ export interface DbLimits {
   statementTimeoutMs: number;
   lockTimeoutMs: number;
   idleInTxTimeoutMs: number;
+}
+
+/**
+ * The Node HTTP server's limits. headersTimeout and requestTimeout bound how long a client may
+ * take to send a request (not how long the answer takes): a slow sender holds a socket only that
+ * long. keepAliveTimeout: how long an idle kept-alive connection is held (Node's own default;
+ * behind a load balancer set it above the balancer's idle timeout, e.g. 65 s for a 60 s one, so
+ * the balancer, not the service, closes idle connections). maxConnections: beyond it new
+ * connections are dropped at once.
+ */
+export interface HttpLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -463,8 +481,9 @@ function trustProxy(env: Env): TrustProxy {
     );
   }
   if (/^\d+$/.test(raw)) return Number(raw);
-  return raw.split(',').map((entry) => {
+  const entries = raw.split(',').map((entry) => {
     const e = entry.trim();
+    if (isTrustPreset(e)) return e;
     const [addr, bits, extra] = e.split('/');
     const family = isIP(addr);
     const max = family === 4 ? 32 : 128;
@@ -474,6 +493,9 @@ function trustProxy(env: Env): TrustProxy {
     }
     return e;
   });
+  const wide = bool(env, 'TRUST_PROXY_ALLOW_WIDE', false) ? null : wideTrustProblem(entries);
+  if (wide !== null) throw new ConfigError('TRUST_PROXY', wide);
+  return entries;
 }
 
 function dbLimits(env: Env): DbLimits {
@@ -483,6 +505,21 @@ function dbLimits(env: Env): DbLimits {
     statementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 45_000, 1),
     lockTimeoutMs: int(env, 'DB_LOCK_TIMEOUT_MS', 40_000, 1),
     idleInTxTimeoutMs: int(env, 'DB_IDLE_IN_TX_TIMEOUT_MS', 60_000, 1),
+  };
+}
+
+function httpLimits(env: Env): HttpLimits {
+  const headersTimeoutMs = int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1);
+  const requestTimeoutMs = int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1);
+  // Node enforces the header limit only within the request limit.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS', `must not be longer than HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  }
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 1),
+    maxConnections: int(env, 'HTTP_MAX_CONNECTIONS', 1024, 1),
   };
 }
 
@@ -677,9 +714,11 @@ export function loadConfig(
     rateLimits: {
       perKeyRps: int(env, 'RATE_LIMIT_PER_KEY_RPS', 50, 0),
       publicPerIpRps: int(env, 'RATE_LIMIT_PUBLIC_PER_IP_RPS', 10, 0),
+      unauthenticatedPerIpRps: int(env, 'RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS', 5, 0),
     },
     notifyUnverifiedKeep: int(env, 'NOTIFY_UNVERIFIED_KEEP', 1000, 1),
     db: dbLimits(env),
+    http: httpLimits(env),
     metricsToken: str(env, 'METRICS_TOKEN'),
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',
     payouts: {

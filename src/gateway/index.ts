@@ -10,7 +10,7 @@ export {
 export type { GatewayErrorInit, TransportErrorKind } from './gateway.errors';
 export * from './gateway.types';
 export { buildSignString, sign } from './signature';
-export { signNotificationFields, verifyNotification } from './notification-signature';
+export { notificationSignString, signNotificationFields, verifyNotification } from './notification-signature';
 export type { NotificationCheck, NotificationSecret } from './notification-signature';
 export { CALL_SHOP, GatewayShops } from './gateway-shops';
 export { MONEY_FIELDS, parseExactJson } from './lossless';

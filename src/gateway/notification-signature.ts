@@ -39,12 +39,22 @@ function readBody(rawBody: string | Buffer, contentType: string): RawFields {
 }
 
 function signString(fields: Readonly<Record<string, unknown>>): string {
+  const text: Record<string, string> = {};
+  for (const [k, v] of Object.entries(fields))
+    if (v !== null && v !== undefined) text[k] = signText(v);
+  return notificationSignString(text);
+}
+
+/**
+ * The text a notification's signature covers, from its fields as text (received or stored):
+ * every key except `sign` whose value is not empty, sorted, values joined with `:`. Two bodies
+ * with the same sign string carry the same signature: to us they are the same notification.
+ */
+export function notificationSignString(fields: Readonly<Record<string, string>>): string {
   return Object.keys(fields)
-    .filter(
-      (k) => k !== 'sign' && fields[k] !== null && fields[k] !== undefined && fields[k] !== '',
-    )
+    .filter((k) => k !== 'sign' && fields[k] !== '')
     .sort()
-    .map((k) => signText(fields[k]))
+    .map((k) => fields[k])
     .join(':');
 }
 

@@ -36,7 +36,7 @@ export const reconcileRuns = new Counter({
 
 export const rateLimited = new Counter({
   name: 'rate_limited_total',
-  help: 'Requests refused with 429, by limit (key, pay, webhook)',
+  help: 'Requests refused with 429, by limit (key, pay, webhook, unauthenticated)',
   labelNames: ['limit'] as const,
   registers: [registry],
 });

@@ -1,21 +1,23 @@
 import { createHash } from 'node:crypto';
+import { notificationSignString } from '../gateway';
+
+/** Bumped when the key's recipe changes: rows of an older recipe are re-keyed at start-up. */
+export const NOTIFICATION_KEY_VERSION = 2;
 
 /**
- * The inbox key of a notification: SHA-256 over its type and its fields (sign removed), sorted by
- * name. A redelivery carries the same fields, so it lands on the same row; field order on the wire
- * does not matter. `verified: false` keys a separate space, so an unverifiable copy can never
- * occupy the row of the genuine notification.
+ * The inbox key of a notification: SHA-256 over exactly what its signature covers (the sign
+ * string: non-empty fields but `sign`, sorted, values joined). A redelivery lands on the same row
+ * whatever its field order, spelling (JSON or form), or unsigned extras (`"zz":""`, `null`): none
+ * of these change what the gateway vouched for, so none makes a new notification to apply. The
+ * `type` query parameter is not signed and takes no part either. `verified: false` keys a separate
+ * space, so an unverifiable copy can never occupy the row of the genuine notification.
  */
 export function notificationContentKey(
-  type: string,
   fields: Readonly<Record<string, string>>,
   verified = true,
 ): string {
-  const sorted = Object.keys(fields)
-    .sort()
-    .map((k) => [k, fields[k]]);
   return createHash('sha256')
-    .update(JSON.stringify([verified ? 'v' : 'u', type, sorted]), 'utf8')
+    .update(JSON.stringify([verified ? 'v' : 'u', notificationSignString(fields)]), 'utf8')
     .digest('hex');
 }
 

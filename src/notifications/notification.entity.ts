@@ -10,14 +10,17 @@ export type NotificationStatus = 'pending' | 'applied' | 'stale' | 'rejected' | 
 @Entity('notifications')
 @Index('ix_notifications_order', ['shopOrderId'])
 @Index('ix_notifications_unverified', ['receivedAt'], { where: 'verified = false' })
+@Index('ix_notifications_old_key', ['id'], { where: 'key_version < 2' })
 export class NotificationEntity {
   @PrimaryGeneratedColumn('uuid') id: string;
   /** The `type` query parameter: invoice, refund, or whatever new kind the gateway sends. */
   @Column({ type: 'varchar', length: 32 }) type: string;
-  /** SHA-256 over the type and the signed fields: a redelivery has the same key. */
+  /** SHA-256 over the text the signature covers: a redelivery has the same key (notification-key.ts). */
   @Index('uq_notifications_content_key', { unique: true })
   @Column({ name: 'content_key', type: 'char', length: 64 })
   contentKey: string;
+  /** The recipe `content_key` follows; older ones are re-keyed at start-up (notification-rekey.ts). */
+  @Column({ name: 'key_version', type: 'smallint', default: 1 }) keyVersion: number;
   /** Every field as transmitted (text), `sign` removed. */
   @Column({ type: 'jsonb' }) payload: Record<string, string>;
   @Column({ name: 'content_type', type: 'varchar', length: 100 }) contentType: string;

@@ -15,7 +15,12 @@ import { notificationsReceived } from '../metrics/metrics';
 import { NotificationAppliers, type ApplyOutcome } from './notification-appliers';
 import { NotificationEntity, type NotificationStatus } from './notification.entity';
 import { openNotificationFields, sealNotificationFields } from './notification-payload';
-import { isAllowedSource, normaliseIp, notificationContentKey } from './notification-key';
+import {
+  isAllowedSource,
+  NOTIFICATION_KEY_VERSION,
+  normaliseIp,
+  notificationContentKey,
+} from './notification-key';
 import {
   NotificationShopUnknown,
   NotificationSignatureInvalid,
@@ -63,8 +68,8 @@ type StoredOutcome = Omit<ApplyOutcome, 'status'> & { status: ApplyOutcome['stat
 
 /**
  * The notifications inbox: verify → store → apply in one transaction → reply. The unique
- * `content_key` recognises redeliveries (the gateway re-sends up to 25 times, sometimes twice at
- * once): the upsert takes the inbox row's lock, so concurrent copies queue behind the first and
+ * `content_key` (over the signed text only) recognises redeliveries (the gateway re-sends up to
+ * 25 times, sometimes twice at once): the upsert takes the inbox row's lock, so concurrent copies queue behind the first and
  * find it already applied.
  */
 @Injectable()
@@ -303,13 +308,13 @@ export class NotificationsService {
       outcome: string | null;
     },
   ): Promise<{ id: string; status: NotificationStatus; inserted: boolean }> {
-    const key = notificationContentKey(n.type, n.fields, n.verified);
+    const key = notificationContentKey(n.fields, n.verified);
     // The id is chosen here: sealed fields are bound to their row. A redelivery keeps the first
     // row (and its payload); this id is then unused.
     const id = randomUUID();
     const rows = (await manager.query(
-      `INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified, status, outcome, shop_order_id, shop_refund_id, id, shop_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+      `INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified, status, outcome, shop_order_id, shop_refund_id, id, shop_id, key_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
        ON CONFLICT (content_key) DO UPDATE
          SET delivery_count = notifications.delivery_count + 1, last_received_at = now()
        RETURNING id, status, (xmax = 0) AS inserted`,
@@ -326,6 +331,7 @@ export class NotificationsService {
         (n.fields.shop_refund_id ?? '').slice(0, 255) || null,
         id,
         /^\d{1,9}$/.test(n.fields.shop_id ?? '') ? Number(n.fields.shop_id) : null,
+        NOTIFICATION_KEY_VERSION,
       ],
     )) as Array<{ id: string; status: NotificationStatus; inserted: boolean }>;
     return rows[0];

@@ -91,6 +91,7 @@ export async function startTestApp(
     // Suites send bursts far above production limits; the rate-limit suite sets its own.
     RATE_LIMIT_PER_KEY_RPS: '0',
     RATE_LIMIT_PUBLIC_PER_IP_RPS: '0',
+    RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS: '0',
     ...opts.env,
   });
   const service = await startService(config, { host: '127.0.0.1' });

@@ -9,6 +9,7 @@ import { WatchFlaggedObjects1795500000001 } from './1795500000001-WatchFlaggedOb
 import { UnholdRequestAndHoldExpiry1795500000002 } from './1795500000002-UnholdRequestAndHoldExpiry';
 import { PayoutFingerprintKey1795500000003 } from './1795500000003-PayoutFingerprintKey';
 import { InvoiceRefundPendingAmount1795500000004 } from './1795500000004-InvoiceRefundPendingAmount';
+import { NotificationKeyOfSignedText1795500000005 } from './1795500000005-NotificationKeyOfSignedText';
 import { AdminSessionsLastSeen1795500000006 } from './1795500000006-AdminSessionsLastSeen';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
@@ -24,5 +25,6 @@ export const MIGRATIONS = [
   UnholdRequestAndHoldExpiry1795500000002,
   PayoutFingerprintKey1795500000003,
   InvoiceRefundPendingAmount1795500000004,
+  NotificationKeyOfSignedText1795500000005,
   AdminSessionsLastSeen1795500000006,
 ];

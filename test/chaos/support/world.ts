@@ -91,6 +91,7 @@ export const COMPRESSED_ENV: Record<string, string> = {
   // One key drives every scenario: the rate limits (#12) are not what this suite is about.
   RATE_LIMIT_PER_KEY_RPS: '0',
   RATE_LIMIT_PUBLIC_PER_IP_RPS: '0',
+  RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS: '0',
 };
 
 export interface ServiceProcess {
