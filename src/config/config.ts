@@ -842,7 +842,8 @@ function devApiKeysFile(dataDir: string): { shop: string; admin: string; path: s
   for (const line of text.split('\n').map((l) => l.trim())) {
     const m = DEV_KEY_LINE.exec(line);
     if (m !== null) keys[m[1]] = m[2];
-    else if (line !== '') throw new ConfigError(path, 'has a line that is not shop=KEY or admin=KEY');
+    else if (line !== '')
+      throw new ConfigError(path, 'has a line that is not shop=KEY or admin=KEY');
   }
   if (keys.shop === undefined || keys.admin === undefined || keys.shop === keys.admin)
     throw new ConfigError(path, 'must hold two different keys, shop=KEY and admin=KEY');

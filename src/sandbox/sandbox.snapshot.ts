@@ -28,20 +28,19 @@ export const SNAPSHOT_VERSION = 1;
 
 type Dated<T, K extends keyof T> = Omit<T, K> & { [P in K]: string };
 
-interface InvoiceSnap
-  extends Omit<
-    Invoice,
-    | 'payway'
-    | 'paywayConfig'
-    | 'amount'
-    | 'clientPrice'
-    | 'clientInfo'
-    | 'created'
-    | 'updated'
-    | 'processed'
-    | 'expiresAt'
-    | 'completesAt'
-  > {
+interface InvoiceSnap extends Omit<
+  Invoice,
+  | 'payway'
+  | 'paywayConfig'
+  | 'amount'
+  | 'clientPrice'
+  | 'clientInfo'
+  | 'created'
+  | 'updated'
+  | 'processed'
+  | 'expiresAt'
+  | 'completesAt'
+> {
   payway: string;
   paywayConfig: Omit<PaymentPayway, 'listed'> & { listed: string };
   amount: string;
@@ -60,18 +59,17 @@ interface RefundSnap extends Omit<Refund, 'amount' | 'createdAt' | 'processedAt'
   processedAt?: string;
 }
 
-interface PayoutSnap
-  extends Omit<
-    Payout,
-    | 'payway'
-    | 'paywayConfig'
-    | 'amount'
-    | 'payeeReceive'
-    | 'shopWriteOff'
-    | 'created'
-    | 'updated'
-    | 'finalAt'
-  > {
+interface PayoutSnap extends Omit<
+  Payout,
+  | 'payway'
+  | 'paywayConfig'
+  | 'amount'
+  | 'payeeReceive'
+  | 'shopWriteOff'
+  | 'created'
+  | 'updated'
+  | 'finalAt'
+> {
   payway: string;
   paywayConfig: Omit<PayoutPayway, 'listed'> & { listed: string };
   amount: string;
@@ -129,42 +127,36 @@ export function snapshotOf(state: SandboxState, now: Date = new Date()): StateSn
     version: SNAPSHOT_VERSION,
     savedAt: iso(now),
     lastId: state.lastId,
-    invoices: [...state.invoices.values()].map(
-      (i): InvoiceSnap => ({
-        ...i,
-        payway: i.payway.requested,
-        paywayConfig: { ...i.paywayConfig, listed: toJsonText(i.paywayConfig.listed) },
-        amount: i.amount.toString(),
-        clientPrice: i.clientPrice.toString(),
-        clientInfo: i.clientInfo === undefined ? undefined : toJsonText(i.clientInfo),
-        created: iso(i.created),
-        updated: iso(i.updated),
-        processed: isoOpt(i.processed),
-        expiresAt: iso(i.expiresAt),
-        completesAt: isoOpt(i.completesAt),
-      }),
-    ),
-    refunds: [...state.refunds.values()].map(
-      (r): RefundSnap => ({
-        ...r,
-        amount: r.amount.toString(),
-        createdAt: iso(r.createdAt),
-        processedAt: isoOpt(r.processedAt),
-      }),
-    ),
-    payouts: [...state.payouts.values()].map(
-      (p): PayoutSnap => ({
-        ...p,
-        payway: p.payway.requested,
-        paywayConfig: { ...p.paywayConfig, listed: toJsonText(p.paywayConfig.listed) },
-        amount: p.amount.toString(),
-        payeeReceive: p.payeeReceive.toString(),
-        shopWriteOff: p.shopWriteOff.toString(),
-        created: iso(p.created),
-        updated: iso(p.updated),
-        finalAt: isoOpt(p.finalAt),
-      }),
-    ),
+    invoices: [...state.invoices.values()].map((i): InvoiceSnap => ({
+      ...i,
+      payway: i.payway.requested,
+      paywayConfig: { ...i.paywayConfig, listed: toJsonText(i.paywayConfig.listed) },
+      amount: i.amount.toString(),
+      clientPrice: i.clientPrice.toString(),
+      clientInfo: i.clientInfo === undefined ? undefined : toJsonText(i.clientInfo),
+      created: iso(i.created),
+      updated: iso(i.updated),
+      processed: isoOpt(i.processed),
+      expiresAt: iso(i.expiresAt),
+      completesAt: isoOpt(i.completesAt),
+    })),
+    refunds: [...state.refunds.values()].map((r): RefundSnap => ({
+      ...r,
+      amount: r.amount.toString(),
+      createdAt: iso(r.createdAt),
+      processedAt: isoOpt(r.processedAt),
+    })),
+    payouts: [...state.payouts.values()].map((p): PayoutSnap => ({
+      ...p,
+      payway: p.payway.requested,
+      paywayConfig: { ...p.paywayConfig, listed: toJsonText(p.paywayConfig.listed) },
+      amount: p.amount.toString(),
+      payeeReceive: p.payeeReceive.toString(),
+      shopWriteOff: p.shopWriteOff.toString(),
+      created: iso(p.created),
+      updated: iso(p.updated),
+      finalAt: isoOpt(p.finalAt),
+    })),
     tokens: [...state.tokens.values()].map((t) => ({
       ...t,
       cardInfo: { ...t.cardInfo },
@@ -257,9 +249,11 @@ export function restoreSnapshot(state: SandboxState, snap: StateSnapshot): void 
   state.requests = snap.requests.map((r) => ({ ...r, body: parseJson(r.body) as JsonIn }));
   state.deliveries = snap.deliveries.map((d) => ({ ...d, body: fieldsOf(d.body) }));
   state.notices = snap.notices.map(noticeOf);
-  state.outbox = snap.outbox.map(
-    (p): PendingDelivery => ({ notice: noticeOf(p.notice), attempt: p.attempt, dueAt: date(p.dueAt) }),
-  );
+  state.outbox = snap.outbox.map((p): PendingDelivery => ({
+    notice: noticeOf(p.notice),
+    attempt: p.attempt,
+    dueAt: date(p.dueAt),
+  }));
   for (const w of snap.withheld) state.withheld.set(w.group, w.notices.map(noticeOf));
   for (const f of snap.faults) state.faults.add(f);
   const settings: Record<string, unknown> = { ...state.initialSettings };
