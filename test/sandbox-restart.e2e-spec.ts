@@ -14,7 +14,11 @@ import { spawnService, waitForStatus, type ServiceProcess } from './support/proc
 
 type Json = Record<string, unknown>;
 
-async function waitUntil<T>(get: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
+async function waitUntil<T>(
+  get: () => Promise<T | undefined>,
+  ms: number,
+  what: string,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const value = await get();

@@ -75,7 +75,8 @@ describe('sandbox: a kept state survives a restart', () => {
     );
 
   it('invoices, tokens, refunds, payouts, balances, pay pages and ids are all still there', async () => {
-    let { sandbox, shop } = await start();
+    const first = await start();
+    let { shop } = first;
     const paid = uniqueId('kept');
     await shop.createInvoice({
       shop_order_id: paid,
@@ -93,7 +94,7 @@ describe('sandbox: a kept state survives a restart', () => {
     const before = { balance: await balance(shop), paid: (await shop.check(paid)).text };
     expect(before.balance).not.toContain('"available":1000000.00');
 
-    ({ sandbox, shop } = await restart(sandbox));
+    ({ shop } = await restart(first.sandbox));
 
     expect(await balance(shop)).toBe(before.balance);
     expect((await shop.check(paid)).text).toBe(before.paid);
@@ -126,7 +127,8 @@ describe('sandbox: a kept state survives a restart', () => {
 
   it('what was under way at shutdown goes on: payouts, refunds, token charges end as planned', async () => {
     // Real sandbox time: everything below is still under way when the sandbox stops.
-    let { sandbox, shop } = await start({ timeScale: 1 });
+    const first = await start({ timeScale: 1 });
+    let { shop } = first;
     const paid = uniqueId('run');
     await shop.createInvoice({
       shop_order_id: paid,
@@ -152,7 +154,7 @@ describe('sandbox: a kept state survives a restart', () => {
     expect(declined.result).toBe(true);
     expect(await payoutStatus(shop, ok.data.id)).toBe(3);
 
-    ({ sandbox, shop } = await restart(sandbox, { timeScale: 1 }));
+    ({ shop } = await restart(first.sandbox, { timeScale: 1 }));
 
     await waitFor(async () => (await payoutStatus(shop, ok.data.id)) === 5, 5000, 'the payout');
     await waitFor(

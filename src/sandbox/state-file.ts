@@ -28,6 +28,7 @@ export function readStateFile(path: string): StateSnapshot | undefined {
   } catch (e) {
     throw new Error(
       `cannot read the sandbox state ${path} (${(e as Error).message}); delete it to start afresh`,
+      { cause: e },
     );
   }
 }
