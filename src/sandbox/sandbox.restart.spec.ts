@@ -1,4 +1,12 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -221,6 +229,18 @@ describe('sandbox: a kept state survives a restart', () => {
       endpoint.closeAllConnections();
       await new Promise<void>((resolve) => endpoint.close(() => resolve()));
     }
+  });
+
+  it('a damaged state file stops the start, naming the file; writes leave no temporary file', async () => {
+    const { sandbox, shop } = await start();
+    await shop.createInvoice({ shop_order_id: uniqueId('tmp'), payway: PAYMENT.cardSuccess });
+    await sandbox.close();
+    open.splice(0);
+    expect(readdirSync(dir)).toEqual(['sandbox-state.json']);
+    writeFileSync(statePath, readFileSync(statePath, 'utf8').slice(0, 100));
+    await expect(startTestSandbox({ statePath })).rejects.toThrow(
+      `cannot read the sandbox state ${statePath}`,
+    );
   });
 
   it('a reset forgets on disk too; without a state file nothing is kept', async () => {

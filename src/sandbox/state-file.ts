@@ -36,6 +36,12 @@ export function readStateFile(path: string): StateSnapshot | undefined {
 export class StateFile {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  /**
+   * Wait between a change and its write: SAVE_DELAY_MS, or ten times the last write's duration
+   * when the state has grown large, so saving never takes more than a tenth of the process's
+   * time (the sandbox shares it with the service in sandbox mode).
+   */
+  private delayMs = SAVE_DELAY_MS;
 
   constructor(
     readonly path: string,
@@ -57,13 +63,14 @@ export class StateFile {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.save();
-    }, SAVE_DELAY_MS);
+    }, this.delayMs);
     this.timer.unref();
   }
 
   /** Writes the state now. */
   save(): void {
     if (this.closed) return;
+    const started = Date.now();
     try {
       mkdirSync(dirname(this.path), { recursive: true });
       const tmp = `${this.path}.${process.pid}.tmp`;
@@ -72,6 +79,7 @@ export class StateFile {
     } catch (e) {
       this.log.error({ err: e, path: this.path }, 'sandbox state not saved');
     }
+    this.delayMs = Math.max(SAVE_DELAY_MS, (Date.now() - started) * 10);
   }
 
   /** The last write; nothing is written after it. */
