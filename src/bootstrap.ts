@@ -5,6 +5,7 @@ import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-ex
 import express from 'express';
 import helmet from 'helmet';
 import type { Server } from 'node:http';
+import { join } from 'node:path';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
@@ -74,6 +75,8 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
         timeScale: config.sandbox.timeScale,
         cataloguePath: config.sandbox.cataloguePath,
         notifyFormat: config.sandbox.notifyFormat,
+        // Kept beside the embedded database, so a restart changes nothing either side can see.
+        statePath: join(config.dataDir, 'sandbox-state.json'),
       }).catch((e: Error) => {
         throw new StartupError(`Cannot start the gateway sandbox on SANDBOX_PORT ${config.sandbox.port}: ${e.message}`);
       });

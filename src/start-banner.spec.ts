@@ -21,6 +21,16 @@ describe('start banner', () => {
     );
   });
 
+  it('says where kept development keys are', () => {
+    const config = {
+      ...loadConfig({}, () => 'dev_generated_key_0123456789'),
+      devApiKeysPath: '.data/development-api-keys',
+    };
+    expect(startBanner(config)).toContain(
+      'Development API keys (sandbox mode, kept in .data/development-api-keys):',
+    );
+  });
+
   it('never prints configured keys or the gateway secret', () => {
     const config = loadConfig({
       GATEWAY_BASE_URL: 'https://gw.example/gateway/v1/',

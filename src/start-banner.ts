@@ -5,8 +5,8 @@ export const EXAMPLE_PAYWAY = 'card_core_payin_rub[mock_server,success_with_call
 
 /**
  * The block `npm start` ends with: where everything is and one request that works. Development
- * keys appear only when they were generated for this run (sandbox mode); configured keys are
- * secrets and are never printed.
+ * keys appear only when they were generated (sandbox mode: made once, kept under DATA_DIR,
+ * printed at every start); configured keys are secrets and are never printed.
  */
 export function startBanner(config: AppConfig, now: Date = new Date()): string {
   const base = `http://localhost:${config.port}`;
@@ -32,7 +32,9 @@ export function startBanner(config: AppConfig, now: Date = new Date()): string {
   ];
   if (config.generatedKeys) {
     lines.push(
-      'Development API keys (sandbox mode, new on every start):',
+      config.devApiKeysPath === undefined
+        ? 'Development API keys (sandbox mode, made for this run):'
+        : `Development API keys (sandbox mode, kept in ${config.devApiKeysPath}):`,
       `  shop:  ${config.apiKeys[0]}`,
       `  admin: ${config.adminApiKeys[0]}`,
     );

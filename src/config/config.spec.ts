@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, DEFAULT_GATEWAY_CALLS, loadConfig } from './config';
@@ -164,6 +164,62 @@ describe('loadConfig', () => {
       expect(loadConfig(prod).docsEnabled).toBe(false);
       expect(loadConfig({ ...prod, DOCS_ENABLED: 'true' }).docsEnabled).toBe(true);
       expect(loadConfig({ DOCS_ENABLED: 'false' }, undefined, devRing).docsEnabled).toBe(false);
+    });
+
+    it('keeps the development API keys under the data directory: made once, the same at every start', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'devkeys-'));
+      try {
+        const first = loadConfig({ DATA_DIR: dir });
+        const again = loadConfig({ DATA_DIR: dir });
+        const path = join(dir, 'development-api-keys');
+        expect(first.devApiKeysPath).toBe(path);
+        expect(first.generatedKeys).toBe(true);
+        expect(first.apiKeys[0]).toMatch(/^dev_/);
+        expect(first.adminApiKeys[0]).not.toBe(first.apiKeys[0]);
+        expect([again.apiKeys, again.adminApiKeys]).toEqual([first.apiKeys, first.adminApiKeys]);
+        expect(again.shopKeys).toEqual(first.shopKeys);
+        expect(statSync(path).mode & 0o077).toBe(0);
+        // A configured key wins; the other is still the kept one.
+        const mixed = loadConfig({ DATA_DIR: dir, ADMIN_API_KEYS: 'configured-admin-key-0001' });
+        expect(mixed.apiKeys).toEqual(first.apiKeys);
+        expect(mixed.adminApiKeys).toEqual(['configured-admin-key-0001']);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it.each([
+      ['a line of something else', 'shop=dev_aaaaaaaaaaaaaaaaaaaa\nadmin=dev_bbbbbbbbbbbbbbbbbbbb\nroot=x\n'],
+      ['a missing admin key', 'shop=dev_aaaaaaaaaaaaaaaaaaaa\n'],
+      ['a key too short', 'shop=short\nadmin=dev_bbbbbbbbbbbbbbbbbbbb\n'],
+      ['one key for both', 'shop=dev_aaaaaaaaaaaaaaaaaaaa\nadmin=dev_aaaaaaaaaaaaaaaaaaaa\n'],
+      ['an empty file', ''],
+    ])('a kept development keys file with %s stops start-up naming the file', (_what, text) => {
+      const dir = mkdtempSync(join(tmpdir(), 'devkeys-'));
+      try {
+        writeFileSync(join(dir, 'development-api-keys'), text, { mode: 0o600 });
+        let error: unknown;
+        try {
+          loadConfig({ DATA_DIR: dir });
+        } catch (e) {
+          error = e;
+        }
+        expect(error).toBeInstanceOf(ConfigError);
+        expect((error as ConfigError).variable).toBe(join(dir, 'development-api-keys'));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('keys made by a given generator are not kept', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'devkeys-'));
+      try {
+        const c = loadConfig({ DATA_DIR: dir }, () => 'generated-key-0123456789', devRing);
+        expect(c.devApiKeysPath).toBeUndefined();
+        expect(existsSync(join(dir, 'development-api-keys'))).toBe(false);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('keeps the development key ring under the data directory: made once, then read', () => {

@@ -164,6 +164,8 @@ export interface AppConfig {
   adminApiKeys: string[];
   /** True when the keys were generated at start-up (sandbox mode, none configured). */
   generatedKeys: boolean;
+  /** Where generated development keys are kept (`DATA_DIR/development-api-keys`); unset: not kept. */
+  devApiKeysPath?: string;
   notifyAllowedIps: string[];
   // --- hostile callers (#12): key scopes, proxy trust, rate limits, database time limits
   /** Shop keys with their scopes (`API_KEYS` entries `key` or `key:scope+scope`); `apiKeys` holds the bare keys. */
@@ -603,12 +605,13 @@ function sandboxPayoutShop(env: Env): Pick<SandboxConfig, 'payoutShopId' | 'payo
 // ---- end of the two gateway shops ----
 
 /**
- * Builds the typed configuration; `generateKey` supplies development keys in sandbox mode,
- * `devKeyRing` the development data-encryption key ring (kept under DATA_DIR).
+ * Builds the typed configuration. In sandbox mode with no keys configured, development keys are
+ * made once and kept under DATA_DIR, or made fresh by `generateKey` when one is given (tests);
+ * `devKeyRing` supplies the development data-encryption key ring (kept under DATA_DIR).
  */
 export function loadConfig(
   env: Env = process.env,
-  generateKey: () => string = defaultKey,
+  generateKey?: () => string,
   devKeyRing: (dataDir: string) => { text: string; path: string } = devKeyRingFile,
 ): AppConfig {
   const port = int(env, 'PORT', 3000, 0, 65535);
@@ -673,7 +676,9 @@ export function loadConfig(
   let apiKeyEntries = shopKeys(env);
   let apiKeys = apiKeyEntries.map((k) => k.key);
   let adminApiKeys = bearerKeys(env, 'ADMIN_API_KEYS');
+  const dataDir = str(env, 'DATA_DIR') ?? '.data';
   let generatedKeys = false;
+  let devApiKeysPath: string | undefined;
   if (apiKeys.length === 0 || adminApiKeys.length === 0) {
     if (!sandboxMode) {
       throw new ConfigError(
@@ -681,16 +686,18 @@ export function loadConfig(
         'is required with a real gateway',
       );
     }
+    const kept = generateKey === undefined ? devApiKeysFile(dataDir) : undefined;
+    const make = (role: 'shop' | 'admin'): string => (kept ? kept[role] : generateKey!());
     if (apiKeys.length === 0) {
-      apiKeys = [generateKey()];
+      apiKeys = [make('shop')];
       apiKeyEntries = [{ key: apiKeys[0], scopes: [...SHOP_SCOPES] }];
     }
-    if (adminApiKeys.length === 0) adminApiKeys = [generateKey()];
+    if (adminApiKeys.length === 0) adminApiKeys = [make('admin')];
     generatedKeys = true;
+    devApiKeysPath = kept?.path;
   }
 
   const guards = productionGuards(env, sandboxMode, port, shopIdRaw, secret);
-  const dataDir = str(env, 'DATA_DIR') ?? '.data';
   const keys = dataEncryptionKeys(env, sandboxMode, dataDir, devKeyRing);
 
   const notifyDefault = sandboxMode ? [...SPEC_NOTIFY_IPS, '127.0.0.1', '::1'] : SPEC_NOTIFY_IPS;
@@ -708,6 +715,7 @@ export function loadConfig(
     apiKeys,
     adminApiKeys,
     generatedKeys,
+    devApiKeysPath,
     notifyAllowedIps: list(env, 'NOTIFY_ALLOWED_IPS', notifyDefault),
     shopKeys: apiKeyEntries,
     trustProxy: trustProxy(env),
@@ -835,12 +843,19 @@ function dataEncryptionKeys(
 /** The development key ring: generated on first start, then read from `DATA_DIR`. */
 function devKeyRingFile(dataDir: string): { text: string; path: string } {
   const path = join(dataDir, 'data-encryption-keys');
+  return { text: keptFile(dataDir, path, () => `${generateKeyRingText()}\n`).trim(), path };
+}
+
+/**
+ * A file made once under `dataDir`, readable by its owner only, then read at every start. Written
+ * aside, then linked into place: two processes starting at once never read a half-written file,
+ * and whichever links first wins.
+ */
+function keptFile(dataDir: string, path: string, make: () => string): string {
   mkdirSync(dataDir, { recursive: true });
   if (!existsSync(path)) {
-    // Written aside, then linked into place: two processes starting at once never read a
-    // half-written ring, and whichever links first wins.
     const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${generateKeyRingText()}\n`, { mode: 0o600 });
+    writeFileSync(tmp, make(), { mode: 0o600 });
     try {
       linkSync(tmp, path);
     } catch (e) {
@@ -849,7 +864,29 @@ function devKeyRingFile(dataDir: string): { text: string; path: string } {
       unlinkSync(tmp);
     }
   }
-  return { text: readFileSync(path, 'utf8').trim(), path };
+  return readFileSync(path, 'utf8');
+}
+
+const DEV_KEY_LINE = /^(shop|admin)=(\S{16,})$/;
+
+/**
+ * The development API keys (sandbox mode, none configured): made on first start, then the same
+ * at every start (`DATA_DIR/development-api-keys`, lines `shop=…` and `admin=…`), so a shop's
+ * configuration survives a restart like its data does.
+ */
+function devApiKeysFile(dataDir: string): { shop: string; admin: string; path: string } {
+  const path = join(dataDir, 'development-api-keys');
+  const text = keptFile(dataDir, path, () => `shop=${defaultKey()}\nadmin=${defaultKey()}\n`);
+  const keys: Record<string, string> = {};
+  for (const line of text.split('\n').map((l) => l.trim())) {
+    const m = DEV_KEY_LINE.exec(line);
+    if (m !== null) keys[m[1]] = m[2];
+    else if (line !== '')
+      throw new ConfigError(path, 'has a line that is not shop=KEY or admin=KEY');
+  }
+  if (keys.shop === undefined || keys.admin === undefined || keys.shop === keys.admin)
+    throw new ConfigError(path, 'must hold two different keys, shop=KEY and admin=KEY');
+  return { shop: keys.shop, admin: keys.admin, path };
 }
 
 function defaultKey(): string {

@@ -219,14 +219,22 @@ function startPayment(ctx: CallContext, invoice: Invoice): JsonOut {
   }
   if (invoice.chargedWithToken !== undefined || ctx.fault === 'nonfatal') {
     if (!scenarios.has('pending')) {
-      rt.scheduler.after(DELAYS_MS.autoComplete, () => {
-        completePayment(rt, invoice, 'pay');
-      });
+      const realMs = DELAYS_MS.autoComplete * rt.state.settings.timeScale;
+      invoice.completesAt = new Date(Date.now() + realMs);
+      scheduleCompletion(rt, invoice);
     }
     return creationResult(invoice, null);
   }
   invoice.status = INVOICE_STATUS.AWAITING_PAYER;
   return creationResult(invoice, payerRedirect(rt, invoice));
+}
+
+/** Schedules the payer-less completion due at `completesAt` (at once when overdue, after a restart). */
+export function scheduleCompletion(rt: SandboxRuntime, invoice: Invoice): void {
+  if (invoice.completesAt === undefined) return;
+  rt.scheduler.afterReal(invoice.completesAt.getTime() - Date.now(), () => {
+    completePayment(rt, invoice, 'pay');
+  });
 }
 
 /** Scenarios whose outcome the gateway does not notify (the shop asks invoice/check). */

@@ -3,7 +3,13 @@ import { request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
 import type { OutcomeScenario } from './faults';
 import { JsonOut, textOf, toJsonText } from './json-text';
-import type { Notice, NoticeType, NotifyFormat, SandboxState } from './sandbox.state';
+import type {
+  Notice,
+  NoticeType,
+  NotifyFormat,
+  PendingDelivery,
+  SandboxState,
+} from './sandbox.state';
 import type { Scheduler } from './scheduler';
 import { notificationSignature } from './signature';
 
@@ -101,28 +107,45 @@ export class Notifier {
     return this.state.settings.shopNotifyUrl ?? requestUrl;
   }
 
+  /**
+   * Schedules the attempts a restarted sandbox still owes (its outbox as saved): each when due,
+   * at once when overdue.
+   */
+  resume(): void {
+    for (const pending of this.state.outbox) this.schedule(pending);
+  }
+
   private deliverCopies(notice: Notice, copies: number): void {
     if (notice.url === null) {
       this.log.info({ group: notice.group }, 'notification not sent: no notification URL');
       return;
     }
-    const url = new URL(notice.url);
-    url.searchParams.set('type', notice.type);
-    const generation = this.generation;
-    for (let i = 0; i < copies; i += 1) {
-      this.scheduler.afterReal(0, () => this.attempt(notice, url, generation, 1));
-    }
+    for (let i = 0; i < copies; i += 1) this.enqueue(notice, 1, new Date());
   }
 
-  private async attempt(
-    notice: Notice,
-    url: URL,
-    generation: number,
-    attempt: number,
-  ): Promise<void> {
+  /** An attempt stays in the outbox until its result is recorded, so a shutdown never loses it. */
+  private enqueue(notice: Notice, attempt: number, dueAt: Date): void {
+    const pending: PendingDelivery = { notice, attempt, dueAt };
+    this.state.outbox.push(pending);
+    this.schedule(pending);
+  }
+
+  private schedule(pending: PendingDelivery): void {
+    const generation = this.generation;
+    this.scheduler.afterReal(pending.dueAt.getTime() - Date.now(), () =>
+      this.attempt(pending, generation),
+    );
+  }
+
+  private async attempt(pending: PendingDelivery, generation: number): Promise<void> {
+    const { notice, attempt } = pending;
+    if (notice.url === null) return;
+    const url = new URL(notice.url);
+    url.searchParams.set('type', notice.type);
     const format = this.state.settings.notifyFormat;
     const reply = await this.post(url, format, notice.fields);
     if (generation !== this.generation) return;
+    this.state.outbox = this.state.outbox.filter((p) => p !== pending);
     const ok = reply.status === 200 && reply.text.trim() === 'OK';
     this.state.deliveries.push({
       time: new Date().toISOString(),
@@ -140,9 +163,8 @@ export class Notifier {
       'notification delivery attempt',
     );
     if (!ok && attempt < MAX_ATTEMPTS) {
-      this.scheduler.after(RETRY_GAPS_S[attempt - 1] * 1000, () =>
-        this.attempt(notice, url, generation, attempt + 1),
-      );
+      const gapMs = RETRY_GAPS_S[attempt - 1] * 1000 * this.state.settings.timeScale;
+      this.enqueue(notice, attempt + 1, new Date(Date.now() + gapMs));
     }
   }
 

@@ -180,9 +180,7 @@ function startPayout(rt: SandboxRuntime, payout: Payout): void {
   if (s.has('never_final')) return;
   if (s.has('slow_final')) {
     const final = randomInt(4) === 0 ? PAYOUT_STATUS.CANCELLED : PAYOUT_STATUS.SUCCESS;
-    rt.scheduler.after(randomInt(SLOW_FINAL_MS.min, SLOW_FINAL_MS.max + 1), () =>
-      finishPayout(rt, payout, final),
-    );
+    planFinal(rt, payout, final, randomInt(SLOW_FINAL_MS.min, SLOW_FINAL_MS.max + 1));
     return;
   }
   const final = s.has('fail')
@@ -190,7 +188,23 @@ function startPayout(rt: SandboxRuntime, payout: Payout): void {
     : s.has('decline')
       ? PAYOUT_STATUS.CANCELLED
       : PAYOUT_STATUS.SUCCESS;
-  rt.scheduler.after(DELAYS_MS.payoutStep, () => finishPayout(rt, payout, final));
+  planFinal(rt, payout, final, DELAYS_MS.payoutStep);
+}
+
+/** Records the final status and when it is due (so a restart keeps it), then schedules it. */
+function planFinal(rt: SandboxRuntime, payout: Payout, status: number, delayMs: number): void {
+  payout.finalStatus = status;
+  payout.finalAt = new Date(Date.now() + delayMs * rt.state.settings.timeScale);
+  scheduleFinal(rt, payout);
+}
+
+/** Schedules a payout's planned final status; one overdue after a restart ends at once. */
+export function scheduleFinal(rt: SandboxRuntime, payout: Payout): void {
+  const { finalStatus, finalAt } = payout;
+  if (finalStatus === undefined || finalAt === undefined) return;
+  rt.scheduler.afterReal(finalAt.getTime() - Date.now(), () =>
+    finishPayout(rt, payout, finalStatus),
+  );
 }
 
 function moveTo(payout: Payout, status: number): void {

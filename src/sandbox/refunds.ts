@@ -57,9 +57,18 @@ export const createRefund: CallHandler = (ctx) => {
     createdAt: new Date(),
   };
   rt.state.refunds.set(shopRefundId, refund);
-  rt.scheduler.after(DELAYS_MS.refund, () => finishRefund(rt, invoice, refund));
+  scheduleRefundEnd(rt, invoice, refund);
   return refundRecord(refund);
 };
+
+/**
+ * A WAITING refund ends `DELAYS_MS.refund` (scaled) after its creation; after a restart one
+ * that is overdue ends at once.
+ */
+export function scheduleRefundEnd(rt: SandboxRuntime, invoice: Invoice, refund: Refund): void {
+  const due = refund.createdAt.getTime() + DELAYS_MS.refund * rt.state.settings.timeScale;
+  rt.scheduler.afterReal(due - Date.now(), () => finishRefund(rt, invoice, refund));
+}
 
 function finishRefund(rt: SandboxRuntime, invoice: Invoice, refund: Refund): void {
   if (refund.status !== 'WAITING') return;

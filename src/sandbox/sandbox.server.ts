@@ -6,13 +6,16 @@ import { SANDBOX_DEFAULT_SECRET, SANDBOX_DEFAULT_SHOP_ID } from '../config/confi
 import { loadCatalogue } from './payway-catalogue';
 import { controlRouter } from './control.routes';
 import { gatewayRouter } from './gateway.routes';
-import { HOLD_LIFETIME_S } from './invoices';
+import { HOLD_LIFETIME_S, scheduleCompletion } from './invoices';
 import { Notifier } from './notifier';
 import { messagePage } from './pages';
 import { payerRouter } from './payer.routes';
+import { scheduleFinal } from './payouts';
+import { scheduleRefundEnd } from './refunds';
 import type { SandboxRuntime, SandboxShop } from './runtime';
-import { NotifyFormat, SandboxState } from './sandbox.state';
+import { awaitsPayment, NotifyFormat, payoutIsFinal, SandboxState } from './sandbox.state';
 import { Scheduler } from './scheduler';
+import { StateFile } from './state-file';
 
 /**
  * The gateway sandbox: a stateful emulator of the `/gateway/v1/` gateway, with a payer page,
@@ -39,6 +42,11 @@ export interface SandboxOptions {
   notifyFormat?: NotifyFormat;
   /** Shop-level notification URL; takes priority over the URLs of requests. */
   shopNotifyUrl?: string;
+  /**
+   * A file that keeps the state across restarts (sandbox mode: `$DATA_DIR/sandbox-state.json`);
+   * unset: in memory only (the standalone sandbox, tests).
+   */
+  statePath?: string;
 }
 
 export interface SandboxHandle {
@@ -70,9 +78,12 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
     catalogue.balances,
     balanceShop.id,
   );
+  const file = opts.statePath === undefined ? undefined : new StateFile(opts.statePath, state, log);
+  const restored = file?.load() ?? false;
   const scheduler = new Scheduler(
     () => state.settings.timeScale,
     (e) => log.error({ err: e }, 'sandbox background task failed'),
+    () => file?.touch(),
   );
   const secretOf = (shopId: number): string =>
     (shops.find((s) => s.id === shopId) ?? shops[0]).secretKey;
@@ -91,10 +102,18 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
     scheduler.cancelAll();
     notifier.stop();
     state.reset();
+    file?.save();
   };
 
   const app = express();
   app.disable('x-powered-by');
+  if (file !== undefined) {
+    // Every request may change the state (a gateway call, the payer, the control API).
+    app.use((_req, res, next) => {
+      res.on('close', () => file.touch());
+      next();
+    });
+  }
   app.use('/gateway/v1', gatewayRouter(rt));
   app.use('/sandbox', controlRouter(rt, reset));
   app.use('/sandbox', payerRouter(rt));
@@ -125,20 +144,52 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
     { origin: rt.origin, shops: shops.map((s) => ({ shop_id: s.id, serves: [...s.serves] })) },
     'gateway sandbox listening',
   );
+  if (restored) {
+    resumeTimers(rt);
+    log.info(
+      { path: file?.path, invoices: state.invoices.size, payouts: state.payouts.size },
+      'gateway sandbox state restored',
+    );
+  }
 
   return {
     origin: rt.origin,
     baseUrl: `${rt.origin}/gateway/v1/`,
     state,
-    close: () => {
+    close: async () => {
       scheduler.close();
       notifier.stop();
-      return new Promise<void>((resolve, reject) => {
-        server.close((e) => (e === undefined ? resolve() : reject(e)));
-        server.closeAllConnections();
-      });
+      try {
+        await new Promise<void>((resolve, reject) => {
+          server.close((e) => (e === undefined ? resolve() : reject(e)));
+          server.closeAllConnections();
+        });
+      } finally {
+        // After the server: no request changes the state past this last write.
+        file?.close();
+      }
     },
   };
+}
+
+/**
+ * What was under way when the sandbox stopped goes on: payer-less completions, refunds, payouts
+ * and notification attempts are scheduled for when they were due, and run at once if overdue.
+ */
+function resumeTimers(rt: SandboxRuntime): void {
+  const { state } = rt;
+  for (const invoice of state.invoices.values()) {
+    if (awaitsPayment(invoice.status)) scheduleCompletion(rt, invoice);
+  }
+  for (const refund of state.refunds.values()) {
+    const invoice = state.invoices.get(refund.invoiceId);
+    if (refund.status === 'WAITING' && invoice !== undefined)
+      scheduleRefundEnd(rt, invoice, refund);
+  }
+  for (const payout of state.payouts.values()) {
+    if (!payoutIsFinal(payout.status)) scheduleFinal(rt, payout);
+  }
+  rt.notifier.resume();
 }
 
 function hostedShops(opts: SandboxOptions): SandboxShop[] {

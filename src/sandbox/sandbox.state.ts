@@ -86,6 +86,8 @@ export interface Invoice {
   expiresAt: Date;
   /** A charge still queued at the gateway: the shop's invoice/unhold charges the hold instead. */
   chargeOnUnhold?: boolean;
+  /** When a payer-less completion (token charge, nonfatal answer) is due, in real time. */
+  completesAt?: Date;
 }
 
 export type RefundStatus = 'WAITING' | 'SUCCESS' | 'FAILED';
@@ -121,6 +123,9 @@ export interface Payout {
   bankTransactionId: string;
   created: Date;
   updated: Date;
+  /** The final status a sent payout is due to reach, and when (real time); unset: never by itself. */
+  finalStatus?: number;
+  finalAt?: Date;
 }
 
 export interface PaymentToken {
@@ -178,6 +183,14 @@ export interface DeliveryLogEntry {
 
 export type NotifyFormat = 'json' | 'form';
 
+/** A delivery attempt still owed: kept in the state so a restarted sandbox sends it again. */
+export interface PendingDelivery {
+  notice: Notice;
+  attempt: number;
+  /** When the attempt is due, in real time. */
+  dueAt: Date;
+}
+
 export interface Settings {
   notifyFormat: NotifyFormat;
   suppressNotifications: boolean;
@@ -208,14 +221,18 @@ export class SandboxState {
   requests: RequestLogEntry[] = [];
   deliveries: DeliveryLogEntry[] = [];
   notices: Notice[] = [];
+  /** Delivery attempts scheduled and not yet made (or cut short by a shutdown). */
+  outbox: PendingDelivery[] = [];
   /** Notices held back by the out_of_order scenario, by group. */
   withheld = new Map<string, Notice[]>();
   faults = new FaultQueue();
   settings: Settings;
-  private nextId = 0;
+  /** The last id given out; kept across restarts with the rest. */
+  lastId = 0;
 
   constructor(
-    private readonly initialSettings: Settings,
+    /** The start-up settings, to which a reset returns. */
+    readonly initialSettings: Settings,
     private readonly seedBalances: { currency: number; available: string }[],
     /** The shop the seed balances belong to: the agent shop, which pays out. */
     private readonly seedShopId: number,
@@ -234,19 +251,20 @@ export class SandboxState {
     this.requests = [];
     this.deliveries = [];
     this.notices = [];
+    this.outbox = [];
     this.withheld.clear();
     this.faults.clear();
     this.settings = { ...this.initialSettings };
     // Ids grow from the start time so a restarted sandbox does not reuse the ids of a shop's old rows.
-    this.nextId = Date.now();
+    this.lastId = Date.now();
     for (const seed of this.seedBalances) {
       this.balance(this.seedShopId, seed.currency).available = Decimal.parse(seed.available);
     }
   }
 
   newId(): number {
-    this.nextId += 1;
-    return this.nextId;
+    this.lastId += 1;
+    return this.lastId;
   }
 
   findInvoiceByOrder(shopId: number, shopOrderId: string): Invoice | undefined {

@@ -13,6 +13,8 @@ export class Scheduler {
     /** Multiplier applied to sandbox delays (0.001 in tests). */
     private readonly timeScale: () => number,
     private readonly onError: (error: unknown) => void,
+    /** Runs after every task (the state may have changed: a kept sandbox saves it). */
+    private readonly afterTask: () => void = () => undefined,
   ) {}
 
   /** Runs `task` after `ms` of sandbox time (`ms × timeScale` of real time). */
@@ -25,6 +27,8 @@ export class Scheduler {
     this.track(this.timers, ms, () => {
       Promise.resolve()
         .then(task)
+        .catch((e: unknown) => this.onError(e))
+        .finally(this.afterTask)
         .catch((e: unknown) => this.onError(e));
     });
   }
