@@ -166,6 +166,23 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       });
     });
 
+    it('an answered invoice the gateway no longer knows is flagged by ?refresh=true, never kept silently', async () => {
+      const body = invoiceBody({ payway: PAYMENT.cardSuccess });
+      const inv = (await create(body).expect(201)).body as Json;
+      expect(inv.invoiceId).not.toBeNull();
+      // The gateway forgets it (a reset or restored gateway, another environment's data).
+      expect(ctx.sandbox.state.invoices.delete(Number(inv.invoiceId))).toBe(true);
+      const got = await ctx.http
+        .get(`/api/v1/invoices/${String(body.shopOrderId)}?refresh=true`)
+        .set(auth())
+        .expect(200);
+      // Nothing about the money changes; an operator is told.
+      expect(got.body).toMatchObject({ status: inv.status, needsAttention: true });
+      expect(String(got.body.attentionReason)).toBe(
+        `mismatch: the gateway has no record of invoice ${String(inv.invoiceId)}, which is ${String(inv.status)} here`,
+      );
+    });
+
     it('flags a refunded sum the gateway disagrees with, and never overwrites ours', async () => {
       const body = invoiceBody({ payway: PAYMENT.cardSuccess, amount: '100.00' });
       const inv = (await create(body).expect(201)).body as Json;

@@ -124,6 +124,16 @@ describe('judgeInvoice: what a gateway message means (every path uses it)', () =
       ).kind,
     ).toBe('ignore');
   });
+
+  it('an answered invoice (its gateway id known) that the gateway no longer knows is a mismatch, never rejected', () => {
+    for (const status of ['awaiting_payer', 'held', 'succeeded', 'rejected'] as const) {
+      const v = judgeInvoice(facts(status, { invoiceId: '4242' }), { kind: 'absent' }, policy);
+      expect({ status, kind: v.kind === 'attention' ? `attention:${v.reason}` : v.kind }).toEqual({
+        status,
+        kind: 'attention:mismatch',
+      });
+    }
+  });
 });
 
 /** A verdict in one line: kind, target status, flag and the invoice id it teaches. */

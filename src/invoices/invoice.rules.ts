@@ -109,12 +109,20 @@ export function judgeInvoice(
   policy: AbsencePolicy,
 ): InvoiceVerdict {
   if (ev.kind === 'absent') {
-    // Only a create whose answer we never had can be absent; anything else is asked again.
+    // Only a create whose answer we never had can be absent. An invoice the gateway answered
+    // (it gave us its id) and now does not know is a disagreement an operator must see (a reset
+    // or restored gateway, another environment's database): never silently kept as it is.
     if (inv.status !== 'pending' && inv.status !== 'unknown')
-      return {
-        kind: 'ignore',
-        reason: `the gateway does not list an invoice that is ${inv.status}`,
-      };
+      return inv.invoiceId !== undefined && inv.invoiceId !== null
+        ? {
+            kind: 'attention',
+            reason: 'mismatch',
+            detail: `the gateway has no record of invoice ${inv.invoiceId}, which is ${inv.status} here`,
+          }
+        : {
+            kind: 'ignore',
+            reason: `the gateway does not list an invoice that is ${inv.status}`,
+          };
     const count = inv.absentCount + 1;
     const firstAt = inv.firstAbsentAt ?? policy.now;
     const spread = policy.now.getTime() - firstAt.getTime() >= policy.windowS * 1000;

@@ -20,7 +20,11 @@ import { Scopes } from '../common/access.decorator';
 import { ValidationFailed } from '../common/errors';
 import { holdActionBodyErrors } from './hold-action-body';
 
-const SHOP_ORDER_ID = { name: 'shopOrderId', description: "The shop's order id", example: 'order-1001' };
+const SHOP_ORDER_ID = {
+  name: 'shopOrderId',
+  description: "The shop's order id",
+  example: 'order-1001',
+};
 
 const isAdmin = (req: Request & { role?: Role }): boolean => req.role === 'admin';
 
@@ -55,13 +59,18 @@ export class InvoicesController {
       '(time-out) 201 with status unknown, settled by invoice/check, never re-sent. Card data is passed to the gateway ' +
       'and never stored or logged.',
   })
-  @ApiCreatedResponse({ description: 'The invoice (also the replayed answer of an identical repeat)', type: InvoiceSchema })
+  @ApiCreatedResponse({
+    description: 'The invoice (also the replayed answer of an identical repeat)',
+    type: InvoiceSchema,
+  })
   @ApiProblems(409, 502, 504)
   async create(
     @Body() dto: CreateInvoiceDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<unknown> {
-    const { code, body } = await this.invoices.create(await this.invoices.resolvePaymentTokenFrom(dto));
+    const { code, body } = await this.invoices.create(
+      await this.invoices.resolvePaymentTokenFrom(dto),
+    );
     res.status(code);
     if (code >= 400) res.type('application/problem+json');
     return body;

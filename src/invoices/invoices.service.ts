@@ -656,6 +656,26 @@ export class InvoicesService {
     return this.get(shopOrderId, false, true);
   }
 
+  /**
+   * `invoice/check` said "no such invoice". For a create whose answer we never had, absence is
+   * evidence over time, counted by reconciliation only (spaced checks). For an invoice the
+   * gateway answered, the rule raises attention: a refresh never keeps such a state silently.
+   */
+  private async absentOnRefresh(shopOrderId: string): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      const inv = await lockInvoice(m, { shopId: this.shopId, shopOrderId });
+      if (!inv || inv.status === 'pending' || inv.status === 'unknown') return;
+      await applyInvoiceEvidence(
+        m,
+        inv,
+        { kind: 'absent' },
+        'reconciliation',
+        { call: 'invoice/check', reason: 'absent' },
+        absencePolicy(this.config),
+      );
+    });
+  }
+
   private async checkAndApply(shopOrderId: string, recheck = false): Promise<void> {
     const exists = await this.dataSource
       .getRepository(InvoiceEntity)
@@ -665,8 +685,7 @@ export class InvoicesService {
     try {
       record = await this.gateway.checkInvoice(shopOrderId);
     } catch (err) {
-      // The gateway never saw it: nothing to apply; reconciliation decides what absence means.
-      if (err instanceof GatewayError && err.isAbsent) return;
+      if (err instanceof GatewayError && err.isAbsent) return this.absentOnRefresh(shopOrderId);
       throw gatewayFailure(err, 'invoice/check');
     }
     await this.dataSource.transaction(async (m) => {

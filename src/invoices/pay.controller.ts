@@ -1,5 +1,12 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
-import { ApiFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  ApiFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { ApiProblems } from '../common/openapi';
@@ -28,23 +35,34 @@ export class PayController {
     description:
       'POST redirect: an HTML form that posts itself to the redirect url (one hidden input per parameter); ' +
       'GET redirect: 302 to url?query. A final invoice shows a status page (paid / not paid); a redirect address ' +
-      'that is not http(s) shows an error page and flags the invoice. t must be the invoice\'s pay token, otherwise ' +
+      "that is not http(s) shows an error page and flags the invoice. t must be the invoice's pay token, otherwise " +
       '404; other query parameters (utm_… and the like) are ignored. Rate-limited per address.',
   })
   @ApiParam({ name: 'shopOrderId', example: 'order-1001' })
-  @ApiQuery({ name: 't', required: true, description: "The invoice's pay token, from payUrl", example: 'Qm9vay1vcmRlcg' })
+  @ApiQuery({
+    name: 't',
+    required: true,
+    description: "The invoice's pay token, from payUrl",
+    example: 'Qm9vay1vcmRlcg',
+  })
   @ApiOkResponse({
-    description: 'An HTML page: the form that posts itself to the gateway, or a status page (paid / not paid)',
+    description:
+      'An HTML page: the form that posts itself to the gateway, or a status page (paid / not paid)',
     content: {
       'text/html': {
         schema: { type: 'string' },
-        example: '<!doctype html><form method="post" action="https://pay.example/gateway/pay/98765">…</form>',
+        example:
+          '<!doctype html><form method="post" action="https://pay.example/gateway/pay/98765">…</form>',
       },
     },
   })
   @ApiFoundResponse({ description: 'Location: the gateway page (GET redirect)' })
   @ApiProblems(404, 429)
-  async pay(@Param('shopOrderId') shopOrderId: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async pay(
+    @Param('shopOrderId') shopOrderId: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
     // Read by hand, not through a DTO: links pick up parameters of other tools (utm_source…).
     const t = req.query.t;
     const token = typeof t === 'string' && t.length <= 128 ? t : undefined;
@@ -57,6 +75,9 @@ export class PayController {
       return;
     }
     res.set('Content-Security-Policy', payPageCsp(nonce));
-    res.status(step.kind === 'blocked' ? 502 : 200).type('html').send(step.html);
+    res
+      .status(step.kind === 'blocked' ? 502 : 200)
+      .type('html')
+      .send(step.html);
   }
 }

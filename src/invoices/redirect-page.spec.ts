@@ -18,10 +18,14 @@ describe('escapeHtml', () => {
 });
 
 describe('autoSubmitForm', () => {
-  const html = autoSubmitForm('https://pay.example/3ds?a=1&b=2', {
-    invoice: '42',
-    'x"><script>': '"><script>alert(1)</script>',
-  }, 'bm9uY2U');
+  const html = autoSubmitForm(
+    'https://pay.example/3ds?a=1&b=2',
+    {
+      invoice: '42',
+      'x"><script>': '"><script>alert(1)</script>',
+    },
+    'bm9uY2U',
+  );
 
   it('posts to the url with one hidden input per parameter, all escaped', () => {
     expect(html).toContain('<form method="post" action="https://pay.example/3ds?a=1&amp;b=2">');
@@ -58,13 +62,17 @@ describe('redirectLocation', () => {
 describe('payerStep (spec rule 6)', () => {
   it('POST → form', () =>
     expect(payerStep({ method: 'POST', url: 'https://a', params: {} }, 'n').kind).toBe('form'));
-  it.each(['javascript:alert(1)', 'data:text/html,x', 'ftp://a/b', 'file:///etc/passwd', '//a', 'not a url'])(
-    'any other scheme (%s) → blocked, for POST and GET',
-    (url) => {
-      expect(payerStep({ method: 'POST', url, params: {} }, 'n').kind).toBe('blocked');
-      expect(payerStep({ method: 'GET', url, params: {} }, 'n').kind).toBe('blocked');
-    },
-  );
+  it.each([
+    'javascript:alert(1)',
+    'data:text/html,x',
+    'ftp://a/b',
+    'file:///etc/passwd',
+    '//a',
+    'not a url',
+  ])('any other scheme (%s) → blocked, for POST and GET', (url) => {
+    expect(payerStep({ method: 'POST', url, params: {} }, 'n').kind).toBe('blocked');
+    expect(payerStep({ method: 'GET', url, params: {} }, 'n').kind).toBe('blocked');
+  });
   it('GET → redirect', () =>
     expect(payerStep({ method: 'GET', url: 'https://a', params: { i: '1' } }, 'n')).toEqual({
       kind: 'redirect',

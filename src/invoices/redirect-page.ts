@@ -13,7 +13,14 @@ export type PayerStep =
   | { kind: 'blocked'; html: string };
 
 export function payerStep(redirect: RedirectData, nonce: string): PayerStep {
-  if (!isHttpUrl(redirect.url)) return { kind: 'blocked', html: messagePage('Payment unavailable', 'This payment cannot continue. Please contact the shop.') };
+  if (!isHttpUrl(redirect.url))
+    return {
+      kind: 'blocked',
+      html: messagePage(
+        'Payment unavailable',
+        'This payment cannot continue. Please contact the shop.',
+      ),
+    };
   if (redirect.method === 'GET')
     return { kind: 'redirect', location: redirectLocation(redirect.url, redirect.params) };
   return { kind: 'form', html: autoSubmitForm(redirect.url, redirect.params, nonce) };
