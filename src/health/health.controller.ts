@@ -92,7 +92,9 @@ export class HealthController {
       throw new Unauthorized();
     await Promise.all([
       this.gauges.refresh(),
-      Date.now() - this.readyCheckedAt >= READY_TTL_MS ? this.ready().catch(() => undefined) : undefined,
+      Date.now() - this.readyCheckedAt >= READY_TTL_MS
+        ? this.ready().catch(() => undefined)
+        : undefined,
     ]);
     res.type(registry.contentType).send(await registry.metrics());
   }

@@ -35,7 +35,10 @@ export interface ClaimedRow {
 }
 
 /** `claimDue`, also telling how late each row was claimed. */
-export async function claimDueTimed(dataSource: DataSource, opts: ClaimOptions): Promise<ClaimedRow[]> {
+export async function claimDueTimed(
+  dataSource: DataSource,
+  opts: ClaimOptions,
+): Promise<ClaimedRow[]> {
   const params: unknown[] = [opts.limit, opts.leaseSeconds, opts.shopId];
   if (opts.owner !== undefined) params.push(opts.owner);
   const rows = (await dataSource.query(claimSql(opts), params)) as

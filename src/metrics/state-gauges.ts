@@ -3,7 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { singleFlight } from '../jobs/schedule';
 import {
   attentionOldest,
   attentionOpen,
@@ -80,8 +79,9 @@ export function applyPoolStats(pool: PoolLike | undefined, max: number): void {
 }
 
 /**
- * `run` at most once per `ttlMs`: calls within the window share the last run (or the one in
- * progress). A failed run counts as a run, so a sick database is not asked on every scrape.
+ * `run` at most once per `ttlMs`: a call within the window waits for the run in progress (if
+ * any) and otherwise returns at once, keeping the last values. A failed run counts as a run, so
+ * a sick database is not asked on every scrape.
  */
 export function atMostEvery(
   ttlMs: number,
@@ -89,12 +89,19 @@ export function atMostEvery(
   clock: () => number = Date.now,
 ): () => Promise<void> {
   let last = Number.NEGATIVE_INFINITY;
-  const once = singleFlight(run);
+  let running: Promise<void> | null = null;
   return async () => {
     const now = clock();
-    if (now - last < ttlMs) return;
+    if (now - last < ttlMs) {
+      if (running) await running.catch(() => undefined);
+      return;
+    }
     last = now;
-    await once();
+    const current = run().finally(() => {
+      if (running === current) running = null;
+    });
+    running = current;
+    await current;
   };
 }
 
