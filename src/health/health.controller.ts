@@ -9,17 +9,24 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { sameSecret } from '../common/key-ring';
 import { Public } from '../common/public.decorator';
 import { Unauthorized } from '../common/auth.guard';
-import { registry } from '../metrics/metrics';
+import { registry, serviceReady } from '../metrics/metrics';
+import { StateGauges } from '../metrics/state-gauges';
+
+/** A scrape re-runs the readiness check when the last one is older than this. */
+const READY_TTL_MS = 5000;
 
 @ApiTags('operations')
 @Controller()
 export class HealthController {
+  private readyCheckedAt = Number.NEGATIVE_INFINITY;
+
   constructor(
     private readonly health: HealthCheckService,
     private readonly db: TypeOrmHealthIndicator,
     private readonly indicators: HealthIndicatorService,
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly gauges: StateGauges,
   ) {}
 
   /** Liveness: the process answers. */
@@ -50,7 +57,20 @@ export class HealthController {
     },
   })
   @ApiProblems(503)
-  ready() {
+  async ready() {
+    // service_ready follows every check, the probe's and the scrape's (alerts.yml ServiceNotReady).
+    this.readyCheckedAt = Date.now();
+    try {
+      const result = await this.checkReady();
+      serviceReady.set(1);
+      return result;
+    } catch (err) {
+      serviceReady.set(0);
+      throw err;
+    }
+  }
+
+  private checkReady() {
     return this.health.check([
       () => this.db.pingCheck('database', { connection: this.dataSource, timeout: 3000 }),
       async () => {
@@ -70,6 +90,12 @@ export class HealthController {
     // Constant time: the comparison must not tell a caller how much of the token it guessed.
     if (this.config.metricsToken && !sameSecret(auth ?? '', `Bearer ${this.config.metricsToken}`))
       throw new Unauthorized();
+    await Promise.all([
+      this.gauges.refresh(),
+      Date.now() - this.readyCheckedAt >= READY_TTL_MS
+        ? this.ready().catch(() => undefined)
+        : undefined,
+    ]);
     res.type(registry.contentType).send(await registry.metrics());
   }
 }

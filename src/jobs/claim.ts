@@ -25,15 +25,29 @@ export interface ClaimOptions {
  * each row goes to one of them per lease.
  */
 export async function claimDue(dataSource: DataSource, opts: ClaimOptions): Promise<string[]> {
+  return (await claimDueTimed(dataSource, opts)).map((r) => r.id);
+}
+
+export interface ClaimedRow {
+  id: string;
+  /** Seconds between the row's due time and this claim (what `payout_poll_lateness_seconds` observes). */
+  lateS: number;
+}
+
+/** `claimDue`, also telling how late each row was claimed. */
+export async function claimDueTimed(
+  dataSource: DataSource,
+  opts: ClaimOptions,
+): Promise<ClaimedRow[]> {
   const params: unknown[] = [opts.limit, opts.leaseSeconds, opts.shopId];
   if (opts.owner !== undefined) params.push(opts.owner);
   const rows = (await dataSource.query(claimSql(opts), params)) as
-    [Array<{ id: string }>, number] | Array<{ id: string }>;
+    [Array<{ id: string; late_s: number }>, number] | Array<{ id: string; late_s: number }>;
   // The pg driver returns [rows, count] for UPDATE ... RETURNING through TypeORM.
   const list = Array.isArray(rows[0])
-    ? (rows[0] as Array<{ id: string }>)
-    : (rows as Array<{ id: string }>);
-  return list.map((r) => r.id);
+    ? (rows[0] as Array<{ id: string; late_s: number }>)
+    : (rows as Array<{ id: string; late_s: number }>);
+  return list.map((r) => ({ id: r.id, lateS: r.late_s }));
 }
 
 /**
@@ -50,7 +64,7 @@ export function claimSql(opts: ClaimOptions): string {
          ORDER BY ${opts.dueColumn}
          LIMIT $1
          FOR UPDATE SKIP LOCKED)
-      RETURNING id`;
+      RETURNING id, GREATEST(0, EXTRACT(EPOCH FROM now() - ${opts.dueColumn}))::float8 AS late_s`;
 }
 
 /** Runs `fn` over `items` with at most `concurrency` in flight. */

@@ -73,3 +73,57 @@ export const shopWebhookDead = new Counter({
   help: 'Shop event deliveries given up (dead) after the retry window',
   registers: [registry],
 });
+
+// ---- Operations gauges (issue #26): what ops/prometheus/alerts.yml pages on ----
+
+export const attentionOpen = new Gauge({
+  name: 'payments_attention_open',
+  help: 'Invoices, refunds and payouts flagged for an operator now, by object (read from the database at scrape, cached a few seconds)',
+  labelNames: ['object'] as const,
+  registers: [registry],
+});
+
+export const attentionOldest = new Gauge({
+  name: 'payments_attention_oldest_seconds',
+  help: 'Age of the oldest open attention flag, by object (0 when none is open)',
+  labelNames: ['object'] as const,
+  registers: [registry],
+});
+
+export const payoutPollLateness = new Histogram({
+  name: 'payout_poll_lateness_seconds',
+  help: 'How long after its due time (next_poll_at) each payout was claimed for a status poll',
+  buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600],
+  registers: [registry],
+});
+
+export const payoutPollOverdue = new Gauge({
+  name: 'payout_poll_overdue_seconds',
+  help: 'How long the oldest due payout of the agent shop has been waiting for a poller to claim it (0 when none is waiting)',
+  registers: [registry],
+});
+
+export const dbPoolConnections = new Gauge({
+  name: 'db_pool_connections',
+  help: 'Database connections of this instance by state (open, idle)',
+  labelNames: ['state'] as const,
+  registers: [registry],
+});
+
+export const dbPoolMax = new Gauge({
+  name: 'db_pool_max_connections',
+  help: 'Largest number of database connections this instance opens (DB_POOL_SIZE)',
+  registers: [registry],
+});
+
+export const dbPoolWaiting = new Gauge({
+  name: 'db_pool_waiting_requests',
+  help: 'Queries of this instance waiting for a free database connection',
+  registers: [registry],
+});
+
+export const serviceReady = new Gauge({
+  name: 'service_ready',
+  help: 'Whether the last readiness check passed (1) or failed (0): database answers, no pending migration',
+  registers: [registry],
+});

@@ -7,7 +7,8 @@ import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayService } from '../gateway';
 import { PayoutProcessor } from './payout-processor';
-import { claimDue, forEachBounded } from '../jobs/claim';
+import { claimDueTimed, forEachBounded } from '../jobs/claim';
+import { payoutPollLateness } from '../metrics/metrics';
 import { INSTANCE_ID } from '../jobs/instance';
 import { scheduleJob, singleFlight } from '../jobs/schedule';
 
@@ -53,7 +54,7 @@ export class PayoutPoller implements OnApplicationBootstrap {
 
   private async tick(): Promise<number> {
     const { leaseS, concurrency } = this.config.payouts;
-    const ids = await claimDue(this.dataSource, {
+    const claimed = await claimDueTimed(this.dataSource, {
       table: 'payouts',
       dueColumn: 'next_poll_at',
       limit: CLAIM_LIMIT,
@@ -61,6 +62,8 @@ export class PayoutPoller implements OnApplicationBootstrap {
       owner: this.instanceId,
       shopId: this.gateway.shopId('payout'),
     });
+    for (const row of claimed) payoutPollLateness.observe(row.lateS);
+    const ids = claimed.map((row) => row.id);
     let polled = 0;
     await forEachBounded(ids, concurrency, async (id) => {
       try {
