@@ -4,8 +4,9 @@ import { PayoutPoller } from '../src/payouts/payout-poller';
 import type { DailyReport } from '../src/reports/daily-report';
 import { CSV_COLUMNS } from '../src/reports/daily-report';
 import { INVOICE_STATUS, PAYOUT_STATUS } from '../src/sandbox/sandbox.state';
-import { admin, auth, PAYOUT_SHOP_ID, SHOP_ID, startTestApp, TestContext } from './support/app';
+import { admin, ADMIN_KEY, auth, PAYOUT_SHOP_ID, SHOP_ID, startTestApp, TestContext } from './support/app';
 import { PAYMENT, PAYOUT } from './support/payways';
+import { signIn } from './console/console-session';
 
 /**
  * The daily books (issue #26) against the gateway's own: a day of mixed traffic through the
@@ -465,19 +466,89 @@ describe('GET /api/v1/admin/reports/daily: a day of mixed traffic', () => {
       .get(`/api/v1/admin/reports/daily?date=${day}&format=csv`)
       .set(admin())
       .expect(200);
-    expect(byFormat.text).toBe(csv);
+    expect(byFormat.text.replace(/,\d+,,,,\r\n/g, ',AGE,,,,\r\n')).toBe(
+      csv.replace(/,\d+,,,,\r\n/g, ',AGE,,,,\r\n'),
+    );
     // format wins over Accept.
     const forced = await ctx.http
       .get(`/api/v1/admin/reports/daily?date=${day}&format=json`)
       .set(admin())
       .set('Accept', 'text/csv')
       .expect(200);
-    expect(forced.body).toEqual(json);
+    // Today's ages grow between two requests: compared apart, within the seconds between them.
+    const ageless = (r: DailyReport): { report: DailyReport; ages: number[] } => ({
+      report: { ...r, open: { ...r.open, items: r.open.items.map((o) => ({ ...o, ageSeconds: 0 })) } },
+      ages: r.open.items.map((o) => o.ageSeconds),
+    });
+    const sameAges = (a: number[], b: number[]): void => {
+      expect(a).toHaveLength(b.length);
+      a.forEach((x, i) => expect(Math.abs(x - b[i])).toBeLessThanOrEqual(3));
+    };
+    expect(ageless(forced.body as DailyReport).report).toEqual(ageless(json).report);
+    sameAges(ageless(forced.body as DailyReport).ages, ageless(json).ages);
 
-    expect(reportFromCsv(csv, json)).toEqual(json);
+    const fromCsv = ageless(reportFromCsv(csv, json));
+    expect(fromCsv.report).toEqual(ageless(json).report);
+    sameAges(fromCsv.ages, ageless(json).ages);
     // The formula guard and the quoting of the hostile id, byte for byte.
     expect(csv).toContain(`,invoice,"'=HYPERLINK(""http://x.example/?a=1,2"",""open"")",`);
     expect(csv.endsWith('\r\n')).toBe(true);
+  });
+
+  it('shows the report in the console for a chosen day, with a CSV download of the same data', async () => {
+    const { jar } = await signIn(ctx, ADMIN_KEY);
+    const page = await ctx.http
+      .get(`/admin/ui/reports/daily?date=${day}`)
+      .set('Cookie', jar.header())
+      .expect(200);
+    expect(page.text).toContain('<a href="/admin/ui/reports/daily" aria-current="page">Daily report</a>');
+    expect(page.text).toContain(`value="${day}"`);
+    for (const figure of ['1662.81 RUB', '48.33 USD', '50.25 RUB', ids.open, ids.payoutFlagged])
+      expect(page.text).toContain(figure);
+    // Caller text is escaped, never markup.
+    expect(page.text).toContain('=HYPERLINK(&quot;http://x.example/?a=1,2&quot;,&quot;open&quot;)');
+    expect(page.text).not.toContain(HOSTILE_ID);
+    const href = `/admin/ui/reports/daily.csv?date=${day}`;
+    expect(page.text).toContain(`href="${href}"`);
+
+    const download = await ctx.http.get(href).set('Cookie', jar.header()).expect(200);
+    expect(download.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(download.headers['content-disposition']).toBe(
+      `attachment; filename="daily-report-${day}-UTC.csv"`,
+    );
+    const api = await ctx.http
+      .get(`/api/v1/admin/reports/daily?date=${day}&format=csv`)
+      .set(admin())
+      .expect(200);
+    const ageless = (t: string): string => t.replace(/,\d+,,,,\r\n/g, ',AGE,,,,\r\n');
+    expect(ageless(download.text)).toBe(ageless(api.text));
+    expect(download.text).toContain(`\r\nopen,643,,500.00,,invoice,${ids.open},`);
+
+    // Yesterday by default; a bad or future day is a page saying so, not an error.
+    const byDefault = await ctx.http
+      .get('/admin/ui/reports/daily')
+      .set('Cookie', jar.header())
+      .expect(200);
+    expect(byDefault.text).toContain(`value="${utcDay(new Date(Date.now() - 86_400_000))}"`);
+    for (const bad of ['2026-02-30', utcDay(new Date(Date.now() + 86_400_000)), '%3Cb%3E']) {
+      const res = await ctx.http
+        .get(`/admin/ui/reports/daily?date=${bad}`)
+        .set('Cookie', jar.header())
+        .expect(400);
+      expect(res.text).toContain('role="alert"');
+      expect(res.text).not.toContain('<b>');
+      await ctx.http
+        .get(`/admin/ui/reports/daily.csv?date=${bad}`)
+        .set('Cookie', jar.header())
+        .expect(400);
+    }
+    // Without a console session: the sign-in page, and no data.
+    for (const path of [`/admin/ui/reports/daily?date=${day}`, href]) {
+      const anon = await ctx.http.get(path).expect(303);
+      expect(anon.headers.location).toBe('/admin/login');
+      const withBearer = await ctx.http.get(path).set(admin()).expect(303);
+      expect(withBearer.text).not.toContain('1662.81');
+    }
   });
 });
 

@@ -95,6 +95,24 @@ export function reportDayProblem(text: unknown): string | null {
   return null;
 }
 
+/** The calendar day before `now`'s day in the zone, `YYYY-MM-DD` (the console's default day). */
+export function dayBefore(now: Date, timeZone: string): string {
+  // en-CA writes dates as YYYY-MM-DD.
+  const today = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(now);
+  const [y, m, d] = today.split('-').map(Number);
+  return new Date(Date.UTC(y, m - 1, d - 1)).toISOString().slice(0, 10);
+}
+
+/** The CSV's file name: the day and the zone, in characters any file system keeps. */
+export function reportFileName(r: Pick<DailyReport, 'date' | 'timeZone'>): string {
+  return `daily-report-${r.date}-${r.timeZone.replace(/[^A-Za-z0-9_-]/g, '_')}.csv`;
+}
+
 export const CSV_COLUMNS = [
   'section',
   'currency',

@@ -11,7 +11,7 @@ import {
 import type { Request, Response } from 'express';
 import { AdminOnly } from '../common/access.decorator';
 import { ApiProblems } from '../common/openapi';
-import { type DailyReport, dailyReportCsv } from './daily-report';
+import { type DailyReport, dailyReportCsv, reportFileName } from './daily-report';
 import { DailyReportQuery, DailyReportSchema } from './dto/daily-report.dto';
 import { ReportsService } from './reports.service';
 
@@ -25,11 +25,6 @@ const CSV_EXAMPLE =
 export function wantsCsv(req: Request, format: 'json' | 'csv' | undefined): boolean {
   if (format !== undefined) return format === 'csv';
   return req.accepts(['application/json', 'text/csv']) === 'text/csv';
-}
-
-/** The report's file name: the day and the zone, in characters any file system keeps. */
-export function reportFileName(r: Pick<DailyReport, 'date' | 'timeZone'>): string {
-  return `daily-report-${r.date}-${r.timeZone.replace(/[^A-Za-z0-9_-]/g, '_')}.csv`;
 }
 
 @ApiTags('admin')
