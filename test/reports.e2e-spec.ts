@@ -4,7 +4,15 @@ import { PayoutPoller } from '../src/payouts/payout-poller';
 import type { DailyReport } from '../src/reports/daily-report';
 import { CSV_COLUMNS } from '../src/reports/daily-report';
 import { INVOICE_STATUS, PAYOUT_STATUS } from '../src/sandbox/sandbox.state';
-import { admin, ADMIN_KEY, auth, PAYOUT_SHOP_ID, SHOP_ID, startTestApp, TestContext } from './support/app';
+import {
+  admin,
+  ADMIN_KEY,
+  auth,
+  PAYOUT_SHOP_ID,
+  SHOP_ID,
+  startTestApp,
+  TestContext,
+} from './support/app';
 import { PAYMENT, PAYOUT } from './support/payways';
 import { signIn } from './console/console-session';
 
@@ -201,7 +209,10 @@ function parseCsv(text: string): string[][] {
 }
 
 /** Rebuilds the JSON report from the CSV's rows (text cells lose the formula guard's apostrophe). */
-function reportFromCsv(text: string, head: Pick<DailyReport, 'date' | 'timeZone' | 'from' | 'to' | 'complete'>): DailyReport {
+function reportFromCsv(
+  text: string,
+  head: Pick<DailyReport, 'date' | 'timeZone' | 'from' | 'to' | 'complete'>,
+): DailyReport {
   const [header, ...rows] = parseCsv(text);
   expect(header).toEqual([...CSV_COLUMNS]);
   const recs = rows.map((cells) => {
@@ -222,7 +233,10 @@ function reportFromCsv(text: string, head: Pick<DailyReport, 'date' | 'timeZone'
   for (const r of recs) {
     const currency = Number(r.currency);
     let c = out.currencies.find((x) => x.currency === currency);
-    if (['payments', 'refunds', 'payouts', 'payment_fees', 'payout_fees'].includes(r.section) && !c) {
+    if (
+      ['payments', 'refunds', 'payouts', 'payment_fees', 'payout_fees'].includes(r.section) &&
+      !c
+    ) {
       c = {
         currency,
         payments: { count: 0, amount: '' },
@@ -238,7 +252,8 @@ function reportFromCsv(text: string, head: Pick<DailyReport, 'date' | 'timeZone'
     const tally = { count: Number(r.count), amount: r.amount };
     if (r.section === 'payments') c!.payments = tally;
     else if (r.section === 'refunds') c!.refunds = tally;
-    else if (r.section === 'payouts') c!.payouts = { ...tally, withoutAmount: Number(r.not_computed) };
+    else if (r.section === 'payouts')
+      c!.payouts = { ...tally, withoutAmount: Number(r.not_computed) };
     else if (r.section === 'payment_fees')
       c!.fees.payments = { ...tally, notComputed: Number(r.not_computed) };
     else if (r.section === 'payout_fees')
@@ -336,9 +351,7 @@ describe('GET /api/v1/admin/reports/daily: a day of mixed traffic', () => {
     });
 
     ids.payoutsOk.push(await payout(PAYOUT.card));
-    ids.payoutsOk.push(
-      await payout(PAYOUT.card, { amount: '520.00', amountType: 'shop_amount' }),
-    );
+    ids.payoutsOk.push(await payout(PAYOUT.card, { amount: '520.00', amountType: 'shop_amount' }));
     ids.payoutFailed = await payout(PAYOUT.sandboxCard('decline'));
     ids.payoutFlagged = await payout(PAYOUT.sandboxCard('never_final'));
     const poller = ctx.service.app.get(PayoutPoller);
@@ -477,7 +490,10 @@ describe('GET /api/v1/admin/reports/daily: a day of mixed traffic', () => {
       .expect(200);
     // Today's ages grow between two requests: compared apart, within the seconds between them.
     const ageless = (r: DailyReport): { report: DailyReport; ages: number[] } => ({
-      report: { ...r, open: { ...r.open, items: r.open.items.map((o) => ({ ...o, ageSeconds: 0 })) } },
+      report: {
+        ...r,
+        open: { ...r.open, items: r.open.items.map((o) => ({ ...o, ageSeconds: 0 })) },
+      },
       ages: r.open.items.map((o) => o.ageSeconds),
     });
     const sameAges = (a: number[], b: number[]): void => {
@@ -501,7 +517,9 @@ describe('GET /api/v1/admin/reports/daily: a day of mixed traffic', () => {
       .get(`/admin/ui/reports/daily?date=${day}`)
       .set('Cookie', jar.header())
       .expect(200);
-    expect(page.text).toContain('<a href="/admin/ui/reports/daily" aria-current="page">Daily report</a>');
+    expect(page.text).toContain(
+      '<a href="/admin/ui/reports/daily" aria-current="page">Daily report</a>',
+    );
     expect(page.text).toContain(`value="${day}"`);
     for (const figure of ['1662.81 RUB', '48.33 USD', '50.25 RUB', ids.open, ids.payoutFlagged])
       expect(page.text).toContain(figure);
@@ -567,7 +585,11 @@ describe('GET /api/v1/admin/reports/daily: access and the date', () => {
       .set('Accept', 'text/csv')
       .expect(403);
     // Other spellings of the path reach the same guarded route or none.
-    for (const path of ['/api/v1/ADMIN/reports/daily', '/api/v1/admin/reports/daily/', '/api/v1/admin/reports/%64aily'])
+    for (const path of [
+      '/api/v1/ADMIN/reports/daily',
+      '/api/v1/admin/reports/daily/',
+      '/api/v1/admin/reports/%64aily',
+    ])
       expect([403, 404]).toContain(
         (await ctx.http.get(`${path}?date=${today}`).set(auth())).status,
       );
@@ -587,7 +609,9 @@ describe('GET /api/v1/admin/reports/daily: access and the date', () => {
     [''],
   ])('refuses date=%s with 400 naming date', async (date) => {
     const res = await ctx.http
-      .get(`/api/v1/admin/reports/daily?date=${date.includes('%') || date.includes('&') ? date : encodeURIComponent(date)}`)
+      .get(
+        `/api/v1/admin/reports/daily?date=${date.includes('%') || date.includes('&') ? date : encodeURIComponent(date)}`,
+      )
       .set(admin())
       .expect(400);
     expect(res.headers['content-type']).toContain('application/problem+json');

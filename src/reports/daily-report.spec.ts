@@ -80,7 +80,9 @@ describe('dailyReportCsv', () => {
         ],
       },
     });
-    expect(csv).toContain(`\r\nopen,643,,5.00,,invoice,${cell},,created,2026-01-15T10:00:00.000Z,39600,,,,\r\n`);
+    expect(csv).toContain(
+      `\r\nopen,643,,5.00,,invoice,${cell},,created,2026-01-15T10:00:00.000Z,39600,,,,\r\n`,
+    );
   });
 
   it('never alters an amount, even a negative fee', () => {

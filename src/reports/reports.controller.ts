@@ -37,7 +37,8 @@ export class ReportsController {
 
   @Get('daily')
   @ApiOperation({
-    summary: 'The daily books: per currency, what was paid, refunded and paid out, and the fees; what was still open and flagged at the day’s end',
+    summary:
+      'The daily books: per currency, what was paid, refunded and paid out, and the fees; what was still open and flagged at the day’s end',
     description:
       'The day is the calendar day in REPORT_TIMEZONE. Sums are exact (computed in numeric). CSV (Accept: text/csv or format=csv) is one RFC 4180 table whose `section` column names each row; text cells a spreadsheet would run as a formula start with an apostrophe.',
   })

@@ -62,7 +62,8 @@ export class PayoutTallySchema extends TallySchema {
 @ApiSchema({ name: 'ReportFeeTally' })
 export class FeeTallySchema extends TallySchema {
   @ApiProperty({
-    description: 'Succeeded objects whose fee is not known exactly (price unknown, or in another currency)',
+    description:
+      'Succeeded objects whose fee is not known exactly (price unknown, or in another currency)',
     example: 0,
   })
   notComputed: number;
@@ -72,12 +73,14 @@ sameShape<FeeTally, FeeTallySchema>(true);
 export class ReportFeesSchema {
   @ApiProperty({
     type: FeeTallySchema,
-    description: 'Payer price − amount, for invoices whose payer price is known in their own currency',
+    description:
+      'Payer price − amount, for invoices whose payer price is known in their own currency',
   })
   payments: FeeTallySchema;
   @ApiProperty({
     type: FeeTallySchema,
-    description: 'shopWriteOff − payeeReceive, for payouts whose payway currency is the shop currency',
+    description:
+      'shopWriteOff − payeeReceive, for payouts whose payway currency is the shop currency',
   })
   payouts: FeeTallySchema;
 }
@@ -140,7 +143,10 @@ export class AttentionItemSchema {
     example: '2026-01-15T12:00:00.000Z',
   })
   raisedAt: string | null;
-  @ApiProperty({ description: "Flagged at the day's end (else: raised and resolved that day)", example: true })
+  @ApiProperty({
+    description: "Flagged at the day's end (else: raised and resolved that day)",
+    example: true,
+  })
   flaggedAtEnd: boolean;
   @ApiProperty({ example: true }) flaggedNow: boolean;
 }
