@@ -9,6 +9,7 @@ import { NotificationsModule } from './notifications/notifications.module';
 import { AttentionModule } from './attention/attention.module';
 import { ConsoleModule } from './console/console.module';
 import { InvoiceReconciliationModule } from './invoices/invoice-reconciliation.module';
+import { ReportsModule } from './reports/reports.module';
 
 /** The business modules, each adding itself here (one line per module). */
-export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule, AttentionModule, ConsoleModule, EventsModule];
+export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule, AttentionModule, ConsoleModule, EventsModule, ReportsModule];

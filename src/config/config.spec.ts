@@ -429,3 +429,23 @@ describe('two gateway shops', () => {
     );
   });
 });
+
+describe('REPORT_TIMEZONE', () => {
+  it('defaults to UTC and keeps an IANA name in its canonical spelling', () => {
+    expect(loadConfig(real).reportTimeZone).toBe('UTC');
+    expect(loadConfig({ ...real, REPORT_TIMEZONE: '' }).reportTimeZone).toBe('UTC');
+    expect(loadConfig({ ...real, REPORT_TIMEZONE: 'Europe/Moscow' }).reportTimeZone).toBe('Europe/Moscow');
+    expect(loadConfig({ ...real, REPORT_TIMEZONE: 'europe/moscow' }).reportTimeZone).toBe('Europe/Moscow');
+    expect(loadConfig({ ...real, REPORT_TIMEZONE: 'Etc/GMT-3' }).reportTimeZone).toBe('Etc/GMT-3');
+  });
+
+  // Offsets and POSIX strings are refused: PostgreSQL reads `UTC+3` as three hours WEST of UTC.
+  it.each(['Mars/Phobos', 'UTC+3', '+03:00', '03:00', 'Europe/Moscow; DROP TABLE invoices', 'Europe/../Moscow', 'Europe/Moscow\nx', `Europe/${'x'.repeat(80)}`])(
+    'refuses REPORT_TIMEZONE=%j with one line naming it',
+    (value) => {
+      const e = errorOf({ ...real, REPORT_TIMEZONE: value });
+      expect(e.variable).toBe('REPORT_TIMEZONE');
+      expect(e.message.split('\n')).toHaveLength(1);
+    },
+  );
+});

@@ -226,6 +226,8 @@ export interface AppConfig {
   watch: { intervalS: number; maxS: number };
   /** HOLD_EXPIRY_WARNING_S: `invoice.hold_expiring` comes this long before a hold expires. */
   holdExpiryWarningS: number;
+  /** REPORT_TIMEZONE: the IANA zone whose calendar day the daily report covers. */
+  reportTimeZone: string;
 
   // ---- secrets at rest and production guard rails (#16)
   /** DATA_ENCRYPTION_KEYS: the first seals, all open. */
@@ -766,12 +768,29 @@ export function loadConfig(
       maxS: positiveNumber(env, 'WATCH_MAX_S', 604800),
     },
     holdExpiryWarningS: positiveNumber(env, 'HOLD_EXPIRY_WARNING_S', 21600),
+    reportTimeZone: timeZone(env, 'REPORT_TIMEZONE', 'UTC'),
     dataEncryptionKeys: keys.keys,
     devKeyRingPath: keys.path,
     insecureHttp: guards.insecureHttp,
     docsEnabled: bool(env, 'DOCS_ENABLED', sandboxMode),
     shopEvents: shopEventsConfig(env),
   };
+}
+
+/**
+ * An IANA time-zone name (`Europe/Moscow`, `UTC`), as its canonical spelling. Offsets and POSIX
+ * strings (`+03:00`, `UTC+3`, whose sign PostgreSQL reads the other way) are refused: the day's
+ * boundaries are computed by PostgreSQL's AT TIME ZONE, which must read the same zone.
+ */
+function timeZone(env: Env, name: string, fallback: string): string {
+  const raw = str(env, name) ?? fallback;
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/.test(raw) || raw.length > 64)
+    throw new ConfigError(name, `must be an IANA time zone name such as Europe/Moscow, got ${JSON.stringify(raw.slice(0, 64))}`);
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: raw }).resolvedOptions().timeZone;
+  } catch {
+    throw new ConfigError(name, `is not a known time zone: ${JSON.stringify(raw)}`);
+  }
 }
 
 // ---- secrets at rest and production guard rails (#16)

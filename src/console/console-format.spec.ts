@@ -1,4 +1,4 @@
-import { currencyCode, fillHours, hourlyChart, money, utc } from './console-format';
+import { currencyCode, duration, fillHours, hourlyChart, money, utc } from './console-format';
 import { fmtField } from './console-fields';
 
 describe('console formatting', () => {
@@ -95,5 +95,19 @@ describe('console formatting', () => {
     expect(svg).toContain('height="136"'); // 160 - 24 of padding: the maximum
     expect(svg).toContain('height="68"'); // half of it succeeded
     expect(svg).toContain('10 payments in all');
+  });
+});
+
+describe('duration', () => {
+  it.each([
+    [0, '0 s'],
+    [59, '59 s'],
+    [60, '1 min'],
+    [3600, '1 h 0 min'],
+    [90061, '1 d 1 h 1 min'],
+    [86400 * 3 + 120, '3 d 0 h 2 min'],
+    [-1, '—'],
+  ])('%d s → %s', (s, text) => {
+    expect(duration(s)).toBe(text);
   });
 });

@@ -31,6 +31,16 @@ export function utc(value: Date | string | null | undefined): string {
   return `${d.toISOString().slice(0, 19).replace('T', ' ')} +00:00`;
 }
 
+/** "2 d 5 h 3 min" from whole seconds (an age; under a minute: "45 s"). */
+export function duration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '—';
+  if (seconds < 60) return `${Math.floor(seconds)} s`;
+  const d = Math.floor(seconds / 86400);
+  const h = Math.floor((seconds % 86400) / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  return [d ? `${d} d` : '', d || h ? `${h} h` : '', `${m} min`].filter(Boolean).join(' ');
+}
+
 export interface HourBucket {
   /** Start of the hour. */
   hour: Date;

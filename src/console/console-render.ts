@@ -47,6 +47,7 @@ export const NAV: Array<[string, string]> = [
   ['/admin/ui/payouts', 'Payouts'],
   ['/admin/ui/notifications', 'Notifications'],
   ['/admin/ui/deliveries', 'Webhook deliveries'],
+  ['/admin/ui/reports/daily', 'Daily report'],
   ['/admin/ui/sessions', 'Sessions'],
 ];
 

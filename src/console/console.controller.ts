@@ -22,6 +22,14 @@ import {
 } from './console.service';
 import { ConsoleSessions, sameText, type ConsoleSession } from './console-sessions';
 import { ConsoleActions, FINAL_STATUSES } from './console-actions';
+import { ValidationFailed } from '../common/errors';
+import {
+  dailyReportCsv,
+  dayBefore,
+  type DailyReport,
+  reportFileName,
+} from '../reports/daily-report';
+import { ReportsService } from '../reports/reports.service';
 
 const SESSION_COOKIE = 'console_session';
 const DELIVERY_STATES = ['pending', 'failed', 'dead', 'delivered'] as const;
@@ -40,6 +48,8 @@ export const CONSOLE_ROUTES = [
   'admin/ui/events/:id/redeliver',
   'admin/ui/sessions',
   'admin/ui/sessions/revoke',
+  'admin/ui/reports/daily',
+  'admin/ui/reports/daily.csv',
   'admin/ui/:kind',
   'admin/ui/:kind/:id',
   'admin/ui/:kind/:id/resolve',
@@ -98,6 +108,7 @@ export class ConsoleController {
     private readonly notifications: NotificationsService,
     private readonly balance: BalanceService,
     private readonly events: EventsService,
+    private readonly reports: ReportsService,
   ) {}
 
   private get secure(): boolean {
@@ -431,6 +442,58 @@ export class ConsoleController {
       return;
     }
     res.redirect(303, `/admin/ui/sessions?revoked=${n}`);
+  }
+
+  /** The daily books for a chosen day (yesterday in REPORT_TIMEZONE by default). */
+  @Get('admin/ui/reports/daily')
+  async dailyReport(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    const date = queryText(req, 'date', 10) ?? dayBefore(new Date(), this.reports.timeZone);
+    const got = await this.report(date);
+    this.send(
+      res,
+      'reports',
+      {
+        title: 'Daily report',
+        session,
+        active: '/admin/ui/reports/daily',
+        timeZone: this.reports.timeZone,
+        date,
+        report: typeof got === 'string' ? null : got,
+        error: typeof got === 'string' ? got : null,
+      },
+      typeof got === 'string' ? 400 : 200,
+    );
+  }
+
+  /** The same report as the CSV the API gives, as a download. */
+  @Get('admin/ui/reports/daily.csv')
+  async dailyReportCsv(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    const got = await this.report(queryText(req, 'date', 10) ?? '');
+    if (typeof got === 'string') {
+      this.message(res, 400, 'No report', got, session, '/admin/ui/reports/daily');
+      return;
+    }
+    res
+      .status(200)
+      .set('Cache-Control', 'no-store')
+      .set('Content-Disposition', `attachment; filename="${reportFileName(got)}"`)
+      .type('text/csv; charset=utf-8')
+      .send(dailyReportCsv(got));
+  }
+
+  /** The report, or what is wrong with the day asked for. */
+  private async report(date: string): Promise<DailyReport | string> {
+    try {
+      return await this.reports.daily(date);
+    } catch (e) {
+      if (e instanceof ValidationFailed)
+        return `The day ${e.errors.map((x) => x.message).join('; ')} (YYYY-MM-DD).`;
+      throw e;
+    }
   }
 
   @Get('admin/ui/:kind')

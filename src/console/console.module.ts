@@ -3,6 +3,7 @@ import { AttentionModule } from '../attention/attention.module';
 import { BalanceModule } from '../balance/balance.module';
 import { EventsModule } from '../events/events.module';
 import { NotificationsModule } from '../notifications/notifications.module';
+import { ReportsModule } from '../reports/reports.module';
 import { ConsoleActions } from './console-actions';
 import { ConsoleController } from './console.controller';
 import { ConsoleService } from './console.service';
@@ -10,7 +11,7 @@ import { ConsoleSessions } from './console-sessions';
 
 /** The operators' console at /admin: server-rendered pages, sessions, CSRF-protected actions. */
 @Module({
-  imports: [NotificationsModule, BalanceModule, AttentionModule, EventsModule],
+  imports: [NotificationsModule, BalanceModule, AttentionModule, EventsModule, ReportsModule],
   controllers: [ConsoleController],
   providers: [ConsoleService, ConsoleSessions, ConsoleActions],
 })
