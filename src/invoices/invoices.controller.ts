@@ -17,7 +17,7 @@ import { GetInvoiceQuery, ListInvoicesQuery } from './dto/invoice-queries.dto';
 import type { InvoiceView } from './invoice.view';
 import { InvoicesService, type QuoteView } from './invoices.service';
 import { Scopes } from '../common/access.decorator';
-import { ValidationFailed } from '../common/errors';
+import { REPLAYED_HEADER, ValidationFailed } from '../common/errors';
 import { holdActionBodyErrors } from './hold-action-body';
 
 const SHOP_ORDER_ID = { name: 'shopOrderId', description: "The shop's order id", example: 'order-1001' };
@@ -61,8 +61,9 @@ export class InvoicesController {
     @Body() dto: CreateInvoiceDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<unknown> {
-    const { code, body } = await this.invoices.create(await this.invoices.resolvePaymentTokenFrom(dto));
+    const { code, body, replayed } = await this.invoices.create(await this.invoices.resolvePaymentTokenFrom(dto));
     res.status(code);
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
     if (code >= 400) res.type('application/problem+json');
     return body;
   }

@@ -73,3 +73,10 @@ export const shopWebhookDead = new Counter({
   help: 'Shop event deliveries given up (dead) after the retry window',
   registers: [registry],
 });
+
+export const idempotencyConflicts = new Counter({
+  name: 'idempotency_conflicts_total',
+  help: 'Repeated creates with another body (conflict) and repeats of a locked id (locked), by object',
+  labelNames: ['object', 'result'] as const,
+  registers: [registry],
+});

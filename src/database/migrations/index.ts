@@ -10,6 +10,7 @@ import { UnholdRequestAndHoldExpiry1795500000002 } from './1795500000002-UnholdR
 import { PayoutFingerprintKey1795500000003 } from './1795500000003-PayoutFingerprintKey';
 import { InvoiceRefundPendingAmount1795500000004 } from './1795500000004-InvoiceRefundPendingAmount';
 import { AdminSessionsLastSeen1795500000006 } from './1795500000006-AdminSessionsLastSeen';
+import { IdempotencyConflictsAndMetadata1795600000001 } from './1795600000001-IdempotencyConflictsAndMetadata';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   PayoutFingerprintKey1795500000003,
   InvoiceRefundPendingAmount1795500000004,
   AdminSessionsLastSeen1795500000006,
+  IdempotencyConflictsAndMetadata1795600000001,
 ];
