@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { UnsupportedMediaType, ValidationFailed, type FieldError } from './errors';
+import { reservedMetadataKey } from './metadata';
 
 /** Deeper than any body this API takes (card, clientInfo, extras are one or two levels). */
 const MAX_DEPTH = 32;
@@ -21,7 +22,9 @@ export function inputGuardMiddleware(req: Request, _res: Response, next: NextFun
   const problem =
     urlProblem(req.originalUrl) ??
     stringsProblem(req.query as unknown, 'query') ??
-    stringsProblem(req.body as unknown, '');
+    stringsProblem(req.body as unknown, '') ??
+    reservedMetadataKey(req.query as unknown) ??
+    reservedMetadataKey(req.body as unknown);
   if (problem) throw new ValidationFailed([problem]);
   next();
 }

@@ -31,6 +31,9 @@ export function metadataProblems(value: unknown, field = 'metadata', filter = fa
     return [{ field, message: filter ? 'filters are written metadata[key]=value' : SHAPE }];
   }
   const keys = Object.keys(value);
+  // Keys named like prototype members are removed by the framework before validation; an
+  // empty filter would then match everything (see reservedMetadataKey for the refusal).
+  if (filter && keys.length === 0) return [{ field, message: 'filters are written metadata[key]=value' }];
   if (keys.length > METADATA_MAX_KEYS) {
     return [{ field, message: `has ${keys.length} keys; at most ${METADATA_MAX_KEYS} are allowed` }];
   }
@@ -106,4 +109,21 @@ export function foldMetadataQuery(parsed: Record<string, unknown>): Record<strin
   }
   if (metadata !== null && !('metadata' in out)) out.metadata = metadata;
   return out;
+}
+
+/** Names the framework strips from every object before validation (prototype pollution). */
+const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'prototype', 'constructor']);
+
+/**
+ * A `metadata` key (in a body or a list filter) that the framework would silently drop before
+ * validation: refused instead, naming it, so what is stored or filtered is what was sent.
+ */
+export function reservedMetadataKey(root: unknown): FieldError | null {
+  if (root === null || typeof root !== 'object') return null;
+  const metadata = (root as Record<string, unknown>).metadata;
+  if (!Object.prototype.hasOwnProperty.call(root, 'metadata') || !isPlainObject(metadata)) return null;
+  for (const key of Object.keys(metadata)) {
+    if (RESERVED_KEYS.has(key)) return { field: `metadata.${key}`, message: 'is a reserved name; choose another key' };
+  }
+  return null;
 }
