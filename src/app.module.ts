@@ -5,7 +5,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from './audit/audit.module';
 import { AuthGuard } from './common/auth.guard';
 import { correlationMiddleware } from './common/correlation.middleware';
-import { inputGuardMiddleware } from './common/input-guard.middleware';
+import { inputGuardMiddleware, jsonBodyOnlyMiddleware } from './common/input-guard.middleware';
 import { ProblemFilter } from './common/problem.filter';
 import { RateLimitModule } from './common/rate-limit';
 import { requestContextMiddleware } from './common/request-context';
@@ -41,6 +41,7 @@ export class AppModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(requestContextMiddleware, correlationMiddleware, inputGuardMiddleware).forRoutes('*path');
+    consumer
+      .apply(requestContextMiddleware, correlationMiddleware, jsonBodyOnlyMiddleware, inputGuardMiddleware).forRoutes('*path');
   }
 }

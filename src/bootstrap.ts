@@ -14,6 +14,8 @@ import { logger, PinoNestLogger } from './common/logger';
 import { PROBLEM_BASE } from './common/problem.filter';
 import { openApiDocument } from './common/openapi';
 import { createValidationPipe } from './common/validation';
+import { foldMetadataQuery } from './common/metadata';
+import { parse as parseQueryString } from 'node:querystring';
 import { CONSOLE_ROUTES } from './console/console.controller';
 import type { AppConfig } from './config/config';
 import { startEmbeddedPostgres } from './database/embedded-postgres';
@@ -128,6 +130,8 @@ export async function createApp(
   // access itself never depends on the path's spelling, see AuthGuard).
   server.set('case sensitive routing', true);
   server.set('strict routing', true);
+  // Express 5's simple parser, with `metadata[key]=value` list filters gathered into one object.
+  server.set('query parser', (text: string) => foldMetadataQuery(parseQueryString(text) as Record<string, unknown>));
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new ExpressAdapter(server), {
     // Preview: the module graph without providers (no database), enough to describe the routes.
     preview: opts.preview,

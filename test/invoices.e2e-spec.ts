@@ -594,7 +594,7 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       ['listed alias without its scenario', { payway: 'card_core_payin_rub' }, 'payway'],
       ['inactive payway', { payway: PAYMENT.inactive, amount: '10' }, 'payway'],
       ['payway charset', { payway: 'card-rub' }, 'payway'],
-      ['string currency', { currency: '643' }, 'currency'],
+      ['unknown alphabetic currency', { currency: 'RUR' }, 'currency'],
       ['bad extras regex', { payway: PAYMENT.wallet, extras: { phone: '12345' } }, 'extras.phone'],
       ['missing extra', { payway: PAYMENT.wallet }, 'extras.phone'],
       ['unknown extra', { extras: { colour: 'red' } }, 'extras.colour'],

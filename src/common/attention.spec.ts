@@ -14,10 +14,16 @@ describe('clearsOnFinal: which flags a final gateway status answers', () => {
     ['unsafe_redirect: javascript:', false],
     ['charge_on_unhold: charged', false],
     ['missing_invoice_id: held without an invoice id', false],
+    ['idempotency-conflicts: shopPaymentId p-1 was repeated with another body 3 times', false],
     ['deadlines: not a code', false],
     [null, false],
   ])('%s -> %s', (text, expected) => {
     expect(clearsOnFinal(text)).toBe(expected);
+  });
+
+  it('the watch never replaces an idempotency-conflicts flag', () => {
+    expect(watchMayFlag({ needsAttention: true, attentionReason: 'idempotency-conflicts: x' }, 'watch_ended')).toBe(false);
+    expect(watchMayFlag({ needsAttention: true, attentionReason: 'idempotency-conflicts: x' }, 'poll_failing')).toBe(false);
   });
 
   it('reads the code before the first colon', () => {

@@ -26,7 +26,8 @@ export type AttentionReason =
   | 'missing_invoice_id' // a held or succeeded invoice whose gateway invoice id is not known
   | 'unsettled_recreate' // a repeated create was refused while an earlier attempt's outcome is unknown
   | 'charge_on_unhold' // the gateway's answer to an unhold says the funds were charged
-  | 'watch_ended'; // WATCH_MAX_S passed without a final status: an operator alone decides now
+  | 'watch_ended' // WATCH_MAX_S passed without a final status: an operator alone decides now
+  | 'idempotency-conflicts'; // IDEMPOTENCY_CONFLICT_LIMIT conflicting repeats of its create's id
 
 const TABLE: Record<AttentionObject, string> = {
   invoice: 'invoices',
@@ -116,7 +117,8 @@ export async function resolveAttention(
 /**
  * Reasons that only say "no final status yet": a final gateway status applied through the
  * object's rule answers them, so the rule clears them itself (issue #22). Reasons about a
- * disagreement (`mismatch`, `contradiction`, `unsafe_redirect`, `charge_on_unhold`) and
+ * disagreement (`mismatch`, `contradiction`, `unsafe_redirect`, `charge_on_unhold`,
+ * `idempotency-conflicts`: someone repeated the create with other bodies) and
  * `missing_invoice_id` (a final status does not teach the id) stay for an operator.
  */
 const CLEARED_BY_FINAL: ReadonlySet<string> = new Set<AttentionReason>([

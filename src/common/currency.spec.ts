@@ -1,4 +1,4 @@
-import { currencyCodeOf } from './currency';
+import { alphabeticCurrency, currencyCodeOf, parseCurrencyInput } from './currency';
 
 describe('currencyCodeOf', () => {
   it.each([
@@ -16,4 +16,32 @@ describe('currencyCodeOf', () => {
       expect(currencyCodeOf(value)).toBeNull();
     },
   );
+});
+
+describe('parseCurrencyInput (what a shop may send)', () => {
+  it.each([
+    [643, 643],
+    ['643', 643],
+    ['RUB', 643],
+    ['rub', 643],
+    ['Usd', 840],
+    ['EUR', 978],
+    [392, 392],
+  ] as const)('reads %p as %p', (value, code) => {
+    expect(parseCurrencyInput(value)).toBe(code);
+  });
+
+  it.each([undefined, null, '', 'RUR', 'XYZ', 'RUBL', 'R B', '643.0', '0643', '000', 0, 1000, -643, 643.5, '١٢٣', {}, []])(
+    'refuses %p',
+    (value) => {
+      expect(parseCurrencyInput(value)).toBeNull();
+    },
+  );
+
+  it('names the alphabetic code of a numeric one', () => {
+    expect(alphabeticCurrency(643)).toBe('RUB');
+    expect(alphabeticCurrency(840)).toBe('USD');
+    expect(alphabeticCurrency(1)).toBeNull();
+    expect(alphabeticCurrency(null)).toBeNull();
+  });
 });

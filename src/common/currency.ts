@@ -33,3 +33,31 @@ export function currencyCodeOf(value: unknown): number | null {
   const text = typeof value === 'number' ? String(value) : value;
   return typeof text === 'string' && /^[0-9]{1,4}$/.test(text) ? parseInt(text, 10) : null;
 }
+
+/** What every currency error says: the codes taken, with an example. */
+export const CURRENCY_MESSAGE =
+  'must be an ISO 4217 currency code, numeric or alphabetic: 643 or "RUB" for the Russian ruble';
+
+/**
+ * A currency as a shop may write it (issue #25): the ISO 4217 numeric code as a JSON number
+ * (`643`) or its three digits as text (`"643"`), or the alphabetic code in any case (`"RUB"`,
+ * `"rub"`). The numeric code, or null for anything else (an alphabetic code ISO 4217 does not
+ * list, a number outside 1–999, a fraction, other text).
+ */
+export function parseCurrencyInput(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isInteger(value) && value >= 1 && value <= 999 ? value : null;
+  if (typeof value !== 'string') return null;
+  if (/^[0-9]{3}$/.test(value)) {
+    const n = parseInt(value, 10);
+    return n >= 1 ? n : null;
+  }
+  if (!/^[A-Za-z]{3}$/.test(value)) return null;
+  const entry = currencyCodes.code(value.toUpperCase());
+  return entry ? parseInt(entry.number, 10) : null;
+}
+
+/** The ISO 4217 alphabetic code of a numeric one (643 → "RUB"), or null when not listed. */
+export function alphabeticCurrency(currency: number | null): string | null {
+  if (currency === null || !Number.isInteger(currency) || currency < 1 || currency > 999) return null;
+  return currencyCodes.number(String(currency).padStart(3, '0'))?.code ?? null;
+}

@@ -7,6 +7,9 @@ export interface FieldError {
   message: string;
 }
 
+/** Sent with every answer a repeated create gets from the first one (shared/API.md, Idempotency). */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
 export class DomainError extends Error {
   constructor(
     /** Stable machine-readable code, also the last part of the problem `type`. */
@@ -20,6 +23,9 @@ export class DomainError extends Error {
     super(detail);
     this.name = new.target.name;
   }
+
+  /** A stored answer given again to a repeated create: sent with `Idempotent-Replayed: true`. */
+  replayed = false;
 }
 
 /** Field errors in one answer; past it, one entry says how many more there were. */
@@ -60,14 +66,51 @@ export class NotFound extends DomainError {
   }
 }
 
-/** The same idempotency key with a different request body. */
+/** What a conflict says of each non-secret field that differs from the first request. */
+export const DIFFERS = 'differs from the first request';
+
+/**
+ * The same idempotency key with a different request body: `errors` names the fields that
+ * differ (amounts compared by value); secret fields only ever as one group entry, whatever
+ * they hold (see src/common/idempotency.ts).
+ */
 export class IdempotencyConflict extends DomainError {
-  constructor(key: string, id: string) {
+  constructor(key: string, id: string, errors: FieldError[] = []) {
+    const named = errors.map((e) => e.field).join(', ');
     super(
       'idempotency-conflict',
       409,
       'Idempotency key reused',
-      `${key} ${id} was already used with a different request body`,
+      `${key} ${id} was already used with a different request body` + (named ? ` (${named})` : ''),
+      { errors },
+    );
+  }
+}
+
+/**
+ * IDEMPOTENCY_CONFLICT_LIMIT conflicting repeats of one id were made: every later repeat of it,
+ * whatever its body, is refused, and the object waits for an operator (issue #24).
+ */
+export class IdempotencyLocked extends DomainError {
+  constructor(key: string, id: string, limit: number) {
+    super(
+      'idempotency-locked',
+      409,
+      'Idempotency key locked',
+      `${key} ${id} was repeated with a different body ${limit} times; every repeat of it is refused now and an operator has been told`,
+    );
+  }
+}
+
+/** A body that is not JSON on a JSON route (curl's `-d` sends a form by default). */
+export class UnsupportedMediaType extends DomainError {
+  constructor(given: string | undefined) {
+    super(
+      'unsupported-media-type',
+      415,
+      'Unsupported Media Type',
+      `The request body must be JSON, sent with Content-Type: application/json (got ${given ? given.slice(0, 100) : 'no Content-Type'})`,
+      { errors: [{ field: 'Content-Type', message: 'must be application/json' }] },
     );
   }
 }

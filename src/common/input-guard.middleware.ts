@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ValidationFailed, type FieldError } from './errors';
+import { UnsupportedMediaType, ValidationFailed, type FieldError } from './errors';
+import { reservedMetadataKey } from './metadata';
 
 /** Deeper than any body this API takes (card, clientInfo, extras are one or two levels). */
 const MAX_DEPTH = 32;
@@ -21,9 +22,45 @@ export function inputGuardMiddleware(req: Request, _res: Response, next: NextFun
   const problem =
     urlProblem(req.originalUrl) ??
     stringsProblem(req.query as unknown, 'query') ??
-    stringsProblem(req.body as unknown, '');
+    stringsProblem(req.body as unknown, '') ??
+    reservedMetadataKey(req.query as unknown) ??
+    reservedMetadataKey(req.body as unknown);
   if (problem) throw new ValidationFailed([problem]);
   next();
+}
+
+/** Where the JSON routes live: everything under the global prefix takes JSON bodies only. */
+const JSON_PREFIX = '/api/v1/';
+
+/**
+ * A body on a JSON route that is not `application/json` is a 415 naming the type, before
+ * anything reads it: curl's `-d` sends a form, which would otherwise be validated field by field
+ * (its whole text one "field"). The path is read the way the router reads it (the absolute
+ * request form included); the webhook, the payer page and the console's form posts are outside
+ * the prefix. A request without a body (no length, or length 0) has nothing to refuse.
+ */
+export function jsonBodyOnlyMiddleware(req: Request, _res: Response, next: NextFunction): void {
+  if (hasBody(req) && pathOf(req.originalUrl).startsWith(JSON_PREFIX) && !isJson(req.headers['content-type']))
+    throw new UnsupportedMediaType(req.headers['content-type']);
+  next();
+}
+
+function hasBody(req: Request): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const length = req.headers['content-length'];
+  return length !== undefined && length !== '0';
+}
+
+function isJson(contentType: string | undefined): boolean {
+  return contentType !== undefined && contentType.split(';')[0].trim().toLowerCase() === 'application/json';
+}
+
+function pathOf(url: string): string {
+  try {
+    return new URL(url, 'http://localhost').pathname;
+  } catch {
+    return url;
+  }
 }
 
 function urlProblem(url: string): FieldError | null {

@@ -138,6 +138,16 @@ export const PROBLEMS: Record<number, { description: string; example: Record<str
       'The request body is too large',
     ),
   },
+  415: {
+    description: 'The body is not JSON: send it with Content-Type: application/json',
+    example: problem(
+      415,
+      'unsupported-media-type',
+      'Unsupported Media Type',
+      'The request body must be JSON, sent with Content-Type: application/json (got application/x-www-form-urlencoded)',
+      { errors: [{ field: 'Content-Type', message: 'must be application/json' }] },
+    ),
+  },
   422: {
     description: 'Understood but refused by a business rule',
     example: problem(
@@ -271,10 +281,11 @@ type Operation = {
 /**
  * Answers every route can give because of global parts, documented once here: 500 (the problem
  * filter), 401, 403 and 429 on guarded routes (the auth guard), 400 wherever a body or a
- * query is validated (the validation pipe).
+ * query is validated (the validation pipe), 415 wherever an /api/v1 route takes a body (JSON
+ * only, the input guard).
  */
 function withGlobalProblems(doc: OpenAPIObject): OpenAPIObject {
-  for (const item of Object.values(doc.paths)) {
+  for (const [path, item] of Object.entries(doc.paths)) {
     for (const op of Object.values(item as Record<string, Operation>)) {
       if (typeof op !== 'object' || op === null || !('responses' in op)) continue;
       const guarded = !(
@@ -284,6 +295,7 @@ function withGlobalProblems(doc: OpenAPIObject): OpenAPIObject {
       // The guard: no key (401); a key without the route's role or scope (403); over its rate (429).
       if (guarded) statuses.push(401, 403, 429);
       if (op.requestBody || op.parameters?.some((p) => p.in === 'query')) statuses.push(400);
+      if (op.requestBody && path.startsWith('/api/v1/')) statuses.push(415);
       for (const status of statuses) {
         op.responses[status] ??= problemResponse(status);
       }

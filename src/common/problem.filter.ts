@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { DomainError, RequestInProgress } from './errors';
+import { DomainError, REPLAYED_HEADER, RequestInProgress } from './errors';
 import { logger } from './logger';
 import { notificationsReceived } from '../metrics/metrics';
 import { RateLimited } from './rate-limit';
@@ -43,6 +43,7 @@ export class ProblemFilter implements ExceptionFilter {
       );
     }
     if (res.headersSent) return;
+    if (exception instanceof DomainError && exception.replayed) res.setHeader(REPLAYED_HEADER, 'true');
     if (exception instanceof RequestInProgress) res.setHeader('Retry-After', String(exception.retryAfterS));
     if (exception instanceof RateLimited) res.setHeader('Retry-After', String(exception.retryAfterS));
     if (problem.status === 503) res.setHeader('Retry-After', '1');

@@ -1,5 +1,6 @@
 import { ValidationError, ValidationPipe } from '@nestjs/common';
 import { FieldError, ValidationFailed } from './errors';
+import { METADATA_CONSTRAINT, METADATA_FILTER_CONSTRAINT, metadataProblems } from './metadata';
 
 /**
  * Flattens class-validator errors to `{field, message}` with dotted paths (`card.number`). A
@@ -14,9 +15,13 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
       (e.value === undefined || e.value === null) &&
       Object.keys(constraints).length > 0 &&
       !('whitelistValidation' in constraints);
+    // Metadata names the key at fault (`metadata.orderRef`), one error per key.
+    const metadata = METADATA_CONSTRAINT in constraints || METADATA_FILTER_CONSTRAINT in constraints;
     const own = missing
       ? [{ field, message: 'is required' }]
-      : Object.values(constraints).map((message) => ({
+      : metadata
+        ? metadataProblems(e.value, field, METADATA_FILTER_CONSTRAINT in constraints)
+        : Object.values(constraints).map((message) => ({
           field,
           message: withoutSubject(message, e.property),
         }));

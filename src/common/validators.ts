@@ -6,7 +6,8 @@ import {
   registerDecorator,
   ValidationOptions,
 } from 'class-validator';
-import { minorUnitsProblem } from './currency';
+import { Transform } from 'class-transformer';
+import { CURRENCY_MESSAGE, minorUnitsProblem, parseCurrencyInput } from './currency';
 import { Amount } from './money';
 
 /** A positive decimal string ("100.10"); JSON numbers are refused so no float touches money. */
@@ -64,6 +65,27 @@ export function FitsMinorUnits(
           if (typeof value !== 'string' || typeof currency !== 'number' || !when(dto)) return true;
           return minorUnitsProblem(value, currency) === null;
         },
+      },
+    });
+  };
+}
+
+/**
+ * A currency (issue #25): ISO 4217 numeric (`643`, `"643"`) or alphabetic in any case (`"RUB"`),
+ * turned into the numeric code before validation, so services always see the gateway's number.
+ * Anything else is one message naming ISO 4217 with an example.
+ */
+export function IsCurrency(): PropertyDecorator {
+  const transform = Transform(({ value }: { value: unknown }) => parseCurrencyInput(value) ?? value);
+  return (target: object, propertyName: string | symbol) => {
+    transform(target, propertyName);
+    registerDecorator({
+      name: 'isCurrency',
+      target: target.constructor,
+      propertyName: String(propertyName),
+      options: { message: CURRENCY_MESSAGE },
+      validator: {
+        validate: (value: unknown) => typeof value === 'number' && parseCurrencyInput(value) === value,
       },
     });
   };

@@ -428,6 +428,16 @@ describe('two gateway shops', () => {
       'SANDBOX_PAYOUT_SECRET_KEY',
     );
   });
+
+  it('IDEMPOTENCY_CONFLICT_LIMIT: 3 by default, a whole number from 1, one line naming it otherwise', () => {
+    expect(loadConfig(real).idempotencyConflictLimit).toBe(3);
+    expect(loadConfig({ ...real, IDEMPOTENCY_CONFLICT_LIMIT: '5' }).idempotencyConflictLimit).toBe(5);
+    for (const bad of ['0', '-1', 'three', '2.5']) {
+      const e = errorOf({ ...real, IDEMPOTENCY_CONFLICT_LIMIT: bad });
+      expect(e.variable).toBe('IDEMPOTENCY_CONFLICT_LIMIT');
+      expect(e.message.split('\n')).toHaveLength(1);
+    }
+  });
 });
 
 describe('REPORT_TIMEZONE', () => {

@@ -213,6 +213,8 @@ export interface AppConfig {
   // Database pool: DB_POOL_SIZE is `db.poolSize` of the #12 block above.
   /** How long a repeat waits for an identical create still talking to the gateway, then 409. */
   createWaitMs: number;
+  /** Conflicting repeats of one idempotency id before every repeat of it is refused (issue #24). */
+  idempotencyConflictLimit: number;
   /** Creates after "absent" a payout may get before an operator decides (PAYOUT_MAX_CREATES). */
   payoutMaxCreates: number;
   /** Status checks that must all say "absent", spread over at least the window, before a create counts as never made. */
@@ -760,6 +762,7 @@ export function loadConfig(
     },
     // --- #13/#14
     createWaitMs: int(env, 'CREATE_WAIT_MS', 10000, 0, 600000),
+    idempotencyConflictLimit: int(env, 'IDEMPOTENCY_CONFLICT_LIMIT', 3, 1, 1000),
     payoutMaxCreates: int(env, 'PAYOUT_MAX_CREATES', 3, 1, 100),
     absentChecks: int(env, 'ABSENT_CHECKS', 3, 1, 100),
     absentWindowS: positiveNumber(env, 'ABSENT_WINDOW_S', 1800),

@@ -5,29 +5,67 @@
 import { createHash } from 'node:crypto';
 import type { ClientInfo, InvoiceCreateRequest } from '../gateway/gateway.types';
 import type { ClientInfoDto, CreateInvoiceDto } from './dto/create-invoice.dto';
+import { canonicalJson } from '../common/idempotency';
+import { Amount } from '../common/money';
 
-/** JSON with object keys sorted at every level, so key order never changes the fingerprint. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
+export { canonicalJson };
 
 /**
  * SHA-256 of the request as the shop sent it, without `card`: card data is never stored, not
- * even hashed (a 16-digit number is cheap to brute-force from its hash).
+ * even hashed (a 16-digit number is cheap to brute-force from its hash). The form rows written
+ * before issue #25 hold (amount as spelled); only ever compared with.
  */
 export function requestFingerprint(dto: CreateInvoiceDto): string {
-  const { card: _card, ...rest } = dto;
+  const { card: _card, metadata: _metadata, ...rest } = dto;
   void _card;
+  void _metadata;
   // With paymentTokenFrom the token was looked up, not sent: the request is what the shop sent.
   if (rest.paymentTokenFrom !== undefined) delete rest.paymentToken;
   return createHash('sha256').update(canonicalJson(rest)).digest('hex');
+}
+
+/** Fields a conflict answer never compares one by one (see secretFieldsEntry). */
+export const INVOICE_SECRET_FIELDS = ['card', 'paymentToken', 'paymentTokenFrom'] as const;
+
+/**
+ * The create's non-secret fields, canonical (the amount by value, the currency as its number,
+ * empty extras and metadata as none), stored on the row so a conflicting repeat can be told
+ * which fields differ.
+ */
+export function invoiceRequestFacts(dto: CreateInvoiceDto): Record<string, unknown> {
+  const hasExtras = dto.extras !== undefined && dto.extras !== null && Object.keys(dto.extras).length > 0;
+  const hasMetadata = dto.metadata !== undefined && dto.metadata !== null && Object.keys(dto.metadata).length > 0;
+  return JSON.parse(
+    canonicalJson({
+      amount: Amount.isValid(dto.amount) ? Amount.parse(dto.amount).canonicalText() : dto.amount,
+      currency: dto.currency,
+      payway: dto.payway,
+      description: dto.description ?? null,
+      twoStep: dto.twoStep ?? false,
+      extras: hasExtras ? dto.extras : null,
+      clientIp: dto.clientIp ?? null,
+      clientInfo: dto.clientInfo ?? null,
+      savePaymentToken: dto.savePaymentToken ?? false,
+      successUrl: dto.successUrl ?? null,
+      failedUrl: dto.failedUrl ?? null,
+      metadata: hasMetadata ? dto.metadata : null,
+    }),
+  ) as Record<string, unknown>;
+}
+
+/**
+ * The fingerprint of rows written since issue #25: the facts above and the secret fields a
+ * repeat must match too (the token, or the invoice it was taken from), card excluded as before.
+ * `v: 2` keeps it apart from the older form.
+ */
+export function requestFingerprintV2(dto: CreateInvoiceDto): string {
+  const secret =
+    dto.paymentTokenFrom !== undefined
+      ? { paymentTokenFrom: dto.paymentTokenFrom }
+      : { paymentToken: dto.paymentToken ?? null };
+  return createHash('sha256')
+    .update(canonicalJson({ v: 2, facts: invoiceRequestFacts(dto), secret }))
+    .digest('hex');
 }
 
 function clientInfoBody(ci: ClientInfoDto | undefined): ClientInfo | undefined {

@@ -49,6 +49,8 @@ export interface PaymentTokenInfo {
 @Index('ix_invoices_hold_expiry', ['holdExpiresAt'], {
   where: `status = 'held' AND hold_expires_at IS NOT NULL`,
 })
+// GIN for `metadata @> …` list filters.
+@Index('ix_invoices_metadata', ['metadata'], { type: 'gin' })
 export class InvoiceEntity extends GatewayObjectColumns {
   @PrimaryGeneratedColumn('uuid') id: string;
   @Column({ name: 'shop_id', type: 'int' }) shopId: number;
@@ -125,6 +127,12 @@ export class InvoiceEntity extends GatewayObjectColumns {
   @Column({ name: 'check_deadline', type: 'timestamptz', nullable: true })
   checkDeadline: Date | null;
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true }) leaseUntil: Date | null;
+  /** The shop's own references (string keys and values), never sent to the gateway. */
+  @Column({ type: 'jsonb', default: () => "'{}'" }) metadata: Record<string, string>;
+  /** Conflicting repeats of the create's idempotency id (locked past IDEMPOTENCY_CONFLICT_LIMIT). */
+  @Column({ name: 'idempotency_conflicts', type: 'int', default: 0 }) idempotencyConflicts: number;
+  /** The create's non-secret fields, canonical (amount by value): what a conflict compares. */
+  @Column({ name: 'request_facts', type: 'jsonb', nullable: true }) requestFacts: Record<string, unknown> | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
   @Column({ name: 'processed_at', type: 'timestamptz', nullable: true }) processedAt: Date | null;

@@ -1,3 +1,4 @@
+import { alphabeticCurrency } from '../common/currency';
 import type { InvoiceEntity, RedirectData } from './invoice.entity';
 import { refundSumsOf, type RefundProgress } from './invoice-refund-sums';
 import type { InvoiceStatus } from './invoice.state';
@@ -11,9 +12,13 @@ export interface InvoiceView {
   gatewayStatus: number | null;
   amount: string;
   currency: number;
+  /** ISO 4217 alphabetic code of `currency` (null when ISO 4217 does not list the number). */
+  currencyCode: string | null;
   payway: string;
   description: string | null;
   twoStep: boolean;
+  /** The shop's own references, as given at create ({} when none). */
+  metadata: Record<string, string>;
   payerPrice?: string;
   /** SUCCESS refunds. */
   refundedAmount: string;
@@ -57,9 +62,11 @@ export function toInvoiceView(
     gatewayStatus: inv.gatewayStatus,
     amount: inv.amount.toString(),
     currency: inv.currency,
+    currencyCode: alphabeticCurrency(inv.currency),
     payway: inv.payway,
     description: inv.description,
     twoStep: inv.twoStep,
+    metadata: inv.metadata ?? {},
     // The refund sums, written with the invoice amount's scale ("0.00" beside "150.50", not "0").
     ...refundSumsOf(inv),
     redirect: inv.redirect,

@@ -17,7 +17,7 @@ import { GetInvoiceQuery, ListInvoicesQuery } from './dto/invoice-queries.dto';
 import type { InvoiceView } from './invoice.view';
 import { InvoicesService, type QuoteView } from './invoices.service';
 import { Scopes } from '../common/access.decorator';
-import { ValidationFailed } from '../common/errors';
+import { REPLAYED_HEADER, ValidationFailed } from '../common/errors';
 import { holdActionBodyErrors } from './hold-action-body';
 
 const SHOP_ORDER_ID = {
@@ -68,10 +68,11 @@ export class InvoicesController {
     @Body() dto: CreateInvoiceDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<unknown> {
-    const { code, body } = await this.invoices.create(
+    const { code, body, replayed } = await this.invoices.create(
       await this.invoices.resolvePaymentTokenFrom(dto),
     );
     res.status(code);
+    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
     if (code >= 400) res.type('application/problem+json');
     return body;
   }

@@ -7,7 +7,6 @@ import type { AuditCause } from '../audit/audit-event.entity';
 import {
   DomainError,
   GatewayFailure,
-  IdempotencyConflict,
   InvalidState,
   NotFound,
   RequestInProgress,
@@ -45,7 +44,21 @@ import { checkPaymentAgainstPayway } from '../payway-config/payway-validation';
 import type { CreateInvoiceDto, QuoteInvoiceDto } from './dto/create-invoice.dto';
 import type { ListInvoicesQuery } from './dto/invoice-queries.dto';
 import { InvoiceEntity, type PaymentTokenInfo, type RedirectData } from './invoice.entity';
-import { gatewayCreateRequest, requestFingerprint } from './invoice-request';
+import {
+  gatewayCreateRequest,
+  INVOICE_SECRET_FIELDS,
+  invoiceRequestFacts,
+  requestFingerprint,
+  requestFingerprintV2,
+} from './invoice-request';
+import {
+  differingFields,
+  differs,
+  recordConflict,
+  refuseIfLocked,
+  secretFieldsEntry,
+} from '../common/idempotency';
+import { metadataOf } from '../common/metadata';
 import {
   canCaptureOrRelease,
   decideTransition,
@@ -93,6 +106,8 @@ export interface QuoteView {
 export interface StoredResponse {
   code: number;
   body: unknown;
+  /** Given to a repeat (sent with `Idempotent-Replayed: true`), not made by this request. */
+  replayed?: boolean;
 }
 
 const CREATE_PATH = '/api/v1/invoices';
@@ -257,7 +272,7 @@ export class InvoicesService {
    * invoice/check, never sends the create again.
    */
   async create(dto: CreateInvoiceDto): Promise<StoredResponse> {
-    const fingerprint = requestFingerprint(dto);
+    const fingerprint = requestFingerprintV2(dto);
     // Look-up first in effect: configuration only judges a new row. Checking the (cached)
     // configuration before the look-up saves a round trip on the hot path; a refusal is only
     // answered once we know no earlier copy of this request exists.
@@ -296,6 +311,9 @@ export class InvoicesService {
         shopId: this.shopId,
         shopOrderId: dto.shopOrderId,
         requestFingerprint: fingerprint,
+        // jsonb columns: TypeORM's deep-partial type cannot see through Record<string, unknown>.
+        requestFacts: invoiceRequestFacts(dto) as QueryDeepPartialEntity<Record<string, unknown>>,
+        metadata: metadataOf(dto.metadata),
         status: 'pending',
         amount: Amount.parse(dto.amount),
         currency: dto.currency,
@@ -368,8 +386,7 @@ export class InvoicesService {
     dto: CreateInvoiceDto,
     fingerprint: string,
   ): Promise<StoredResponse> {
-    if (existing.requestFingerprint !== fingerprint)
-      throw new IdempotencyConflict('shopOrderId', dto.shopOrderId);
+    await this.sameRequestOrConflict(existing, dto, fingerprint);
     let row: InvoiceEntity | null = existing;
     const next = await waitForAnswer(async () => {
       row ??= await this.findInvoice(dto.shopOrderId);
@@ -383,7 +400,47 @@ export class InvoicesService {
     if (next === undefined) throw new RequestInProgress('shopOrderId', dto.shopOrderId, 1);
     if (next === 'send') return this.sendCreate(existing.id, dto);
     if (next === 'wait') return this.answerRepeat(existing, dto, fingerprint);
-    return next;
+    return { ...next, replayed: true };
+  }
+
+  /**
+   * A repeat is the same request when every field matches (amounts by value, secrets included);
+   * otherwise a conflict naming the non-secret fields that differ, counted and capped
+   * (src/common/idempotency.ts). Rows written before issue #25 keep their older fingerprint and
+   * no facts: their conflicts name the body as a whole.
+   */
+  private async sameRequestOrConflict(
+    existing: InvoiceEntity,
+    dto: CreateInvoiceDto,
+    fingerprint: string,
+  ): Promise<void> {
+    const target = {
+      object: 'invoice' as const,
+      id: existing.id,
+      key: 'shopOrderId',
+      shopId: existing.shopOrderId,
+      status: existing.status,
+      conflicts: existing.idempotencyConflicts,
+    };
+    const limit = this.config.idempotencyConflictLimit;
+    refuseIfLocked(target, limit);
+    const facts = existing.requestFacts;
+    const same =
+      facts !== null
+        ? existing.requestFingerprint === fingerprint
+        : existing.requestFingerprint === requestFingerprint(dto);
+    if (same) return;
+    const named =
+      facts !== null
+        ? differs(differingFields(facts, invoiceRequestFacts(dto)))
+        : [{ field: 'body', message: 'differs from the first request' }];
+    await recordConflict(
+      this.dataSource,
+      target,
+      limit,
+      [...named, secretFieldsEntry(INVOICE_SECRET_FIELDS)],
+      'api',
+    );
   }
 
   /**
@@ -751,6 +808,7 @@ export class InvoicesService {
       .where('i.shop_id = :shopId', { shopId: this.shopId });
     if (q.status) qb.andWhere('i.status = :status', { status: q.status });
     if (q.payway) qb.andWhere('i.payway = :payway', { payway: q.payway });
+    if (q.metadata) qb.andWhere('i.metadata @> CAST(:metadata AS jsonb)', { metadata: JSON.stringify(q.metadata) });
     if (q.createdFrom) qb.andWhere('i.created_at >= :from', { from: new Date(q.createdFrom) });
     if (q.createdTo) qb.andWhere('i.created_at < :to', { to: new Date(q.createdTo) });
     if (cursor) qb.andWhere(afterCursorSql('i', 'invoices'), { cursorId: cursor });

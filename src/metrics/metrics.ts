@@ -127,3 +127,10 @@ export const serviceReady = new Gauge({
   help: 'Whether the last readiness check passed (1) or failed (0): database answers, no pending migration',
   registers: [registry],
 });
+
+export const idempotencyConflicts = new Counter({
+  name: 'idempotency_conflicts_total',
+  help: 'Repeated creates with another body (conflict) and repeats of a locked id (locked), by object',
+  labelNames: ['object', 'result'] as const,
+  registers: [registry],
+});

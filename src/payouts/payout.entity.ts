@@ -26,6 +26,8 @@ export type AmountType = 'ps_amount' | 'shop_amount';
 @Index('ix_payouts_next_poll', ['nextPollAt'], { where: 'next_poll_at IS NOT NULL' })
 @Index('ix_payouts_created', ['shopId', 'createdAt', 'id'])
 @Index('ix_payouts_attention', ['attentionAt'], { where: 'needs_attention' })
+// GIN for `metadata @> …` list filters.
+@Index('ix_payouts_metadata', ['metadata'], { type: 'gin' })
 export class PayoutEntity extends GatewayObjectColumns {
   @PrimaryGeneratedColumn('uuid') id: string;
   @Column({ name: 'shop_id', type: 'int' }) shopId: number;
@@ -82,6 +84,10 @@ export class PayoutEntity extends GatewayObjectColumns {
   lastCreateAt: Date | null;
   /** Why the last poll failed (recorded in its own transaction). */
   @Column({ name: 'last_error', type: 'text', nullable: true }) lastError: string | null;
+  /** The shop's own references (string keys and values), never sent to the gateway. */
+  @Column({ type: 'jsonb', default: () => "'{}'" }) metadata: Record<string, string>;
+  /** Conflicting repeats of the create's idempotency id (locked past IDEMPOTENCY_CONFLICT_LIMIT). */
+  @Column({ name: 'idempotency_conflicts', type: 'int', default: 0 }) idempotencyConflicts: number;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true }) finishedAt: Date | null;

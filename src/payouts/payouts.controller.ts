@@ -16,6 +16,7 @@ import { CheckAccountDto, CreatePayoutDto, QuotePayoutDto } from './dto/payout-r
 import { PayoutView } from './dto/payout.view';
 import { PayoutsService } from './payouts.service';
 import { Scopes } from '../common/access.decorator';
+import { REPLAYED_HEADER } from '../common/errors';
 
 export const SHOP_PAYMENT_ID = { name: 'shopPaymentId', description: "The shop's payout id", example: 'payout-2001' };
 
@@ -63,6 +64,7 @@ export class PayoutsController {
   ): Promise<PayoutView> {
     const stored = await this.payouts.create(dto);
     res.status(stored.code);
+    if (stored.replayed) res.setHeader(REPLAYED_HEADER, 'true');
     return stored.body;
   }
 

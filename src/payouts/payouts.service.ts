@@ -4,7 +4,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { crashPoint } from '../common/crash-point';
 import {
-  IdempotencyConflict,
   NotFound,
   RequestInProgress,
   ValidationFailed,
@@ -27,6 +26,17 @@ import { boundsCheckFor, checkConvertedBounds } from '../payway-config/currency-
 import { PaywayConfigService } from '../payway-config/payway-config.service';
 import { maskAccount } from './account-mask';
 import { PayoutFingerprints } from './payout-fingerprint';
+import {
+  differingFields,
+  differs,
+  recordConflict,
+  refuseIfLocked,
+  secretFieldsEntry,
+} from '../common/idempotency';
+import { metadataOf } from '../common/metadata';
+
+/** Fields a conflict answer never compares one by one (see secretFieldsEntry). */
+const PAYOUT_SECRET_FIELDS = ['account', 'accountDetails'] as const;
 import type { CheckAccountDto, CreatePayoutDto, QuotePayoutDto } from './dto/payout-requests.dto';
 import { toPayoutView, type PayoutView } from './dto/payout.view';
 import { gatewayFailure } from './payout.errors';
@@ -38,6 +48,8 @@ import { accountProblems, amountProblems } from './payout-validation';
 export interface StoredResponse {
   code: number;
   body: PayoutView;
+  /** Given to a repeat (sent with `Idempotent-Replayed: true`), not made by this request. */
+  replayed?: boolean;
 }
 
 /** Amount checks without bounds: in another currency the bounds apply after conversion. */
@@ -191,6 +203,8 @@ export class PayoutsService {
         shopId,
         requestFingerprint: fingerprint.fingerprint,
         requestFingerprintKey: fingerprint.keyId,
+        // Kept apart from `facts`, which the gateway request is built from: never sent.
+        metadata: metadataOf(dto.metadata),
         status: 'pending',
         ...(priced ?? {}),
         accountMasked: maskAccount(dto.account),
@@ -255,8 +269,7 @@ export class PayoutsService {
     existing: PayoutEntity,
     dto: CreatePayoutDto,
   ): Promise<StoredResponse> {
-    if (!this.fingerprints.matches(existing.requestFingerprint, dto))
-      throw new IdempotencyConflict('shopPaymentId', existing.shopPaymentId);
+    await this.sameRequestOrConflict(existing, dto);
     let first: PayoutEntity | null = existing;
     const answer = await waitForAnswer(async () => {
       const p = first ?? (await this.find(existing.shopPaymentId));
@@ -283,7 +296,53 @@ export class PayoutsService {
     }, this.config.createWaitMs);
     if (answer === undefined)
       throw new RequestInProgress('shopPaymentId', existing.shopPaymentId, 1);
-    return answer;
+    return { ...answer, replayed: true };
+  }
+
+  /**
+   * A repeat is the same request when its keyed fingerprint matches (every field, the account
+   * and its details included) and the metadata is the same. Otherwise a conflict naming the
+   * non-secret fields that differ (read from the row's own columns, amounts by value) and, in
+   * every conflict, one entry for the secret fields whether they differ or not: the answer to a
+   * guessed account is the same as to a wrong one (issue #24), and the conflicts are capped.
+   */
+  private async sameRequestOrConflict(existing: PayoutEntity, dto: CreatePayoutDto): Promise<void> {
+    const target = {
+      object: 'payout' as const,
+      id: existing.id,
+      key: 'shopPaymentId',
+      shopId: existing.shopPaymentId,
+      status: existing.status,
+      conflicts: existing.idempotencyConflicts,
+    };
+    const limit = this.config.idempotencyConflictLimit;
+    refuseIfLocked(target, limit);
+    const fields = differingFields(
+      {
+        amount: existing.amount.canonicalText(),
+        amountType: existing.amountType,
+        shopCurrency: existing.shopCurrency,
+        payway: existing.payway,
+        description: existing.description,
+        metadata: existing.metadata ?? {},
+      },
+      {
+        amount: Amount.isValid(dto.amount) ? Amount.parse(dto.amount).canonicalText() : dto.amount,
+        amountType: dto.amountType,
+        shopCurrency: dto.shopCurrency,
+        payway: dto.payway,
+        description: dto.description,
+        metadata: metadataOf(dto.metadata),
+      },
+    );
+    if (fields.length === 0 && this.fingerprints.matches(existing.requestFingerprint, dto)) return;
+    await recordConflict(
+      this.dataSource,
+      target,
+      limit,
+      [...differs(fields), secretFieldsEntry(PAYOUT_SECRET_FIELDS)],
+      'api',
+    );
   }
 
   async get(shopPaymentId: string): Promise<PayoutView> {
@@ -296,6 +355,7 @@ export class PayoutsService {
 
   async list(q: {
     status?: PayoutStatus;
+    metadata?: Record<string, string>;
     limit?: number;
     cursor?: string;
   }): Promise<Page<PayoutView>> {
@@ -306,6 +366,7 @@ export class PayoutsService {
       .createQueryBuilder('p')
       .where('p.shop_id = :shopId', { shopId: this.shopId });
     if (q.status) qb.andWhere('p.status = :status', { status: q.status });
+    if (q.metadata) qb.andWhere('p.metadata @> CAST(:metadata AS jsonb)', { metadata: JSON.stringify(q.metadata) });
     if (cursor) qb.andWhere(afterCursorSql('p', 'payouts'), { cursorId: cursor });
     const rows = await qb
       .orderBy('p.created_at', 'DESC')

@@ -8,6 +8,7 @@ import { APP_CONFIG, type AppConfig, type GatewayCall } from '../config/config';
 import { GatewayService } from '../gateway/gateway.service';
 import type { InputPayway, OutputPayway, PaywayGroup } from '../gateway/gateway.types';
 import { PaywayConfigEntity, type PaywayDirection } from './payway-config.entity';
+import { unknownPaywayMessage } from './payway-validation';
 import { isActive } from './payway-validation';
 import { scheduleJob } from '../jobs/schedule';
 
@@ -97,7 +98,7 @@ export class PaywayConfigService implements OnApplicationBootstrap {
     const found = await this.findPayway(direction, payway);
     if (found === undefined)
       throw new ValidationFailed([
-        { field: 'payway', message: `${payway} is not a known ${direction} way` },
+        { field: 'payway', message: unknownPaywayMessage(payway, direction) },
       ]);
     // Payout ways carry no is_active; only an explicit false retires one.
     if ('is_active' in found && !isActive(found as { is_active?: unknown })) {

@@ -116,7 +116,7 @@ describe('checkPaymentAgainstPayway', () => {
     expect(checkPaymentAgainstPayway(input, payway())).toEqual([]));
   it('unknown payway', () =>
     expect(checkPaymentAgainstPayway(input, undefined)).toEqual([
-      { field: 'payway', message: `${PAYMENT.wallet} is not a known payment way` },
+      { field: 'payway', message: `${PAYMENT.wallet} is not a known payment way; GET /api/v1/payways?direction=payment lists them` },
     ]));
   it('inactive payway', () =>
     expect(checkPaymentAgainstPayway(input, payway({ is_active: 'false' }))).toEqual([

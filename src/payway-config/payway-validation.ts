@@ -121,7 +121,7 @@ export function checkPaymentAgainstPayway(
 ): FieldError[] {
   const alias = input.payway;
   if (payway === undefined)
-    return [{ field: 'payway', message: `${alias} is not a known payment way` }];
+    return [{ field: 'payway', message: unknownPaywayMessage(alias, 'payment') }];
   if (!isActive(payway)) return [{ field: 'payway', message: `${alias} is not active` }];
   const errors: FieldError[] = [];
   // In another currency the bounds are the gateway's pre-calculation's to check (the caller's).
@@ -132,4 +132,9 @@ export function checkPaymentAgainstPayway(
   if (input.checkExtras)
     errors.push(...checkExtras(input.extras, payway.add_ons_config ?? {}, alias));
   return errors;
+}
+
+/** An unknown payway's message: where the known ones are listed (issue #25). */
+export function unknownPaywayMessage(alias: string, direction: 'payment' | 'payout'): string {
+  return `${alias} is not a known ${direction} way; GET /api/v1/payways?direction=${direction} lists them`;
 }

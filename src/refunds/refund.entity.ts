@@ -38,6 +38,8 @@ export type RefundSubmitState = 'pending' | 'accepted' | 'unknown' | 'rejected';
 @ForeignKey(() => InvoiceEntity, ['invoicePk', 'shopId'], ['id', 'shopId'], {
   name: 'fk_refunds_invoice_shop',
 })
+// GIN for `metadata @> …` list filters.
+@Index('ix_refunds_metadata', ['metadata'], { type: 'gin' })
 export class RefundEntity extends GatewayObjectColumns {
   @PrimaryGeneratedColumn('uuid') id: string;
   @Column({ name: 'shop_id', type: 'int' }) shopId: number;
@@ -72,6 +74,10 @@ export class RefundEntity extends GatewayObjectColumns {
   @Column({ name: 'check_deadline', type: 'timestamptz', nullable: true })
   checkDeadline: Date | null;
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true }) leaseUntil: Date | null;
+  /** The shop's own references (string keys and values), never sent to the gateway. */
+  @Column({ type: 'jsonb', default: () => "'{}'" }) metadata: Record<string, string>;
+  /** Conflicting repeats of the create's idempotency id (locked past IDEMPOTENCY_CONFLICT_LIMIT). */
+  @Column({ name: 'idempotency_conflicts', type: 'int', default: 0 }) idempotencyConflicts: number;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
   @Column({ name: 'processed_at', type: 'timestamptz', nullable: true }) processedAt: Date | null;

@@ -15,6 +15,7 @@ import { AdminRefundsQuery, InvoiceRefundsQuery } from './dto/list-refunds.query
 import { RefundPage, RefundView } from './dto/refund.view';
 import { RefundsService } from './refunds.service';
 import { AdminOnly, Scopes } from '../common/access.decorator';
+import { REPLAYED_HEADER } from '../common/errors';
 
 const CREATE_DOC =
   'Full or partial refund of a succeeded invoice, in its currency. The refunds that are not FAILED never exceed the paid ' +
@@ -44,6 +45,7 @@ export class RefundsController {
   ): Promise<RefundView> {
     const result = await this.refunds.create(shopOrderId, dto, 'api');
     res.status(result.code);
+    if (result.replayed) res.setHeader(REPLAYED_HEADER, 'true');
     return result.body;
   }
 
@@ -80,6 +82,7 @@ export class AdminRefundsController {
   ): Promise<RefundView> {
     const result = await this.refunds.create(shopOrderId, dto, 'admin');
     res.status(result.code);
+    if (result.replayed) res.setHeader(REPLAYED_HEADER, 'true');
     return result.body;
   }
 

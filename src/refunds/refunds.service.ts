@@ -7,7 +7,6 @@ import type { AuditCause } from '../audit/audit-event.entity';
 import {
   DomainError,
   GatewayFailure,
-  IdempotencyConflict,
   InvalidState,
   NotFound,
   RequestInProgress,
@@ -71,6 +70,14 @@ import {
   type RefundVerdict,
 } from './refund.state';
 import { minorUnitsProblem } from '../common/currency';
+import {
+  canonicalJson,
+  differingFields,
+  differs,
+  recordConflict,
+  refuseIfLocked,
+} from '../common/idempotency';
+import { metadataOf } from '../common/metadata';
 import { Coalescer } from '../common/coalesce';
 import type { WatchStep } from '../common/watch';
 import {
@@ -110,6 +117,8 @@ interface StoredResponse {
 export interface CreateResult {
   code: number;
   body: RefundView;
+  /** Given to a repeat (sent with `Idempotent-Replayed: true`), not made by this request. */
+  replayed?: boolean;
 }
 
 /** What the reconciler did with one refund. */
@@ -168,7 +177,50 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       reserved = await this.reserve(shopOrderId, dto, amount, fingerprint, cause);
     }
     if (reserved.claimed) return this.send(reserved, cause);
+    await this.sameRequestOrConflict(reserved.id, shopOrderId, dto, cause);
     return this.answerRepeat(reserved.id, cause);
+  }
+
+  /**
+   * A repeat is the same request when the invoice, the amount (by value), the currency when
+   * given and the metadata match the refund's own columns; otherwise a conflict naming the
+   * fields that differ, counted and capped (src/common/idempotency.ts). Outside the reserve
+   * transaction: the count must commit though the request is refused.
+   */
+  private async sameRequestOrConflict(
+    id: string,
+    shopOrderId: string,
+    dto: CreateRefundDto,
+    cause: AuditCause,
+  ): Promise<void> {
+    const r = await this.dataSource.getRepository(RefundEntity).findOneBy({ id });
+    if (!r) throw new NotFound('Refund', dto.shopRefundId);
+    const target = {
+      object: 'refund' as const,
+      id: r.id,
+      key: 'shopRefundId',
+      shopId: r.shopRefundId,
+      status: r.status,
+      conflicts: r.idempotencyConflicts,
+    };
+    const limit = this.config.idempotencyConflictLimit;
+    refuseIfLocked(target, limit);
+    const first: Record<string, unknown> = {
+      shopOrderId: r.shopOrderId,
+      amount: r.amount.canonicalText(),
+      metadata: r.metadata ?? {},
+    };
+    const repeat: Record<string, unknown> = {
+      shopOrderId,
+      amount: Amount.parse(dto.amount).canonicalText(),
+      metadata: metadataOf(dto.metadata),
+    };
+    if (dto.currency !== undefined) {
+      first.currency = r.currency;
+      repeat.currency = dto.currency;
+    }
+    const fields = differingFields(first, repeat);
+    if (fields.length > 0) await recordConflict(this.dataSource, target, limit, differs(fields), cause);
   }
 
   /**
@@ -191,7 +243,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       const existing = await m.findOne(RefundEntity, {
         where: { shopId: this.shopId, shopRefundId: dto.shopRefundId },
       });
-      if (existing) return { id: sameRequest(existing, fingerprint), claimed: false };
+      if (existing) return { id: existing.id, claimed: false };
       if (invoice.status !== 'succeeded')
         throw new InvalidState('Invoice', shopOrderId, invoice.status, 'refund');
       if (dto.currency !== undefined && dto.currency !== invoice.currency) {
@@ -217,10 +269,10 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       const inserted = (await m.query(
         `INSERT INTO refunds (shop_id, shop_refund_id, invoice_pk, shop_order_id, gateway_invoice_id, request_fingerprint,
                               amount, currency, status, submit_state, next_check_at, check_deadline,
-                              call_owner, call_started_at, call_lease_until)
+                              call_owner, call_started_at, call_lease_until, metadata)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'WAITING', 'pending',
                  now() + make_interval(secs => $9), now() + make_interval(secs => $10),
-                 $11, now(), now() + make_interval(secs => $12))
+                 $11, now(), now() + make_interval(secs => $12), $13)
          ON CONFLICT (shop_id, shop_refund_id) DO NOTHING
          RETURNING id`,
         [
@@ -236,6 +288,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
           reconcileMaxS,
           INSTANCE_ID,
           callLeaseSeconds(this.config.gateway.timeoutMs),
+          JSON.stringify(metadataOf(dto.metadata)),
         ],
       )) as Array<{ id: string }>;
       if (inserted.length === 0) {
@@ -243,7 +296,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
         const raced = await m.findOneOrFail(RefundEntity, {
           where: { shopId: this.shopId, shopRefundId: dto.shopRefundId },
         });
-        return { id: sameRequest(raced, fingerprint), claimed: false };
+        return { id: raced.id, claimed: false };
       }
       await this.audit.record(m, {
         entityType: 'refund',
@@ -290,7 +343,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     if (next === 'wait') return this.answerRepeat(id, cause);
     if ('claimed' in next)
       return next.claimed ? this.send(next, cause) : this.answerRepeat(id, cause);
-    return next;
+    return { ...next, replayed: true };
   }
 
   /** Under the locks, with no call in flight: send it (never sent), or answer what we know. */
@@ -630,15 +683,19 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     if (!invoice) throw new NotFound('Invoice', shopOrderId);
     // Concurrent refreshes of one invoice's refunds share one invoice/get-refunds call.
     if (q.refresh) await this.refreshes.run(invoice.id, () => this.refreshInvoice(invoice));
-    return this.page({ shopOrderId }, q.limit, q.cursor);
+    return this.page({ shopOrderId, metadata: q.metadata }, q.limit, q.cursor);
   }
 
   listAll(q: AdminRefundsQuery): Promise<Page<RefundView>> {
-    return this.page({ shopOrderId: q.shopOrderId, status: q.status }, q.limit, q.cursor);
+    return this.page(
+      { shopOrderId: q.shopOrderId, status: q.status, metadata: q.metadata },
+      q.limit,
+      q.cursor,
+    );
   }
 
   private async page(
-    filter: { shopOrderId?: string; status?: string },
+    filter: { shopOrderId?: string; status?: string; metadata?: Record<string, string> },
     limit = DEFAULT_PAGE_SIZE,
     cursor?: string,
   ): Promise<Page<RefundView>> {
@@ -653,6 +710,8 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     if (filter.shopOrderId !== undefined)
       qb.andWhere('r.shop_order_id = :so', { so: filter.shopOrderId });
     if (filter.status !== undefined) qb.andWhere('r.status = :st', { st: filter.status });
+    if (filter.metadata !== undefined)
+      qb.andWhere('r.metadata @> CAST(:md AS jsonb)', { md: JSON.stringify(filter.metadata) });
     if (pos) qb.andWhere(afterCursorSql('r', 'refunds'), { cursorId: pos });
     return toPage(await qb.getMany(), limit, toRefundView);
   }
@@ -892,26 +951,31 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
 }
 
 /** SHA-256 of the request as the shop sent it, keys in a fixed order. */
+/** Kept with the row: the request as compared (amount by value, metadata, currency when given). */
 function fingerprintOf(shopOrderId: string, dto: CreateRefundDto): string {
-  const canonical = JSON.stringify({
+  const canonical = canonicalJson({
+    v: 2,
     shopOrderId,
     shopRefundId: dto.shopRefundId,
-    amount: dto.amount,
+    amount: Amount.parse(dto.amount).canonicalText(),
     currency: dto.currency ?? null,
+    metadata: metadataOf(dto.metadata),
   });
   return createHash('sha256').update(canonical).digest('hex');
 }
 
-function sameRequest(existing: RefundEntity, fingerprint: string): string {
-  if (existing.requestFingerprint !== fingerprint)
-    throw new IdempotencyConflict('shopRefundId', existing.shopRefundId);
-  return existing.id;
-}
-
+/**
+ * A repeat's answer: the refund as it is now, with the first answer's status code (a refund
+ * that was WAITING then may be SUCCESS now); a stored problem is given again as it was.
+ */
 function replay(refund: RefundEntity): CreateResult {
   const body = refund.responseBody as StoredResponse;
-  if (body.problem) throw replayProblem(body.problem);
-  return { code: refund.responseCode ?? 201, body: body.refund ?? toRefundView(refund) };
+  if (body.problem) {
+    const problem = replayProblem(body.problem);
+    problem.replayed = true;
+    throw problem;
+  }
+  return { code: refund.responseCode ?? 201, body: toRefundView(refund), replayed: true };
 }
 
 /** Once the gateway reports a refund, it exists there: pending/unknown become accepted. */

@@ -11,6 +11,7 @@ import { PayoutFingerprintKey1795500000003 } from './1795500000003-PayoutFingerp
 import { InvoiceRefundPendingAmount1795500000004 } from './1795500000004-InvoiceRefundPendingAmount';
 import { NotificationKeyOfSignedText1795500000005 } from './1795500000005-NotificationKeyOfSignedText';
 import { AdminSessionsLastSeen1795500000006 } from './1795500000006-AdminSessionsLastSeen';
+import { IdempotencyConflictsAndMetadata1795600000001 } from './1795600000001-IdempotencyConflictsAndMetadata';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   InvoiceRefundPendingAmount1795500000004,
   NotificationKeyOfSignedText1795500000005,
   AdminSessionsLastSeen1795500000006,
+  IdempotencyConflictsAndMetadata1795600000001,
 ];

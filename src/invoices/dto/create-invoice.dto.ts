@@ -2,7 +2,6 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   IsBoolean,
-  IsInt,
   IsIP,
   IsObject,
   IsOptional,
@@ -13,7 +12,8 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
-import { FitsMinorUnits, IsDecimalAmount, IsPayway } from '../../common/validators';
+import { FitsMinorUnits, IsCurrency, IsDecimalAmount, IsPayway } from '../../common/validators';
+import { IsMetadata } from '../../common/metadata';
 
 export class QuoteInvoiceDto {
   @ApiProperty({ maxLength: 255, description: "The shop's order id: the idempotency key", example: 'order-1001' })
@@ -31,12 +31,14 @@ export class QuoteInvoiceDto {
   amount: string;
 
   @ApiProperty({
+    oneOf: [{ type: 'integer', example: 643 }, { type: 'string', example: 'RUB' }],
     example: 643,
     description:
-      "Gateway integer currency code. May differ from the payway's: the gateway then prices the order in the " +
+      'ISO 4217 currency code, numeric (643, also as text "643") or alphabetic in any case ("RUB"); answers carry both ' +
+      "(currency: 643, currencyCode: \"RUB\"). May differ from the payway's: the gateway then prices the order in the " +
       "payway's currency (invoice/try) and the payway's limits apply to that price.",
   })
-  @IsInt()
+  @IsCurrency()
   currency: number;
 
   @ApiProperty({
@@ -175,4 +177,17 @@ export class CreateInvoiceDto extends QuoteInvoiceDto {
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   @MaxLength(2048)
   failedUrl?: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', maxLength: 500 },
+    maxProperties: 20,
+    description:
+      "The shop's own references: at most 20 string keys (1-40 characters) with string values (at most 500). " +
+      'Stored, returned, carried in every event, filterable in lists (?metadata[key]=value); never sent to the gateway.',
+    example: { customerId: 'c-42', cartId: 'cart-7' },
+  })
+  @IsOptional()
+  @IsMetadata()
+  metadata?: Record<string, string>;
 }

@@ -3,6 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { IsTimestamp } from '../../common/validators';
 import { PageQuery } from '../../common/pagination';
+import { IsMetadata } from '../../common/metadata';
 import { INVOICE_STATUSES, type InvoiceStatus } from '../invoice.state';
 
 const toBool = ({ value }: { value: unknown }): unknown =>
@@ -37,4 +38,15 @@ export class ListInvoicesQuery extends PageQuery {
   @IsOptional()
   @IsTimestamp()
   createdTo?: string;
+
+  @ApiPropertyOptional({
+    name: 'metadata',
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'Only objects whose metadata holds every given key with that value: ?metadata[orderRef]=A-1',
+    example: { orderRef: 'A-1' },
+  })
+  @IsOptional()
+  @IsMetadata(true)
+  metadata?: Record<string, string>;
 }

@@ -65,10 +65,19 @@ export class InvoiceSchema {
   gatewayStatus: number | null;
   @ApiProperty({ description: 'Decimal string', example: '100.10' }) amount: string;
   @ApiProperty({ example: 643 }) currency: number;
+  @ApiProperty({ type: String, nullable: true, description: 'ISO 4217 alphabetic code of currency', example: 'RUB' })
+  currencyCode: string | null;
   @ApiProperty({ example: 'card_core_payin_rub[mock_server,success_with_callback]' })
   payway: string;
   @ApiProperty({ type: String, nullable: true, example: 'Order 1001' }) description: string | null;
   @ApiProperty({ example: false }) twoStep: boolean;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: "The shop's own references, as given at create ({} when none)",
+    example: { customerId: 'c-42' },
+  })
+  metadata: Record<string, string>;
   @ApiPropertyOptional({
     description: 'What the payer pays, fees included (decimal string)',
     example: '103.10',

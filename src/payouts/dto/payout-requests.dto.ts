@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import type { AmountType } from '../payout.entity';
-import { FitsMinorUnits, IsDecimalAmount, IsPayway } from '../../common/validators';
+import { FitsMinorUnits, IsCurrency, IsDecimalAmount, IsPayway } from '../../common/validators';
+import { IsMetadata } from '../../common/metadata';
 
 const AMOUNT_TYPES: AmountType[] = ['ps_amount', 'shop_amount'];
 
@@ -24,12 +25,14 @@ class PayoutTermsDto {
   amountType: AmountType;
 
   @ApiProperty({
+    oneOf: [{ type: 'integer', example: 643 }, { type: 'string', example: 'RUB' }],
     example: 643,
     description:
-      "Gateway integer currency code debited from the shop. May differ from the payway's: withdraw/try then " +
+      'ISO 4217 currency debited from the shop, numeric (643, also as text "643") or alphabetic in any case ("RUB"); ' +
+      "answers carry both (shopCurrency, shopCurrencyCode). May differ from the payway's: withdraw/try then " +
       "converts, and the payway's limits apply to payeeReceive in the payway's currency.",
   })
-  @IsInt()
+  @IsCurrency()
   shopCurrency: number;
 
   @ApiProperty({ example: 'qiwi_topup_rub_to_card[mock_server,success]', maxLength: 150 })
@@ -95,4 +98,17 @@ export class CreatePayoutDto extends PayoutTermsDto {
   @IsString()
   @MaxLength(255)
   description?: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', maxLength: 500 },
+    maxProperties: 20,
+    description:
+      "The shop's own references: at most 20 string keys (1-40 characters) with string values (at most 500). " +
+      'Stored, returned, carried in every event, filterable in lists (?metadata[key]=value); never sent to the gateway.',
+    example: { customerId: 'c-42', cartId: 'cart-7' },
+  })
+  @IsOptional()
+  @IsMetadata()
+  metadata?: Record<string, string>;
 }

@@ -1,3 +1,4 @@
+import { alphabeticCurrency } from '../../common/currency';
 import { ApiProperty } from '@nestjs/swagger';
 import type { AmountType, PayoutEntity, PayoutStatus } from '../payout.entity';
 import { PAYOUT_STATUSES } from '../payout.state';
@@ -13,6 +14,8 @@ export class PayoutView {
   @ApiProperty({ example: '1000.00' }) amount: string;
   @ApiProperty({ enum: ['ps_amount', 'shop_amount'], example: 'ps_amount' }) amountType: AmountType;
   @ApiProperty({ example: 643 }) shopCurrency: number;
+  @ApiProperty({ type: String, nullable: true, description: 'ISO 4217 alphabetic code of shopCurrency', example: 'RUB' })
+  shopCurrencyCode: string | null;
   @ApiProperty({ type: Number, nullable: true, example: 643 }) psCurrency: number | null;
   @ApiProperty({ type: String, nullable: true, description: 'Decimal string', example: '1000.00' }) payeeReceive: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'Decimal string', example: '1020.00' }) shopWriteOff: string | null;
@@ -30,6 +33,13 @@ export class PayoutView {
   @ApiProperty({ description: 'An operator must look (see GET /admin/attention)', example: false })
   needsAttention: boolean;
   @ApiProperty({ nullable: true, type: String, example: null }) attentionReason: string | null;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: "The shop's own references, as given at create ({} when none)",
+    example: { sellerId: 's-9' },
+  })
+  metadata: Record<string, string>;
 }
 
 export function toPayoutView(p: PayoutEntity): PayoutView {
@@ -41,6 +51,7 @@ export function toPayoutView(p: PayoutEntity): PayoutView {
     amount: p.amount.toString(),
     amountType: p.amountType,
     shopCurrency: p.shopCurrency,
+    shopCurrencyCode: alphabeticCurrency(p.shopCurrency),
     psCurrency: p.psCurrency,
     payeeReceive: p.payeeReceive?.toString() ?? null,
     shopWriteOff: p.shopWriteOff?.toString() ?? null,
@@ -53,5 +64,6 @@ export function toPayoutView(p: PayoutEntity): PayoutView {
     updatedAt: p.updatedAt.toISOString(),
     needsAttention: p.needsAttention,
     attentionReason: p.attentionReason ?? null,
+    metadata: p.metadata ?? {},
   };
 }

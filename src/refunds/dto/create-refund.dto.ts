@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, IsString, Length } from 'class-validator';
-import { FitsMinorUnits, IsDecimalAmount } from '../../common/validators';
+import { IsOptional, IsString, Length } from 'class-validator';
+import { IsMetadata } from '../../common/metadata';
+import { FitsMinorUnits, IsCurrency, IsDecimalAmount } from '../../common/validators';
 
 export class CreateRefundDto {
   @ApiProperty({
@@ -21,10 +22,26 @@ export class CreateRefundDto {
   amount: string;
 
   @ApiPropertyOptional({
-    description: "Optional check: must equal the invoice's currency code",
+    oneOf: [{ type: 'integer', example: 643 }, { type: 'string', example: 'RUB' }],
+    description:
+      "Optional check: must be the invoice's currency; ISO 4217 numeric (643) or alphabetic in any case (\"RUB\")",
     example: 643,
   })
   @IsOptional()
-  @IsInt()
+  @IsCurrency()
   currency?: number;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', maxLength: 500 },
+    maxProperties: 20,
+    description:
+      "The shop's own references: at most 20 string keys (1-40 characters) with string values (at most 500). " +
+      'Stored, returned, carried in every event, filterable in lists (?metadata[key]=value); never sent to the gateway.',
+    example: { customerId: 'c-42', cartId: 'cart-7' },
+  })
+  @IsOptional()
+  @IsMetadata()
+  metadata?: Record<string, string>;
 }
+

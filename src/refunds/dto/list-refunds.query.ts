@@ -2,6 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsOptional, IsString, Length } from 'class-validator';
 import { PageQuery } from '../../common/pagination';
+import { IsMetadata } from '../../common/metadata';
 import type { RefundStatus } from '../refund.entity';
 import { REFUND_STATUSES } from '../refund.state';
 
@@ -17,6 +18,17 @@ export class InvoiceRefundsQuery extends PageQuery {
   @Transform(toBool)
   @IsBoolean()
   refresh?: boolean;
+
+  @ApiPropertyOptional({
+    name: 'metadata',
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'Only objects whose metadata holds every given key with that value: ?metadata[orderRef]=A-1',
+    example: { orderRef: 'A-1' },
+  })
+  @IsOptional()
+  @IsMetadata(true)
+  metadata?: Record<string, string>;
 }
 
 export class AdminRefundsQuery extends PageQuery {
@@ -30,4 +42,15 @@ export class AdminRefundsQuery extends PageQuery {
   @IsString()
   @Length(1, 255)
   shopOrderId?: string;
+
+  @ApiPropertyOptional({
+    name: 'metadata',
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'Only objects whose metadata holds every given key with that value: ?metadata[orderRef]=A-1',
+    example: { orderRef: 'A-1' },
+  })
+  @IsOptional()
+  @IsMetadata(true)
+  metadata?: Record<string, string>;
 }

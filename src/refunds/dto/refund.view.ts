@@ -1,3 +1,4 @@
+import { alphabeticCurrency } from '../../common/currency';
 import { ApiProperty } from '@nestjs/swagger';
 import type { RefundEntity, RefundStatus } from '../refund.entity';
 
@@ -7,6 +8,15 @@ export class RefundView {
   @ApiProperty({ example: 'order-1001' }) shopOrderId: string;
   @ApiProperty({ description: 'Decimal string', example: '50.00' }) amount: string;
   @ApiProperty({ example: 643 }) currency: number;
+  @ApiProperty({ type: String, nullable: true, description: 'ISO 4217 alphabetic code of currency', example: 'RUB' })
+  currencyCode: string | null;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: "The shop's own references, as given at create ({} when none)",
+    example: { ticket: 'T-1' },
+  })
+  metadata: Record<string, string>;
   @ApiProperty({ enum: ['WAITING', 'SUCCESS', 'FAILED'], example: 'WAITING' }) status: RefundStatus;
   @ApiProperty({ nullable: true, type: Number, description: "The gateway's error code when FAILED", example: null }) errorCode: number | null;
   @ApiProperty({ format: 'date-time', example: '2026-01-15T10:05:00.000Z' }) createdAt: string;
@@ -29,6 +39,8 @@ export function toRefundView(r: RefundEntity): RefundView {
     shopOrderId: r.shopOrderId,
     amount: r.amount.toString(),
     currency: r.currency,
+    currencyCode: alphabeticCurrency(r.currency),
+    metadata: r.metadata ?? {},
     status: r.status,
     errorCode: r.errorCode,
     createdAt: r.createdAt.toISOString(),

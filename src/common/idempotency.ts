@@ -1,0 +1,133 @@
+import type { DataSource } from 'typeorm';
+import { AuditService } from '../audit/audit.service';
+import type { AuditCause } from '../audit/audit-event.entity';
+import { idempotencyConflicts } from '../metrics/metrics';
+import { raiseAttention, type AttentionObject } from './attention';
+import { DIFFERS, IdempotencyConflict, IdempotencyLocked, type FieldError } from './errors';
+import { logger } from './logger';
+
+const TABLE: Record<AttentionObject, string> = {
+  invoice: 'invoices',
+  refund: 'refunds',
+  payout: 'payouts',
+};
+
+/** JSON with object keys sorted at every level, so key order never changes a comparison. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The fields whose canonical values differ between the first request's facts and a repeat's,
+ * by name, sorted. Absent, undefined and null are the same (an optional field left out).
+ * Callers pass amounts already canonical (Amount.canonicalText), so "100.0" equals "100.00".
+ */
+export function differingFields(
+  first: Record<string, unknown>,
+  repeat: Record<string, unknown>,
+): string[] {
+  const norm = (v: unknown): string => canonicalJson(v ?? null);
+  const names = new Set([...Object.keys(first), ...Object.keys(repeat)]);
+  return [...names].filter((k) => norm(first[k]) !== norm(repeat[k])).sort();
+}
+
+/**
+ * The group entry for secret fields in every conflict answer of an object that has them,
+ * whether they differ or not: an answer that said so would let a caller test guesses of a card
+ * number against the first request (issue #24). Only a repeat that matches in every field
+ * (secrets included) is replayed, and the conflict limit bounds how often that can be tried.
+ */
+export function secretFieldsEntry(fields: readonly string[]): FieldError {
+  return {
+    field: fields.join(', '),
+    message: 'secret: never compared in an answer (they may differ or not)',
+  };
+}
+
+export interface ConflictTarget {
+  object: AttentionObject;
+  /** Primary key of the row. */
+  id: string;
+  /** The idempotency key's name (`shopOrderId`) and the shop's id (the audit entity id). */
+  key: string;
+  shopId: string;
+  status: string;
+  /** Conflicts counted on the row when it was read. */
+  conflicts: number;
+}
+
+const audit = new AuditService();
+const log = logger.child({ component: 'idempotency' });
+
+/**
+ * Before comparing a repeat: an id already past the limit is refused whatever the body.
+ */
+export function refuseIfLocked(t: ConflictTarget, limit: number): void {
+  if (t.conflicts < limit) return;
+  idempotencyConflicts.inc({ object: t.object, result: 'locked' });
+  throw new IdempotencyLocked(t.key, t.shopId, limit);
+}
+
+/**
+ * A repeat with another body: counted on the row atomically (UPDATE … RETURNING, never past the
+ * limit, so concurrent repeats cannot slip by unnoticed), audited with the acting key's id, and
+ * the object is flagged for an operator by the conflict that reaches the limit. Throws the
+ * conflict naming `errors`, or `idempotency-locked` when the limit was reached meanwhile.
+ */
+export async function recordConflict(
+  ds: DataSource,
+  t: ConflictTarget,
+  limit: number,
+  errors: FieldError[],
+  cause: AuditCause,
+): Promise<never> {
+  const count = await ds.transaction(async (m) => {
+    const rows = (await m.query(
+      `UPDATE ${TABLE[t.object]} SET idempotency_conflicts = idempotency_conflicts + 1
+        WHERE id = $1 AND idempotency_conflicts < $2
+        RETURNING idempotency_conflicts`,
+      [t.id, limit],
+    )) as [Array<{ idempotency_conflicts: number }>, number];
+    const row = rows[0][0];
+    if (row === undefined) return null;
+    const fields = errors.map((e) => (e.message === DIFFERS ? e.field : 'secret'));
+    await audit.record(m, {
+      entityType: t.object,
+      entityId: t.shopId,
+      rowId: t.id,
+      fromStatus: t.status,
+      toStatus: t.status,
+      cause,
+      details: { idempotency: 'conflict', conflicts: row.idempotency_conflicts, limit, fields },
+    });
+    if (row.idempotency_conflicts >= limit)
+      await raiseAttention(
+        m,
+        { object: t.object, id: t.id, shopId: t.shopId, status: t.status },
+        'idempotency-conflicts',
+        `${t.key} ${t.shopId} was repeated with another body ${limit} times: every repeat is refused now`,
+        cause,
+        { conflicts: row.idempotency_conflicts },
+      );
+    return row.idempotency_conflicts;
+  });
+  if (count === null) {
+    idempotencyConflicts.inc({ object: t.object, result: 'locked' });
+    throw new IdempotencyLocked(t.key, t.shopId, limit);
+  }
+  idempotencyConflicts.inc({ object: t.object, result: 'conflict' });
+  log.warn({ object: t.object, id: t.shopId, conflicts: count, limit }, 'idempotency conflict');
+  throw new IdempotencyConflict(t.key, t.shopId, errors);
+}
+
+/** `{field, message}` for each differing non-secret field. */
+export function differs(fields: readonly string[]): FieldError[] {
+  return fields.map((field) => ({ field, message: DIFFERS }));
+}

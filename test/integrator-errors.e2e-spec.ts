@@ -1,0 +1,552 @@
+import { Client } from 'pg';
+import { randomUUID } from 'node:crypto';
+import { signNotificationFields } from '../src/gateway';
+import { admin, auth, SECRET, SHOP_ID, startTestApp, TestContext } from './support/app';
+import { PAYMENT, PAYOUT } from './support/payways';
+import { rawRequest, sandboxRequests } from './support/hostile';
+
+/**
+ * Issue #25 (errors that teach, replays that say so, metadata) and #24 item 1 (idempotency
+ * conflicts are capped and no oracle): what a new integrator meets on the create routes.
+ */
+const PROBLEM = 'https://problems.piastrix-orchestrator.dev/';
+const CARD = '4111111111111111';
+const REPLAYED = 'idempotent-replayed';
+
+let ctx: TestContext;
+let db: Client;
+
+beforeAll(async () => {
+  ctx = await startTestApp();
+  db = new Client({ connectionString: ctx.databaseUrl });
+  await db.connect();
+});
+
+afterAll(async () => {
+  await db?.end();
+  await ctx?.close();
+});
+
+afterEach(async () => {
+  await control('POST', '/sandbox/settings', { suppressNotifications: false });
+});
+
+// ------------------------------------------------------------ helpers
+
+async function control(method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<void> {
+  await fetch(ctx.sandbox.origin + path, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+const id = (prefix: string): string => `${prefix}-${randomUUID()}`;
+
+function invoiceBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { shopOrderId: id('ord'), amount: '100.00', currency: 643, payway: PAYMENT.card, ...overrides };
+}
+
+function payoutBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    shopPaymentId: id('po'),
+    amount: '1000.00',
+    amountType: 'ps_amount',
+    shopCurrency: 643,
+    payway: PAYOUT.card,
+    account: CARD,
+    ...overrides,
+  };
+}
+
+const createInvoice = (body: unknown) => ctx.http.post('/api/v1/invoices').set(auth()).send(body as object);
+const createPayout = (body: unknown) => ctx.http.post('/api/v1/payouts').set(auth()).send(body as object);
+const createRefund = (shopOrderId: string, body: unknown) =>
+  ctx.http.post(`/api/v1/invoices/${shopOrderId}/refunds`).set(auth()).send(body as object);
+
+async function eventually(check: () => Promise<void>, timeoutMs = 10000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (e) {
+      if (Date.now() > until) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** An invoice paid at once (the sandbox completes it without a payer). */
+async function paidInvoice(): Promise<{ shopOrderId: string; invoiceId: string }> {
+  const shopOrderId = id('paid');
+  const res = await createInvoice({ shopOrderId, amount: '100.00', currency: 643, payway: PAYMENT.cardSuccess });
+  expect(res.status).toBe(201);
+  await eventually(async () => {
+    const got = await ctx.http.get(`/api/v1/invoices/${shopOrderId}?refresh=true`).set(auth());
+    expect(got.body.status).toBe('succeeded');
+  });
+  return { shopOrderId, invoiceId: String(res.body.invoiceId) };
+}
+
+async function metric(name: string, labels: string): Promise<number> {
+  const res = await ctx.http.get('/metrics').set(admin());
+  const line = String(res.text)
+    .split('\n')
+    .find((l) => l.startsWith(`${name}{`) && labels.split(',').every((p) => l.includes(p)));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+// ------------------------------------------------------------ 415
+
+describe('a body that is not JSON on a JSON route is 415 naming Content-Type: application/json', () => {
+  const routes = (): Array<[string, string]> => [
+    ['invoice create', '/api/v1/invoices'],
+    ['invoice quote', '/api/v1/invoices/quote'],
+    ['refund create', `/api/v1/invoices/${id('x')}/refunds`],
+    ['admin refund create', `/api/v1/admin/invoices/${id('x')}/refunds`],
+    ['payout create', '/api/v1/payouts'],
+  ];
+
+  it.each([
+    ['form (curl -d)', 'application/x-www-form-urlencoded'],
+    ['text/plain', 'text/plain'],
+    ['a JSON look-alike type', 'application/jsonx'],
+    ['JSON patch type', 'application/merge-patch+json'],
+  ])('%s', async (_name, type) => {
+    for (const [, path] of routes()) {
+      const as = path.includes('/admin/') ? admin() : auth();
+      const res = await ctx.http
+        .post(path)
+        .set(as)
+        .set('content-type', type)
+        .send('shopOrderId=o-1&amount=100&currency=643');
+      expect(res.status).toBe(415);
+      expect(res.headers['content-type']).toContain('application/problem+json');
+      expect(res.body.type).toBe(PROBLEM + 'unsupported-media-type');
+      expect(res.body.detail).toContain('Content-Type: application/json');
+      expect(res.body.errors).toEqual([{ field: 'Content-Type', message: 'must be application/json' }]);
+    }
+  });
+
+  it('no Content-Type at all, the absolute request form and a chunked body are refused the same way', async () => {
+    const { port } = new URL(ctx.url);
+    const body = 'shopOrderId=o-1&amount=100';
+    const plain = await rawRequest(ctx.url, 'POST', '/api/v1/invoices', auth(), body);
+    expect(plain.status).toBe(415);
+    const absolute = await rawRequest(ctx.url, 'POST', `http://127.0.0.1:${port}/api/v1/payouts`, auth(), body);
+    expect(absolute.status).toBe(415);
+    expect(JSON.parse(absolute.body).type).toBe(PROBLEM + 'unsupported-media-type');
+  });
+
+  it('JSON with a charset parameter or in upper case is taken; a body-less charge is unaffected', async () => {
+    const ok = await ctx.http
+      .post('/api/v1/invoices')
+      .set(auth())
+      .set('content-type', 'Application/JSON; charset=utf-8')
+      .send(JSON.stringify(invoiceBody()));
+    expect(ok.status).toBe(201);
+    const charge = await ctx.http.post(`/api/v1/invoices/${id('none')}/charge`).set(auth());
+    expect(charge.status).toBe(404);
+  });
+
+  it('the gateway webhook still takes form notifications', async () => {
+    await control('POST', '/sandbox/settings', { suppressNotifications: true });
+    const { shopOrderId, invoiceId } = await paidInvoice();
+    const shopRefundId = id('rf');
+    const created = await createRefund(shopOrderId, { shopRefundId, amount: '50.00' });
+    expect(created.status).toBe(201);
+    expect(created.body.status).toBe('WAITING');
+    const fields: Record<string, string> = {
+      shop_id: String(SHOP_ID),
+      shop_refund_id: shopRefundId,
+      invoice_id: invoiceId,
+      shop_order_id: shopOrderId,
+      status: 'SUCCESS',
+      amount: '50.00',
+      currency: 'RUB',
+      error_code: '0',
+      created_at: '2026-01-01T10:00:00',
+      processed_at: '2026-01-01T10:05:00',
+    };
+    const res = await ctx.http
+      .post('/webhooks/gateway?type=refund')
+      .set('content-type', 'application/x-www-form-urlencoded')
+      .send(new URLSearchParams({ ...fields, sign: signNotificationFields(fields, SECRET) }).toString());
+    expect(res.status).toBe(200);
+    const list = await ctx.http.get(`/api/v1/invoices/${shopOrderId}/refunds`).set(auth());
+    expect(list.body.items[0]).toMatchObject({ shopRefundId, status: 'SUCCESS' });
+
+    // Replays say so, and a repeated refund create answers the refund as it is now.
+    const again = await createRefund(shopOrderId, { shopRefundId, amount: '50.0' });
+    expect(again.status).toBe(201);
+    expect(again.headers[REPLAYED]).toBe('true');
+    expect(again.body).toMatchObject({ shopRefundId, status: 'SUCCESS', amount: '50.00' });
+    expect(created.headers[REPLAYED]).toBeUndefined();
+  });
+});
+
+// ------------------------------------------------------------ currencies and payways
+
+describe('currencies: ISO 4217 numeric or alphabetic in, both out', () => {
+  it.each([[643], ['643'], ['RUB'], ['rub'], ['Rub']])('invoice currency %p → currency 643, currencyCode RUB', async (currency) => {
+    const res = await createInvoice(invoiceBody({ currency }));
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ currency: 643, currencyCode: 'RUB' });
+    const got = await ctx.http.get(`/api/v1/invoices/${res.body.shopOrderId}`).set(auth());
+    expect(got.body).toMatchObject({ currency: 643, currencyCode: 'RUB' });
+  });
+
+  it('a payout takes shopCurrency "rub" and answers shopCurrency 643 with shopCurrencyCode RUB; the gateway gets 643', async () => {
+    const body = payoutBody({ shopCurrency: 'rub' });
+    const res = await createPayout(body);
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ shopCurrency: 643, shopCurrencyCode: 'RUB' });
+    const sent = (await sandboxRequests(ctx)).filter(
+      (r) => r.path === 'withdraw/create' && r.body.shop_payment_id === body.shopPaymentId,
+    );
+    expect(sent).toHaveLength(1);
+    expect(Number(sent[0].body.shop_currency)).toBe(643);
+  });
+
+  it('a quote takes "RUB" too', async () => {
+    const res = await ctx.http.post('/api/v1/invoices/quote').set(auth()).send(invoiceBody({ currency: 'RUB' }));
+    expect(res.status).toBe(200);
+  });
+
+  it.each([['RUR'], ['XYZ'], ['rouble'], [64.3], [0], [1000], [true], [['RUB']], ['']])(
+    'currency %p is a 400 that names ISO 4217 and shows 643 for RUB, as one message',
+    async (currency) => {
+      for (const res of [
+        await createInvoice(invoiceBody({ currency })),
+        await createPayout(payoutBody({ shopCurrency: currency })),
+        await createRefund(id('x'), { shopRefundId: id('rf'), amount: '1.00', currency }),
+      ]) {
+        expect(res.status).toBe(400);
+        const errs = (res.body.errors as Array<{ field: string; message: string }>).filter((e) =>
+          ['currency', 'shopCurrency'].includes(e.field),
+        );
+        expect(errs).toHaveLength(1);
+        expect(errs[0].message).toContain('ISO 4217');
+        expect(errs[0].message).toContain('643');
+        expect(errs[0].message).toContain('"RUB"');
+      }
+    },
+  );
+
+  it('a refund currency check takes "RUB" for a RUB invoice and answers with both codes', async () => {
+    const { shopOrderId } = await paidInvoice();
+    const res = await createRefund(shopOrderId, { shopRefundId: id('rf'), amount: '10.00', currency: 'RUB' });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ currency: 643, currencyCode: 'RUB' });
+    const usd = await createRefund(shopOrderId, { shopRefundId: id('rf'), amount: '10.00', currency: 'USD' });
+    expect(usd.status).toBe(400);
+    expect(usd.body.errors[0].field).toBe('currency');
+  });
+
+  it('an unknown payway points to GET /api/v1/payways (payments and payouts)', async () => {
+    const inv = await createInvoice(invoiceBody({ payway: 'nope_rub' }));
+    expect(inv.status).toBe(400);
+    expect(inv.body.errors).toContainEqual({
+      field: 'payway',
+      message: expect.stringContaining('GET /api/v1/payways?direction=payment'),
+    });
+    const po = await createPayout(payoutBody({ payway: 'nope_rub' }));
+    expect(po.status).toBe(400);
+    expect(po.body.errors).toContainEqual({
+      field: 'payway',
+      message: expect.stringContaining('GET /api/v1/payways?direction=payout'),
+    });
+  });
+});
+
+// ------------------------------------------------------------ conflicts and replays
+
+describe('idempotency: replays say so, conflicts name the fields', () => {
+  it('invoice: a replay carries Idempotent-Replayed (a first answer never); "100.0" = "100.00"; another amount is named', async () => {
+    const body = invoiceBody({ amount: '100.00', metadata: { cart: 'c-1' } });
+    const first = await createInvoice(body);
+    expect(first.status).toBe(201);
+    expect(first.headers[REPLAYED]).toBeUndefined();
+    const again = await createInvoice({ ...body, amount: '100.0', currency: 'RUB' });
+    expect(again.status).toBe(201);
+    expect(again.headers[REPLAYED]).toBe('true');
+    expect(again.body).toEqual(first.body);
+
+    const other = await createInvoice({ ...body, amount: '100.01', description: 'other' });
+    expect(other.status).toBe(409);
+    expect(other.headers[REPLAYED]).toBeUndefined();
+    expect(other.body.type).toBe(PROBLEM + 'idempotency-conflict');
+    const named = (other.body.errors as Array<{ field: string; message: string }>).filter(
+      (e) => e.message === 'differs from the first request',
+    );
+    expect(named.map((e) => e.field)).toEqual(['amount', 'description']);
+
+    const meta = await createInvoice({ ...body, metadata: { cart: 'c-2' } });
+    expect(meta.status).toBe(409);
+    expect(meta.body.errors).toContainEqual({ field: 'metadata', message: 'differs from the first request' });
+  });
+
+  it('invoice: a replayed problem answer (rejected at create) carries the header too', async () => {
+    const body = invoiceBody({ payway: PAYMENT.cardCreateDeclined });
+    const first = await createInvoice(body);
+    expect(first.status).toBeGreaterThanOrEqual(400);
+    expect(first.headers[REPLAYED]).toBeUndefined();
+    const again = await createInvoice(body);
+    expect(again.status).toBe(first.status);
+    expect(again.headers['content-type']).toContain('application/problem+json');
+    expect(again.headers[REPLAYED]).toBe('true');
+  });
+
+  it('refund: a replay carries the header; another amount by value is named, a respelled one is not', async () => {
+    const { shopOrderId } = await paidInvoice();
+    const shopRefundId = id('rf');
+    const first = await createRefund(shopOrderId, { shopRefundId, amount: '20.00' });
+    expect(first.status).toBe(201);
+    expect(first.headers[REPLAYED]).toBeUndefined();
+    const again = await createRefund(shopOrderId, { shopRefundId, amount: '20' });
+    expect(again.status).toBe(201);
+    expect(again.headers[REPLAYED]).toBe('true');
+    const other = await createRefund(shopOrderId, { shopRefundId, amount: '20.01' });
+    expect(other.status).toBe(409);
+    expect(other.body.errors).toEqual([{ field: 'amount', message: 'differs from the first request' }]);
+  });
+
+  it('refund: a replayed problem answer carries the header', async () => {
+    const { shopOrderId } = await paidInvoice();
+    await control('POST', '/sandbox/faults', { path: 'invoice/create-refund', fault: 'fatal' });
+    const body = { shopRefundId: id('rf'), amount: '5.00' };
+    const first = await createRefund(shopOrderId, body);
+    await control('DELETE', '/sandbox/faults');
+    expect(first.status).toBe(422);
+    expect(first.headers[REPLAYED]).toBeUndefined();
+    const again = await createRefund(shopOrderId, body);
+    expect(again.status).toBe(first.status);
+    expect(again.headers[REPLAYED]).toBe('true');
+  });
+
+  it('payout: a 202 replay carries the header; "1000" = "1000.00"', async () => {
+    const body = payoutBody();
+    const first = await createPayout(body);
+    expect(first.status).toBe(202);
+    expect(first.headers[REPLAYED]).toBeUndefined();
+    const again = await createPayout({ ...body, amount: '1000' });
+    expect(again.status).toBe(202);
+    expect(again.headers[REPLAYED]).toBe('true');
+  });
+});
+
+describe('idempotency conflicts are capped and reveal nothing useful (#24)', () => {
+  it('payout account oracle: a right guess with a wrong amount answers exactly like a wrong guess; after 3 conflicts even the original is locked', async () => {
+    const body = payoutBody({ amount: '1000.00' });
+    expect((await createPayout(body)).status).toBe(202);
+    const before = await metric('idempotency_conflicts_total', 'object="payout",result="conflict"');
+
+    const strip = (b: Record<string, unknown>) => ({ status: 202, type: b.type, title: b.title, errors: b.errors, detail: b.detail });
+    const rightAccountWrongAmount = await createPayout({ ...body, amount: '999.00' });
+    const wrongAccountWrongAmount = await createPayout({ ...body, amount: '999.00', account: '4111111111111129' });
+    expect(rightAccountWrongAmount.status).toBe(409);
+    expect(wrongAccountWrongAmount.status).toBe(409);
+    expect(strip(rightAccountWrongAmount.body)).toEqual(strip(wrongAccountWrongAmount.body));
+    expect(rightAccountWrongAmount.body.errors).toEqual([
+      { field: 'amount', message: 'differs from the first request' },
+      { field: 'account, accountDetails', message: expect.stringContaining('secret') },
+    ]);
+    // A guess that fails the payway's regex is a conflict like any other, never a 400 telling it apart.
+    const badGuess = await createPayout({ ...body, account: 'not-a-card' });
+    expect(badGuess.status).toBe(409);
+    expect(badGuess.body.errors).toEqual([{ field: 'account, accountDetails', message: expect.stringContaining('secret') }]);
+    expect(JSON.stringify(badGuess.body)).not.toContain(CARD);
+
+    // Three conflicts: every later repeat is locked, the exact original included.
+    const original = await createPayout(body);
+    expect(original.status).toBe(409);
+    expect(original.body.type).toBe(PROBLEM + 'idempotency-locked');
+    expect(original.headers[REPLAYED]).toBeUndefined();
+    const guess = await createPayout({ ...body, account: '4111111111111137' });
+    expect(guess.body.type).toBe(PROBLEM + 'idempotency-locked');
+
+    const row = await db.query(
+      `SELECT idempotency_conflicts, needs_attention, attention_reason FROM payouts WHERE shop_payment_id = $1`,
+      [body.shopPaymentId],
+    );
+    expect(row.rows[0]).toMatchObject({ idempotency_conflicts: 3, needs_attention: true });
+    expect(String(row.rows[0].attention_reason)).toMatch(/^idempotency-conflicts: /);
+    const attention = await ctx.http.get('/api/v1/admin/attention').set(admin());
+    expect(JSON.stringify(attention.body)).toContain(String(body.shopPaymentId));
+    const audited = await db.query(
+      `SELECT key_id, details FROM events WHERE entity_type = 'payout' AND entity_id = $1 AND details->>'idempotency' = 'conflict'`,
+      [body.shopPaymentId],
+    );
+    expect(audited.rows).toHaveLength(3);
+    for (const r of audited.rows) expect(r.key_id).toMatch(/^[0-9a-f]{12}$/);
+    expect(await metric('idempotency_conflicts_total', 'object="payout",result="conflict"')).toBe(before + 3);
+    expect(await metric('idempotency_conflicts_total', 'object="payout",result="locked"')).toBeGreaterThanOrEqual(2);
+  });
+
+  it('concurrent conflicting repeats never pass the limit: exactly 3 conflicts, the rest locked', async () => {
+    const body = payoutBody();
+    expect((await createPayout(body)).status).toBe(202);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => createPayout({ ...body, amount: `${900 + i}.00` })),
+    );
+    const types = answers.map((a) => a.body.type as string);
+    expect(types.filter((t) => t === PROBLEM + 'idempotency-conflict')).toHaveLength(3);
+    expect(types.filter((t) => t === PROBLEM + 'idempotency-locked')).toHaveLength(5);
+    const row = await db.query(`SELECT idempotency_conflicts FROM payouts WHERE shop_payment_id = $1`, [body.shopPaymentId]);
+    expect(row.rows[0].idempotency_conflicts).toBe(3);
+  });
+
+  it('invoices and refunds lock the same way, and an identical repeat is locked too; a final status does not clear the flag', async () => {
+    const inv = invoiceBody({ payway: PAYMENT.cardSuccess });
+    expect((await createInvoice(inv)).status).toBe(201);
+    for (const amount of ['1.00', '2.00', '3.00']) {
+      const r = await createInvoice({ ...inv, amount });
+      expect(r.body.type).toBe(PROBLEM + 'idempotency-conflict');
+      expect(r.body.errors).toContainEqual({ field: 'card, paymentToken, paymentTokenFrom', message: expect.stringContaining('secret') });
+    }
+    expect((await createInvoice(inv)).body.type).toBe(PROBLEM + 'idempotency-locked');
+    await eventually(async () => {
+      const got = await ctx.http.get(`/api/v1/invoices/${inv.shopOrderId}?refresh=true`).set(auth());
+      expect(got.body.status).toBe('succeeded');
+      expect(got.body).toMatchObject({ needsAttention: true, attentionReason: expect.stringMatching(/^idempotency-conflicts/) });
+    });
+
+    const { shopOrderId } = await paidInvoice();
+    const rf = { shopRefundId: id('rf'), amount: '10.00' };
+    expect((await createRefund(shopOrderId, rf)).status).toBe(201);
+    for (const amount of ['11.00', '12.00', '13.00'])
+      expect((await createRefund(shopOrderId, { ...rf, amount })).body.type).toBe(PROBLEM + 'idempotency-conflict');
+    expect((await createRefund(shopOrderId, rf)).body.type).toBe(PROBLEM + 'idempotency-locked');
+  });
+});
+
+// ------------------------------------------------------------ metadata
+
+describe('metadata on invoices, refunds and payouts', () => {
+  const META = { orderRef: 'A-1', customer: 'c-42' };
+
+  it('round trip: stored, returned on create, GET and lists, carried in events, never sent to the gateway', async () => {
+    const inv = invoiceBody({ payway: PAYMENT.cardSuccess, metadata: META });
+    const created = await createInvoice(inv);
+    expect(created.status).toBe(201);
+    expect(created.body.metadata).toEqual(META);
+    const got = await ctx.http.get(`/api/v1/invoices/${inv.shopOrderId}`).set(auth());
+    expect(got.body.metadata).toEqual(META);
+    const plain = await createInvoice(invoiceBody());
+    expect(plain.body.metadata).toEqual({});
+
+    await eventually(async () => {
+      const r = await ctx.http.get(`/api/v1/invoices/${inv.shopOrderId}?refresh=true`).set(auth());
+      expect(r.body.status).toBe('succeeded');
+    });
+    const rf = await createRefund(String(inv.shopOrderId), { shopRefundId: id('rf'), amount: '1.00', metadata: { ticket: 'T-9' } });
+    expect(rf.status).toBe(201);
+    expect(rf.body.metadata).toEqual({ ticket: 'T-9' });
+    const po = await createPayout(payoutBody({ metadata: { seller: 's-1' } }));
+    expect(po.status).toBe(202);
+    expect(po.body.metadata).toEqual({ seller: 's-1' });
+
+    const events = await db.query(
+      `SELECT entity_type, data FROM events WHERE type IS NOT NULL AND entity_id IN ($1, $2, $3)`,
+      [inv.shopOrderId, rf.body.shopRefundId, po.body.shopPaymentId],
+    );
+    expect(new Set(events.rows.map((e) => e.entity_type))).toEqual(new Set(['invoice', 'refund', 'payout']));
+    for (const e of events.rows) expect(Object.keys(e.data.metadata).length).toBeGreaterThan(0);
+
+    const sent = JSON.stringify(await sandboxRequests(ctx));
+    for (const v of ['A-1', 'c-42', 'T-9', 's-1', 'orderRef']) expect(sent).not.toContain(v);
+  });
+
+  it('lists filter by ?metadata[key]=value (invoices, an invoice\'s refunds, admin refunds, payouts)', async () => {
+    const ref = id('ref');
+    const inv = invoiceBody({ payway: PAYMENT.cardSuccess, metadata: { orderRef: ref, kind: 'x' } });
+    await createInvoice(inv);
+    await createInvoice(invoiceBody({ metadata: { orderRef: `${ref}-other` } }));
+    const list = await ctx.http.get(`/api/v1/invoices?metadata[orderRef]=${ref}`).set(auth());
+    expect(list.status).toBe(200);
+    expect(list.body.items.map((i: { shopOrderId: string }) => i.shopOrderId)).toEqual([inv.shopOrderId]);
+    const both = await ctx.http.get(`/api/v1/invoices?metadata[orderRef]=${ref}&metadata[kind]=y`).set(auth());
+    expect(both.body.items).toEqual([]);
+
+    await eventually(async () => {
+      const r = await ctx.http.get(`/api/v1/invoices/${inv.shopOrderId}?refresh=true`).set(auth());
+      expect(r.body.status).toBe('succeeded');
+    });
+    const rf = await createRefund(String(inv.shopOrderId), { shopRefundId: id('rf'), amount: '1.00', metadata: { orderRef: ref } });
+    await createRefund(String(inv.shopOrderId), { shopRefundId: id('rf'), amount: '1.00' });
+    const refunds = await ctx.http.get(`/api/v1/invoices/${inv.shopOrderId}/refunds?metadata[orderRef]=${ref}`).set(auth());
+    expect(refunds.body.items.map((r: { shopRefundId: string }) => r.shopRefundId)).toEqual([rf.body.shopRefundId]);
+    const adminRefunds = await ctx.http.get(`/api/v1/admin/refunds?metadata[orderRef]=${ref}`).set(admin());
+    expect(adminRefunds.body.items.map((r: { shopRefundId: string }) => r.shopRefundId)).toEqual([rf.body.shopRefundId]);
+
+    const po = await createPayout(payoutBody({ metadata: { orderRef: ref } }));
+    await createPayout(payoutBody());
+    const payouts = await ctx.http.get(`/api/v1/payouts?metadata%5BorderRef%5D=${ref}`).set(auth());
+    expect(payouts.body.items.map((p: { shopPaymentId: string }) => p.shopPaymentId)).toEqual([po.body.shopPaymentId]);
+  });
+
+  it.each([
+    ['nested brackets name a key that no object has', 'metadata[a][b]=x', 200],
+    ['a repeated parameter', 'metadata[a]=1&metadata[a]=2', 400],
+    ['a plain metadata parameter', 'metadata=x', 400],
+    ['an empty key', 'metadata[]=x', 400],
+    ['a key over 40 characters', `metadata[${'k'.repeat(41)}]=x`, 400],
+    ['a __proto__ key', 'metadata[__proto__]=x', 400],
+    ['a constructor key', 'metadata[constructor]=x', 400],
+    ['a prototype key', 'metadata[prototype]=x', 400],
+    ['a value over 500 characters', `metadata[a]=${'v'.repeat(501)}`, 400],
+  ])('list filter spelling: %s (%s) → %p, never a 500 nor a widened list', async (_name, query, status) => {
+    for (const [path, as] of [
+      ['/api/v1/invoices', auth()],
+      ['/api/v1/payouts', auth()],
+      ['/api/v1/admin/refunds', admin()],
+    ] as const) {
+      const res = await ctx.http.get(`${path}?${query}`).set(as);
+      expect(res.status).toBe(status);
+      if (status === 200) expect(res.body.items).toEqual([]);
+      else expect(res.body.errors[0].field).toMatch(/^metadata/);
+    }
+  });
+
+  it.each([
+    ['a number value', { a: 1 }, 'metadata.a'],
+    ['a null value', { a: null }, 'metadata.a'],
+    ['an object value', { a: { b: 'c' } }, 'metadata.a'],
+    ['a value over 500 characters', { a: 'v'.repeat(501) }, 'metadata.a'],
+    ['a key over 40 characters', { ['k'.repeat(41)]: 'v' }, `metadata.${'k'.repeat(40)}…`],
+    ['an empty key', { '': 'v' }, 'metadata.'],
+    ['21 keys', Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])), 'metadata'],
+    ['an array', ['a'], 'metadata'],
+    ['a string', 'a=b', 'metadata'],
+    ['a constructor key', { constructor: 'c' }, 'metadata.constructor'],
+    ['a __proto__ key', JSON.parse('{"__proto__": "p"}') as unknown, 'metadata.__proto__'],
+    ['a prototype key', { prototype: 'p' }, 'metadata.prototype'],
+  ])('%s is a 400 naming the key on every create', async (_name, metadata, field) => {
+    for (const res of [
+      await createInvoice(invoiceBody({ metadata })),
+      await createPayout(payoutBody({ metadata })),
+      await createRefund(id('x'), { shopRefundId: id('rf'), amount: '1.00', metadata }),
+    ]) {
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toContainEqual(expect.objectContaining({ field }));
+    }
+  });
+
+  it('limits are inclusive: 20 keys, 40-character keys and 500-character values; prototype-like keys that are not reserved are kept', async () => {
+    const metadata: Record<string, string> = Object.fromEntries(
+      Array.from({ length: 18 }, (_, i) => [`${'k'.repeat(38)}${String(i).padStart(2, '0')}`, 'v'.repeat(500)]),
+    );
+    Object.assign(metadata, { toString: 'c', hasOwnProperty: 'h' });
+    const res = await ctx.http
+      .post('/api/v1/invoices')
+      .set(auth())
+      .set('content-type', 'application/json')
+      .send(JSON.stringify(invoiceBody({ metadata })));
+    expect(res.status).toBe(201);
+    expect(Object.keys(res.body.metadata)).toHaveLength(20);
+    expect(res.body.metadata.toString).toBe('c');
+    const filtered = await ctx.http.get(`/api/v1/invoices?metadata[toString]=c`).set(auth());
+    expect(filtered.body.items.map((i: { shopOrderId: string }) => i.shopOrderId)).toContain(res.body.shopOrderId);
+  });
+});
