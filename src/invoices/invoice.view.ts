@@ -14,7 +14,9 @@ export interface InvoiceView {
   payway: string;
   description: string | null;
   twoStep: boolean;
-  payerPrice?: string;
+  /** What the payer pays, fees included, in psCurrency (the gateway's client_price); null until known. */
+  payerPrice: string | null;
+  psCurrency: number | null;
   /** SUCCESS refunds. */
   refundedAmount: string;
   /** WAITING refunds. */
@@ -60,6 +62,8 @@ export function toInvoiceView(
     payway: inv.payway,
     description: inv.description,
     twoStep: inv.twoStep,
+    payerPrice: inv.payerPrice !== null ? inv.payerPrice.toString() : null,
+    psCurrency: inv.psCurrency,
     // The refund sums, written with the invoice amount's scale ("0.00" beside "150.50", not "0").
     ...refundSumsOf(inv),
     redirect: inv.redirect,
@@ -78,7 +82,6 @@ export function toInvoiceView(
     needsAttention: inv.needsAttention,
     attentionReason: inv.attentionReason ?? null,
   };
-  if (inv.payerPrice !== null) view.payerPrice = inv.payerPrice.toString();
   return view;
 }
 

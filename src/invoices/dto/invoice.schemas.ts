@@ -69,11 +69,22 @@ export class InvoiceSchema {
   payway: string;
   @ApiProperty({ type: String, nullable: true, example: 'Order 1001' }) description: string | null;
   @ApiProperty({ example: false }) twoStep: boolean;
-  @ApiPropertyOptional({
-    description: 'What the payer pays, fees included (decimal string)',
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      "What the payer pays, fees included, in psCurrency (decimal string): the gateway's price from its quote, record or notification; null until the gateway has said",
     example: '103.10',
   })
-  payerPrice?: string;
+  payerPrice: string | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description:
+      'ISO 4217 numeric code of the currency of payerPrice (the payway’s); null until known',
+    example: 643,
+  })
+  psCurrency: number | null;
   @ApiProperty({
     description: 'Sum of SUCCESS refunds (decimal string with the amount scale)',
     example: '30.00',
