@@ -17,6 +17,7 @@ type Schema = Json & {
   properties?: Record<string, Schema>;
   items?: Schema;
   allOf?: Schema[];
+  oneOf?: Schema[];
 };
 interface Media {
   schema?: Schema;
@@ -50,6 +51,8 @@ function missingExamples(
     return missingExamples(target, doc, at, new Set([...seen, schema.$ref]));
   }
   if (schema.allOf) return schema.allOf.flatMap((s) => missingExamples(s, doc, at, seen));
+  // One of several shapes (events by objectType, payways by direction): each needs its examples.
+  if (schema.oneOf) return schema.oneOf.flatMap((s) => missingExamples(s, doc, at, seen));
   if (schema.type === 'array') return missingExamples(schema.items, doc, `${at}[]`, seen);
   if (schema.properties && Object.keys(schema.properties).length > 0) {
     return Object.entries(schema.properties).flatMap(([k, s]) =>
@@ -175,9 +178,114 @@ export async function scenario(base: string, key: string): Promise<string> {
   // @ts-expect-error amounts are decimal strings, never JSON numbers
   const wrong: Body<'/api/v1/invoices', 'post'> = { shopOrderId: 'order-2', amount: 100, currency: 643, payway: '${PAYMENT.card}' };
   void wrong;
-  return [paid, refundedSoFar, refund.status, refund.amount, payout.status, masked].join(' ');
+  const ways = await call<Answer<'/api/v1/payways', 'get', 200>>(base, key, 'GET', '/api/v1/payways?direction=payment');
+  const bounds: string[] =
+    ways.direction === 'payment'
+      ? ways.groups.flatMap((g) => g.payways.map((p) => (p.minAmount ?? '') + '..' + (p.maxAmount ?? '') + (p.isActive ? '' : ' inactive')))
+      : ways.groups.flatMap((g) => g.payways.map((p) => Object.keys(p.accountInfoConfig).join(',')));
+  return [paid, refundedSoFar, refund.status, refund.amount, payout.status, masked, ...bounds].join(' ');
 }
 `;
+
+/**
+ * A shop's webhook handler on the generated types: the event (webhook body or GET /events item)
+ * is told apart by `objectType` or `type`, and `data` is read typed, without a cast.
+ */
+const WEBHOOK_HANDLER = `
+import type { paths } from './api';
+
+type Answer<P extends keyof paths, M extends keyof paths[P], S extends number> =
+  paths[P][M] extends { responses: { [K in S]: { content: { 'application/json': infer B } } } } ? B : never;
+export type ShopEvent = Answer<'/api/v1/events/{id}', 'get', 200>;
+type FeedEvent = Answer<'/api/v1/events', 'get', 200>['items'][number];
+
+export function byObject(event: ShopEvent): string {
+  switch (event.objectType) {
+    case 'invoice': {
+      const status: 'succeeded' | 'rejected' | 'held' | (string & {}) = event.data.status;
+      const order: string = event.data.shopOrderId;
+      const price: string | null = event.data.payerPrice;
+      const refundable: string = event.data.refundableAmount;
+      const type: \`invoice.\${string}\` = event.type;
+      return [type, order, status, price ?? '-', refundable].join(' ');
+    }
+    case 'refund': {
+      const status: 'WAITING' | 'SUCCESS' | 'FAILED' = event.data.status;
+      return [event.data.shopRefundId, event.data.shopOrderId, status, event.data.amount].join(' ');
+    }
+    case 'payout': {
+      return [event.data.shopPaymentId, event.data.status, event.data.account].join(' ');
+    }
+    default: {
+      const none: never = event;
+      return none;
+    }
+  }
+}
+
+export function byType(event: FeedEvent): string {
+  switch (event.type) {
+    case 'invoice.succeeded':
+      return event.data.shopOrderId + ' paid ' + event.data.amount;
+    case 'refund.success':
+      return event.data.shopRefundId + ' refunded of ' + event.data.shopOrderId;
+    case 'payout.failed':
+      return event.data.shopPaymentId + ' failed';
+    default:
+      return event.objectId;
+  }
+}
+`;
+
+/** The same handler reading a field the object does not have: it must not type-check. */
+const WRONG_HANDLER = `
+import type { paths } from './api';
+
+type Answer<P extends keyof paths, M extends keyof paths[P], S extends number> =
+  paths[P][M] extends { responses: { [K in S]: { content: { 'application/json': infer B } } } } ? B : never;
+type ShopEvent = Answer<'/api/v1/events/{id}', 'get', 200>;
+
+export function wrong(event: ShopEvent): string {
+  switch (event.type) {
+    case 'invoice.succeeded':
+      return event.data.shopPaymentId;
+    case 'refund.failed':
+      return event.data.payerPrice ?? '';
+    default:
+      return event.objectType === 'payout' ? event.data.shopRefundId : '';
+  }
+}
+`;
+
+/** Type-checks the files (beside the client generated from `doc`); the diagnostics, one line each. */
+async function typeCheck(doc: Json, files: Record<string, string>): Promise<string[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'openapi-client-'));
+  try {
+    writeFileSync(join(dir, 'api.ts'), astToString(await openapiTS(structuredClone(doc) as never)));
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    const program = ts.createProgram(
+      Object.keys(files).map((name) => join(dir, name)),
+      {
+        strict: true,
+        noEmit: true,
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.ESNext,
+        moduleResolution: ts.ModuleResolutionKind.Bundler,
+        lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+        types: [],
+        skipLibCheck: true,
+      },
+    );
+    return ts.getPreEmitDiagnostics(program).map((d) => {
+      const where = d.file
+        ? `${d.file.fileName.slice(dir.length + 1)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}`
+        : '';
+      return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 describe('OpenAPI contract', () => {
   let service: RunningService;
@@ -253,32 +361,56 @@ describe('OpenAPI contract', () => {
   });
 
   it('a client generated with openapi-typescript type-checks against the real shapes', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'openapi-client-'));
-    try {
-      writeFileSync(
-        join(dir, 'api.ts'),
-        astToString(await openapiTS(structuredClone(served) as never)),
-      );
-      writeFileSync(join(dir, 'client.ts'), CLIENT);
-      const program = ts.createProgram([join(dir, 'client.ts')], {
-        strict: true,
-        noEmit: true,
-        target: ts.ScriptTarget.ES2022,
-        module: ts.ModuleKind.ESNext,
-        moduleResolution: ts.ModuleResolutionKind.Bundler,
-        lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
-        types: [],
-        skipLibCheck: true,
-      });
-      const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => {
-        const where = d.file
-          ? `${d.file.fileName.slice(dir.length + 1)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}`
-          : '';
-        return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
-      });
-      expect(diagnostics).toEqual([]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+    expect(await typeCheck(served, { 'client.ts': CLIENT })).toEqual([]);
+  });
+
+  it('a generated-client webhook handler switches on objectType or type and reads data without a cast', async () => {
+    expect(await typeCheck(served, { 'handler.ts': WEBHOOK_HANDLER })).toEqual([]);
+  });
+
+  it('a handler reading a field its object does not have fails to type-check, naming the field', async () => {
+    const errors = await typeCheck(served, { 'wrong.ts': WRONG_HANDLER });
+    expect(errors).toEqual([
+      expect.stringMatching(/^wrong\.ts:11 .*'shopPaymentId'/),
+      expect.stringMatching(/^wrong\.ts:13 .*'payerPrice'/),
+      expect.stringMatching(/^wrong\.ts:15 .*'shopRefundId'/),
+    ]);
+  });
+
+  it('every event shape is typed: oneOf by objectType, type enums per object, data the object’s schema', () => {
+    const schemas = (served.components as Json).schemas as Record<string, Schema>;
+    const event = ((served.paths as Json)['/api/v1/events/{id}'] as Record<string, Operation>).get
+      .responses['200'].content!['application/json'].schema!;
+    expect(event.discriminator).toEqual({
+      propertyName: 'objectType',
+      mapping: {
+        invoice: '#/components/schemas/InvoiceEvent',
+        refund: '#/components/schemas/RefundEvent',
+        payout: '#/components/schemas/PayoutEvent',
+      },
+    });
+    const page = schemas.ShopEventPage.properties!.items.items!;
+    expect(page).toEqual(event);
+    for (const [objectType, name, data] of [
+      ['invoice', 'InvoiceEvent', 'Invoice'],
+      ['refund', 'RefundEvent', 'RefundView'],
+      ['payout', 'PayoutEvent', 'PayoutView'],
+    ]) {
+      const props = schemas[name].properties!;
+      expect(props.objectType.enum).toEqual([objectType]);
+      const types = props.type.enum as string[];
+      expect(types.length).toBeGreaterThan(2);
+      expect(types.every((t) => t.startsWith(`${objectType}.`))).toBe(true);
+      expect(JSON.stringify(props.data)).toContain(`"#/components/schemas/${data}"`);
+      expect(props.data.additionalProperties).toBeUndefined();
     }
+  });
+
+  it('the bearer scheme is an opaque API key, not a JWT', () => {
+    const schemes = (served.components as Json).securitySchemes as Record<string, Json>;
+    expect(schemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(schemes.bearer.bearerFormat).toBeUndefined();
+    expect(String(schemes.bearer.description)).toMatch(/opaque/);
+    expect(JSON.stringify(served)).not.toMatch(/JWT/i);
   });
 });

@@ -263,7 +263,14 @@ export function openApiDocument(app: INestApplication): OpenAPIObject {
         'shopRefundId, shopPaymentId): the same body replays the stored result, another body is 409.',
     )
     .setVersion('1.0.0')
-    .addBearerAuth()
+    // The keys are opaque strings (API_KEYS, ADMIN_API_KEYS), not JWTs: no bearerFormat
+    // (addBearerAuth would add `bearerFormat: JWT`).
+    .addSecurity('bearer', {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        'An API key from API_KEYS (shop) or ADMIN_API_KEYS (admin): an opaque string, sent as `Authorization: Bearer <key>`',
+    })
     .addSecurityRequirements('bearer')
     .build();
   return withGlobalProblems(

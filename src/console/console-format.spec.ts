@@ -1,4 +1,12 @@
-import { currencyCode, duration, fillHours, hourlyChart, money, utc } from './console-format';
+import {
+  currencyCode,
+  duration,
+  fillHours,
+  hourLabel,
+  hourlyChart,
+  money,
+  utc,
+} from './console-format';
 import { fmtField } from './console-fields';
 
 describe('console formatting', () => {
@@ -91,10 +99,27 @@ describe('console formatting', () => {
     expect(svg.startsWith('<svg')).toBe(true);
     expect(svg).toContain('role="img"');
     expect(svg.match(/class="bar-all"/g)).toHaveLength(24);
-    expect(svg).toContain('05:00 UTC: 10 payments, 5 succeeded');
+    expect(svg).toContain('22 Nov 05:00 UTC: 10 payments, 5 succeeded');
     expect(svg).toContain('height="136"'); // 160 - 24 of padding: the maximum
     expect(svg).toContain('height="68"'); // half of it succeeded
     expect(svg).toContain('10 payments in all');
+  });
+
+  it('dates every axis label, so the hours never read as reversed around midnight', () => {
+    // 24 Nov 13:00 … 25 Nov 12:00: the axis crosses midnight.
+    const svg = hourlyChart(fillHours([], new Date('2026-11-25T12:10:00Z')));
+    const axis = [...svg.matchAll(/<text class="axis"[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
+    expect(axis).toEqual(['1', '24 Nov 13:00', '25 Nov 00:00', '25 Nov 12:00']);
+    expect(svg).toContain('<title>24 Nov 23:00 UTC: 0 payments, 0 succeeded</title>');
+    expect(svg).toContain('<title>25 Nov 00:00 UTC: 0 payments, 0 succeeded</title>');
+  });
+
+  it.each([
+    ['2026-01-01T00:00:00Z', '1 Jan 00:00'],
+    ['2026-12-31T23:00:00Z', '31 Dec 23:00'],
+    ['2024-02-29T09:00:00Z', '29 Feb 09:00'],
+  ])('hour %s is labelled %s (UTC, whatever the local zone)', (t, shown) => {
+    expect(hourLabel(new Date(t))).toBe(shown);
   });
 });
 

@@ -63,7 +63,7 @@ export function hourlyChart(buckets: HourBucket[], width = 720, height = 160): s
       const x = Math.round(pad + i * slot);
       const hAll = scale(b.total);
       const hOk = scale(b.succeeded);
-      const label = `${b.hour.toISOString().slice(11, 16)} UTC: ${b.total} payments, ${b.succeeded} succeeded`;
+      const label = `${hourLabel(b.hour)} UTC: ${b.total} payments, ${b.succeeded} succeeded`;
       return (
         `<g><title>${label}</title>` +
         `<rect class="bar-all" x="${x}" y="${height - pad - hAll}" width="${bar}" height="${hAll}"/>` +
@@ -71,8 +71,17 @@ export function hourlyChart(buckets: HourBucket[], width = 720, height = 160): s
       );
     })
     .join('');
-  const first = buckets[0]?.hour.toISOString().slice(11, 16) ?? '';
-  const last = buckets[buckets.length - 1]?.hour.toISOString().slice(11, 16) ?? '';
+  // Every axis label carries its day, so 23:00 then 00:00 never reads as time running backwards.
+  const first = buckets[0] ? hourLabel(buckets[0].hour) : '';
+  const last = buckets.length > 0 ? hourLabel(buckets[buckets.length - 1].hour) : '';
+  const midnights = buckets
+    .map((b, i) => ({ b, i }))
+    .filter(({ b, i }) => b.hour.getUTCHours() === 0 && i >= 4 && i <= buckets.length - 5)
+    .map(
+      ({ b, i }) =>
+        `<text class="axis" x="${Math.round(pad + i * slot)}" y="${height - 6}">${hourLabel(b.hour)}</text>`,
+    )
+    .join('');
   const total = buckets.reduce((s, b) => s + b.total, 0);
   return (
     `<svg class="chart" role="img" aria-labelledby="chart-title chart-desc" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">` +
@@ -82,9 +91,19 @@ export function hourlyChart(buckets: HourBucket[], width = 720, height = 160): s
     `<line class="axis-line" x1="${pad}" y1="${height - pad}" x2="${width}" y2="${height - pad}"/>` +
     bars +
     `<text class="axis" x="${pad}" y="${height - 6}">${first}</text>` +
-    `<text class="axis" x="${width - 40}" y="${height - 6}">${last}</text>` +
+    midnights +
+    `<text class="axis" x="${width}" y="${height - 6}" text-anchor="end">${last}</text>` +
     `</svg>`
   );
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** "24 Nov 13:00": an hour on the chart's axis, in UTC, with its day. */
+export function hourLabel(hour: Date): string {
+  const hh = String(hour.getUTCHours()).padStart(2, '0');
+  const mm = String(hour.getUTCMinutes()).padStart(2, '0');
+  return `${hour.getUTCDate()} ${MONTHS[hour.getUTCMonth()]} ${hh}:${mm}`;
 }
 
 /** The last `hours` whole hours ending with the current one, filled with zeros where empty. */

@@ -587,6 +587,9 @@ export class ConsoleController {
       active: `/admin/ui/${type}s`,
       fields,
       timeline: await this.data.timeline(type, id),
+      type,
+      refunds: type === 'invoice' ? await this.data.refundsOf(id) : null,
+      deliveries: await this.data.deliveriesOf(type, id),
     });
   }
 

@@ -57,7 +57,10 @@ export interface SearchFilter {
 
 export interface ListRow {
   shopId: string;
+  /** The gateway's id of the object (for a refund: of its invoice; refunds have none of their own). */
   gatewayId: string | null;
+  /** A refund's order; null for other kinds. */
+  shopOrderId: string | null;
   status: string;
   amount: string;
   currency: number;
@@ -72,6 +75,29 @@ export interface TimelineEntry {
   title: string;
   detail: string;
   link?: string;
+}
+
+export interface InvoiceRefundRow {
+  shopRefundId: string;
+  status: string;
+  amount: string;
+  currency: number;
+  needsAttention: boolean;
+  createdAt: Date;
+}
+
+export interface ObjectDeliveryRow {
+  id: string;
+  eventId: string;
+  eventType: string;
+  sequence: number;
+  url: string;
+  state: string;
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  nextAttemptAt: Date | null;
+  createdAt: Date;
 }
 
 const LIST_LIMIT = 100;
@@ -109,7 +135,9 @@ export class ConsoleService {
     };
     if (f.q) {
       const byGateway = /^\d{1,18}$/.test(f.q) ? ` OR t.${k.gatewayId} = ${bind(f.q)}::bigint` : '';
-      where.push(`(t.${k.shopId} = ${bind(f.q)}${byGateway})`);
+      // A refund is also found by its order.
+      const byOrder = type === 'refund' ? ` OR t.shop_order_id = ${bind(f.q)}` : '';
+      where.push(`(t.${k.shopId} = ${bind(f.q)}${byGateway}${byOrder})`);
     }
     if (f.status) where.push(`t.status = ${bind(f.status)}`);
     if (f.payway && type !== 'refund') where.push(`t.payway = ${bind(f.payway)}`);
@@ -118,8 +146,9 @@ export class ConsoleService {
     if (after !== null)
       where.push(afterCursorSql('t', k.table, 'created_at', `${bind(after)}::uuid`));
     const payway = type === 'refund' ? 'NULL' : 't.payway';
+    const order = type === 'refund' ? 't.shop_order_id' : 'NULL';
     const rows = (await this.dataSource.query(
-      `SELECT t.id, t.${k.shopId} AS shop_id, t.${k.gatewayId}::text AS gateway_id, t.status, t.amount::text AS amount,
+      `SELECT t.id, t.${k.shopId} AS shop_id, t.${k.gatewayId}::text AS gateway_id, ${order} AS shop_order_id, t.status, t.amount::text AS amount,
               t.${k.currency} AS currency, ${payway} AS payway, ${ConsoleService.attentionSql(type, 't')} AS attention, t.created_at
          FROM ${k.table} t
         ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
@@ -136,6 +165,7 @@ export class ConsoleService {
     return {
       shopId: String(r.shop_id),
       gatewayId: (r.gateway_id as string | null) ?? null,
+      shopOrderId: (r.shop_order_id as string | null) ?? null,
       status: String(r.status),
       amount: String(r.amount),
       currency: Number(r.currency),
@@ -228,6 +258,67 @@ export class ConsoleService {
       })),
     ];
     return entries.sort((a, b) => a.at.getTime() - b.at.getTime());
+  }
+
+  /** An invoice's refunds (invoices and their refunds are the payment shop's), oldest first. */
+  async refundsOf(shopOrderId: string): Promise<InvoiceRefundRow[]> {
+    const rows = (await this.dataSource.query(
+      `SELECT shop_refund_id, status, amount::text AS amount, currency, needs_attention, created_at
+         FROM refunds WHERE shop_id = $1 AND shop_order_id = $2 ORDER BY created_at, id LIMIT ${LIST_LIMIT}`,
+      [this.config.gateway.shops.payment.shopId, shopOrderId],
+    )) as Array<{
+      shop_refund_id: string;
+      status: string;
+      amount: string;
+      currency: number;
+      needs_attention: boolean;
+      created_at: Date;
+    }>;
+    return rows.map((r) => ({
+      shopRefundId: r.shop_refund_id,
+      status: r.status,
+      amount: r.amount,
+      currency: r.currency,
+      needsAttention: r.needs_attention,
+      createdAt: r.created_at,
+    }));
+  }
+
+  /** The webhook deliveries of an object's events, newest first. */
+  async deliveriesOf(type: ObjectType, shopId: string): Promise<ObjectDeliveryRow[]> {
+    const rows = (await this.dataSource.query(
+      `SELECT d.id, d.event_id, e.type, d.sequence, d.url, d.state, d.attempts, d.last_status, d.last_error,
+              d.next_attempt_at, d.created_at
+         FROM events e JOIN webhook_deliveries d ON d.event_id = e.id
+        WHERE e.entity_type = $1 AND e.entity_id = $2
+        ORDER BY d.id DESC LIMIT ${LIST_LIMIT}`,
+      [type, shopId],
+    )) as Array<{
+      id: string;
+      event_id: string;
+      type: string;
+      sequence: number;
+      url: string;
+      state: string;
+      attempts: number;
+      last_status: number | null;
+      last_error: string | null;
+      next_attempt_at: Date | null;
+      created_at: Date;
+    }>;
+    return rows.map((r) => ({
+      id: String(r.id),
+      eventId: String(r.event_id),
+      eventType: r.type,
+      sequence: r.sequence,
+      url: r.url,
+      state: r.state,
+      attempts: r.attempts,
+      lastStatus: r.last_status,
+      lastError: r.last_error,
+      nextAttemptAt: r.state === 'pending' || r.state === 'failed' ? r.next_attempt_at : null,
+      createdAt: r.created_at,
+    }));
   }
 
   /** Counts for the overview: statuses over the last 24 h per kind, open attention items. */

@@ -1,14 +1,33 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiSchema,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import type { AuditEventEntity } from '../audit/audit-event.entity';
-import { SHOP_EVENT_TYPES } from '../audit/shop-events';
+import { SHOP_EVENT_TYPES, type EventObjectType } from '../audit/shop-events';
+import { InvoiceSchema } from '../invoices/dto/invoice.schemas';
+import { PayoutView } from '../payouts/dto/payout.view';
+import { RefundView } from '../refunds/dto/refund.view';
 
 /** A shop event as the feed returns it and webhooks POST it (shared/API.md, Shop events). */
-export class ShopEvent {
+export interface ShopEvent {
+  id: string;
+  type: string;
+  createdAt: string;
+  objectType: string;
+  objectId: string;
+  sequence: number;
+  keyId?: string;
+  data: Record<string, unknown>;
+}
+
+/** What every event has, whatever its object; the subclasses type `type`, `objectType` and `data`. */
+abstract class ShopEventBase {
   @ApiProperty({ example: '1042', description: 'Also the `webhook-id` of its deliveries' })
   id: string;
-  @ApiProperty({ enum: SHOP_EVENT_TYPES, example: 'invoice.succeeded' }) type: string;
   @ApiProperty({ format: 'date-time', example: '2026-01-15T10:02:00.000Z' }) createdAt: string;
-  @ApiProperty({ enum: ['invoice', 'refund', 'payout'] }) objectType: string;
   @ApiProperty({
     description: "The shop's id: shopOrderId, shopRefundId or shopPaymentId",
     example: 'order-1001',
@@ -20,18 +39,71 @@ export class ShopEvent {
     example: '9f86d081884c',
   })
   keyId?: string;
-  @ApiProperty({
-    type: 'object',
-    additionalProperties: true,
-    example: { shopOrderId: 'order-1001', status: 'succeeded', amount: '100.00' },
-    description:
-      'The object as its GET returned it at that moment (invoice, refund or payout body)',
-  })
-  data: Record<string, unknown>;
 }
 
+const typesOf = (objectType: EventObjectType): string[] =>
+  SHOP_EVENT_TYPES.filter((t) => t.startsWith(`${objectType}.`));
+
+@ApiSchema({ name: 'InvoiceEvent' })
+export class InvoiceEventSchema extends ShopEventBase {
+  @ApiProperty({ enum: typesOf('invoice'), example: 'invoice.succeeded' }) type: string;
+  @ApiProperty({ enum: ['invoice'], example: 'invoice' }) objectType: 'invoice';
+  @ApiProperty({
+    type: InvoiceSchema,
+    description: 'The invoice as its GET returned it at that moment',
+  })
+  data: InvoiceSchema;
+}
+
+@ApiSchema({ name: 'RefundEvent' })
+export class RefundEventSchema extends ShopEventBase {
+  @ApiProperty({ enum: typesOf('refund'), example: 'refund.success' }) type: string;
+  @ApiProperty({ enum: ['refund'], example: 'refund' }) objectType: 'refund';
+  @ApiProperty({
+    type: RefundView,
+    description: 'The refund as its GET returned it at that moment',
+  })
+  data: RefundView;
+}
+
+@ApiSchema({ name: 'PayoutEvent' })
+export class PayoutEventSchema extends ShopEventBase {
+  @ApiProperty({ enum: typesOf('payout'), example: 'payout.succeeded' }) type: string;
+  @ApiProperty({ enum: ['payout'], example: 'payout' }) objectType: 'payout';
+  @ApiProperty({
+    type: PayoutView,
+    description: 'The payout as its GET returned it at that moment',
+  })
+  data: PayoutView;
+}
+
+/**
+ * An event's schema: one of the three, told apart by `objectType`, so a generated client can
+ * switch on `objectType` (or on `type`) and read `data` typed, without a cast.
+ */
+export const SHOP_EVENT_SCHEMA = {
+  oneOf: [
+    { $ref: getSchemaPath('InvoiceEvent') },
+    { $ref: getSchemaPath('RefundEvent') },
+    { $ref: getSchemaPath('PayoutEvent') },
+  ],
+  discriminator: {
+    propertyName: 'objectType',
+    mapping: {
+      invoice: getSchemaPath('InvoiceEvent'),
+      refund: getSchemaPath('RefundEvent'),
+      payout: getSchemaPath('PayoutEvent'),
+    },
+  },
+};
+
+/** Registers the event schemas a route's SHOP_EVENT_SCHEMA refers to. */
+export const ApiShopEventModels = (): ClassDecorator & MethodDecorator =>
+  ApiExtraModels(InvoiceEventSchema, RefundEventSchema, PayoutEventSchema);
+
+@ApiShopEventModels()
 export class ShopEventPage {
-  @ApiProperty({ type: [ShopEvent] }) items: ShopEvent[];
+  @ApiProperty({ type: 'array', items: SHOP_EVENT_SCHEMA }) items: ShopEvent[];
   @ApiProperty({
     type: String,
     nullable: true,

@@ -12,7 +12,7 @@ import { ApiProblems } from '../common/openapi';
 import { currentActor } from '../common/request-context';
 import type { Page } from '../common/pagination';
 import { DELIVERY_STATES, EventFeedQuery, ListDeliveriesQuery } from './dto/event-queries.dto';
-import { ShopEvent, ShopEventPage } from './event.view';
+import { ApiShopEventModels, SHOP_EVENT_SCHEMA, ShopEventPage, type ShopEvent } from './event.view';
 import { EventsService, type DeliveryView } from './events.service';
 import { feedObjectTypes } from './feed-scope';
 
@@ -51,7 +51,8 @@ export class EventsController {
     description:
       "An event of an object type outside the key's scopes is 404, as if it did not exist.",
   })
-  @ApiOkResponse({ type: ShopEvent })
+  @ApiShopEventModels()
+  @ApiOkResponse({ schema: SHOP_EVENT_SCHEMA })
   @ApiProblems(404)
   get(@Param('id') id: string): Promise<ShopEvent> {
     return this.events.get(id, feedObjectTypes(currentActor()));

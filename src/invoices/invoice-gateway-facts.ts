@@ -90,3 +90,54 @@ async function compareRefunded(
     ourRefunded: inv.refundedAmount.toString(),
   });
 }
+
+/** The payer's fee-inclusive price and its currency, as a record or notification carries them. */
+export type PriceFacts = Partial<Pick<InvoiceEntity, 'payerPrice' | 'clientPrice' | 'psCurrency'>>;
+
+/**
+ * `client_price` (what the payer pays, fees included, in the payway's currency) and
+ * `ps_currency` of an invoice record (JSON: exact text from the lossless parse, and a number) or
+ * a notification (form fields: text). A part that is missing, zero or malformed is left out, so
+ * it never overwrites what is known. The price is read as text, never through a float.
+ */
+export function priceFactsOf(r: { client_price?: unknown; ps_currency?: unknown }): PriceFacts {
+  const facts: PriceFacts = {};
+  const price = typeof r.client_price === 'string' ? r.client_price.trim() : undefined;
+  if (Amount.isValid(price)) {
+    const amount = Amount.parse(price);
+    if (!amount.isZero()) {
+      facts.payerPrice = amount;
+      facts.clientPrice = amount;
+    }
+  }
+  const currency = r.ps_currency;
+  if (typeof currency === 'number' && Number.isInteger(currency) && currency > 0 && currency < 1000)
+    facts.psCurrency = currency;
+  else if (typeof currency === 'string' && /^[1-9]\d{0,2}$/.test(currency))
+    facts.psCurrency = Number(currency);
+  return facts;
+}
+
+/** Writes the price facts that differ from the row's (under the caller's row lock); true when any did. */
+export async function takePriceFacts(
+  m: EntityManager,
+  inv: InvoiceEntity,
+  facts: PriceFacts,
+): Promise<boolean> {
+  const changes: PriceFacts = {};
+  if (facts.payerPrice && !(inv.payerPrice && sameDigits(inv.payerPrice, facts.payerPrice)))
+    changes.payerPrice = facts.payerPrice;
+  if (facts.clientPrice && !(inv.clientPrice && sameDigits(inv.clientPrice, facts.clientPrice)))
+    changes.clientPrice = facts.clientPrice;
+  if (facts.psCurrency !== undefined && inv.psCurrency !== facts.psCurrency)
+    changes.psCurrency = facts.psCurrency;
+  if (Object.keys(changes).length === 0) return false;
+  await m.update(InvoiceEntity, { id: inv.id }, changes);
+  Object.assign(inv, changes);
+  return true;
+}
+
+/** Equal value and spelling: "1281.8" is rewritten as "1281.80" when the gateway says so. */
+function sameDigits(a: Amount, b: Amount): boolean {
+  return a.toString() === b.toString();
+}

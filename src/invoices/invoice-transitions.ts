@@ -40,6 +40,9 @@ export type TransitionExtra = Partial<
     | 'responseCode'
     | 'responseBody'
     | 'updatedAt'
+    | 'payerPrice'
+    | 'clientPrice'
+    | 'psCurrency'
   >
 >;
 

@@ -19,7 +19,9 @@ export interface InvoiceView {
   twoStep: boolean;
   /** The shop's own references, as given at create ({} when none). */
   metadata: Record<string, string>;
-  payerPrice?: string;
+  /** What the payer pays, fees included, in psCurrency (the gateway's client_price); null until known. */
+  payerPrice: string | null;
+  psCurrency: number | null;
   /** SUCCESS refunds. */
   refundedAmount: string;
   /** WAITING refunds. */
@@ -67,6 +69,8 @@ export function toInvoiceView(
     description: inv.description,
     twoStep: inv.twoStep,
     metadata: inv.metadata ?? {},
+    payerPrice: inv.payerPrice !== null ? inv.payerPrice.toString() : null,
+    psCurrency: inv.psCurrency,
     // The refund sums, written with the invoice amount's scale ("0.00" beside "150.50", not "0").
     ...refundSumsOf(inv),
     redirect: inv.redirect,
@@ -85,7 +89,6 @@ export function toInvoiceView(
     needsAttention: inv.needsAttention,
     attentionReason: inv.attentionReason ?? null,
   };
-  if (inv.payerPrice !== null) view.payerPrice = inv.payerPrice.toString();
   return view;
 }
 

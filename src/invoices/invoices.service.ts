@@ -77,7 +77,7 @@ import {
   tokenInfoFromCheck,
 } from './payment-token';
 import { KeyRing, SealError } from '../common/key-ring';
-import { applyGatewayFacts } from './invoice-gateway-facts';
+import { applyGatewayFacts, priceFactsOf, takePriceFacts } from './invoice-gateway-facts';
 import { toInvoiceView, type InvoiceView } from './invoice.view';
 import { absencePolicy, applyInvoiceEvidence, evidenceOfCheck } from './invoice-evidence';
 import type { AbsencePolicy, InvoiceVerdict } from './invoice.rules';
@@ -910,7 +910,7 @@ export class InvoicesService {
           'api',
           { call },
           absencePolicy(this.config),
-          { gatewayStatus },
+          { gatewayStatus, ...priceFactsOf(record) },
         );
         if (!(verdict.kind === 'attention' && verdict.reason === 'mismatch'))
           await applyRecordFacts(m, inv, record);
@@ -1044,17 +1044,15 @@ async function applyRecordFacts(
 ): Promise<void> {
   const changes: {
     paymentId?: string;
-    psCurrency?: number;
     shopAmount?: Amount;
-    clientPrice?: Amount;
   } = {};
   if (r.payment_id !== undefined && r.payment_id !== null) changes.paymentId = String(r.payment_id);
-  if (typeof r.ps_currency === 'number') changes.psCurrency = r.ps_currency;
   if (typeof r.shop_amount === 'string') changes.shopAmount = Amount.fromText(r.shop_amount);
-  if (typeof r.client_price === 'string') changes.clientPrice = Amount.fromText(r.client_price);
-  if (Object.keys(changes).length === 0) return;
-  await m.update(InvoiceEntity, { id: inv.id }, changes);
-  Object.assign(inv, changes);
+  if (Object.keys(changes).length > 0) {
+    await m.update(InvoiceEntity, { id: inv.id }, changes);
+    Object.assign(inv, changes);
+  }
+  await takePriceFacts(m, inv, priceFactsOf(r));
 }
 
 /**
@@ -1078,7 +1076,8 @@ export async function applyCheckRecord(
     cause,
     { call: 'invoice/check', gatewayStatus: n },
     policy,
-    { gatewayStatus: n },
+    // The price goes with the status change, so the change's event carries it.
+    { gatewayStatus: n, ...priceFactsOf(record) },
   );
   // A record that is not ours teaches nothing about our invoice.
   if (verdict.kind === 'attention' && verdict.reason === 'mismatch') return verdict;

@@ -5,6 +5,7 @@ import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { lockInvoice } from '../invoices/invoice-transitions';
 import { absencePolicy, applyInvoiceEvidence } from '../invoices/invoice-evidence';
+import { priceFactsOf, takePriceFacts } from '../invoices/invoice-gateway-facts';
 import { statusFromNotification } from '../invoices/invoice.state';
 import { storePaymentToken, tokenFromPsData } from '../invoices/payment-token';
 import {
@@ -54,6 +55,7 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
 
     const from = invoice.status;
     const paymentId = /^\d+$/.test(fields.payment_id ?? '') ? fields.payment_id : undefined;
+    const prices = priceFactsOf(fields);
     const verdict = await applyInvoiceEvidence(
       manager,
       invoice,
@@ -70,14 +72,17 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
       'notification',
       { notificationId: ctx.notificationId, gatewayStatusText: fields.status },
       absencePolicy(this.config),
-      paymentId !== undefined ? { paymentId } : {},
+      // The payer's price goes with the status change, so the change's event carries it.
+      { ...(paymentId !== undefined ? { paymentId } : {}), ...prices },
     );
     if (verdict.kind === 'attention' && verdict.reason === 'mismatch')
       return this.reject(shopOrderId, verdict.detail, ctx);
+    const priced = await takePriceFacts(manager, invoice, prices);
 
     const changes: string[] = [];
     let stale: string | null = null;
     if (verdict.kind === 'apply') changes.push(`status ${from} -> ${verdict.to}`);
+    else if (priced) changes.push('payer price learnt');
     if (verdict.kind === 'ignore' && verdict.invoiceId !== undefined)
       changes.push(`gateway invoice id ${verdict.invoiceId} learnt`);
     else if (verdict.kind === 'attention')
@@ -86,7 +91,10 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
 
     // The token comes only with a successful payment; keep it even when the status was settled earlier.
     const token = tokenFromPsData(fields.ps_data);
-    if (token !== null && (await storePaymentToken(manager, invoice, token.token, token.info, this.keys)))
+    if (
+      token !== null &&
+      (await storePaymentToken(manager, invoice, token.token, token.info, this.keys))
+    )
       changes.push('payment token stored');
 
     if (changes.length > 0) return { status: 'applied', outcome: changes.join('; '), shopOrderId };

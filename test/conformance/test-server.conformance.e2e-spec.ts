@@ -140,22 +140,33 @@ describe('conformance with the test server’s recorded answers', () => {
       (g) => g.payways,
     );
     expect(payways.map((p) => p.alias)).toEqual([CARD, CARD_TIMEOUT, WALLET]);
-    expect(payways[0]).toMatchObject({
+    // In camelCase like every answer; the money with the gateway's own digits, never a float's.
+    expect(payways[0]).toEqual({
       id: 201,
+      alias: CARD,
       currency: 643,
-      min_amount: '10.0',
-      max_amount: '100000.0',
-      fee_config: { fix: '0.0', percent: '5.0' },
-      fee_part_config: { fix_part: '0.0', percent_part: '1.0' },
-      is_active: true,
-      add_ons_config: null,
+      minAmount: '10.0',
+      maxAmount: '100000.0',
+      feeConfig: { fix: '0.0', percent: '5.0' },
+      feePartConfig: { fixPart: '0.0', percentPart: '1.0' },
+      isActive: true,
+      addOnsConfig: {},
     });
+    expect(payways[2]).toMatchObject({ minAmount: '1.0', feePartConfig: { percentPart: '0.0' } });
     const out = await ctx.http.get('/api/v1/payways?direction=payout').set(auth()).expect(200);
     const outways = (out.body.groups as Array<{ payways: Array<Record<string, unknown>> }>).flatMap(
       (g) => g.payways,
     );
     expect(outways.map((p) => p.alias)).toEqual([TO_WALLET, TO_WALLET_FAIL]);
-    expect(outways[0]).toMatchObject({ min_amount: '10.0', fee_config: { fix: '5.0' } });
+    expect(outways[0]).toEqual({
+      alias: TO_WALLET,
+      currency: 643,
+      minAmount: '10.0',
+      maxAmount: '15000.0',
+      feeConfig: { fix: '5.0', percent: '0.0' },
+      accountInfoConfig: { account: { regex: '^\\+?7\\d{10}$', title: 'Phone number' } },
+      paysystemData: {},
+    });
   });
 
   it('quotes USD on the RUB payway at the gateway’s price, the payway matched exactly', async () => {

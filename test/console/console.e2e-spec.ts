@@ -308,6 +308,171 @@ describe('admin console', () => {
     }
   });
 
+  describe("an invoice's refunds and webhook deliveries (issue 25 item 10)", () => {
+    // A fresh instance on the same database: an earlier test leaves this address rate-limited.
+    let fresh: TestContext;
+    let jar: CookieJar;
+    beforeAll(async () => {
+      fresh = await startTestApp({ sandbox: ctx.sandbox, databaseUrl: ctx.databaseUrl });
+      jar = (await signIn(fresh, ADMIN_KEY)).jar;
+    });
+    afterAll(async () => {
+      await fresh?.service.close();
+    });
+
+    /** A paid invoice with two refunds (one with characters a URL must encode), as the console sees it. */
+    async function paidWithRefunds(): Promise<{ order: string; refunds: string[] }> {
+      const inv = await createInvoice({ amount: '300.00' });
+      const pay = await fetch(
+        `${ctx.sandbox.origin}/sandbox/invoices/${String(inv.invoiceId)}/pay`,
+        { method: 'POST' },
+      );
+      expect(pay.status).toBe(200);
+      const order = String(inv.shopOrderId);
+      for (let i = 0; i < 100; i++) {
+        const got = await ctx.http.get(`/api/v1/invoices/${order}`).set(auth());
+        if (got.body.status === 'succeeded') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const refunds = [`${order}-r1`, `${order}/r 2?x=<b>&y#z`];
+      for (const shopRefundId of refunds)
+        await ctx.http
+          .post(`/api/v1/invoices/${order}/refunds`)
+          .set(auth())
+          .send({ shopRefundId, amount: '100.00' })
+          .expect(201);
+      return { order, refunds };
+    }
+
+    /** Deliveries of the object's events as the dispatcher writes them (state, attempts, error). */
+    async function deliveriesFor(type: string, id: string, state: string, error: string | null) {
+      await db.query(
+        `INSERT INTO webhook_deliveries (event_id, url, entity_type, entity_id, sequence, state, attempts, last_status, last_error)
+         SELECT id, 'https://shop.example/hooks', entity_type, entity_id, sequence, $3, 4, NULL, $4
+           FROM events WHERE entity_type = $1 AND entity_id = $2 AND sequence IS NOT NULL`,
+        [type, id, state, error],
+      );
+      const rows = await db.query<{ id: string }>(
+        `SELECT id FROM webhook_deliveries WHERE entity_type = $1 AND entity_id = $2 ORDER BY id`,
+        [type, id],
+      );
+      return rows.rows.map((r) => String(r.id));
+    }
+
+    it("an invoice's page lists its refunds, each linked to its page, and only its own", async () => {
+      const { order, refunds } = await paidWithRefunds();
+      const other = await paidWithRefunds();
+      const page = await fresh.http
+        .get(`/admin/ui/invoices/${encodeURIComponent(order)}`)
+        .set('Cookie', jar.header())
+        .expect(200);
+      const section = page.text.slice(page.text.indexOf('id="refunds-h"'));
+      const table = section.slice(0, section.indexOf('</section>'));
+      for (const id of refunds)
+        expect(table).toContain(`<a href="/admin/ui/refunds/${encodeURIComponent(id)}">`);
+      // The hostile id is text, its link encoded: no markup, no second query or fragment.
+      expect(table).toContain('/r 2?x=&lt;b&gt;&amp;y#z</a>');
+      expect(table).not.toContain('<b>');
+      expect(table.slice(table.indexOf('<tbody>')).match(/<tr>/g)).toHaveLength(2);
+      expect(table).toContain('100.00 RUB');
+      for (const id of other.refunds) expect(table).not.toContain(encodeURIComponent(id));
+      // The link leads to the refund's own page.
+      const refundPage = await fresh.http
+        .get(`/admin/ui/refunds/${encodeURIComponent(refunds[1])}`)
+        .set('Cookie', jar.header())
+        .expect(200);
+      expect(refundPage.text).toContain(`<dt>shopOrderId</dt><dd class="">${order}</dd>`);
+      // An invoice without refunds says so.
+      const bare = await createInvoice();
+      const none = await fresh.http
+        .get(`/admin/ui/invoices/${encodeURIComponent(String(bare.shopOrderId))}`)
+        .set('Cookie', jar.header())
+        .expect(200);
+      expect(none.text).toContain('No refunds.');
+      expect(none.text).toContain('No webhook deliveries.');
+    });
+
+    it("an invoice's page lists its webhook deliveries: state, attempts, last error, linked to the deliveries page", async () => {
+      const { order } = await paidWithRefunds();
+      const ids = await deliveriesFor('invoice', order, 'failed', 'ECONNREFUSED 127.0.0.1:9');
+      expect(ids.length).toBeGreaterThan(1);
+      const other = await createInvoice();
+      await deliveriesFor('invoice', String(other.shopOrderId), 'dead', 'HTTP 500 <not this one>');
+      const page = await fresh.http
+        .get(`/admin/ui/invoices/${encodeURIComponent(order)}`)
+        .set('Cookie', jar.header())
+        .expect(200);
+      const section = page.text.slice(page.text.indexOf('id="deliveries-h"'));
+      const table = section.slice(0, section.indexOf('</section>'));
+      expect(table.slice(table.indexOf('<tbody>')).match(/<tr>/g)).toHaveLength(ids.length);
+      expect(table).toContain('invoice.succeeded #');
+      expect(table).toContain('ECONNREFUSED 127.0.0.1:9');
+      expect(table).toContain('<td class="num">4</td>');
+      for (const id of ids)
+        expect(table).toContain(
+          `<a href="/admin/ui/deliveries?state=failed#delivery-${id}">failed</a>`,
+        );
+      expect(table).not.toContain('not this one');
+      // The link's target: the deliveries page has the row under that anchor.
+      const deliveries = await fresh.http
+        .get('/admin/ui/deliveries?state=failed')
+        .set('Cookie', jar.header())
+        .expect(200);
+      for (const id of ids) expect(deliveries.text).toContain(`<tr id="delivery-${id}">`);
+    });
+
+    it("the refunds list shows the refund's own id and its order (linked), not the invoice's gateway id", async () => {
+      const { order, refunds } = await paidWithRefunds();
+      const list = await fresh.http
+        .get(`/admin/ui/refunds?q=${encodeURIComponent(order)}`)
+        .set('Cookie', jar.header())
+        .expect(200);
+      const invoiceId = (
+        await db.query<{ id: string }>(
+          `SELECT invoice_id::text AS id FROM invoices WHERE shop_order_id = $1`,
+          [order],
+        )
+      ).rows[0].id;
+      const head = list.text.slice(list.text.indexOf('<thead>'), list.text.indexOf('</thead>'));
+      expect(head).toContain('<th scope="col">Shop refund id</th><th scope="col">Order</th>');
+      expect(head).not.toContain('Gateway id');
+      const body = list.text.slice(list.text.indexOf('<tbody>'), list.text.indexOf('</tbody>'));
+      expect(body.match(/<tr>/g)).toHaveLength(2);
+      for (const id of refunds)
+        expect(body).toContain(`<a href="/admin/ui/refunds/${encodeURIComponent(id)}">`);
+      expect(body).toContain(
+        `<td><a href="/admin/ui/invoices/${encodeURIComponent(order)}">${order}</a></td>`,
+      );
+      expect(body).not.toContain(`<td>${invoiceId}</td>`);
+      // Found by its own id too, and the invoice list keeps its gateway id column.
+      const one = await fresh.http
+        .get(`/admin/ui/refunds?q=${encodeURIComponent(refunds[0])}`)
+        .set('Cookie', jar.header())
+        .expect(200);
+      expect(one.text).toContain('<caption>1 refund,');
+      const invoices = await fresh.http
+        .get(`/admin/ui/invoices?q=${encodeURIComponent(order)}`)
+        .set('Cookie', jar.header())
+        .expect(200);
+      expect(invoices.text).toContain('<th scope="col">Gateway id</th>');
+      expect(invoices.text).toContain(`<td>${invoiceId}</td>`);
+    });
+
+    it('the overview chart dates its hour axis', async () => {
+      const page = await fresh.http.get('/admin').set('Cookie', jar.header()).expect(200);
+      const labels = [...page.text.matchAll(/<text class="axis"[^>]*>([^<]*)<\/text>/g)].map(
+        (m) => m[1],
+      );
+      const dated = /^\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{2}:00$/;
+      expect(labels.slice(1).length).toBeGreaterThanOrEqual(2);
+      for (const l of labels.slice(1)) expect(l).toMatch(dated);
+      const now = new Date();
+      expect(labels.at(-1)).toBe(
+        `${now.getUTCDate()} ${now.toLocaleString('en-GB', { month: 'short', timeZone: 'UTC' })} ${String(now.getUTCHours()).padStart(2, '0')}:00`,
+      );
+    });
+  });
+
   it('pages a search 100 at a time, newest first: every match exactly once, even 230 rows of one microsecond', async () => {
     const payway = `paging_${Date.now().toString(36)}`;
     // One statement: every row gets the same created_at (now() of the transaction).

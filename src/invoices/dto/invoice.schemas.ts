@@ -65,7 +65,12 @@ export class InvoiceSchema {
   gatewayStatus: number | null;
   @ApiProperty({ description: 'Decimal string', example: '100.10' }) amount: string;
   @ApiProperty({ example: 643 }) currency: number;
-  @ApiProperty({ type: String, nullable: true, description: 'ISO 4217 alphabetic code of currency', example: 'RUB' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'ISO 4217 alphabetic code of currency',
+    example: 'RUB',
+  })
   currencyCode: string | null;
   @ApiProperty({ example: 'card_core_payin_rub[mock_server,success_with_callback]' })
   payway: string;
@@ -78,11 +83,22 @@ export class InvoiceSchema {
     example: { customerId: 'c-42' },
   })
   metadata: Record<string, string>;
-  @ApiPropertyOptional({
-    description: 'What the payer pays, fees included (decimal string)',
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      "What the payer pays, fees included, in psCurrency (decimal string): the gateway's price from its quote, record or notification; null until the gateway has said",
     example: '103.10',
   })
-  payerPrice?: string;
+  payerPrice: string | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description:
+      'ISO 4217 numeric code of the currency of payerPrice (the payway’s); null until known',
+    example: 643,
+  })
+  psCurrency: number | null;
   @ApiProperty({
     description: 'Sum of SUCCESS refunds (decimal string with the amount scale)',
     example: '30.00',
