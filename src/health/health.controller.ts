@@ -9,6 +9,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { sameSecret } from '../common/key-ring';
 import { Public } from '../common/public.decorator';
 import { Unauthorized } from '../common/auth.guard';
+import { RateLimitStore } from '../common/rate-limit-store';
 import { registry } from '../metrics/metrics';
 
 @ApiTags('operations')
@@ -20,6 +21,7 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly rateLimitStore: RateLimitStore,
   ) {}
 
   /** Liveness: the process answers. */
@@ -31,7 +33,11 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: the database answers and every migration is applied. */
+  /**
+   * Readiness: the database answers and every migration is applied. How the rate limits are
+   * counted is reported, never a reason to stop serving: with Redis unreachable each instance
+   * limits on its own (details.rateLimits.limits says so).
+   */
   @Public()
   @Get('health/ready')
   // Documented here, with the problem+json 503 the filter really sends, not by terminus.
@@ -43,9 +49,9 @@ export class HealthController {
       additionalProperties: true,
       example: {
         status: 'ok',
-        info: { database: { status: 'up' }, migrations: { status: 'up' } },
+        info: { database: { status: 'up' }, migrations: { status: 'up' }, rateLimits: { status: 'up', limits: 'shared (redis)' } },
         error: {},
-        details: { database: { status: 'up' }, migrations: { status: 'up' } },
+        details: { database: { status: 'up' }, migrations: { status: 'up' }, rateLimits: { status: 'up', limits: 'shared (redis)' } },
       },
     },
   })
@@ -58,6 +64,7 @@ export class HealthController {
         const pending = await this.dataSource.showMigrations();
         return pending ? indicator.down({ pending: true }) : indicator.up();
       },
+      async () => this.indicators.check('rateLimits').up({ limits: await this.rateLimitStore.check() }),
     ]);
   }
 
