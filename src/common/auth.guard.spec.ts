@@ -5,6 +5,7 @@ import { AdminOnly, Scopes } from './access.decorator';
 import { allows, AuthGuard, Forbidden, keyIdOf, Unauthorized } from './auth.guard';
 import { Public } from './public.decorator';
 import { RateLimiter } from './rate-limit';
+import { RateLimitStore } from './rate-limit-store';
 import { currentActor, runAs } from './request-context';
 
 const SHOP = 'shop-key-0123456789abcdef';
@@ -41,7 +42,7 @@ function guard(): AuthGuard {
     PUBLIC_BASE_URL: 'https://payments.example.com',
     DATA_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
   });
-  return new AuthGuard(new Reflector(), new RateLimiter(config), config);
+  return new AuthGuard(new Reflector(), new RateLimiter(config, new RateLimitStore(config)), config);
 }
 
 function context(cls: new () => object, method: string, key?: string): ExecutionContext {
@@ -57,33 +58,33 @@ function context(cls: new () => object, method: string, key?: string): Execution
 describe('AuthGuard', () => {
   const g = guard();
 
-  it('refuses a guarded route that declares no access rule to every key, admin included (fails closed)', () => {
+  it('refuses a guarded route that declares no access rule to every key, admin included (fails closed)', async () => {
     for (const key of [SHOP, READER, ADMIN]) {
       for (const m of ['list', 'create']) {
-        expect(() => runAs(undefined, () => g.canActivate(context(Undeclared, m, key)))).toThrow(Forbidden);
+        await expect(runAs(undefined, () => g.canActivate(context(Undeclared, m, key)))).rejects.toThrow(Forbidden);
       }
     }
-    expect(() => g.canActivate(context(Undeclared, 'list'))).toThrow(Unauthorized);
+    await expect(g.canActivate(context(Undeclared, 'list'))).rejects.toThrow(Unauthorized);
   });
 
-  it('takes scopes from the controller and the admin role from the handler', () => {
-    expect(g.canActivate(context(Payments, 'create', SHOP))).toBe(true);
-    expect(() => g.canActivate(context(Payments, 'adminOnly', SHOP))).toThrow(Forbidden);
-    expect(g.canActivate(context(Payments, 'adminOnly', ADMIN))).toBe(true);
+  it('takes scopes from the controller and the admin role from the handler', async () => {
+    expect(await g.canActivate(context(Payments, 'create', SHOP))).toBe(true);
+    await expect(g.canActivate(context(Payments, 'adminOnly', SHOP))).rejects.toThrow(Forbidden);
+    expect(await g.canActivate(context(Payments, 'adminOnly', ADMIN))).toBe(true);
   });
 
-  it('lets the read scope call GET handlers only', () => {
-    expect(g.canActivate(context(Payments, 'list', READER))).toBe(true);
-    expect(() => g.canActivate(context(Payments, 'create', READER))).toThrow(Forbidden);
+  it('lets the read scope call GET handlers only', async () => {
+    expect(await g.canActivate(context(Payments, 'list', READER))).toBe(true);
+    await expect(g.canActivate(context(Payments, 'create', READER))).rejects.toThrow(Forbidden);
   });
 
-  it('opens @Public routes without a key', () => {
-    expect(g.canActivate(context(Open, 'page'))).toBe(true);
+  it('opens @Public routes without a key', async () => {
+    expect(await g.canActivate(context(Open, 'page'))).toBe(true);
   });
 
-  it('puts the acting key id (never the key) in the request context', () => {
-    const seen = runAs(undefined, () => {
-      g.canActivate(context(Payments, 'create', SHOP));
+  it('puts the acting key id (never the key) in the request context', async () => {
+    const seen = await runAs(undefined, async () => {
+      await g.canActivate(context(Payments, 'create', SHOP));
       return currentActor();
     });
     expect(seen).toEqual({ keyId: keyIdOf(SHOP), role: 'shop', scopes: ['payments'] });
@@ -92,10 +93,10 @@ describe('AuthGuard', () => {
 
   it.each(['Bearer', 'Bearer ', `Basic ${SHOP}`, `Bearer ${SHOP}x`, `Bearer ${SHOP.toUpperCase()}`, `Bearer ${'a'.repeat(5000)}`])(
     'refuses the header %j',
-    (h) => {
+    async (h) => {
       const ctx = context(Payments, 'list');
       (ctx.switchToHttp().getRequest() as { headers: Record<string, string> }).headers.authorization = h;
-      expect(() => g.canActivate(ctx)).toThrow(Unauthorized);
+      await expect(g.canActivate(ctx)).rejects.toThrow(Unauthorized);
     },
   );
 });

@@ -81,12 +81,12 @@ export class AuthGuard implements CanActivate {
     this.keys = new ApiKeyTable(config);
   }
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     const req = context.switchToHttp().getRequest<Request & { role?: Role }>();
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) {
       const perAddress = this.reflector.getAllAndOverride<'pay' | undefined>(PER_ADDRESS_LIMIT, targets);
-      if (perAddress) this.limiter.takeForAddress(req.ip, perAddress);
+      if (perAddress) await this.limiter.takeForAddress(req.ip, perAddress);
       return true;
     }
     const actor = this.keys.actorOf(req.headers.authorization);
@@ -101,7 +101,7 @@ export class AuthGuard implements CanActivate {
     }
     setCurrentActor(actor);
     req.role = actor.role;
-    this.limiter.takeForKey(actor.keyId);
+    await this.limiter.takeForKey(actor.keyId);
     return true;
   }
 }

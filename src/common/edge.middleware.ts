@@ -57,22 +57,24 @@ export function keylessGate(keys: ApiKeyTable, limiter: RateLimiter): RequestHan
       return;
     }
     (req as Marked)[KEYLESS] = true;
-    try {
-      limiter.takeUnauthenticated(req.ip);
-    } catch (e) {
-      if (!(e instanceof RateLimited)) throw e;
-      const problem = toProblem(e);
-      problem.instance = req.path.slice(0, 200);
-      // The unread body is not worth keeping the connection for.
-      res
-        .status(429)
-        .set('Retry-After', String(e.retryAfterS))
-        .set('Connection', 'close')
-        .type('application/problem+json')
-        .send(JSON.stringify(problem));
-      return;
-    }
-    next();
+    void limiter.takeUnauthenticated(req.ip).then(
+      () => next(),
+      (e: unknown) => {
+        if (!(e instanceof RateLimited)) {
+          next(e);
+          return;
+        }
+        const problem = toProblem(e);
+        problem.instance = req.path.slice(0, 200);
+        // The unread body is not worth keeping the connection for.
+        res
+          .status(429)
+          .set('Retry-After', String(e.retryAfterS))
+          .set('Connection', 'close')
+          .type('application/problem+json')
+          .send(JSON.stringify(problem));
+      },
+    );
   };
 }
 

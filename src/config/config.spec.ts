@@ -367,6 +367,39 @@ describe('loadConfig: hostile-caller settings', () => {
     }
     expect(errorOf({ ...real, HTTP_HEADERS_TIMEOUT_MS: '40000' }).variable).toBe('HTTP_HEADERS_TIMEOUT_MS');
   });
+
+  it('keeps rate-limit counters in memory unless REDIS_URL names a redis:// or rediss:// server (#26)', () => {
+    expect(loadConfig(real).rateLimitStore).toEqual({ redisUrl: undefined, prefix: 'rl' });
+    expect(loadConfig({ ...real, REDIS_URL: ' ' }).rateLimitStore.redisUrl).toBeUndefined();
+    for (const value of ['redis://127.0.0.1:6379', 'redis://:pw@redis:6379/2', 'rediss://user:pw@cache.example.com:6380', 'redis://[::1]:6379/0']) {
+      expect(loadConfig({ ...real, REDIS_URL: value }).rateLimitStore.redisUrl).toBe(value);
+    }
+    expect(loadConfig({ ...real, RATE_LIMIT_REDIS_PREFIX: 'staging:payments' }).rateLimitStore.prefix).toBe('staging:payments');
+    expect(loadConfig({ ...real, RATE_LIMIT_REDIS_PREFIX: '' }).rateLimitStore.prefix).toBe('rl');
+  });
+
+  it.each([
+    'http://:hunter2-secret@redis:6379',
+    'redis-secret-host:6379',
+    '127.0.0.1:6379',
+    'redis://:hunter2-secret@',
+    'redis://:hunter2-secret@redis:6379/zero',
+    'redis://:hunter2-secret@redis:6379/0/1',
+    'unix:///tmp/redis.sock?password=hunter2-secret',
+    'redis:///hunter2-secret',
+  ])('refuses REDIS_URL=%s with one line that never repeats it', (value) => {
+    const e = errorOf({ ...real, REDIS_URL: value });
+    expect(e.variable).toBe('REDIS_URL');
+    expect(e.message.split('\n')).toHaveLength(1);
+    expect(e.message).not.toContain('hunter2');
+    expect(e.message).not.toContain('secret');
+  });
+
+  it.each(['a'.repeat(65), 'rl prefix', 'rl\nx', 'rl*', 'rl{1}', 'rl/x', 'rl\u00e9'])('refuses RATE_LIMIT_REDIS_PREFIX=%j with one line', (value) => {
+    const e = errorOf({ ...real, RATE_LIMIT_REDIS_PREFIX: value });
+    expect(e.variable).toBe('RATE_LIMIT_REDIS_PREFIX');
+    expect(e.message.split('\n')).toHaveLength(1);
+  });
 });
 
 describe('two gateway shops', () => {

@@ -149,6 +149,13 @@ export interface SandboxConfig {
   notifyFormat: 'json' | 'form';
 }
 
+export interface RateLimitStoreConfig {
+  /** REDIS_URL (redis:// or rediss://): counters shared by every instance. Holds a password: never log it. */
+  redisUrl?: string;
+  /** RATE_LIMIT_REDIS_PREFIX: the first part of every key, so several environments can share one Redis. */
+  prefix: string;
+}
+
 export interface AppConfig {
   port: number;
   /** Unset: an embedded PostgreSQL under `dataDir/postgres`. */
@@ -174,6 +181,8 @@ export interface AppConfig {
   trustProxy: TrustProxy;
   /** Requests per second; 0 turns the limit off. */
   rateLimits: { perKeyRps: number; publicPerIpRps: number; unauthenticatedPerIpRps: number };
+  /** Where the rate-limit counters live: `redisUrl` unset, in each instance's memory. */
+  rateLimitStore: RateLimitStoreConfig;
   /** Limits of the Node HTTP server: how long a client may take to send a request, and how many connect at once. */
   http: HttpLimits;
   /** How many unverified gateway notifications are kept as a sample (oldest dropped). */
@@ -416,6 +425,30 @@ function databaseUrl(env: Env): string | undefined {
     throw new ConfigError('DATABASE_URL', 'must be a postgres:// connection URL');
   }
   return raw;
+}
+
+/** The value may carry a password: no message repeats it. */
+function rateLimitStore(env: Env): RateLimitStoreConfig {
+  const raw = str(env, 'REDIS_URL');
+  if (raw !== undefined) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !['redis:', 'rediss:'].includes(parsed.protocol) || parsed.hostname === '') {
+      throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// URL with a host (redis://:password@host:6379/0)');
+    }
+    if (!/^\/?(\d+)?$/.test(parsed.pathname)) {
+      throw new ConfigError('REDIS_URL', 'may name only a database number after the host (redis://host:6379/0)');
+    }
+  }
+  const prefix = str(env, 'RATE_LIMIT_REDIS_PREFIX') ?? 'rl';
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) {
+    throw new ConfigError('RATE_LIMIT_REDIS_PREFIX', `must be 1 to 64 letters, digits or _ . : -, got ${JSON.stringify(prefix.slice(0, 80))}`);
+  }
+  return { redisUrl: raw, prefix };
 }
 
 function gatewayCalls(env: Env): Record<GatewayCall, GatewayCallConfig> {
@@ -728,6 +761,7 @@ export function loadConfig(
       publicPerIpRps: int(env, 'RATE_LIMIT_PUBLIC_PER_IP_RPS', 10, 0),
       unauthenticatedPerIpRps: int(env, 'RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS', 5, 0),
     },
+    rateLimitStore: rateLimitStore(env),
     notifyUnverifiedKeep: int(env, 'NOTIFY_UNVERIFIED_KEEP', 1000, 1),
     db: dbLimits(env),
     http: httpLimits(env),

@@ -11,6 +11,9 @@ import { ConfigError, loadConfig } from './config';
 type Env = Record<string, string | undefined>;
 interface Service {
   image?: string;
+  user?: string;
+  command?: string[] | string;
+  ports?: string[];
   build?: unknown;
   environment?: Record<string, string | null>;
   healthcheck?: { test: string[] | string };
@@ -66,10 +69,10 @@ function requiredOutsideSandbox(base: Env): string[] {
 const interpolation = /\$\{(\w+)(?:(:?[-?+])([^}]*))?\}/g;
 
 describe('docker-compose.yml', () => {
-  const { db, app } = compose.services;
+  const { db, redis, app } = compose.services;
 
   it('has a PostgreSQL with a health check and a named volume, and the app waits for it to be healthy', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['app', 'db']);
+    expect(Object.keys(compose.services).sort()).toEqual(['app', 'db', 'redis']);
     expect(db.image).toMatch(/^postgres:\d+/);
     expect(JSON.stringify(db.healthcheck?.test)).toContain('pg_isready');
     const volume = db.volumes?.find((v) => v.endsWith(':/var/lib/postgresql/data'));
@@ -79,6 +82,20 @@ describe('docker-compose.yml', () => {
     expect(JSON.stringify(app.healthcheck?.test)).toContain('/health/ready');
     expect(app.build).toBeDefined();
     expect(app.environment?.NODE_ENV).toBe('production');
+  });
+
+  it('has a Redis for the rate limits: password required, never on a command line, a health check, not published; the app does not wait for it to be healthy', () => {
+    expect(redis.image).toMatch(/^redis:\d+/);
+    expect(redis.user).toBe('redis');
+    expect(redis.ports).toBeUndefined();
+    expect(redis.environment?.REDIS_PASSWORD).toMatch(/^\$\{REDIS_PASSWORD:\?[^}]+\}$/);
+    const command = JSON.stringify(redis.command);
+    expect(command).toContain('requirepass');
+    expect(command).not.toMatch(/--requirepass/);
+    expect(JSON.stringify(redis.healthcheck?.test)).toMatch(/REDISCLI_AUTH=.*redis-cli ping/);
+    expect(JSON.stringify(redis.healthcheck?.test)).not.toMatch(/-a /);
+    expect(app.environment?.REDIS_URL).toBe('redis://:${REDIS_PASSWORD:?set REDIS_PASSWORD}@redis:6379/0');
+    expect(app.depends_on?.redis).toEqual({ condition: 'service_started' });
   });
 
   it('lists every variable the service requires outside sandbox mode, each without a default', () => {
@@ -112,6 +129,7 @@ describe('docker-compose.yml', () => {
   it('with every variable set, configures a production service against the real gateway', () => {
     const shell: Env = {
       POSTGRES_PASSWORD: 'pg-secret',
+      REDIS_PASSWORD: 'redisSecret0123',
       GATEWAY_BASE_URL: 'https://gateway.example/gateway/v1/',
     };
     const resolved: Env = {};
@@ -126,6 +144,7 @@ describe('docker-compose.yml', () => {
     expect(config.sandboxMode).toBe(false);
     expect(config.generatedKeys).toBe(false);
     expect(config.databaseUrl).toBe('postgres://app:pg-secret@db:5432/app');
+    expect(config.rateLimitStore).toEqual({ redisUrl: 'redis://:redisSecret0123@redis:6379/0', prefix: 'rl' });
   });
 });
 

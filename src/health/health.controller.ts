@@ -1,7 +1,12 @@
 import { Controller, Get, Header, Headers, Inject, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiProblems } from '../common/openapi';
-import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import {
+  HealthCheck,
+  HealthCheckService,
+  HealthIndicatorService,
+  TypeOrmHealthIndicator,
+} from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
@@ -9,6 +14,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { sameSecret } from '../common/key-ring';
 import { Public } from '../common/public.decorator';
 import { Unauthorized } from '../common/auth.guard';
+import { RateLimitStore } from '../common/rate-limit-store';
 import { registry, serviceReady } from '../metrics/metrics';
 import { StateGauges } from '../metrics/state-gauges';
 
@@ -27,18 +33,29 @@ export class HealthController {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly gauges: StateGauges,
+    private readonly rateLimitStore: RateLimitStore,
   ) {}
 
   /** Liveness: the process answers. */
   @Public()
   @Get('health')
   @ApiOperation({ summary: 'Liveness: the process answers' })
-  @ApiOkResponse({ schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, example: { status: 'ok' } } })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      properties: { status: { type: 'string', enum: ['ok'] } },
+      example: { status: 'ok' },
+    },
+  })
   alive(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
-  /** Readiness: the database answers and every migration is applied. */
+  /**
+   * Readiness: the database answers and every migration is applied. How the rate limits are
+   * counted is reported, never a reason to stop serving: with Redis unreachable each instance
+   * limits on its own (details.rateLimits.limits says so).
+   */
   @Public()
   @Get('health/ready')
   // Documented here, with the problem+json 503 the filter really sends, not by terminus.
@@ -50,9 +67,17 @@ export class HealthController {
       additionalProperties: true,
       example: {
         status: 'ok',
-        info: { database: { status: 'up' }, migrations: { status: 'up' } },
+        info: {
+          database: { status: 'up' },
+          migrations: { status: 'up' },
+          rateLimits: { status: 'up', limits: 'shared (redis)' },
+        },
         error: {},
-        details: { database: { status: 'up' }, migrations: { status: 'up' } },
+        details: {
+          database: { status: 'up' },
+          migrations: { status: 'up' },
+          rateLimits: { status: 'up', limits: 'shared (redis)' },
+        },
       },
     },
   })
@@ -78,6 +103,8 @@ export class HealthController {
         const pending = await this.dataSource.showMigrations();
         return pending ? indicator.down({ pending: true }) : indicator.up();
       },
+      async () =>
+        this.indicators.check('rateLimits').up({ limits: await this.rateLimitStore.check() }),
     ]);
   }
 
@@ -86,7 +113,10 @@ export class HealthController {
   @Get('metrics')
   @ApiExcludeEndpoint()
   @Header('Cache-Control', 'no-store')
-  async metrics(@Headers('authorization') auth: string | undefined, @Res() res: Response): Promise<void> {
+  async metrics(
+    @Headers('authorization') auth: string | undefined,
+    @Res() res: Response,
+  ): Promise<void> {
     // Constant time: the comparison must not tell a caller how much of the token it guessed.
     if (this.config.metricsToken && !sameSecret(auth ?? '', `Bearer ${this.config.metricsToken}`))
       throw new Unauthorized();
@@ -99,4 +129,3 @@ export class HealthController {
     res.type(registry.contentType).send(await registry.metrics());
   }
 }
-

@@ -41,6 +41,13 @@ export const rateLimited = new Counter({
   registers: [registry],
 });
 
+/** Set by RateLimitStore; the alerts use it to tell shared limits from per-instance ones. */
+export const rateLimitStoreUp = new Gauge({
+  name: 'rate_limit_store_up',
+  help: 'Whether the rate-limit store answers: 1 yes (always with the in-memory store), 0 when Redis is unreachable and each instance limits on its own',
+  registers: [registry],
+});
+
 export const consoleSignIns = new Counter({
   name: 'admin_console_signins_total',
   help: 'Admin console sign-in attempts by result (ok, wrong_key, shop_key, rate_limited, bad_csrf)',

@@ -92,7 +92,7 @@ export class NotificationsService {
     const sourceIp = normaliseIp(input.sourceIp);
     if (!isAllowedSource(sourceIp, this.config.notifyAllowedIps)) {
       // Strangers are throttled per address; the gateway's own addresses never are.
-      this.limiter.takeForAddress(sourceIp, 'webhook');
+      await this.limiter.takeForAddress(sourceIp, 'webhook');
       notificationsReceived.inc({ type: metricType, result: 'forbidden' });
       log.warn({ type, sourceIp }, 'notification refused: source address not allowed');
       throw new NotificationSourceForbidden();
