@@ -70,6 +70,11 @@ export class ProblemDetails {
     example: true,
   })
   fatal?: boolean | null;
+  @ApiPropertyOptional({
+    description: 'cursor-expired: the oldest cursor the feed still serves; continue from it',
+    example: 'cDkwMDAx',
+  })
+  oldestCursor?: string;
 }
 
 const problem = (
@@ -129,6 +134,17 @@ export const PROBLEMS: Record<number, { description: string; example: Record<str
       'shopOrderId order-1001 was already used with a different request body',
     ),
   },
+  410: {
+    description:
+      'Older than the retention (RETENTION_EVENTS_DAYS): a feed cursor before the oldest served event, or a pruned event',
+    example: problem(
+      410,
+      'cursor-expired',
+      'Cursor older than the feed retention',
+      'Events older than RETENTION_EVENTS_DAYS are no longer in the feed: continue from oldestCursor',
+      { oldestCursor: 'cDkwMDAx' },
+    ),
+  },
   413: {
     description: 'The body is larger than 64 kB',
     example: problem(
@@ -150,7 +166,12 @@ export const PROBLEMS: Record<number, { description: string; example: Record<str
   429: {
     description:
       'Past the rate limit (RATE_LIMIT_PER_KEY_RPS per key, RATE_LIMIT_PUBLIC_PER_IP_RPS per address); the Retry-After header says when to retry',
-    example: problem(429, 'rate-limited', 'Too Many Requests', 'Too many requests: retry after 1 s'),
+    example: problem(
+      429,
+      'rate-limited',
+      'Too Many Requests',
+      'Too many requests: retry after 1 s',
+    ),
   },
   500: {
     description: 'Unexpected failure; the body carries a correlation id',

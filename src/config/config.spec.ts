@@ -186,7 +186,10 @@ describe('loadConfig', () => {
 
 describe('loadConfig: hostile-caller settings', () => {
   it('reads key scopes; a bare key holds every shop scope', () => {
-    const c = loadConfig({ ...real, API_KEYS: 'store-key-0123456789:payments+refunds,all-scopes-key-0123456' });
+    const c = loadConfig({
+      ...real,
+      API_KEYS: 'store-key-0123456789:payments+refunds,all-scopes-key-0123456',
+    });
     expect(c.apiKeys).toEqual(['store-key-0123456789', 'all-scopes-key-0123456']);
     expect(c.shopKeys).toEqual([
       { key: 'store-key-0123456789', scopes: ['payments', 'refunds'] },
@@ -194,15 +197,17 @@ describe('loadConfig: hostile-caller settings', () => {
     ]);
   });
 
-  it.each(['store-key-0123456789:admin', 'store-key-0123456789:', 'short:payments', 'store-key-0123456789:payments+'])(
-    'refuses API_KEYS=%s with one line, never printing the key',
-    (keys) => {
-      const e = errorOf({ ...real, API_KEYS: keys });
-      expect(e.variable).toBe('API_KEYS');
-      expect(e.message).not.toContain('store-key');
-      expect(e.message.split('\n')).toHaveLength(1);
-    },
-  );
+  it.each([
+    'store-key-0123456789:admin',
+    'store-key-0123456789:',
+    'short:payments',
+    'store-key-0123456789:payments+',
+  ])('refuses API_KEYS=%s with one line, never printing the key', (keys) => {
+    const e = errorOf({ ...real, API_KEYS: keys });
+    expect(e.variable).toBe('API_KEYS');
+    expect(e.message).not.toContain('store-key');
+    expect(e.message.split('\n')).toHaveLength(1);
+  });
 
   it.each([
     [undefined, false],
@@ -213,20 +218,36 @@ describe('loadConfig: hostile-caller settings', () => {
     ['10.0.0.1', ['10.0.0.1']],
     ['10.0.0.0/8, 192.168.1.7,::1,fd00::/8', ['10.0.0.0/8', '192.168.1.7', '::1', 'fd00::/8']],
   ])('TRUST_PROXY=%s → %j', (value, expected) => {
-    expect(loadConfig(value === undefined ? real : { ...real, TRUST_PROXY: value }).trustProxy).toEqual(expected);
+    expect(
+      loadConfig(value === undefined ? real : { ...real, TRUST_PROXY: value }).trustProxy,
+    ).toEqual(expected);
   });
 
-  it.each(['true', 'yes', '10.0.0.0/33', 'example.com', '10.0.0.1/8/1', '1.2.3'])('refuses TRUST_PROXY=%s with one line', (value) => {
-    const e = errorOf({ ...real, TRUST_PROXY: value });
-    expect(e.variable).toBe('TRUST_PROXY');
-    expect(e.message.split('\n')).toHaveLength(1);
-  });
+  it.each(['true', 'yes', '10.0.0.0/33', 'example.com', '10.0.0.1/8/1', '1.2.3'])(
+    'refuses TRUST_PROXY=%s with one line',
+    (value) => {
+      const e = errorOf({ ...real, TRUST_PROXY: value });
+      expect(e.variable).toBe('TRUST_PROXY');
+      expect(e.message.split('\n')).toHaveLength(1);
+    },
+  );
 
   it('has database time limits and rate limits with defaults', () => {
     const c = loadConfig(real);
-    expect(c.db).toEqual({ poolSize: 20, acquireTimeoutMs: 10000, statementTimeoutMs: 45000, lockTimeoutMs: 40000, idleInTxTimeoutMs: 60000 });
+    expect(c.db).toEqual({
+      poolSize: 20,
+      acquireTimeoutMs: 10000,
+      statementTimeoutMs: 45000,
+      lockTimeoutMs: 40000,
+      idleInTxTimeoutMs: 60000,
+    });
     expect(c.rateLimits).toEqual({ perKeyRps: 50, publicPerIpRps: 10 });
-    const set = loadConfig({ ...real, DB_POOL_SIZE: '5', DB_STATEMENT_TIMEOUT_MS: '1000', RATE_LIMIT_PER_KEY_RPS: '0' });
+    const set = loadConfig({
+      ...real,
+      DB_POOL_SIZE: '5',
+      DB_STATEMENT_TIMEOUT_MS: '1000',
+      RATE_LIMIT_PER_KEY_RPS: '0',
+    });
     expect(set.db.poolSize).toBe(5);
     expect(set.db.statementTimeoutMs).toBe(1000);
     expect(set.rateLimits.perKeyRps).toBe(0);
@@ -256,11 +277,26 @@ describe('two gateway shops', () => {
   it.each([
     [{ GATEWAY_PAYOUT_SHOP_ID: '43' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
     [{ GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SHOP_ID'],
-    [{ GATEWAY_PAYOUT_SHOP_ID: 'x', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SHOP_ID'],
-    [{ GATEWAY_PAYOUT_SHOP_ID: '42', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
-    [{ GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-payout-secret-key' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
-    [{ GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-secret-key' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
-    [{ GATEWAY_PAYOUT_SHOP_ID: '1002', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SHOP_ID'],
+    [
+      { GATEWAY_PAYOUT_SHOP_ID: 'x', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' },
+      'GATEWAY_PAYOUT_SHOP_ID',
+    ],
+    [
+      { GATEWAY_PAYOUT_SHOP_ID: '42', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' },
+      'GATEWAY_PAYOUT_SECRET_KEY',
+    ],
+    [
+      { GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-payout-secret-key' },
+      'GATEWAY_PAYOUT_SECRET_KEY',
+    ],
+    [
+      { GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-secret-key' },
+      'GATEWAY_PAYOUT_SECRET_KEY',
+    ],
+    [
+      { GATEWAY_PAYOUT_SHOP_ID: '1002', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' },
+      'GATEWAY_PAYOUT_SHOP_ID',
+    ],
   ])('both or neither, one secret per shop id: %j → one line naming %s', (env, variable) => {
     const e = errorOf({ ...real, ...env });
     expect(e).toBeInstanceOf(ConfigError);
@@ -271,26 +307,81 @@ describe('two gateway shops', () => {
   });
 
   it('accepts the payment shop named again as the agent shop with the same secret', () => {
-    const c = loadConfig({ ...real, GATEWAY_PAYOUT_SHOP_ID: '42', GATEWAY_PAYOUT_SECRET_KEY: 's3cr3t-value' });
+    const c = loadConfig({
+      ...real,
+      GATEWAY_PAYOUT_SHOP_ID: '42',
+      GATEWAY_PAYOUT_SECRET_KEY: 's3cr3t-value',
+    });
     expect(c.gateway.shops.payout).toEqual(c.gateway.shops.payment);
   });
 
   it('sandbox mode: a separate agent shop by default, configurable, or one shop for both', () => {
     const c = loadConfig({});
     expect(c.gateway.shops.payment).toEqual({ shopId: 1001, secretKey: 'sandbox-secret-key' });
-    expect(c.gateway.shops.payout).toEqual({ shopId: 1002, secretKey: 'sandbox-payout-secret-key' });
-    expect(c.sandbox).toMatchObject({ payoutShopId: 1002, payoutSecretKey: 'sandbox-payout-secret-key' });
+    expect(c.gateway.shops.payout).toEqual({
+      shopId: 1002,
+      secretKey: 'sandbox-payout-secret-key',
+    });
+    expect(c.sandbox).toMatchObject({
+      payoutShopId: 1002,
+      payoutSecretKey: 'sandbox-payout-secret-key',
+    });
 
     const own = loadConfig({ SANDBOX_PAYOUT_SHOP_ID: '7', SANDBOX_PAYOUT_SECRET_KEY: 'seven' });
     expect(own.gateway.shops.payout).toEqual({ shopId: 7, secretKey: 'seven' });
 
     const one = loadConfig({ SANDBOX_PAYOUT_SHOP_ID: '1001' });
     expect(one.gateway.shops.payout).toEqual(one.gateway.shops.payment);
-    expect(errorOf({ SANDBOX_PAYOUT_SHOP_ID: '1001', SANDBOX_PAYOUT_SECRET_KEY: 'other' }).variable).toBe(
-      'SANDBOX_PAYOUT_SECRET_KEY',
-    );
-    expect(errorOf({ SANDBOX_SECRET_KEY: 'same', SANDBOX_PAYOUT_SECRET_KEY: 'same' }).variable).toBe(
-      'SANDBOX_PAYOUT_SECRET_KEY',
-    );
+    expect(
+      errorOf({ SANDBOX_PAYOUT_SHOP_ID: '1001', SANDBOX_PAYOUT_SECRET_KEY: 'other' }).variable,
+    ).toBe('SANDBOX_PAYOUT_SECRET_KEY');
+    expect(
+      errorOf({ SANDBOX_SECRET_KEY: 'same', SANDBOX_PAYOUT_SECRET_KEY: 'same' }).variable,
+    ).toBe('SANDBOX_PAYOUT_SECRET_KEY');
+  });
+});
+
+describe('retention settings (#26)', () => {
+  it('has the documented defaults and takes whole days', () => {
+    expect(loadConfig(real).retention).toEqual({
+      deliveriesDays: 30,
+      notificationsDays: 180,
+      eventsDays: 90,
+    });
+    expect(
+      loadConfig({
+        ...real,
+        RETENTION_DELIVERIES_DAYS: '7',
+        RETENTION_NOTIFICATIONS_DAYS: '365',
+        RETENTION_EVENTS_DAYS: ' 14 ',
+      }).retention,
+    ).toEqual({ deliveriesDays: 7, notificationsDays: 365, eventsDays: 14 });
+  });
+
+  it.each([
+    ['RETENTION_DELIVERIES_DAYS', '0'],
+    ['RETENTION_DELIVERIES_DAYS', '-1'],
+    ['RETENTION_NOTIFICATIONS_DAYS', '1.5'],
+    ['RETENTION_NOTIFICATIONS_DAYS', '30d'],
+    ['RETENTION_EVENTS_DAYS', '0x10'],
+    ['RETENTION_EVENTS_DAYS', '1e3'],
+    ['RETENTION_EVENTS_DAYS', '99999999'],
+    ['RETENTION_DELIVERIES_DAYS', '３０'],
+  ])('refuses %s=%s with one line naming it', (name, value) => {
+    const e = errorOf({ ...real, [name]: value });
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.variable).toBe(name);
+    expect(e.message.split('\n')).toHaveLength(1);
+  });
+
+  it('refuses a feed retention no longer than the webhook retry window', () => {
+    // 3 days of retries by default: a 3-day feed would prune events still being pushed.
+    const e = errorOf({ ...real, RETENTION_EVENTS_DAYS: '3' });
+    expect(e.variable).toBe('RETENTION_EVENTS_DAYS');
+    expect(e.message).toContain('SHOP_WEBHOOK_RETRY_FOR_S');
+    expect(
+      loadConfig({ ...real, RETENTION_EVENTS_DAYS: '3', SHOP_WEBHOOK_RETRY_FOR_S: '86400' })
+        .retention.eventsDays,
+    ).toBe(3);
   });
 });

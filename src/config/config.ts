@@ -231,6 +231,37 @@ export interface AppConfig {
   insecureHttp: string[];
   docsEnabled: boolean;
   shopEvents: ShopEventsConfig;
+  /** Issue #26: what the retention jobs prune, in days (financial records never). */
+  retention: RetentionConfig;
+}
+
+// ---- Retention (#26) ------------------------------------------------------------------------
+
+export interface RetentionConfig {
+  /** RETENTION_DELIVERIES_DAYS: delivered webhook deliveries older than this are deleted. */
+  deliveriesDays: number;
+  /** RETENTION_NOTIFICATIONS_DAYS: applied or stale (repeated) verified notifications. */
+  notificationsDays: number;
+  /** RETENTION_EVENTS_DAYS: older shop events leave the feed (their audit entries stay). */
+  eventsDays: number;
+}
+
+const MAX_RETENTION_DAYS = 36500;
+
+function retentionConfig(env: Env, shopEvents: ShopEventsConfig): RetentionConfig {
+  const days = (name: string, def: number): number => int(env, name, def, 1, MAX_RETENTION_DAYS);
+  const eventsDays = days('RETENTION_EVENTS_DAYS', 90);
+  // An event must outlive its push retries, or the feed would drop what webhooks still carry.
+  if (eventsDays * 86400 <= shopEvents.retryForS)
+    throw new ConfigError(
+      'RETENTION_EVENTS_DAYS',
+      `must be longer than SHOP_WEBHOOK_RETRY_FOR_S (${shopEvents.retryForS} s)`,
+    );
+  return {
+    deliveriesDays: days('RETENTION_DELIVERIES_DAYS', 30),
+    notificationsDays: days('RETENTION_NOTIFICATIONS_DAYS', 180),
+    eventsDays,
+  };
 }
 
 // ---- Shop events (webhooks to the order system) -------------------------------------------
@@ -443,10 +474,14 @@ function shopKeys(env: Env): ShopKey[] {
     const colon = entry.lastIndexOf(':');
     const key = colon < 0 ? entry : entry.slice(0, colon);
     const scopes = colon < 0 ? [...SHOP_SCOPES] : entry.slice(colon + 1).split('+');
-    if (key.length < 16) throw new ConfigError('API_KEYS', 'holds a key shorter than 16 characters');
+    if (key.length < 16)
+      throw new ConfigError('API_KEYS', 'holds a key shorter than 16 characters');
     for (const sc of scopes) {
       if (!SHOP_SCOPES.includes(sc as Scope)) {
-        throw new ConfigError('API_KEYS', `names an unknown scope "${sc.slice(0, 20)}" (known: ${SHOP_SCOPES.join(', ')})`);
+        throw new ConfigError(
+          'API_KEYS',
+          `names an unknown scope "${sc.slice(0, 20)}" (known: ${SHOP_SCOPES.join(', ')})`,
+        );
       }
     }
     return { key, scopes: scopes as Scope[] };
@@ -470,7 +505,10 @@ function trustProxy(env: Env): TrustProxy {
     const max = family === 4 ? 32 : 128;
     const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max);
     if (family === 0 || !okBits || extra !== undefined) {
-      throw new ConfigError('TRUST_PROXY', `must be false, a hop count or a comma list of addresses/CIDRs, got "${e.slice(0, 60)}"`);
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `must be false, a hop count or a comma list of addresses/CIDRs, got "${e.slice(0, 60)}"`,
+      );
     }
     return e;
   });
@@ -658,6 +696,7 @@ export function loadConfig(
 
   const notifyDefault = sandboxMode ? [...SPEC_NOTIFY_IPS, '127.0.0.1', '::1'] : SPEC_NOTIFY_IPS;
   const pollIntervalS = positiveNumber(env, 'PAYOUT_POLL_INTERVAL_S', 30);
+  const shopEvents = shopEventsConfig(env);
 
   return {
     port,
@@ -723,7 +762,8 @@ export function loadConfig(
     devKeyRingPath: keys.path,
     insecureHttp: guards.insecureHttp,
     docsEnabled: bool(env, 'DOCS_ENABLED', sandboxMode),
-    shopEvents: shopEventsConfig(env),
+    shopEvents,
+    retention: retentionConfig(env, shopEvents),
   };
 }
 

@@ -10,6 +10,9 @@ export type NotificationStatus = 'pending' | 'applied' | 'stale' | 'rejected' | 
 @Entity('notifications')
 @Index('ix_notifications_order', ['shopOrderId'])
 @Index('ix_notifications_unverified', ['receivedAt'], { where: 'verified = false' })
+@Index('ix_notifications_settled', ['lastReceivedAt'], {
+  where: `verified AND status IN ('applied','stale')`,
+})
 export class NotificationEntity {
   @PrimaryGeneratedColumn('uuid') id: string;
   /** The `type` query parameter: invoice, refund, or whatever new kind the gateway sends. */

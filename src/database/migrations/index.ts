@@ -10,6 +10,7 @@ import { UnholdRequestAndHoldExpiry1795500000002 } from './1795500000002-UnholdR
 import { PayoutFingerprintKey1795500000003 } from './1795500000003-PayoutFingerprintKey';
 import { InvoiceRefundPendingAmount1795500000004 } from './1795500000004-InvoiceRefundPendingAmount';
 import { AdminSessionsLastSeen1795500000006 } from './1795500000006-AdminSessionsLastSeen';
+import { BoundedTables1795600000006 } from './1795600000006-BoundedTables';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   PayoutFingerprintKey1795500000003,
   InvoiceRefundPendingAmount1795500000004,
   AdminSessionsLastSeen1795500000006,
+  BoundedTables1795600000006,
 ];
