@@ -166,12 +166,7 @@ export const PROBLEMS: Record<number, { description: string; example: Record<str
   429: {
     description:
       'Past the rate limit (RATE_LIMIT_PER_KEY_RPS per key, RATE_LIMIT_PUBLIC_PER_IP_RPS per address); the Retry-After header says when to retry',
-    example: problem(
-      429,
-      'rate-limited',
-      'Too Many Requests',
-      'Too many requests: retry after 1 s',
-    ),
+    example: problem(429, 'rate-limited', 'Too Many Requests', 'Too many requests: retry after 1 s'),
   },
   500: {
     description: 'Unexpected failure; the body carries a correlation id',

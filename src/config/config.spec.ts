@@ -186,10 +186,7 @@ describe('loadConfig', () => {
 
 describe('loadConfig: hostile-caller settings', () => {
   it('reads key scopes; a bare key holds every shop scope', () => {
-    const c = loadConfig({
-      ...real,
-      API_KEYS: 'store-key-0123456789:payments+refunds,all-scopes-key-0123456',
-    });
+    const c = loadConfig({ ...real, API_KEYS: 'store-key-0123456789:payments+refunds,all-scopes-key-0123456' });
     expect(c.apiKeys).toEqual(['store-key-0123456789', 'all-scopes-key-0123456']);
     expect(c.shopKeys).toEqual([
       { key: 'store-key-0123456789', scopes: ['payments', 'refunds'] },
@@ -197,17 +194,15 @@ describe('loadConfig: hostile-caller settings', () => {
     ]);
   });
 
-  it.each([
-    'store-key-0123456789:admin',
-    'store-key-0123456789:',
-    'short:payments',
-    'store-key-0123456789:payments+',
-  ])('refuses API_KEYS=%s with one line, never printing the key', (keys) => {
-    const e = errorOf({ ...real, API_KEYS: keys });
-    expect(e.variable).toBe('API_KEYS');
-    expect(e.message).not.toContain('store-key');
-    expect(e.message.split('\n')).toHaveLength(1);
-  });
+  it.each(['store-key-0123456789:admin', 'store-key-0123456789:', 'short:payments', 'store-key-0123456789:payments+'])(
+    'refuses API_KEYS=%s with one line, never printing the key',
+    (keys) => {
+      const e = errorOf({ ...real, API_KEYS: keys });
+      expect(e.variable).toBe('API_KEYS');
+      expect(e.message).not.toContain('store-key');
+      expect(e.message.split('\n')).toHaveLength(1);
+    },
+  );
 
   it.each([
     [undefined, false],
@@ -218,36 +213,20 @@ describe('loadConfig: hostile-caller settings', () => {
     ['10.0.0.1', ['10.0.0.1']],
     ['10.0.0.0/8, 192.168.1.7,::1,fd00::/8', ['10.0.0.0/8', '192.168.1.7', '::1', 'fd00::/8']],
   ])('TRUST_PROXY=%s → %j', (value, expected) => {
-    expect(
-      loadConfig(value === undefined ? real : { ...real, TRUST_PROXY: value }).trustProxy,
-    ).toEqual(expected);
+    expect(loadConfig(value === undefined ? real : { ...real, TRUST_PROXY: value }).trustProxy).toEqual(expected);
   });
 
-  it.each(['true', 'yes', '10.0.0.0/33', 'example.com', '10.0.0.1/8/1', '1.2.3'])(
-    'refuses TRUST_PROXY=%s with one line',
-    (value) => {
-      const e = errorOf({ ...real, TRUST_PROXY: value });
-      expect(e.variable).toBe('TRUST_PROXY');
-      expect(e.message.split('\n')).toHaveLength(1);
-    },
-  );
+  it.each(['true', 'yes', '10.0.0.0/33', 'example.com', '10.0.0.1/8/1', '1.2.3'])('refuses TRUST_PROXY=%s with one line', (value) => {
+    const e = errorOf({ ...real, TRUST_PROXY: value });
+    expect(e.variable).toBe('TRUST_PROXY');
+    expect(e.message.split('\n')).toHaveLength(1);
+  });
 
   it('has database time limits and rate limits with defaults', () => {
     const c = loadConfig(real);
-    expect(c.db).toEqual({
-      poolSize: 20,
-      acquireTimeoutMs: 10000,
-      statementTimeoutMs: 45000,
-      lockTimeoutMs: 40000,
-      idleInTxTimeoutMs: 60000,
-    });
+    expect(c.db).toEqual({ poolSize: 20, acquireTimeoutMs: 10000, statementTimeoutMs: 45000, lockTimeoutMs: 40000, idleInTxTimeoutMs: 60000 });
     expect(c.rateLimits).toEqual({ perKeyRps: 50, publicPerIpRps: 10 });
-    const set = loadConfig({
-      ...real,
-      DB_POOL_SIZE: '5',
-      DB_STATEMENT_TIMEOUT_MS: '1000',
-      RATE_LIMIT_PER_KEY_RPS: '0',
-    });
+    const set = loadConfig({ ...real, DB_POOL_SIZE: '5', DB_STATEMENT_TIMEOUT_MS: '1000', RATE_LIMIT_PER_KEY_RPS: '0' });
     expect(set.db.poolSize).toBe(5);
     expect(set.db.statementTimeoutMs).toBe(1000);
     expect(set.rateLimits.perKeyRps).toBe(0);
@@ -277,26 +256,11 @@ describe('two gateway shops', () => {
   it.each([
     [{ GATEWAY_PAYOUT_SHOP_ID: '43' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
     [{ GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SHOP_ID'],
-    [
-      { GATEWAY_PAYOUT_SHOP_ID: 'x', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' },
-      'GATEWAY_PAYOUT_SHOP_ID',
-    ],
-    [
-      { GATEWAY_PAYOUT_SHOP_ID: '42', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' },
-      'GATEWAY_PAYOUT_SECRET_KEY',
-    ],
-    [
-      { GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-payout-secret-key' },
-      'GATEWAY_PAYOUT_SECRET_KEY',
-    ],
-    [
-      { GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-secret-key' },
-      'GATEWAY_PAYOUT_SECRET_KEY',
-    ],
-    [
-      { GATEWAY_PAYOUT_SHOP_ID: '1002', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' },
-      'GATEWAY_PAYOUT_SHOP_ID',
-    ],
+    [{ GATEWAY_PAYOUT_SHOP_ID: 'x', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SHOP_ID'],
+    [{ GATEWAY_PAYOUT_SHOP_ID: '42', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
+    [{ GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-payout-secret-key' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
+    [{ GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-secret-key' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
+    [{ GATEWAY_PAYOUT_SHOP_ID: '1002', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SHOP_ID'],
   ])('both or neither, one secret per shop id: %j → one line naming %s', (env, variable) => {
     const e = errorOf({ ...real, ...env });
     expect(e).toBeInstanceOf(ConfigError);
@@ -307,37 +271,27 @@ describe('two gateway shops', () => {
   });
 
   it('accepts the payment shop named again as the agent shop with the same secret', () => {
-    const c = loadConfig({
-      ...real,
-      GATEWAY_PAYOUT_SHOP_ID: '42',
-      GATEWAY_PAYOUT_SECRET_KEY: 's3cr3t-value',
-    });
+    const c = loadConfig({ ...real, GATEWAY_PAYOUT_SHOP_ID: '42', GATEWAY_PAYOUT_SECRET_KEY: 's3cr3t-value' });
     expect(c.gateway.shops.payout).toEqual(c.gateway.shops.payment);
   });
 
   it('sandbox mode: a separate agent shop by default, configurable, or one shop for both', () => {
     const c = loadConfig({});
     expect(c.gateway.shops.payment).toEqual({ shopId: 1001, secretKey: 'sandbox-secret-key' });
-    expect(c.gateway.shops.payout).toEqual({
-      shopId: 1002,
-      secretKey: 'sandbox-payout-secret-key',
-    });
-    expect(c.sandbox).toMatchObject({
-      payoutShopId: 1002,
-      payoutSecretKey: 'sandbox-payout-secret-key',
-    });
+    expect(c.gateway.shops.payout).toEqual({ shopId: 1002, secretKey: 'sandbox-payout-secret-key' });
+    expect(c.sandbox).toMatchObject({ payoutShopId: 1002, payoutSecretKey: 'sandbox-payout-secret-key' });
 
     const own = loadConfig({ SANDBOX_PAYOUT_SHOP_ID: '7', SANDBOX_PAYOUT_SECRET_KEY: 'seven' });
     expect(own.gateway.shops.payout).toEqual({ shopId: 7, secretKey: 'seven' });
 
     const one = loadConfig({ SANDBOX_PAYOUT_SHOP_ID: '1001' });
     expect(one.gateway.shops.payout).toEqual(one.gateway.shops.payment);
-    expect(
-      errorOf({ SANDBOX_PAYOUT_SHOP_ID: '1001', SANDBOX_PAYOUT_SECRET_KEY: 'other' }).variable,
-    ).toBe('SANDBOX_PAYOUT_SECRET_KEY');
-    expect(
-      errorOf({ SANDBOX_SECRET_KEY: 'same', SANDBOX_PAYOUT_SECRET_KEY: 'same' }).variable,
-    ).toBe('SANDBOX_PAYOUT_SECRET_KEY');
+    expect(errorOf({ SANDBOX_PAYOUT_SHOP_ID: '1001', SANDBOX_PAYOUT_SECRET_KEY: 'other' }).variable).toBe(
+      'SANDBOX_PAYOUT_SECRET_KEY',
+    );
+    expect(errorOf({ SANDBOX_SECRET_KEY: 'same', SANDBOX_PAYOUT_SECRET_KEY: 'same' }).variable).toBe(
+      'SANDBOX_PAYOUT_SECRET_KEY',
+    );
   });
 });
 

@@ -474,14 +474,10 @@ function shopKeys(env: Env): ShopKey[] {
     const colon = entry.lastIndexOf(':');
     const key = colon < 0 ? entry : entry.slice(0, colon);
     const scopes = colon < 0 ? [...SHOP_SCOPES] : entry.slice(colon + 1).split('+');
-    if (key.length < 16)
-      throw new ConfigError('API_KEYS', 'holds a key shorter than 16 characters');
+    if (key.length < 16) throw new ConfigError('API_KEYS', 'holds a key shorter than 16 characters');
     for (const sc of scopes) {
       if (!SHOP_SCOPES.includes(sc as Scope)) {
-        throw new ConfigError(
-          'API_KEYS',
-          `names an unknown scope "${sc.slice(0, 20)}" (known: ${SHOP_SCOPES.join(', ')})`,
-        );
+        throw new ConfigError('API_KEYS', `names an unknown scope "${sc.slice(0, 20)}" (known: ${SHOP_SCOPES.join(', ')})`);
       }
     }
     return { key, scopes: scopes as Scope[] };
@@ -505,10 +501,7 @@ function trustProxy(env: Env): TrustProxy {
     const max = family === 4 ? 32 : 128;
     const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max);
     if (family === 0 || !okBits || extra !== undefined) {
-      throw new ConfigError(
-        'TRUST_PROXY',
-        `must be false, a hop count or a comma list of addresses/CIDRs, got "${e.slice(0, 60)}"`,
-      );
+      throw new ConfigError('TRUST_PROXY', `must be false, a hop count or a comma list of addresses/CIDRs, got "${e.slice(0, 60)}"`);
     }
     return e;
   });
