@@ -165,7 +165,16 @@ async function main() {
   const sandbox = await startSandbox();
   const service = await startService(databaseUrl, sandbox.url);
 
-  // Some real traffic first, so the empty case has a feed to read.
+  // A page's worth of real traffic first, so "empty" renders full pages too (no bulk rows).
+  const shop = { authorization: `Bearer ${SHOP_KEY}`, 'content-type': 'application/json' };
+  for (let i = 0; i < 60; i++) {
+    const res = await fetch(`${service.url}/api/v1/invoices`, {
+      method: 'POST',
+      headers: shop,
+      body: JSON.stringify({ shopOrderId: `lt-first-${Date.now()}-${i}`, amount: '10.00', currency: 643, payway: PAYWAY }),
+    });
+    await res.arrayBuffer();
+  }
   const empty = await measure(service.url, databaseUrl);
   console.log(`seeding ${EVENTS} events and ${INVOICES} invoices…`);
   const seeded = await seedLarge(databaseUrl, { events: EVENTS, invoices: INVOICES, shopId: SHOP_ID });
