@@ -22,6 +22,8 @@ export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' |
 })
 @Index('uq_events_position', ['position'], { unique: true })
 @Index('ix_events_unpositioned', ['id'], { where: '"type" IS NOT NULL AND "position" IS NULL' })
+/** The feed filtered by `objectId` (with or without objectType), in feed order (issue #26). */
+@Index('ix_events_object_position', ['entityId', 'position'], { where: '"position" IS NOT NULL' })
 export class AuditEventEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id: string;
   @Column({ name: 'entity_type', type: 'varchar', length: 16 }) entityType: AuditEntityType;

@@ -6,7 +6,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * `data` payload; the feed's horizon says up to which position events are no longer served.
  * A partial index lets the notification retention find settled notifications oldest first.
  * The console lists invoices, refunds and payouts of every shop newest first: with a million
- * rows that was a full sort per page (bench/large-tables.mjs), now an index walk.
+ * rows that was a full sort per page (bench/large-tables.mjs), now an index walk; likewise the
+ * feed filtered by `objectId` alone walked every position.
  */
 export class BoundedTables1795600000006 implements MigrationInterface {
   name = 'BoundedTables1795600000006';
@@ -25,9 +26,13 @@ export class BoundedTables1795600000006 implements MigrationInterface {
     );
     for (const t of ['invoices', 'refunds', 'payouts'])
       await q.query(`CREATE INDEX "ix_${t}_created_all" ON "${t}" ("created_at", "id")`);
+    await q.query(
+      `CREATE INDEX "ix_events_object_position" ON "events" ("entity_id", "position") WHERE "position" IS NOT NULL`,
+    );
   }
 
   public async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP INDEX "ix_events_object_position"`);
     for (const t of ['invoices', 'refunds', 'payouts'])
       await q.query(`DROP INDEX "ix_${t}_created_all"`);
     await q.query(`DROP INDEX "ix_notifications_settled"`);
