@@ -11,9 +11,10 @@ export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' |
  */
 @Entity('events')
 @Index('ix_events_entity', ['entityType', 'entityId'])
+// A typed row may lose its `data` to the feed's retention (issue #26); an audit-only row has none.
 @Check(
   'ck_events_typed',
-  `("type" IS NULL) = ("sequence" IS NULL) AND ("type" IS NULL) = ("data" IS NULL)`,
+  `("type" IS NULL) = ("sequence" IS NULL) AND ("type" IS NOT NULL OR "data" IS NULL)`,
 )
 @Index('uq_events_object_sequence', ['entityType', 'entityId', 'sequence'], {
   unique: true,
@@ -21,6 +22,8 @@ export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' |
 })
 @Index('uq_events_position', ['position'], { unique: true })
 @Index('ix_events_unpositioned', ['id'], { where: '"type" IS NOT NULL AND "position" IS NULL' })
+/** The feed filtered by `objectId` (with or without objectType), in feed order (issue #26). */
+@Index('ix_events_object_position', ['entityId', 'position'], { where: '"position" IS NOT NULL' })
 export class AuditEventEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id: string;
   @Column({ name: 'entity_type', type: 'varchar', length: 16 }) entityType: AuditEntityType;
@@ -35,7 +38,10 @@ export class AuditEventEntity {
   @Column({ type: 'varchar', length: 64, nullable: true }) type: string | null;
   /** 1, 2, … per object, over its shop events. */
   @Column({ type: 'int', nullable: true }) sequence: number | null;
-  /** The object as its GET returned it in the transaction that made the change. */
+  /**
+   * The object as its GET returned it in the transaction that made the change; null once the
+   * event is older than the feed's horizon (RETENTION_EVENTS_DAYS), never for a served event.
+   */
   @Column({ type: 'jsonb', nullable: true }) data: Record<string, unknown> | null;
   /** First 12 hex digits of the acting key's SHA-256; null for the service's own jobs. */
   @Column({ name: 'key_id', type: 'varchar', length: 16, nullable: true }) keyId: string | null;

@@ -70,6 +70,11 @@ export class ProblemDetails {
     example: true,
   })
   fatal?: boolean | null;
+  @ApiPropertyOptional({
+    description: 'cursor-expired: the oldest cursor the feed still serves; continue from it',
+    example: 'cDkwMDAx',
+  })
+  oldestCursor?: string;
 }
 
 const problem = (
@@ -127,6 +132,17 @@ export const PROBLEMS: Record<number, { description: string; example: Record<str
       'idempotency-conflict',
       'Idempotency key reused',
       'shopOrderId order-1001 was already used with a different request body',
+    ),
+  },
+  410: {
+    description:
+      'Older than the retention (RETENTION_EVENTS_DAYS): a feed cursor before the oldest served event, or a pruned event',
+    example: problem(
+      410,
+      'cursor-expired',
+      'Cursor older than the feed retention',
+      'Events older than RETENTION_EVENTS_DAYS are no longer in the feed: continue from oldestCursor',
+      { oldestCursor: 'cDkwMDAx' },
     ),
   },
   413: {

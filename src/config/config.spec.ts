@@ -492,3 +492,48 @@ describe('REPORT_TIMEZONE', () => {
     },
   );
 });
+
+describe('retention settings (#26)', () => {
+  it('has the documented defaults and takes whole days', () => {
+    expect(loadConfig(real).retention).toEqual({
+      deliveriesDays: 30,
+      notificationsDays: 180,
+      eventsDays: 90,
+    });
+    expect(
+      loadConfig({
+        ...real,
+        RETENTION_DELIVERIES_DAYS: '7',
+        RETENTION_NOTIFICATIONS_DAYS: '365',
+        RETENTION_EVENTS_DAYS: ' 14 ',
+      }).retention,
+    ).toEqual({ deliveriesDays: 7, notificationsDays: 365, eventsDays: 14 });
+  });
+
+  it.each([
+    ['RETENTION_DELIVERIES_DAYS', '0'],
+    ['RETENTION_DELIVERIES_DAYS', '-1'],
+    ['RETENTION_NOTIFICATIONS_DAYS', '1.5'],
+    ['RETENTION_NOTIFICATIONS_DAYS', '30d'],
+    ['RETENTION_EVENTS_DAYS', '0x10'],
+    ['RETENTION_EVENTS_DAYS', '1e3'],
+    ['RETENTION_EVENTS_DAYS', '99999999'],
+    ['RETENTION_DELIVERIES_DAYS', '３０'],
+  ])('refuses %s=%s with one line naming it', (name, value) => {
+    const e = errorOf({ ...real, [name]: value });
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.variable).toBe(name);
+    expect(e.message.split('\n')).toHaveLength(1);
+  });
+
+  it('refuses a feed retention no longer than the webhook retry window', () => {
+    // 3 days of retries by default: a 3-day feed would prune events still being pushed.
+    const e = errorOf({ ...real, RETENTION_EVENTS_DAYS: '3' });
+    expect(e.variable).toBe('RETENTION_EVENTS_DAYS');
+    expect(e.message).toContain('SHOP_WEBHOOK_RETRY_FOR_S');
+    expect(
+      loadConfig({ ...real, RETENTION_EVENTS_DAYS: '3', SHOP_WEBHOOK_RETRY_FOR_S: '86400' })
+        .retention.eventsDays,
+    ).toBe(3);
+  });
+});

@@ -249,6 +249,37 @@ export interface AppConfig {
   insecureHttp: string[];
   docsEnabled: boolean;
   shopEvents: ShopEventsConfig;
+  /** Issue #26: what the retention jobs prune, in days (financial records never). */
+  retention: RetentionConfig;
+}
+
+// ---- Retention (#26) ------------------------------------------------------------------------
+
+export interface RetentionConfig {
+  /** RETENTION_DELIVERIES_DAYS: delivered webhook deliveries older than this are deleted. */
+  deliveriesDays: number;
+  /** RETENTION_NOTIFICATIONS_DAYS: applied or stale (repeated) verified notifications. */
+  notificationsDays: number;
+  /** RETENTION_EVENTS_DAYS: older shop events leave the feed (their audit entries stay). */
+  eventsDays: number;
+}
+
+const MAX_RETENTION_DAYS = 36500;
+
+function retentionConfig(env: Env, shopEvents: ShopEventsConfig): RetentionConfig {
+  const days = (name: string, def: number): number => int(env, name, def, 1, MAX_RETENTION_DAYS);
+  const eventsDays = days('RETENTION_EVENTS_DAYS', 90);
+  // An event must outlive its push retries, or the feed would drop what webhooks still carry.
+  if (eventsDays * 86400 <= shopEvents.retryForS)
+    throw new ConfigError(
+      'RETENTION_EVENTS_DAYS',
+      `must be longer than SHOP_WEBHOOK_RETRY_FOR_S (${shopEvents.retryForS} s)`,
+    );
+  return {
+    deliveriesDays: days('RETENTION_DELIVERIES_DAYS', 30),
+    notificationsDays: days('RETENTION_NOTIFICATIONS_DAYS', 180),
+    eventsDays,
+  };
 }
 
 // ---- Shop events (webhooks to the order system) -------------------------------------------
@@ -739,6 +770,7 @@ export function loadConfig(
 
   const notifyDefault = sandboxMode ? [...SPEC_NOTIFY_IPS, '127.0.0.1', '::1'] : SPEC_NOTIFY_IPS;
   const pollIntervalS = positiveNumber(env, 'PAYOUT_POLL_INTERVAL_S', 30);
+  const shopEvents = shopEventsConfig(env);
 
   return {
     port,
@@ -810,7 +842,8 @@ export function loadConfig(
     devKeyRingPath: keys.path,
     insecureHttp: guards.insecureHttp,
     docsEnabled: bool(env, 'DOCS_ENABLED', sandboxMode),
-    shopEvents: shopEventsConfig(env),
+    shopEvents,
+    retention: retentionConfig(env, shopEvents),
   };
 }
 

@@ -1,4 +1,5 @@
 import { AuditEventEntity } from '../audit/audit-event.entity';
+import { FeedHorizonEntity } from '../events/feed-horizon.entity';
 import { InvoiceEntity } from '../invoices/invoice.entity';
 import { NotificationEntity } from '../notifications/notification.entity';
 import { PayoutEntity } from '../payouts/payout.entity';
@@ -12,4 +13,5 @@ export const ENTITIES = [
   NotificationEntity,
   AuditEventEntity,
   PaywayConfigEntity,
+  FeedHorizonEntity,
 ];

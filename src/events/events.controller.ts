@@ -28,7 +28,11 @@ const FEED_DOC =
   '`refunds` refund events (not invoice events: those carry `payUrl` with the payer token), `payouts` payout ' +
   'events. `read` adds nothing to other scopes; a key with only `read` sees every type. Admin keys see every type. ' +
   "A `type` or `objectType` filter outside the key's scopes is 403. Webhooks are not filtered: every event goes to " +
-  'the configured SHOP_WEBHOOK_URLs.';
+  'the configured SHOP_WEBHOOK_URLs.\n\n' +
+  'Retention: events older than RETENTION_EVENTS_DAYS (default 90) leave the feed. Without `after` the feed starts ' +
+  'at the oldest event it still serves; an `after` cursor older than that is `410` type `cursor-expired` with ' +
+  '`oldestCursor`, from which the reader continues (the events in between are gone from the feed; their audit ' +
+  'entries stay under /admin/events).';
 
 @ApiTags('events')
 @ApiBearerAuth()
@@ -40,7 +44,7 @@ export class EventsController {
   @Get()
   @ApiOperation({ summary: 'Shop events after a cursor (gap-free feed)', description: FEED_DOC })
   @ApiOkResponse({ type: ShopEventPage })
-  @ApiProblems(400, 403)
+  @ApiProblems(400, 403, 410)
   feed(@Query() q: EventFeedQuery): Promise<Page<ShopEvent>> {
     return this.events.feed(q, feedObjectTypes(currentActor()));
   }
@@ -49,11 +53,12 @@ export class EventsController {
   @ApiOperation({
     summary: 'One shop event',
     description:
-      "An event of an object type outside the key's scopes is 404, as if it did not exist.",
+      "An event of an object type outside the key's scopes is 404, as if it did not exist. " +
+      'An event older than RETENTION_EVENTS_DAYS is 410 (`event-pruned`): its audit entry stays under /admin/events.',
   })
   @ApiShopEventModels()
   @ApiOkResponse({ schema: SHOP_EVENT_SCHEMA })
-  @ApiProblems(404)
+  @ApiProblems(404, 410)
   get(@Param('id') id: string): Promise<ShopEvent> {
     return this.events.get(id, feedObjectTypes(currentActor()));
   }
@@ -121,7 +126,7 @@ export class AdminEventsController {
       'Its deliveries start over (pending, due now, a new retry window); later events of the object wait for it.',
   })
   @ApiOkResponse({ type: [Delivery] })
-  @ApiProblems(404, 409)
+  @ApiProblems(404, 409, 410)
   redeliver(@Param('id') id: string): Promise<DeliveryView[]> {
     return this.events.redeliver(id);
   }

@@ -57,14 +57,38 @@ export class NoWebhookAddress extends DomainError {
   }
 }
 
+/** A cursor before the feed's horizon: those events are pruned (RETENTION_EVENTS_DAYS). */
+export class FeedCursorExpired extends DomainError {
+  constructor(oldestCursor: string) {
+    super(
+      'cursor-expired',
+      410,
+      'Cursor older than the feed retention',
+      'Events older than RETENTION_EVENTS_DAYS are no longer in the feed: continue from oldestCursor',
+      { oldestCursor },
+    );
+  }
+}
+
+/** An event older than the feed's horizon: its audit entry stays, its payload is pruned. */
+export class EventPruned extends DomainError {
+  constructor(id: string) {
+    super(
+      'event-pruned',
+      410,
+      'Event pruned',
+      `Event ${id} is older than RETENTION_EVENTS_DAYS: its payload is no longer kept (the audit entry is, under /admin/events)`,
+    );
+  }
+}
+
 const FEED_CURSOR = /^p(\d{1,18})$/;
 
 function encodeFeedCursor(position: string): string {
   return Buffer.from(`p${position}`).toString('base64url');
 }
 
-function decodeFeedCursor(cursor: string | undefined): string {
-  if (cursor === undefined) return '0';
+function decodeFeedCursor(cursor: string): string {
   const match = FEED_CURSOR.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!match || encodeFeedCursor(match[1]) !== cursor)
     throw new ValidationFailed([
@@ -96,13 +120,20 @@ export class EventsService {
     ])
       if (asked !== undefined && !(visible as readonly string[]).includes(asked))
         throw new Forbidden(`This key's scopes do not cover ${asked} events`);
-    const after = decodeFeedCursor(q.after);
+    const asked = q.after === undefined ? null : decodeFeedCursor(q.after);
     await this.relay.run();
+    // No cursor starts at the oldest event still served; a cursor before it is 410.
+    const horizon = await this.horizon();
+    if (asked !== null && BigInt(asked) < BigInt(horizon))
+      throw new FeedCursorExpired(encodeFeedCursor(horizon));
+    const after = asked ?? horizon;
     const qb = this.dataSource
       .getRepository(AuditEventEntity)
       .createQueryBuilder('e')
       .where('e.position > :after', { after })
-      .andWhere('e.type IS NOT NULL');
+      .andWhere('e.type IS NOT NULL')
+      // Same snapshot as the rows: a horizon that moved past the cursor meanwhile serves none.
+      .andWhere('CAST(:after AS bigint) >= (SELECT h.position FROM feed_horizon h WHERE h.id = 1)');
     // The scope filter is part of every query: no cursor, filter or id reaches another type.
     if (visible.length < EVENT_OBJECT_TYPES.length)
       qb.andWhere('e.entity_type IN (:...visible)', {
@@ -116,6 +147,10 @@ export class EventsService {
       .orderBy('e.position', 'ASC')
       .limit(q.limit ?? DEFAULT_PAGE_SIZE)
       .getMany();
+    if (rows.length === 0) {
+      const moved = await this.horizon();
+      if (BigInt(after) < BigInt(moved)) throw new FeedCursorExpired(encodeFeedCursor(moved));
+    }
     const last = rows[rows.length - 1];
     return {
       items: rows.map(toShopEvent),
@@ -133,7 +168,16 @@ export class EventsService {
       : null;
     if (!row || row.type === null || !(visible as readonly string[]).includes(row.entityType))
       throw new NotFound('Event', id);
+    if (row.data === null) throw new EventPruned(id);
     return toShopEvent(row);
+  }
+
+  /** The feed's horizon: events at or below this position are pruned. */
+  private async horizon(): Promise<string> {
+    const [row] = (await this.dataSource.query(
+      `SELECT position::text AS position FROM feed_horizon WHERE id = 1`,
+    )) as Array<{ position: string }>;
+    return row?.position ?? '0';
   }
 
   async deliveries(q: ListDeliveriesQuery): Promise<Page<DeliveryView>> {

@@ -116,6 +116,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
   }
 
   private async deliver(d: Claimed, event: AuditEventEntity): Promise<void> {
+    if (event.data === null) {
+      // Pruned by the feed's retention (which waits for this instance's open deliveries; this
+      // one is another instance's address list): nothing left to send, so it ends here.
+      await this.dataSource.query(
+        `UPDATE webhook_deliveries SET state = 'dead', last_error = 'event pruned by retention',
+                lease_until = NULL, lease_owner = NULL, updated_at = now()
+          WHERE id = $1 AND lease_owner = $2`,
+        [d.id, this.instanceId],
+      );
+      shopWebhookDeliveries.inc({ result: 'dead' });
+      return;
+    }
     const body = JSON.stringify(toShopEvent(event));
     const attempt = await this.post(d.url, event.id, body);
     if (attempt.ok) {

@@ -42,6 +42,8 @@ export interface PaymentTokenInfo {
 // Declared here as the migrations made them, so `migration:generate` finds nothing to drop.
 @Unique('uq_invoices_id_shop', ['id', 'shopId'])
 @Index('ix_invoices_created', ['shopId', 'createdAt', 'id'])
+/** The console's lists: every shop's rows, newest first (issue #26, large tables). */
+@Index('ix_invoices_created_all', ['createdAt', 'id'])
 @Index('ix_invoices_attention', ['attentionAt'], { where: 'needs_attention' })
 @Index('ix_invoices_unscheduled', ['createdAt'], {
   where: `next_check_at IS NULL AND status NOT IN ('succeeded','rejected','unheld')`,

@@ -11,6 +11,9 @@ export type NotificationStatus = 'pending' | 'applied' | 'stale' | 'rejected' | 
 @Index('ix_notifications_order', ['shopOrderId'])
 @Index('ix_notifications_unverified', ['receivedAt'], { where: 'verified = false' })
 @Index('ix_notifications_old_key', ['id'], { where: 'key_version < 2' })
+@Index('ix_notifications_settled', ['lastReceivedAt'], {
+  where: `verified AND status IN ('applied','stale')`,
+})
 export class NotificationEntity {
   @PrimaryGeneratedColumn('uuid') id: string;
   /** The `type` query parameter: invoice, refund, or whatever new kind the gateway sends. */

@@ -25,6 +25,8 @@ export type AmountType = 'ps_amount' | 'shop_amount';
 @Unique('uq_payouts_shop_payment', ['shopId', 'shopPaymentId'])
 @Index('ix_payouts_next_poll', ['nextPollAt'], { where: 'next_poll_at IS NOT NULL' })
 @Index('ix_payouts_created', ['shopId', 'createdAt', 'id'])
+/** The console's lists: every shop's rows, newest first (issue #26, large tables). */
+@Index('ix_payouts_created_all', ['createdAt', 'id'])
 @Index('ix_payouts_attention', ['attentionAt'], { where: 'needs_attention' })
 // GIN for `metadata @> …` list filters.
 @Index('ix_payouts_metadata', ['metadata'], { type: 'gin' })

@@ -12,6 +12,7 @@ import { InvoiceRefundPendingAmount1795500000004 } from './1795500000004-Invoice
 import { NotificationKeyOfSignedText1795500000005 } from './1795500000005-NotificationKeyOfSignedText';
 import { AdminSessionsLastSeen1795500000006 } from './1795500000006-AdminSessionsLastSeen';
 import { IdempotencyConflictsAndMetadata1795600000001 } from './1795600000001-IdempotencyConflictsAndMetadata';
+import { BoundedTables1795600000006 } from './1795600000006-BoundedTables';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   NotificationKeyOfSignedText1795500000005,
   AdminSessionsLastSeen1795500000006,
   IdempotencyConflictsAndMetadata1795600000001,
+  BoundedTables1795600000006,
 ];
