@@ -207,7 +207,7 @@ describe('access by route metadata, key scopes and keyId (attacks against the ru
     const run = `fs${Date.now().toString(36)}`;
     /** Event ids by object type, as the database holds them once the whole suite's events are in. */
     const idsOf = async (types: Kind[]): Promise<string[]> =>
-      (await db.query(`SELECT id::text FROM events WHERE type IS NOT NULL AND entity_type = ANY($1) ORDER BY position`, [types])).rows.map(
+      (await db.query(`SELECT public_id AS id FROM events WHERE type IS NOT NULL AND entity_type = ANY($1) ORDER BY position`, [types])).rows.map(
         (r: { id: string }) => r.id,
       );
 
@@ -250,13 +250,14 @@ describe('access by route metadata, key scopes and keyId (attacks against the ru
 
     it.each(MATRIX)('%s: GET /events/{id} answers its types and 404 (not 403) for the others', async (_name, key, types) => {
       for (const kind of ALL) {
-        const [id] = (await db.query(`SELECT id::text FROM events WHERE entity_id = $1`, [`${run}-${kind}-0`])).rows.map((r: { id: string }) => r.id);
+        const [id] = (await db.query(`SELECT public_id AS id FROM events WHERE entity_id = $1`, [`${run}-${kind}-0`])).rows.map((r: { id: string }) => r.id);
         const res = await ctx.http.get(`/api/v1/events/${id}`).set(bearer(key));
         if (types.includes(kind)) expect([kind, res.status, res.body.objectType]).toEqual([kind, 200, kind]);
         else expect([kind, res.status, res.body.type]).toEqual([kind, 404, expect.stringContaining('not-found')]);
         // The 404 of an event outside the scope is the 404 of one that does not exist.
-        const none = await ctx.http.get('/api/v1/events/999999999').set(bearer(key));
-        if (!types.includes(kind)) expect(res.body.detail.replace(id, 'ID')).toBe(none.body.detail.replace('999999999', 'ID'));
+        const missing = 'evt_00000000-0000-7000-8000-000000000000';
+        const none = await ctx.http.get(`/api/v1/events/${missing}`).set(bearer(key));
+        if (!types.includes(kind)) expect(res.body.detail.replace(id, 'ID')).toBe(none.body.detail.replace(missing, 'ID'));
       }
     });
 

@@ -216,7 +216,7 @@ describe('the feed', () => {
 
     // A pruned event: 410 by id and for redelivery; its deliveries are still listed.
     const [{ id: prunedId }] = await rows<{ id: string }>(
-      `SELECT e.id::text FROM events e JOIN webhook_deliveries d ON d.event_id = e.id
+      `SELECT e.public_id AS id FROM events e JOIN webhook_deliveries d ON d.event_id = e.id
         WHERE e.data IS NULL ORDER BY e.id LIMIT 1`,
     );
     const one = await ctx.http.get(`/api/v1/events/${prunedId}`).set(auth());

@@ -113,7 +113,15 @@ it('16 writers committing out of order, a reader following nextCursor: every eve
   expect(outOfOrder).toBe(true);
 
   const mine = seen.filter((e) => objects.includes(e.objectId));
-  const ids = mine.map((e) => e.id);
+  // The feed names events by their public ids; the writers saw the row ids.
+  const rowIdOf = new Map(
+    (
+      (await ds.query(`SELECT id::text AS id, public_id FROM events WHERE public_id = ANY($1)`, [
+        mine.map((e) => e.id),
+      ])) as Array<{ id: string; public_id: string }>
+    ).map((r) => [r.public_id, r.id]),
+  );
+  const ids = mine.map((e) => rowIdOf.get(e.id));
   expect(new Set(ids).size).toBe(ids.length);
   expect(new Set(ids)).toEqual(new Set(commitOrder));
   expect(ids).toHaveLength(WRITERS * PER_WRITER);

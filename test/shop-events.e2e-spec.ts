@@ -5,6 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { raiseAttention, resolveAttention } from '../src/common/attention';
 import { keyIdOf } from '../src/common/auth.guard';
+import { EVENT_ID_PATTERN } from '../src/audit/event-id';
 import { WebhookDispatcher } from '../src/events/webhook-dispatcher';
 import { PayoutProcessor } from '../src/payouts/payout-processor';
 import { PayoutPoller } from '../src/payouts/payout-poller';
@@ -283,6 +284,36 @@ describe('a flow of pay, partial refund, refund, payout, payout rejected, attent
     expect(onlyRefunds.every((e) => e.type === 'refund.success')).toBe(true);
   });
 
+  it('names every event by a globally unique, time-ordered evt_ id (a UUIDv7), never the row number', async () => {
+    const feed = await readFeed();
+    expect(feed.length).toBeGreaterThan(0);
+    for (const e of feed) expect(e.id).toMatch(EVENT_ID_PATTERN);
+    expect(new Set(feed.map((e) => e.id)).size).toBe(feed.length);
+    // The id carries the moment it was written (UUIDv7's first 48 bits, milliseconds): inside
+    // the transaction whose start is the event's createdAt.
+    for (const e of feed) {
+      const ms = parseInt(e.id.slice(4, 12) + e.id.slice(13, 17), 16);
+      expect(ms - Date.parse(e.createdAt)).toBeGreaterThanOrEqual(0);
+      expect(ms - Date.parse(e.createdAt)).toBeLessThan(10_000);
+    }
+    // Found by it; the same event through the row number of the audit view too (older links).
+    const one = feed[feed.length - 1];
+    const byId = await ctx.http.get(`/api/v1/events/${one.id}`).set(auth()).expect(200);
+    expect(byId.body).toEqual(one);
+    const [row] = (
+      await db.query(`SELECT id::text AS id FROM events WHERE public_id = $1`, [one.id])
+    ).rows as Array<{ id: string }>;
+    expect(row.id).toMatch(/^\d+$/);
+    expect((await ctx.http.get(`/api/v1/events/${row.id}`).set(auth()).expect(200)).body.id).toBe(
+      one.id,
+    );
+    // Other spellings of an id find nothing.
+    for (const spelled of [one.id.toUpperCase(), one.id.slice(4), `${one.id} `, `evt_${row.id}`])
+      expect(
+        (await ctx.http.get(`/api/v1/events/${encodeURIComponent(spelled)}`).set(auth())).status,
+      ).toBe(404);
+  });
+
   it('is one log with the audit trail: audit-only entries stay out of the feed', async () => {
     const audit = await ctx.http
       .get(`/api/v1/admin/events?entityId=${refund1}&limit=500`)
@@ -291,9 +322,9 @@ describe('a flow of pay, partial refund, refund, payout, payout rejected, attent
     expect(audit.body.items.length).toBeGreaterThan(feed.length);
     // The admin view of the same rows names the event each one is.
     const typed = (
-      audit.body.items as Array<{ id: string; eventType: string | null; sequence: number | null }>
+      audit.body.items as Array<{ eventId: string | null; eventType: string | null }>
     ).filter((e) => e.eventType !== null);
-    expect(typed.map((e) => e.id).sort()).toEqual(feed.map((e) => e.id).sort());
+    expect(typed.map((e) => e.eventId).sort()).toEqual(feed.map((e) => e.id).sort());
     const rows = await db.query(
       `SELECT count(*)::int AS n FROM events WHERE entity_id = $1 AND type IS NOT NULL`,
       [refund1],
@@ -458,8 +489,9 @@ describe('push delivery', () => {
     }
     const [row] = (
       await db.query(
-        `SELECT event_id::text AS event_id, last_error, attempts FROM webhook_deliveries
-          WHERE entity_id = $1 AND attempts > 0 ORDER BY sequence LIMIT 1`,
+        `SELECT e.public_id AS event_id, d.last_error, d.attempts
+           FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+          WHERE d.entity_id = $1 AND d.attempts > 0 ORDER BY d.sequence LIMIT 1`,
         [objectId],
       )
     ).rows as Array<{ event_id: string; last_error: string | null; attempts: number }>;

@@ -21,6 +21,7 @@ export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' |
   where: '"sequence" IS NOT NULL',
 })
 @Index('uq_events_position', ['position'], { unique: true })
+@Index('uq_events_public_id', ['publicId'], { unique: true })
 @Index('ix_events_unpositioned', ['id'], { where: '"type" IS NOT NULL AND "position" IS NULL' })
 /** The feed filtered by `objectId` (with or without objectType), in feed order (issue #26). */
 @Index('ix_events_object_position', ['entityId', 'position'], { where: '"position" IS NOT NULL' })
@@ -45,6 +46,12 @@ export class AuditEventEntity {
   @Column({ type: 'jsonb', nullable: true }) data: Record<string, unknown> | null;
   /** First 12 hex digits of the acting key's SHA-256; null for the service's own jobs. */
   @Column({ name: 'key_id', type: 'varchar', length: 16, nullable: true }) keyId: string | null;
+  /**
+   * The event's public id (`evt_` + a UUIDv7, time-ordered, globally unique, made by the
+   * database: `evt_id()`): a shop event's `id` in the feed and its `webhook-id`.
+   */
+  @Column({ name: 'public_id', type: 'varchar', length: 40, default: () => 'evt_id()' })
+  publicId: string;
   /** Feed position, given by the relay once no older transaction is still running. */
   @Column({ type: 'bigint', nullable: true }) position: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;

@@ -25,7 +25,11 @@ export interface ShopEvent {
 
 /** What every event has, whatever its object; the subclasses type `type`, `objectType` and `data`. */
 abstract class ShopEventBase {
-  @ApiProperty({ example: '1042', description: 'Also the `webhook-id` of its deliveries' })
+  @ApiProperty({
+    example: 'evt_019ab3f2-6c1e-7d4a-9b2f-3c5e8a1d7f60',
+    description:
+      'Globally unique and time-ordered (`evt_` + a UUIDv7); also the `webhook-id` of its deliveries. Deduplicate on it; order by `sequence` per object',
+  })
   id: string;
   @ApiProperty({ format: 'date-time', example: '2026-01-15T10:02:00.000Z' }) createdAt: string;
   @ApiProperty({
@@ -116,7 +120,7 @@ export class ShopEventPage {
 
 export function toShopEvent(e: AuditEventEntity): ShopEvent {
   return {
-    id: e.id,
+    id: e.publicId,
     type: e.type!,
     createdAt: e.createdAt.toISOString(),
     objectType: e.entityType,

@@ -66,7 +66,7 @@ export class EventsController {
 
 class Delivery implements DeliveryView {
   @ApiProperty({ example: '311' }) id: string;
-  @ApiProperty({ example: '1042' }) eventId: string;
+  @ApiProperty({ example: 'evt_019ab3f2-6c1e-7d4a-9b2f-3c5e8a1d7f60' }) eventId: string;
   @ApiProperty({ example: 'invoice.succeeded' }) eventType: string;
   @ApiProperty({ enum: ['invoice', 'refund', 'payout'] }) objectType: string;
   @ApiProperty({ example: 'order-1001' }) objectId: string;

@@ -10,6 +10,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { DeliveryState, EventFeedQuery, ListDeliveriesQuery } from './dto/event-queries.dto';
 import { EventRelay } from './event-relay';
 import { toShopEvent, type ShopEvent } from './event.view';
+import { EVENT_ID_PATTERN } from '../audit/event-id';
 import { objectTypeOfEventType } from './feed-scope';
 
 export interface DeliveryView {
@@ -32,6 +33,7 @@ export interface DeliveryView {
 interface DeliveryRow {
   id: string;
   event_id: string;
+  public_id: string | null;
   type: string;
   entity_type: string;
   entity_id: string;
@@ -163,13 +165,27 @@ export class EventsService {
     id: string,
     visible: readonly EventObjectType[] = EVENT_OBJECT_TYPES,
   ): Promise<ShopEvent> {
-    const row = /^\d{1,18}$/.test(id)
-      ? await this.dataSource.getRepository(AuditEventEntity).findOneBy({ id })
-      : null;
+    return toShopEvent(await this.eventRow(id, visible));
+  }
+
+  /**
+   * An event by its public id (`evt_…`, what the feed and webhooks give) or, for entries written
+   * before public ids, the internal number the audit view shows.
+   */
+  private async eventRow(
+    id: string,
+    visible: readonly EventObjectType[] = EVENT_OBJECT_TYPES,
+  ): Promise<AuditEventEntity> {
+    const repo = this.dataSource.getRepository(AuditEventEntity);
+    const row = EVENT_ID_PATTERN.test(id)
+      ? await repo.findOneBy({ publicId: id })
+      : /^\d{1,18}$/.test(id)
+        ? await repo.findOneBy({ id })
+        : null;
     if (!row || row.type === null || !(visible as readonly string[]).includes(row.entityType))
       throw new NotFound('Event', id);
     if (row.data === null) throw new EventPruned(id);
-    return toShopEvent(row);
+    return row;
   }
 
   /** The feed's horizon: events at or below this position are pruned. */
@@ -192,7 +208,7 @@ export class EventsService {
       before = raw.slice(1);
     }
     const rows = (await this.dataSource.query(
-      `SELECT d.*, e.type FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+      `SELECT d.*, e.type, e.public_id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
         WHERE ($1::varchar IS NULL OR d.state = $1) AND ($2::bigint IS NULL OR d.id < $2)
         ORDER BY d.id DESC LIMIT $3`,
       [q.state ?? null, before, limit + 1],
@@ -210,8 +226,8 @@ export class EventsService {
    * Sends an event again to every configured address: its deliveries start over (pending, due
    * now, a fresh retry window); later events of the same object wait for it again.
    */
-  async redeliver(id: string): Promise<DeliveryView[]> {
-    await this.get(id);
+  async redeliver(publicOrRowId: string): Promise<DeliveryView[]> {
+    const id = (await this.eventRow(publicOrRowId)).id;
     const urls = this.config.shopEvents.urls;
     if (urls.length === 0) throw new NoWebhookAddress();
     await this.dataSource.query(
@@ -223,7 +239,7 @@ export class EventsService {
       [id, urls],
     );
     const rows = (await this.dataSource.query(
-      `SELECT d.*, e.type FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+      `SELECT d.*, e.type, e.public_id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
         WHERE d.event_id = $1 AND d.url = ANY($2::text[]) ORDER BY d.id`,
       [id, urls],
     )) as DeliveryRow[];
@@ -235,7 +251,7 @@ function deliveryView(r: DeliveryRow): DeliveryView {
   const open = r.state === 'pending' || r.state === 'failed';
   return {
     id: r.id,
-    eventId: r.event_id,
+    eventId: r.public_id ?? r.event_id,
     eventType: r.type,
     objectType: r.entity_type,
     objectId: r.entity_id,

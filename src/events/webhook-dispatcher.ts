@@ -129,7 +129,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
       return;
     }
     const body = JSON.stringify(toShopEvent(event));
-    const attempt = await this.post(d.url, event.id, body);
+    const attempt = await this.post(d.url, event.publicId, body);
     if (attempt.ok) {
       await this.dataSource.query(
         `UPDATE webhook_deliveries SET state = 'delivered', attempts = attempts + 1, last_status = $3, last_error = NULL,
@@ -157,7 +157,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
     // One line per failed attempt, saying why, so a dead endpoint shows in the log at once.
     this.log.warn(
       {
-        eventId: event.id,
+        eventId: event.publicId,
         url: loggableUrl(d.url),
         attempt: d.attempts + 1,
         cause: attempt.error,
@@ -168,7 +168,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
     if (dead) {
       shopWebhookDead.inc();
       this.log.error(
-        { eventId: event.id, url: loggableUrl(d.url), attempts: d.attempts + 1 },
+        { eventId: event.publicId, url: loggableUrl(d.url), attempts: d.attempts + 1 },
         'shop event delivery dead: retry window over',
       );
     }

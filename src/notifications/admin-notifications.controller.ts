@@ -38,8 +38,9 @@ export interface EventView {
   /** The acting API key's id (first 12 hex of its SHA-256) when a request made the change. */
   keyId: string | null;
   details: Record<string, unknown> | null;
-  /** The shop event this entry is (null: audit only) and its per-object sequence. */
+  /** The shop event this entry is (null: audit only), its public id and per-object sequence. */
   eventType: string | null;
+  eventId: string | null;
   sequence: number | null;
   createdAt: string;
 }
@@ -75,6 +76,7 @@ function eventView(e: AuditEventEntity): EventView {
     keyId: e.keyId,
     details: e.details,
     eventType: e.type,
+    eventId: e.type === null ? null : e.publicId,
     sequence: e.sequence,
     createdAt: e.createdAt.toISOString(),
   };
@@ -105,7 +107,11 @@ export class AdminNotificationsController {
     summary: 'Apply a stored verified notification again (same rules; no-op when already applied)',
   })
   @ApiOkResponse({ type: NotificationSchema })
-  @ApiParam({ name: 'id', description: 'The notification id', example: '4f6c1c1e-8c3b-4a57-9d55-0d1f0c0a7b21' })
+  @ApiParam({
+    name: 'id',
+    description: 'The notification id',
+    example: '4f6c1c1e-8c3b-4a57-9d55-0d1f0c0a7b21',
+  })
   @ApiProblems(404, 409)
   async replay(@Param('id') id: string): Promise<NotificationView> {
     await this.notifications.get(id);

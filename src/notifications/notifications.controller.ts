@@ -1,5 +1,12 @@
 import { Controller, Header, HttpCode, Post, Query, Req } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import { ApiProblems } from '../common/openapi';
 import type { Request } from 'express';
 import { Public } from '../common/public.decorator';
@@ -34,7 +41,8 @@ export class NotificationsController {
   })
   @ApiConsumes('application/json', 'application/x-www-form-urlencoded')
   @ApiBody({
-    description: "The gateway's notification fields, signed with the secret key of the shop its shop_id names",
+    description:
+      "The gateway's notification fields, signed with the secret key of the shop its shop_id names",
     schema: {
       type: 'object',
       additionalProperties: { type: 'string' },
@@ -49,7 +57,10 @@ export class NotificationsController {
       },
     },
   })
-  @ApiOkResponse({ description: 'Stored and applied', content: { 'text/plain': { schema: { type: 'string' }, example: 'OK' } } })
+  @ApiOkResponse({
+    description: 'Stored and applied',
+    content: { 'text/plain': { schema: { type: 'string' }, example: 'OK' } },
+  })
   @ApiProblems(400, 401, 403, 413)
   async receive(
     @Req() req: Request & { rawBody?: Buffer },

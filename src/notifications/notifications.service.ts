@@ -8,7 +8,13 @@ import { NotFound } from '../common/errors';
 import { KeyRing } from '../common/key-ring';
 import { logger } from '../common/logger';
 import { RateLimiter } from '../common/rate-limit';
-import { afterCursorSql, decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
+import {
+  afterCursorSql,
+  decodeCursor,
+  DEFAULT_PAGE_SIZE,
+  Page,
+  toPage,
+} from '../common/pagination';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayShops, verifyNotification } from '../gateway';
 import { notificationsReceived } from '../metrics/metrics';

@@ -13,7 +13,10 @@ export class ListNotificationsQuery extends PageQuery {
   @MaxLength(32)
   type?: string;
 
-  @ApiPropertyOptional({ description: 'Signature verified (false: refused, kept for operators)', example: true })
+  @ApiPropertyOptional({
+    description: 'Signature verified (false: refused, kept for operators)',
+    example: true,
+  })
   @IsOptional()
   @Transform(({ value }: { value: unknown }) =>
     value === 'true' ? true : value === 'false' ? false : value,
@@ -34,7 +37,10 @@ export class ListNotificationsQuery extends PageQuery {
 }
 
 export class ListEventsQuery extends PageQuery {
-  @ApiPropertyOptional({ enum: ['invoice', 'refund', 'payout', 'notification'], example: 'invoice' })
+  @ApiPropertyOptional({
+    enum: ['invoice', 'refund', 'payout', 'notification'],
+    example: 'invoice',
+  })
   @IsOptional()
   @IsIn(['invoice', 'refund', 'payout', 'notification'])
   entityType?: string;

@@ -63,7 +63,8 @@ export class EventSchema {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: "The acting API key's id (first 12 hex digits of its SHA-256) when a request made the change",
+    description:
+      "The acting API key's id (first 12 hex digits of its SHA-256) when a request made the change",
     example: '3f9a1c0b7d2e',
   })
   keyId: string | null;
@@ -81,6 +82,13 @@ export class EventSchema {
     description: 'The shop event this entry is (GET /events); null: audit only',
   })
   eventType: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'evt_019ab3f2-6c1e-7d4a-9b2f-3c5e8a1d7f60',
+    description: "The shop event's public id (GET /events/{id}, webhook-id); null: audit only",
+  })
+  eventId: string | null;
   @ApiProperty({ type: Number, nullable: true, example: 2, description: '1, 2, … per object' })
   sequence: number | null;
   @ApiProperty({ format: 'date-time', example: '2026-01-15T10:02:00.000Z' }) createdAt: string;
