@@ -11,8 +11,10 @@ export type AttentionChange = 'attention_raised' | 'attention_resolved';
  * Events about an object that are not a status change (issue #22): an invoice's refund sums
  * changed (`invoice.refund_updated`), its hold expires soon (`invoice.hold_expiring`).
  */
-export type ObjectNotice = 'refund_updated' | 'hold_expiring';
+export type ObjectNotice = 'refund_updated' | 'hold_expiring' | 'approved';
 export const INVOICE_NOTICES: readonly ObjectNotice[] = ['refund_updated', 'hold_expiring'];
+/** A payout's (last) admin approval (issue #27): `payout.approved`, then it is sent. */
+export const PAYOUT_NOTICES: readonly ObjectNotice[] = ['approved'];
 
 /**
  * Every shop event type (shared/API.md, Shop events): `<objectType>.<status>` with refund
@@ -32,11 +34,19 @@ export const SHOP_EVENT_TYPES: readonly string[] = [
     'unknown',
   ].map((s) => `invoice.${s}`),
   ...['waiting', 'success', 'failed'].map((s) => `refund.${s}`),
-  ...['pending', 'processing', 'succeeded', 'failed', 'rejected', 'unknown', 'needs_attention'].map(
-    (s) => `payout.${s}`,
-  ),
+  ...[
+    'awaiting_approval',
+    'pending',
+    'processing',
+    'succeeded',
+    'failed',
+    'rejected',
+    'unknown',
+    'needs_attention',
+  ].map((s) => `payout.${s}`),
   ...EVENT_OBJECT_TYPES.flatMap((o) => [`${o}.attention_raised`, `${o}.attention_resolved`]),
   ...INVOICE_NOTICES.map((n) => `invoice.${n}`),
+  ...PAYOUT_NOTICES.map((n) => `payout.${n}`),
 ];
 
 /**

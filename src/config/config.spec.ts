@@ -537,3 +537,54 @@ describe('retention settings (#26)', () => {
     ).toBe(3);
   });
 });
+
+describe('loadConfig: payout approval thresholds (#27)', () => {
+  it('parses per-currency thresholds exactly; unset or empty is none', () => {
+    const c = loadConfig({
+      ...real,
+      PAYOUT_APPROVAL_THRESHOLD: '643:50000.00, 840:1000.00',
+      PAYOUT_DUAL_APPROVAL_THRESHOLD: '643:200000.00000001',
+    });
+    expect(c.payoutApproval.single.get(643)?.toString()).toBe('50000.00');
+    expect(c.payoutApproval.single.get(840)?.toString()).toBe('1000.00');
+    expect(c.payoutApproval.dual.get(643)?.toString()).toBe('200000.00000001');
+    expect(c.payoutApproval.dual.has(840)).toBe(false);
+    expect(loadConfig(real).payoutApproval.single.size).toBe(0);
+    expect(loadConfig({ ...real, PAYOUT_APPROVAL_THRESHOLD: ' ' }).payoutApproval.single.size).toBe(0);
+  });
+
+  it.each([
+    ['PAYOUT_APPROVAL_THRESHOLD', '643=50000'],
+    ['PAYOUT_APPROVAL_THRESHOLD', '643:5e4'],
+    ['PAYOUT_APPROVAL_THRESHOLD', '643:-1'],
+    ['PAYOUT_APPROVAL_THRESHOLD', '643:0'],
+    ['PAYOUT_APPROVAL_THRESHOLD', '643:1,643:2'],
+    ['PAYOUT_APPROVAL_THRESHOLD', 'RUB:1000'],
+    ['PAYOUT_APPROVAL_THRESHOLD', '643:1000,'],
+    ['PAYOUT_APPROVAL_THRESHOLD', '643:1 000'],
+    ['PAYOUT_APPROVAL_THRESHOLD', '0:1000'],
+    ['PAYOUT_DUAL_APPROVAL_THRESHOLD', '643:NaN'],
+    ['PAYOUT_DUAL_APPROVAL_THRESHOLD', '643:1000.123456789'],
+  ])('refuses %s=%j with one line naming it', (name, value) => {
+    const e = errorOf({ ...real, [name]: value });
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.variable).toBe(name);
+    expect(e.message.split('\n')).toHaveLength(1);
+  });
+
+  it('refuses a dual threshold below the single one of the same currency', () => {
+    const e = errorOf({
+      ...real,
+      PAYOUT_APPROVAL_THRESHOLD: '643:50000',
+      PAYOUT_DUAL_APPROVAL_THRESHOLD: '643:49999.99,840:10',
+    });
+    expect(e.variable).toBe('PAYOUT_DUAL_APPROVAL_THRESHOLD');
+    expect(e.message).toContain('643');
+    // Equal is allowed: at that amount two approvals.
+    expect(
+      loadConfig({ ...real, PAYOUT_APPROVAL_THRESHOLD: '643:50000', PAYOUT_DUAL_APPROVAL_THRESHOLD: '643:50000.00' })
+        .payoutApproval.dual.get(643)
+        ?.toString(),
+    ).toBe('50000.00');
+  });
+});

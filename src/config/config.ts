@@ -14,6 +14,7 @@ import { type DataKey, generateKeyRingText, parseKeyRing } from '../common/key-r
 import { isIP } from 'node:net';
 import { SCOPES, type Scope } from '../common/request-context';
 import { isTrustPreset, wideTrustProblem } from './trusted-proxies';
+import { Amount } from '../common/money';
 
 export class ConfigError extends Error {
   constructor(
@@ -251,6 +252,59 @@ export interface AppConfig {
   shopEvents: ShopEventsConfig;
   /** Issue #26: what the retention jobs prune, in days (financial records never). */
   retention: RetentionConfig;
+  /** Issue #27: PAYOUT_APPROVAL_THRESHOLD / PAYOUT_DUAL_APPROVAL_THRESHOLD. */
+  payoutApproval: ApprovalThresholds;
+}
+
+// ---- Payout approval (#27) ------------------------------------------------------------------
+
+/**
+ * PAYOUT_APPROVAL_THRESHOLD / PAYOUT_DUAL_APPROVAL_THRESHOLD: per ISO 4217 numeric currency, the
+ * amount (in the payout's shop currency) at or above which a payout waits for one / two distinct
+ * admin approvals. A currency with no entry has no threshold.
+ */
+export interface ApprovalThresholds {
+  single: ReadonlyMap<number, Amount>;
+  dual: ReadonlyMap<number, Amount>;
+}
+
+/**
+ * Parses `643:50000.00,840:1000.00` into a map, exactly (Amount, never a float); unset or empty:
+ * no threshold. A dual threshold below the single one of the same currency is refused: it would
+ * ask two approvals of payouts the single threshold lets through, which is surely a typo.
+ */
+function approvalThresholds(env: Env): ApprovalThresholds {
+  const single = thresholdMap(env, 'PAYOUT_APPROVAL_THRESHOLD');
+  const dual = thresholdMap(env, 'PAYOUT_DUAL_APPROVAL_THRESHOLD');
+  for (const [currency, d] of dual) {
+    const s = single.get(currency);
+    if (s !== undefined && d.lt(s))
+      throw new ConfigError(
+        'PAYOUT_DUAL_APPROVAL_THRESHOLD',
+        `for currency ${currency} (${d.toString()}) must not be below PAYOUT_APPROVAL_THRESHOLD (${s.toString()})`,
+      );
+  }
+  return { single, dual };
+}
+
+function thresholdMap(env: Env, name: string): Map<number, Amount> {
+  const map = new Map<number, Amount>();
+  const raw = str(env, name);
+  if (raw === undefined || raw.trim() === '') return map;
+  for (const entry of raw.split(',').map((e) => e.trim())) {
+    const m = /^(\d{1,3}):(\S+)$/.exec(entry);
+    if (m === null)
+      throw new ConfigError(name, 'must be currency:amount entries separated by commas, e.g. 643:50000.00,840:1000.00');
+    const currency = Number(m[1]);
+    if (currency < 1) throw new ConfigError(name, `has currency ${m[1]}: not an ISO 4217 numeric code`);
+    if (!Amount.isValid(m[2]))
+      throw new ConfigError(name, `has for currency ${currency} an amount that is not a plain decimal number`);
+    const amount = Amount.parse(m[2]);
+    if (!amount.isPositive()) throw new ConfigError(name, `has for currency ${currency} an amount that is not above zero`);
+    if (map.has(currency)) throw new ConfigError(name, `names currency ${currency} twice`);
+    map.set(currency, amount);
+  }
+  return map;
 }
 
 // ---- Retention (#26) ------------------------------------------------------------------------
@@ -844,6 +898,7 @@ export function loadConfig(
     docsEnabled: bool(env, 'DOCS_ENABLED', sandboxMode),
     shopEvents,
     retention: retentionConfig(env, shopEvents),
+    payoutApproval: approvalThresholds(env),
   };
 }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AttentionService } from '../attention/attention.service';
 import { runAs, SCOPES } from '../common/request-context';
+import { PayoutsService } from '../payouts/payouts.service';
 import type { ObjectType } from './console.service';
 import type { ConsoleSession } from './console-sessions';
 
@@ -24,7 +25,25 @@ export type ResolveCommand =
  */
 @Injectable()
 export class ConsoleActions {
-  constructor(private readonly attention: AttentionService) {}
+  constructor(
+    private readonly attention: AttentionService,
+    private readonly payouts: PayoutsService,
+  ) {}
+
+  /** The approvals queue (issue #27): payouts awaiting approval, oldest first. */
+  approvals(): ReturnType<PayoutsService['awaitingApproval']> {
+    return this.payouts.awaitingApproval(500);
+  }
+
+  /** The same service methods as the admin routes: the rules (admin key, two distinct keys) hold here too. */
+  decide(
+    id: string,
+    decision: { action: 'approve'; note?: string } | { action: 'reject'; reason: string },
+  ): Promise<unknown> {
+    return decision.action === 'approve'
+      ? this.payouts.approve(id, decision.note)
+      : this.payouts.rejectPayout(id, decision.reason);
+  }
 
   /** Runs a form's action as the signed-in admin key, so the audit trail records its key id. */
   asOperator<T>(session: ConsoleSession, fn: () => Promise<T>): Promise<T> {

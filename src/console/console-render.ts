@@ -42,6 +42,7 @@ export interface PageData {
 export const NAV: Array<[string, string]> = [
   ['/admin', 'Overview'],
   ['/admin/ui/attention', 'Attention'],
+  ['/admin/ui/approvals', 'Approvals'],
   ['/admin/ui/invoices', 'Invoices'],
   ['/admin/ui/refunds', 'Refunds'],
   ['/admin/ui/payouts', 'Payouts'],

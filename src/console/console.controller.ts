@@ -22,7 +22,7 @@ import {
 } from './console.service';
 import { ConsoleSessions, sameText, type ConsoleSession } from './console-sessions';
 import { ConsoleActions, FINAL_STATUSES } from './console-actions';
-import { ValidationFailed } from '../common/errors';
+import { DomainError, ValidationFailed } from '../common/errors';
 import {
   dailyReportCsv,
   dayBefore,
@@ -42,6 +42,8 @@ export const CONSOLE_ROUTES = [
   'admin/logout',
   'admin/ui/console.css',
   'admin/ui/attention',
+  'admin/ui/approvals',
+  'admin/ui/approvals/:id/:decision',
   'admin/ui/notifications',
   'admin/ui/notifications/:id/replay',
   'admin/ui/deliveries',
@@ -313,6 +315,65 @@ export class ConsoleController {
       finalStatuses: FINAL_STATUSES,
       flash,
     });
+  }
+
+  /** Payouts awaiting approval (issue #27), with Approve / Reject; the second-approver rule is the service's. */
+  @Get('admin/ui/approvals')
+  async approvals(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    const done = queryText(req, 'done', 300);
+    this.send(res, 'approvals', {
+      title: 'Approvals',
+      session,
+      active: '/admin/ui/approvals',
+      items: await this.actions.approvals(),
+      flash: done ? { kind: 'ok', text: done } : null,
+    });
+  }
+
+  @Post('admin/ui/approvals/:id/:decision')
+  async decide(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.formSession(req, res);
+    if (!session) return;
+    const id = String(req.params.id);
+    const decision = String(req.params.decision);
+    const text = field(req, decision === 'reject' ? 'reason' : 'note', 500).trim();
+    if ((decision !== 'approve' && decision !== 'reject') || (decision === 'reject' && text === '')) {
+      this.message(
+        res,
+        400,
+        'Not decided',
+        'Approve, or reject with a reason.',
+        session,
+        '/admin/ui/approvals',
+      );
+      return;
+    }
+    let status: string;
+    try {
+      const p = (await this.actions.asOperator(session, () =>
+        this.actions.decide(
+          id,
+          decision === 'approve'
+            ? { action: 'approve', note: text === '' ? undefined : text }
+            : { action: 'reject', reason: text },
+        ),
+      )) as { status: string };
+      status = p.status;
+    } catch (e) {
+      this.message(
+        res,
+        e instanceof DomainError ? e.status : 409,
+        'Not decided',
+        e instanceof Error ? e.message : 'The payout could not be decided.',
+        session,
+        '/admin/ui/approvals',
+      );
+      return;
+    }
+    const said = decision === 'approve' ? 'approved' : 'rejected';
+    res.redirect(303, `/admin/ui/approvals?done=${encodeURIComponent(`Payout ${id} ${said}: now ${status}.`)}`);
   }
 
   @Get('admin/ui/notifications')

@@ -3,6 +3,7 @@ import { AttentionModule } from '../attention/attention.module';
 import { BalanceModule } from '../balance/balance.module';
 import { EventsModule } from '../events/events.module';
 import { NotificationsModule } from '../notifications/notifications.module';
+import { PayoutsModule } from '../payouts/payouts.module';
 import { ReportsModule } from '../reports/reports.module';
 import { ConsoleActions } from './console-actions';
 import { ConsoleController } from './console.controller';
@@ -11,7 +12,14 @@ import { ConsoleSessions } from './console-sessions';
 
 /** The operators' console at /admin: server-rendered pages, sessions, CSRF-protected actions. */
 @Module({
-  imports: [NotificationsModule, BalanceModule, AttentionModule, EventsModule, ReportsModule],
+  imports: [
+    NotificationsModule,
+    BalanceModule,
+    AttentionModule,
+    EventsModule,
+    ReportsModule,
+    PayoutsModule,
+  ],
   controllers: [ConsoleController],
   providers: [ConsoleService, ConsoleSessions, ConsoleActions],
 })

@@ -2,6 +2,7 @@ import { AuditEventEntity } from '../audit/audit-event.entity';
 import { FeedHorizonEntity } from '../events/feed-horizon.entity';
 import { InvoiceEntity } from '../invoices/invoice.entity';
 import { NotificationEntity } from '../notifications/notification.entity';
+import { PayoutApprovalEntity } from '../payouts/payout-approval.entity';
 import { PayoutEntity } from '../payouts/payout.entity';
 import { PaywayConfigEntity } from '../payway-config/payway-config.entity';
 import { RefundEntity } from '../refunds/refund.entity';
@@ -14,4 +15,5 @@ export const ENTITIES = [
   AuditEventEntity,
   PaywayConfigEntity,
   FeedHorizonEntity,
+  PayoutApprovalEntity,
 ];

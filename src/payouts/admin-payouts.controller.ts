@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiProblems, pageOf } from '../common/openapi';
 import type { Page } from '../common/pagination';
@@ -6,6 +6,7 @@ import { ListPayoutsQuery } from './dto/list-payouts.query';
 import { PayoutView } from './dto/payout.view';
 import { PayoutsService } from './payouts.service';
 import { AdminOnly } from '../common/access.decorator';
+import { ApprovePayoutDto, RejectPayoutDto } from './dto/payout-decision.dto';
 
 @ApiTags('admin')
 @ApiBearerAuth()
@@ -29,5 +30,33 @@ export class AdminPayoutsController {
   @ApiProblems(404, 502, 504)
   reconcile(@Param('shopPaymentId') shopPaymentId: string): Promise<PayoutView> {
     return this.payouts.reconcile(shopPaymentId);
+  }
+
+  @Post(':shopPaymentId/approve')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Approve a payout awaiting approval (admin keys; above the dual threshold two distinct keys, the second sends it)',
+  })
+  @ApiOkResponse({ type: PayoutView })
+  @ApiParam({ name: 'shopPaymentId', description: "The shop's payout id", example: 'payout-2001' })
+  @ApiProblems(400, 404, 409)
+  approve(
+    @Param('shopPaymentId') shopPaymentId: string,
+    @Body() body: ApprovePayoutDto,
+  ): Promise<PayoutView> {
+    return this.payouts.approve(shopPaymentId, body.note);
+  }
+
+  @Post(':shopPaymentId/reject')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Reject a payout awaiting approval: rejected, never sent' })
+  @ApiOkResponse({ type: PayoutView })
+  @ApiParam({ name: 'shopPaymentId', description: "The shop's payout id", example: 'payout-2001' })
+  @ApiProblems(400, 404, 409)
+  reject(
+    @Param('shopPaymentId') shopPaymentId: string,
+    @Body() body: RejectPayoutDto,
+  ): Promise<PayoutView> {
+    return this.payouts.rejectPayout(shopPaymentId, body.reason);
   }
 }

@@ -37,6 +37,7 @@ import {
   foreignRecordReason,
   isFinal,
   isPolled,
+  isUnsent,
   nextPayoutPoll,
   statusFromGatewayNumber,
 } from './payout.state';
@@ -517,7 +518,9 @@ export class PayoutProcessor {
   ): Promise<boolean> {
     const p = await dataSource.getRepository(PayoutEntity).findOneBy({ id });
     if (p === null || (opts.owner !== undefined && p.leaseOwner !== opts.owner)) return false;
-    const open = isPolled(p.status) || (opts.force === true && !isFinal(p.status));
+    // Awaiting approval: never sent, so nothing to ask about and nothing to create (issue #27).
+    const open =
+      !isUnsent(p.status) && (isPolled(p.status) || (opts.force === true && !isFinal(p.status)));
     const inFlight = p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > Date.now();
     let step: 'create' | 'done' = 'done';
     let attempt = 0;

@@ -12,14 +12,21 @@ import { GatewayObjectColumns } from '../common/gateway-object.columns';
 import { Amount, amountTransformer } from '../common/money';
 
 export type PayoutStatus =
-  'pending' | 'processing' | 'succeeded' | 'failed' | 'rejected' | 'unknown' | 'needs_attention';
+  | 'awaiting_approval'
+  | 'pending'
+  | 'processing'
+  | 'succeeded'
+  | 'failed'
+  | 'rejected'
+  | 'unknown'
+  | 'needs_attention';
 export type AmountType = 'ps_amount' | 'shop_amount';
 
 @Entity('payouts')
 @Check('ck_payouts_amount', `"amount" > 0`)
 @Check(
   'ck_payouts_status',
-  `"status" IN ('pending','processing','succeeded','failed','rejected','unknown','needs_attention')`,
+  `"status" IN ('awaiting_approval','pending','processing','succeeded','failed','rejected','unknown','needs_attention')`,
 )
 @Check('ck_payouts_amount_type', `"amount_type" IN ('ps_amount','shop_amount')`)
 @Unique('uq_payouts_shop_payment', ['shopId', 'shopPaymentId'])
@@ -93,4 +100,10 @@ export class PayoutEntity extends GatewayObjectColumns {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true }) finishedAt: Date | null;
+  /**
+   * Distinct admin approvals this payout needed when it was created (PAYOUT_APPROVAL_THRESHOLD,
+   * PAYOUT_DUAL_APPROVAL_THRESHOLD): 0 for a payout sent at once. Fixed at creation, so a
+   * changed threshold never changes what a waiting payout needs.
+   */
+  @Column({ name: 'approvals_required', type: 'smallint', default: 0 }) approvalsRequired: number;
 }

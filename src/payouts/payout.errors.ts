@@ -1,4 +1,4 @@
-import { GatewayFailure } from '../common/errors';
+import { DomainError, GatewayFailure } from '../common/errors';
 import { GatewayError, GatewayTransportError } from '../gateway';
 
 /** A read-only gateway call (quote, account check, balance) that failed, as a problem. */
@@ -22,4 +22,36 @@ export function gatewayFailure(call: string, err: unknown): unknown {
     );
   }
   return err;
+}
+
+/** The dual-approval rule (issue #27): one admin key counts once, however often it approves. */
+export class SameApproverTwice extends DomainError {
+  constructor(shopPaymentId: string) {
+    super(
+      'same-approver',
+      409,
+      'Approved by this key already',
+      `payout ${shopPaymentId} needs two distinct admin keys to approve it: this key has already approved it; another admin key must give the second approval`,
+    );
+  }
+}
+
+/** Approve or reject on a payout that is not (any longer) awaiting approval. */
+export class NotAwaitingApproval extends DomainError {
+  constructor(shopPaymentId: string, currentStatus: string, action: 'approve' | 'reject') {
+    super(
+      'not-awaiting-approval',
+      409,
+      'Payout is not awaiting approval',
+      `payout ${shopPaymentId} is ${currentStatus}: only a payout awaiting approval can be ${action === 'approve' ? 'approved' : 'rejected'}`,
+      { currentStatus },
+    );
+  }
+}
+
+/** Approvals are recorded with the acting admin key's id: a call without one is refused. */
+export class ApproverUnknown extends DomainError {
+  constructor() {
+    super('forbidden', 403, 'Forbidden', 'an approval or rejection needs an admin key');
+  }
 }

@@ -4,12 +4,15 @@ import type { PayoutStatusConfig } from '../config/config';
 import type { PayoutStatus } from './payout.entity';
 
 /**
- * The payout state machine, pure. `pending`: written, the gateway has not answered yet;
+ * The payout state machine, pure. `awaiting_approval`: at or above PAYOUT_APPROVAL_THRESHOLD,
+ * stored and never sent until admin keys approve it (→ `pending`, then the create path sends it)
+ * or an operator rejects it (→ `rejected`, final, never sent). `pending`: written, the gateway has not answered yet;
  * `unknown`: the create may or may not have happened (time-out, reset); `processing`: the gateway
  * has the payout and it is not final; `needs_attention`: no final status by the deadline, an
  * operator must look, and it is still polled (a later answer settles it). Finals are never left.
  */
 export const PAYOUT_STATUSES: readonly PayoutStatus[] = [
+  'awaiting_approval',
   'pending',
   'processing',
   'succeeded',
@@ -31,7 +34,12 @@ export function isFinal(status: PayoutStatus): boolean {
  * WATCH_INTERVAL_S until WATCH_MAX_S after creation.
  */
 export function isPolled(status: PayoutStatus): boolean {
-  return !isFinal(status);
+  return !isFinal(status) && status !== 'awaiting_approval';
+}
+
+/** Never sent to the gateway: nothing to ask about it, nothing to create again. */
+export function isUnsent(status: PayoutStatus): boolean {
+  return status === 'awaiting_approval';
 }
 
 /**
@@ -56,6 +64,8 @@ export function nextPayoutPoll(p: {
 }
 
 const ALLOWED: Record<PayoutStatus, readonly PayoutStatus[]> = {
+  // Approved (then sent by the create path) or rejected by an operator (never sent).
+  awaiting_approval: ['pending', 'rejected'],
   pending: ['processing', 'unknown', 'succeeded', 'failed', 'rejected', 'needs_attention'],
   unknown: ['processing', 'succeeded', 'failed', 'rejected', 'needs_attention'],
   // A repeated create after "absent" can itself time out: processing -> unknown.

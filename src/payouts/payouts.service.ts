@@ -6,8 +6,14 @@ import { crashPoint } from '../common/crash-point';
 import {
   NotFound,
   RequestInProgress,
+  SealedValueUnreadable,
   ValidationFailed,
 } from '../common/errors';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { AuditService } from '../audit/audit.service';
+import type { AuditCause } from '../audit/audit-event.entity';
+import { currentActor } from '../common/request-context';
+import { amountForApproval, approvalsNeeded } from './payout-approval';
 import { callLeaseSeconds, waitForAnswer } from '../jobs/in-flight';
 import { INSTANCE_ID } from '../jobs/instance';
 import { Amount } from '../common/money';
@@ -39,9 +45,14 @@ import { metadataOf } from '../common/metadata';
 const PAYOUT_SECRET_FIELDS = ['account', 'accountDetails'] as const;
 import type { CheckAccountDto, CreatePayoutDto, QuotePayoutDto } from './dto/payout-requests.dto';
 import { toPayoutView, type PayoutView } from './dto/payout.view';
-import { gatewayFailure } from './payout.errors';
+import {
+  ApproverUnknown,
+  gatewayFailure,
+  NotAwaitingApproval,
+  SameApproverTwice,
+} from './payout.errors';
 import { PayoutEntity, type PayoutStatus } from './payout.entity';
-import { NO_CALL, PayoutProcessor } from './payout-processor';
+import { NO_CALL, PayoutProcessor, type SealedRecipient } from './payout-processor';
 import { isFinal } from './payout.state';
 import { accountProblems, amountProblems } from './payout-validation';
 
@@ -70,6 +81,7 @@ export class PayoutsService {
     private readonly payways: PaywayConfigService,
     private readonly processor: PayoutProcessor,
     keys: KeyRing,
+    private readonly audit: AuditService,
   ) {
     // Rows written before the key ring were fingerprinted under the payment shop's secret.
     this.fingerprints = new PayoutFingerprints(keys, config.gateway.shops.payment.secretKey);
@@ -193,25 +205,35 @@ export class PayoutsService {
     };
     // The id is chosen here: the sealed account is bound to its row.
     const id = randomUUID();
+    const stored = {
+      ...facts,
+      id,
+      shopId,
+      requestFingerprint: fingerprint.fingerprint,
+      requestFingerprintKey: fingerprint.keyId,
+      // Kept apart from `facts`, which the gateway request is built from: never sent.
+      metadata: metadataOf(dto.metadata),
+      ...(priced ?? {}),
+      accountMasked: maskAccount(dto.account),
+      accountSealed: this.processor.sealRecipient(id, {
+        account: dto.account,
+        accountDetails: dto.accountDetails,
+      }),
+    };
+    // Issue #27: at or above PAYOUT_APPROVAL_THRESHOLD the row waits for admin keys; nothing is sent.
+    const needed = approvalsNeeded(
+      this.config.payoutApproval,
+      amountForApproval({ amount: facts.amount, shopWriteOff: priced?.shopWriteOff }),
+      dto.shopCurrency,
+    );
+    if (needed !== 0) return this.createAwaiting(stored, needed, dto);
     const inserted = await this.dataSource
       .createQueryBuilder()
       .insert()
       .into(PayoutEntity)
       .values({
-        ...facts,
-        id,
-        shopId,
-        requestFingerprint: fingerprint.fingerprint,
-        requestFingerprintKey: fingerprint.keyId,
-        // Kept apart from `facts`, which the gateway request is built from: never sent.
-        metadata: metadataOf(dto.metadata),
+        ...stored,
         status: 'pending',
-        ...(priced ?? {}),
-        accountMasked: maskAccount(dto.account),
-        accountSealed: this.processor.sealRecipient(id, {
-          account: dto.account,
-          accountDetails: dto.accountDetails,
-        }),
         createAttempts: 1,
         lastCreateAt: () => 'now()',
         callOwner: INSTANCE_ID,
@@ -225,25 +247,243 @@ export class PayoutsService {
       .execute();
     const rows = inserted.raw as Array<{ id: string }>;
     if (rows.length === 1) {
-      crashPoint('payout.create.after_claim');
-      const answer = await this.processor.sendCreate(facts, {
-        account: dto.account,
-        accountDetails: dto.accountDetails,
-      });
-      crashPoint('payout.create.after_answer');
-      const stored = await this.dataSource.transaction(async (m) => {
-        const p = await this.processor.lock(m, { id: rows[0].id });
-        if (p === null) throw new NotFound('Payout', dto.shopPaymentId);
-        await this.processor.applyCreate(m, p, answer, 'api', 1);
-        return this.storeResponse(m, p);
-      });
-      crashPoint('payout.create.after_result');
-      return stored;
+      return this.sendClaimed(
+        { id: rows[0].id, ...facts },
+        { account: dto.account, accountDetails: dto.accountDetails },
+        'api',
+        1,
+        (m, p) => this.storeResponse(m, p),
+      );
     }
     const existing = await this.find(dto.shopPaymentId);
     if (existing === null)
       throw new Error(`payout ${dto.shopPaymentId} vanished after a conflicting insert`);
     return this.answerRepeat(existing, dto);
+  }
+
+  /**
+   * Phases 2 and 3 of a create whose row is claimed (call owner, lease, attempt): the new
+   * payout's and an approved one's alike. `withdraw/create` with nothing held, then a short lock
+   * writes the answer through the processor and `finish` builds the caller's answer.
+   */
+  private async sendClaimed<T>(
+    row: Pick<
+      PayoutEntity,
+      'id' | 'shopPaymentId' | 'amount' | 'amountType' | 'shopCurrency' | 'payway' | 'description'
+    >,
+    recipient: SealedRecipient,
+    cause: AuditCause,
+    attempt: number,
+    finish: (m: EntityManager, p: PayoutEntity) => Promise<T>,
+  ): Promise<T> {
+    crashPoint('payout.create.after_claim');
+    const answer = await this.processor.sendCreate(row, recipient);
+    crashPoint('payout.create.after_answer');
+    const result = await this.dataSource.transaction(async (m) => {
+      const p = await this.processor.lock(m, { id: row.id });
+      if (p === null) throw new NotFound('Payout', row.shopPaymentId);
+      await this.processor.applyCreate(m, p, answer, cause, attempt);
+      return finish(m, p);
+    });
+    crashPoint('payout.create.after_result');
+    return result;
+  }
+
+  /**
+   * A payout at or above the approval threshold: one transaction writes the row
+   * `awaiting_approval` (no call claimed, no poll due), its audit entry and event, and the stored
+   * 202, so a repeat replays that answer and sends nothing. A repeat of an existing row goes to
+   * answerRepeat, whatever status it has.
+   */
+  private async createAwaiting(
+    values: Omit<Partial<PayoutEntity>, 'status'>,
+    needed: 1 | 2,
+    dto: CreatePayoutDto,
+  ): Promise<StoredResponse> {
+    const { pollMaxS } = this.config.payouts;
+    const stored = await this.dataSource.transaction(async (m) => {
+      const inserted = await m
+        .createQueryBuilder()
+        .insert()
+        .into(PayoutEntity)
+        .values({
+          ...(values as QueryDeepPartialEntity<PayoutEntity>),
+          status: 'awaiting_approval',
+          approvalsRequired: needed,
+          createAttempts: 0,
+          nextPollAt: null,
+          // Set again when it is approved: the poll window starts with the send.
+          pollDeadline: () => `now() + make_interval(secs => ${pollMaxS})`,
+        })
+        .orIgnore()
+        .returning(['id'])
+        .execute();
+      const rows = inserted.raw as Array<{ id: string }>;
+      if (rows.length !== 1) return null;
+      const p = await this.processor.lock(m, { id: rows[0].id });
+      if (p === null) throw new NotFound('Payout', dto.shopPaymentId);
+      await this.audit.record(m, {
+        entityType: 'payout',
+        entityId: p.shopPaymentId,
+        rowId: p.id,
+        fromStatus: null,
+        toStatus: p.status,
+        cause: 'api',
+        details: { approvalsRequired: needed },
+      });
+      return this.storeResponse(m, p);
+    });
+    if (stored !== null) return stored;
+    const existing = await this.find(dto.shopPaymentId);
+    if (existing === null)
+      throw new Error(`payout ${dto.shopPaymentId} vanished after a conflicting insert`);
+    return this.answerRepeat(existing, dto);
+  }
+
+  /**
+   * An admin key approves a payout awaiting approval (issue #27). Under the row's lock: the
+   * decision is recorded once per key (the table's primary key: the same key again is 409
+   * `same-approver`); while fewer distinct keys approved than the payout needs, it stays
+   * awaiting; the last approval writes `payout.approved`, moves it to `pending` and claims its
+   * create (owner, lease, attempt 1) exactly as a new payout's INSERT does, conditionally on the
+   * status it just read, so concurrent approvals send it once. Then the create's own phases 2
+   * and 3 send it.
+   */
+  async approve(shopPaymentId: string, note?: string): Promise<PayoutView> {
+    const keyId = this.approverKeyId();
+    const { pollMaxS } = this.config.payouts;
+    const leaseS = callLeaseSeconds(this.config.gateway.timeoutMs);
+    const graceS =
+      Math.ceil(this.config.gateway.timeoutMs / 1000) + this.config.payouts.pollIntervalS;
+    const claimed = await this.dataSource.transaction(async (m) => {
+      const p = await this.lockAwaiting(m, shopPaymentId, 'approve');
+      const added = (await m.query(
+        `INSERT INTO payout_approvals (payout_id, key_id, decision, note) VALUES ($1, $2, 'approve', $3)
+         ON CONFLICT (payout_id, key_id) DO NOTHING RETURNING key_id`,
+        [p.id, keyId, note ?? null],
+      )) as unknown[];
+      if (added.length === 0) throw new SameApproverTwice(shopPaymentId);
+      const [{ n }] = (await m.query(
+        `SELECT count(*)::int AS n FROM payout_approvals WHERE payout_id = $1 AND decision = 'approve'`,
+        [p.id],
+      )) as Array<{ n: number }>;
+      const required = Math.max(1, p.approvalsRequired);
+      const details = { call: 'approve', approval: n, of: required, note: note ?? null };
+      if (n < required) {
+        await this.audit.record(m, {
+          entityType: 'payout',
+          entityId: p.shopPaymentId,
+          rowId: p.id,
+          fromStatus: p.status,
+          toStatus: p.status,
+          cause: 'admin',
+          details,
+        });
+        return { p, send: false as const };
+      }
+      // Opened before anything is written: an account that cannot be read leaves it awaiting.
+      let recipient: SealedRecipient;
+      try {
+        recipient = this.processor.unsealRecipient(p);
+      } catch {
+        throw new SealedValueUnreadable('account', 'payout account');
+      }
+      await this.audit.record(m, {
+        entityType: 'payout',
+        entityId: p.shopPaymentId,
+        rowId: p.id,
+        fromStatus: p.status,
+        toStatus: p.status,
+        cause: 'admin',
+        notice: 'approved',
+        details,
+      });
+      await this.processor.write(m, p, 'pending', 'admin', details);
+      const claim = (await m.query(
+        `UPDATE payouts SET create_attempts = create_attempts + 1, last_create_at = now(),
+           call_owner = $2, call_started_at = now(),
+           call_lease_until = now() + make_interval(secs => $3::float8),
+           next_poll_at = now() + make_interval(secs => $4::float8),
+           poll_deadline = now() + make_interval(secs => $5::float8), updated_at = now()
+         WHERE id = $1 AND status = 'pending' AND create_attempts = 0 AND call_owner IS NULL
+         RETURNING create_attempts`,
+        [p.id, INSTANCE_ID, leaseS, graceS, pollMaxS],
+      )) as [Array<{ create_attempts: number }>, number];
+      if (claim[0].length !== 1) throw new NotAwaitingApproval(shopPaymentId, p.status, 'approve');
+      return { p, send: true as const, recipient, attempt: claim[0][0].create_attempts };
+    });
+    if (!claimed.send) return toPayoutView(claimed.p);
+    return this.sendClaimed(claimed.p, claimed.recipient, 'admin', claimed.attempt, (_m, p) =>
+      Promise.resolve(toPayoutView(p)),
+    );
+  }
+
+  /**
+   * An admin key rejects a payout awaiting approval: `rejected` (final, never sent), the event
+   * `payout.rejected` with `rejectedBy: 'operator'` and the reason in its details (a gateway's
+   * rejection has `call` and `gatewayStatus` instead).
+   */
+  async rejectPayout(shopPaymentId: string, reason: string): Promise<PayoutView> {
+    const keyId = this.approverKeyId();
+    const why = reason.trim();
+    if (why === '') throw new ValidationFailed([{ field: 'reason', message: 'must not be blank' }]);
+    return this.dataSource.transaction(async (m) => {
+      const p = await this.lockAwaiting(m, shopPaymentId, 'reject');
+      await m.query(
+        `INSERT INTO payout_approvals (payout_id, key_id, decision, note) VALUES ($1, $2, 'reject', $3)
+         ON CONFLICT (payout_id, key_id) DO UPDATE SET decision = 'reject', note = EXCLUDED.note, created_at = now()`,
+        [p.id, keyId, why],
+      );
+      await this.processor.write(m, p, 'rejected', 'admin', {
+        call: 'reject',
+        rejectedBy: 'operator',
+        reason: why,
+      });
+      return toPayoutView(p);
+    });
+  }
+
+  /** Payouts awaiting approval, oldest first, with the key ids that approved each so far. */
+  async awaitingApproval(
+    limit = 500,
+  ): Promise<Array<PayoutView & { approvalsRequired: number; approvedBy: string[] }>> {
+    const rows = await this.dataSource
+      .getRepository(PayoutEntity)
+      .createQueryBuilder('p')
+      .where('p.shop_id = :shopId', { shopId: this.shopId })
+      .andWhere(`p.status = 'awaiting_approval'`)
+      .orderBy('p.created_at', 'ASC')
+      .addOrderBy('p.id', 'ASC')
+      .take(limit)
+      .getMany();
+    if (rows.length === 0) return [];
+    const approvals = (await this.dataSource.query(
+      `SELECT payout_id, key_id FROM payout_approvals WHERE payout_id = ANY($1::uuid[]) AND decision = 'approve' ORDER BY created_at`,
+      [rows.map((r) => r.id)],
+    )) as Array<{ payout_id: string; key_id: string }>;
+    return rows.map((p) => ({
+      ...toPayoutView(p),
+      approvalsRequired: Math.max(1, p.approvalsRequired),
+      approvedBy: approvals.filter((a) => a.payout_id === p.id).map((a) => a.key_id),
+    }));
+  }
+
+  /** The acting admin key's id: approvals are recorded under it (never the key itself). */
+  private approverKeyId(): string {
+    const actor = currentActor();
+    if (actor === undefined || actor.role !== 'admin') throw new ApproverUnknown();
+    return actor.keyId;
+  }
+
+  private async lockAwaiting(
+    m: EntityManager,
+    shopPaymentId: string,
+    action: 'approve' | 'reject',
+  ): Promise<PayoutEntity> {
+    const p = await this.processor.lock(m, { shopId: this.shopId, shopPaymentId });
+    if (p === null) throw new NotFound('Payout', shopPaymentId);
+    if (p.status !== 'awaiting_approval') throw new NotAwaitingApproval(shopPaymentId, p.status, action);
+    return p;
   }
 
   private find(shopPaymentId: string): Promise<PayoutEntity | null> {

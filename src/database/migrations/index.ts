@@ -14,6 +14,7 @@ import { AdminSessionsLastSeen1795500000006 } from './1795500000006-AdminSession
 import { IdempotencyConflictsAndMetadata1795600000001 } from './1795600000001-IdempotencyConflictsAndMetadata';
 import { BoundedTables1795600000006 } from './1795600000006-BoundedTables';
 import { PublicEventIds1795600000007 } from './1795600000007-PublicEventIds';
+import { PayoutApprovals1795700000001 } from './1795700000001-PayoutApprovals';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   IdempotencyConflictsAndMetadata1795600000001,
   BoundedTables1795600000006,
   PublicEventIds1795600000007,
+  PayoutApprovals1795700000001,
 ];
