@@ -537,3 +537,49 @@ describe('retention settings (#26)', () => {
     ).toBe(3);
   });
 });
+
+describe('payout controls (#27): PAYOUT_DAILY_CAP, PAYOUT_RECIPIENT_DAILY_CAP, BALANCE_CACHE_S', () => {
+  it('defaults to no caps and a 30 s balance read', () => {
+    const c = loadConfig(real).payoutControls;
+    expect(c.dailyCap.size).toBe(0);
+    expect(c.recipientDailyCap.size).toBe(0);
+    expect(c.balanceCacheS).toBe(30);
+  });
+
+  it('parses caps per currency exactly (numeric or alphabetic code), 0 turns the balance check off', () => {
+    const c = loadConfig({
+      ...real,
+      PAYOUT_DAILY_CAP: '643:50000.00, 840:1000.00',
+      PAYOUT_RECIPIENT_DAILY_CAP: 'rub:0.10,JPY:5000',
+      BALANCE_CACHE_S: '0',
+    }).payoutControls;
+    expect([...c.dailyCap].map(([k, v]) => [k, v.toString()])).toEqual([
+      [643, '50000.00'],
+      [840, '1000.00'],
+    ]);
+    expect([...c.recipientDailyCap].map(([k, v]) => [k, v.toString()])).toEqual([
+      [643, '0.10'],
+      [392, '5000'],
+    ]);
+    expect(c.balanceCacheS).toBe(0);
+  });
+
+  it.each([
+    ['PAYOUT_DAILY_CAP', '643=100.00', /PAYOUT_DAILY_CAP entries must be currency:amount/],
+    ['PAYOUT_DAILY_CAP', '999999:100.00', /PAYOUT_DAILY_CAP entries must be currency:amount/],
+    ['PAYOUT_DAILY_CAP', 'ABC:100.00', /PAYOUT_DAILY_CAP entries must be currency:amount/],
+    ['PAYOUT_DAILY_CAP', '643:1e5', /PAYOUT_DAILY_CAP amount of currency 643 must be a positive/],
+    ['PAYOUT_DAILY_CAP', '643:-1', /must be a positive decimal/],
+    ['PAYOUT_DAILY_CAP', '643:0', /must be a positive decimal/],
+    ['PAYOUT_DAILY_CAP', '643:100.001', /fraction digits/],
+    ['PAYOUT_RECIPIENT_DAILY_CAP', 'JPY:10.5', /PAYOUT_RECIPIENT_DAILY_CAP .*whole number/],
+    ['PAYOUT_RECIPIENT_DAILY_CAP', '643:1,RUB:2', /names currency 643 twice/],
+    ['BALANCE_CACHE_S', '-1', /BALANCE_CACHE_S must be a whole number/],
+    ['BALANCE_CACHE_S', '1.5', /BALANCE_CACHE_S must be a whole number/],
+  ])('%s=%s stops start-up with one line naming it', (name, value, message) => {
+    const e = errorOf({ ...real, [name]: value });
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.message).toMatch(message);
+    expect(e.message).not.toContain('\n');
+  });
+});

@@ -14,6 +14,8 @@ import { type DataKey, generateKeyRingText, parseKeyRing } from '../common/key-r
 import { isIP } from 'node:net';
 import { SCOPES, type Scope } from '../common/request-context';
 import { isTrustPreset, wideTrustProblem } from './trusted-proxies';
+import { minorUnitsProblem, parseCurrencyInput } from '../common/currency';
+import { Amount } from '../common/money';
 
 export class ConfigError extends Error {
   constructor(
@@ -237,6 +239,15 @@ export interface AppConfig {
   watch: { intervalS: number; maxS: number };
   /** HOLD_EXPIRY_WARNING_S: `invoice.hold_expiring` comes this long before a hold expires. */
   holdExpiryWarningS: number;
+  /** Issue #27: caps over the UTC day and the balance check before a payout is sent. */
+  payoutControls: {
+    /** PAYOUT_DAILY_CAP: per shop currency, every payout of the day; absent currency: no cap. */
+    dailyCap: ReadonlyMap<number, Amount>;
+    /** PAYOUT_RECIPIENT_DAILY_CAP: per shop currency and recipient account. */
+    recipientDailyCap: ReadonlyMap<number, Amount>;
+    /** BALANCE_CACHE_S: how long a balance read is used; 0 turns the pre-send check off. */
+    balanceCacheS: number;
+  };
   /** REPORT_TIMEZONE: the IANA zone whose calendar day the daily report covers. */
   reportTimeZone: string;
 
@@ -419,6 +430,32 @@ function intList(env: Env, name: string, def: number[]): number[] {
       throw new ConfigError(name, `must be a comma-separated list of whole numbers, got "${s}"`);
     return Number(s);
   });
+}
+
+/**
+ * Amounts per currency, `643:50000.00,840:1000.00` (the alphabetic code is taken too: `RUB:…`):
+ * each amount an exact positive decimal within its currency's minor unit, each currency once.
+ * Unset: an empty map.
+ */
+function currencyAmounts(env: Env, name: string): ReadonlyMap<number, Amount> {
+  const out = new Map<number, Amount>();
+  for (const entry of list(env, name)) {
+    const colon = entry.indexOf(':');
+    const code = colon < 0 ? null : parseCurrencyInput(entry.slice(0, colon).trim());
+    if (code === null)
+      throw new ConfigError(name, `entries must be currency:amount (643:50000.00), got "${entry.slice(0, 60)}"`);
+    const text = entry.slice(colon + 1).trim();
+    if (!Amount.isValid(text) || !Amount.parse(text).isPositive())
+      throw new ConfigError(
+        name,
+        `amount of currency ${code} must be a positive decimal string, got "${text.slice(0, 40)}"`,
+      );
+    const tooFine = minorUnitsProblem(text, code);
+    if (tooFine) throw new ConfigError(name, `amount of currency ${code} ${tooFine}`);
+    if (out.has(code)) throw new ConfigError(name, `names currency ${code} twice`);
+    out.set(code, Amount.parse(text));
+  }
+  return out;
 }
 
 function bool(env: Env, name: string, def: boolean): boolean {
@@ -837,6 +874,11 @@ export function loadConfig(
       maxS: positiveNumber(env, 'WATCH_MAX_S', 604800),
     },
     holdExpiryWarningS: positiveNumber(env, 'HOLD_EXPIRY_WARNING_S', 21600),
+    payoutControls: {
+      dailyCap: currencyAmounts(env, 'PAYOUT_DAILY_CAP'),
+      recipientDailyCap: currencyAmounts(env, 'PAYOUT_RECIPIENT_DAILY_CAP'),
+      balanceCacheS: int(env, 'BALANCE_CACHE_S', 30, 0, 86400),
+    },
     reportTimeZone: timeZone(env, 'REPORT_TIMEZONE', 'UTC'),
     dataEncryptionKeys: keys.keys,
     devKeyRingPath: keys.path,

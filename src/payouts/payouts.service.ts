@@ -26,6 +26,7 @@ import { boundsCheckFor, checkConvertedBounds } from '../payway-config/currency-
 import { PaywayConfigService } from '../payway-config/payway-config.service';
 import { maskAccount } from './account-mask';
 import { PayoutFingerprints } from './payout-fingerprint';
+import { PayoutControls } from './payout-controls';
 import {
   differingFields,
   differs,
@@ -70,6 +71,7 @@ export class PayoutsService {
     private readonly payways: PaywayConfigService,
     private readonly processor: PayoutProcessor,
     keys: KeyRing,
+    private readonly controls: PayoutControls,
   ) {
     // Rows written before the key ring were fingerprinted under the payment shop's secret.
     this.fingerprints = new PayoutFingerprints(keys, config.gateway.shops.payment.secretKey);
@@ -191,9 +193,16 @@ export class PayoutsService {
       payway: dto.payway,
       description: dto.description ?? null,
     };
+    // Caps and balance (issue #27): the gateway reads now; the sums with the insert, under a lock.
+    const { admission, quoted } = await this.controls.prepare(
+      shopId,
+      { ...facts, account: dto.account },
+      priced,
+    );
     // The id is chosen here: the sealed account is bound to its row.
     const id = randomUUID();
-    const inserted = await this.dataSource
+    // prettier-ignore
+    const inserted = await this.controls.admit(admission, dto.shopPaymentId, (m) => (m ?? this.dataSource)
       .createQueryBuilder()
       .insert()
       .into(PayoutEntity)
@@ -206,8 +215,9 @@ export class PayoutsService {
         // Kept apart from `facts`, which the gateway request is built from: never sent.
         metadata: metadataOf(dto.metadata),
         status: 'pending',
-        ...(priced ?? {}),
+        ...(quoted ?? {}),
         accountMasked: maskAccount(dto.account),
+        accountIndex: admission.recipientIndexes[0],
         accountSealed: this.processor.sealRecipient(id, {
           account: dto.account,
           accountDetails: dto.accountDetails,
@@ -222,7 +232,7 @@ export class PayoutsService {
       })
       .orIgnore()
       .returning(['id'])
-      .execute();
+      .execute());
     const rows = inserted.raw as Array<{ id: string }>;
     if (rows.length === 1) {
       crashPoint('payout.create.after_claim');
