@@ -74,13 +74,13 @@ export interface BalanceRead {
 }
 
 /**
- * The write-offs the balance read cannot have seen yet: payouts created (or re-created) from
- * `since` on, whatever their status now, and payouts whose create the gateway has not confirmed
- * (no withdraw id: the answer is still out, or the outcome is unknown and the poller may create
- * it again). Payouts confirmed before the read are already in its figure (the gateway freezes the
+ * The write-offs the balance read cannot have seen yet: payouts created (or re-created) since the
+ * read began, whatever their status now, and payouts whose create the gateway has not confirmed
+ * (no withdraw id: the answer is still out, or the outcome is unknown and the poller may create it
+ * again). A payout confirmed before the read is already in its figure (the gateway freezes the
  * write-off at creation), and `rejected`/`failed` ones gave it back. A payout not sent yet (waiting
- * for approval) is not in flight. `since` is the read's start less one gateway time-out: a create
- * sent just before the read may have reached the gateway after it.
+ * for approval) is not in flight. One race is left to the gateway: a create sent just before the
+ * read, answered during it, may be missing from both; the gateway then refuses it for funds.
  */
 const IN_FLIGHT_SQL = `
   SELECT COALESCE(SUM(COALESCE(shop_write_off, amount)), 0)::text AS sum
@@ -255,15 +255,14 @@ export class PayoutControls {
     b: NonNullable<Admission['balance']>,
     excludeId: string,
   ): Promise<void> {
-    const since = new Date(b.read.startedAt.getTime() - this.config.gateway.timeoutMs);
     const rows = (await m.query(IN_FLIGHT_SQL, [
       this.gateway.shopId('payout'),
       currency,
       excludeId === '' ? '00000000-0000-0000-0000-000000000000' : excludeId,
-      since,
+      b.read.startedAt,
     ])) as Array<{ sum: string }>;
-    const inFlight = Amount.fromText(rows[0].sum);
-    const available = b.read.available.get(currency) ?? Amount.zero(2);
+    const inFlight = Amount.fromText(rows[0].sum).withScale(b.writeOff.scale);
+    const available = b.read.available.get(currency) ?? Amount.zero(b.writeOff.scale);
     if (balanceCovers(available, inFlight, b.writeOff)) return;
     if (b.read.cached) throw new StaleBalance();
     throw new InsufficientBalance(currency, { available, inFlight, needed: b.writeOff });
@@ -277,8 +276,7 @@ export class PayoutControls {
    */
   async ensureBalance(p: PayoutEntity): Promise<void> {
     if (!this.balanceOn) return;
-    const writeOff =
-      p.shopWriteOff ?? (await this.quote(p))?.shopWriteOff ?? null;
+    const writeOff = p.shopWriteOff ?? (await this.quote(p))?.shopWriteOff ?? null;
     if (writeOff === null) return;
     for (const fresh of [false, true]) {
       const read = await this.readBalance(fresh);
