@@ -189,7 +189,10 @@ describe('loadConfig', () => {
     });
 
     it.each([
-      ['a line of something else', 'shop=dev_aaaaaaaaaaaaaaaaaaaa\nadmin=dev_bbbbbbbbbbbbbbbbbbbb\nroot=x\n'],
+      [
+        'a line of something else',
+        'shop=dev_aaaaaaaaaaaaaaaaaaaa\nadmin=dev_bbbbbbbbbbbbbbbbbbbb\nroot=x\n',
+      ],
       ['a missing admin key', 'shop=dev_aaaaaaaaaaaaaaaaaaaa\n'],
       ['a key too short', 'shop=short\nadmin=dev_bbbbbbbbbbbbbbbbbbbb\n'],
       ['one key for both', 'shop=dev_aaaaaaaaaaaaaaaaaaaa\nadmin=dev_aaaaaaaaaaaaaaaaaaaa\n'],
@@ -242,7 +245,10 @@ describe('loadConfig', () => {
 
 describe('loadConfig: hostile-caller settings', () => {
   it('reads key scopes; a bare key holds every shop scope', () => {
-    const c = loadConfig({ ...real, API_KEYS: 'store-key-0123456789:payments+refunds,all-scopes-key-0123456' });
+    const c = loadConfig({
+      ...real,
+      API_KEYS: 'store-key-0123456789:payments+refunds,all-scopes-key-0123456',
+    });
     expect(c.apiKeys).toEqual(['store-key-0123456789', 'all-scopes-key-0123456']);
     expect(c.shopKeys).toEqual([
       { key: 'store-key-0123456789', scopes: ['payments', 'refunds'] },
@@ -250,15 +256,17 @@ describe('loadConfig: hostile-caller settings', () => {
     ]);
   });
 
-  it.each(['store-key-0123456789:admin', 'store-key-0123456789:', 'short:payments', 'store-key-0123456789:payments+'])(
-    'refuses API_KEYS=%s with one line, never printing the key',
-    (keys) => {
-      const e = errorOf({ ...real, API_KEYS: keys });
-      expect(e.variable).toBe('API_KEYS');
-      expect(e.message).not.toContain('store-key');
-      expect(e.message.split('\n')).toHaveLength(1);
-    },
-  );
+  it.each([
+    'store-key-0123456789:admin',
+    'store-key-0123456789:',
+    'short:payments',
+    'store-key-0123456789:payments+',
+  ])('refuses API_KEYS=%s with one line, never printing the key', (keys) => {
+    const e = errorOf({ ...real, API_KEYS: keys });
+    expect(e.variable).toBe('API_KEYS');
+    expect(e.message).not.toContain('store-key');
+    expect(e.message.split('\n')).toHaveLength(1);
+  });
 
   it.each([
     [undefined, false],
@@ -267,14 +275,19 @@ describe('loadConfig: hostile-caller settings', () => {
     ['1', 1],
     ['2', 2],
     ['10.0.0.1', ['10.0.0.1']],
-    ['10.0.0.0/8, 192.168.1.7,::1,fd00:1::/48', ['10.0.0.0/8', '192.168.1.7', '::1', 'fd00:1::/48']],
+    [
+      '10.0.0.0/8, 192.168.1.7,::1,fd00:1::/48',
+      ['10.0.0.0/8', '192.168.1.7', '::1', 'fd00:1::/48'],
+    ],
     ['2001:db8::/32', ['2001:db8::/32']],
     ['::ffff:10.0.0.0/104', ['::ffff:10.0.0.0/104']],
     ['::ffff:10.1.2.3', ['::ffff:10.1.2.3']],
     ['loopback', ['loopback']],
     ['loopback,10.0.0.0/8', ['loopback', '10.0.0.0/8']],
   ])('TRUST_PROXY=%s → %j', (value, expected) => {
-    expect(loadConfig(value === undefined ? real : { ...real, TRUST_PROXY: value }).trustProxy).toEqual(expected);
+    expect(
+      loadConfig(value === undefined ? real : { ...real, TRUST_PROXY: value }).trustProxy,
+    ).toEqual(expected);
   });
 
   // #24 item 6: a trusted range that holds ordinary clients lets them choose their own address.
@@ -299,7 +312,12 @@ describe('loadConfig: hostile-caller settings', () => {
     ['uniquelocal', 'uniquelocal (fc00::/7)'],
     ['linklocal', 'linklocal (fe80::/10)'],
     [Array.from({ length: 256 }, (_, i) => `${i}.0.0.0/8`).join(','), 'every IPv4'],
-    [Array.from({ length: 256 }, (_, i) => (i < 128 ? `${i}.0.0.0/8` : `::ffff:${i}.0.0.0/104`)).join(','), 'every IPv4'],
+    [
+      Array.from({ length: 256 }, (_, i) =>
+        i < 128 ? `${i}.0.0.0/8` : `::ffff:${i}.0.0.0/104`,
+      ).join(','),
+      'every IPv4',
+    ],
   ])('refuses the wide TRUST_PROXY=%s with one line (%s)', (value, why) => {
     const e = errorOf({ ...real, TRUST_PROXY: value });
     expect(e.variable).toBe('TRUST_PROXY');
@@ -311,16 +329,25 @@ describe('loadConfig: hostile-caller settings', () => {
   it.each(['0.0.0.0/0', '0.0.0.0/1,128.0.0.0/1', '::/0', 'uniquelocal'])(
     'takes the wide TRUST_PROXY=%s when TRUST_PROXY_ALLOW_WIDE=true',
     (value) => {
-      expect(loadConfig({ ...real, TRUST_PROXY: value, TRUST_PROXY_ALLOW_WIDE: 'true' }).trustProxy).toEqual(
-        value.split(','),
-      );
-      expect(errorOf({ ...real, TRUST_PROXY: value, TRUST_PROXY_ALLOW_WIDE: 'maybe' }).variable).toBe(
-        'TRUST_PROXY_ALLOW_WIDE',
-      );
+      expect(
+        loadConfig({ ...real, TRUST_PROXY: value, TRUST_PROXY_ALLOW_WIDE: 'true' }).trustProxy,
+      ).toEqual(value.split(','));
+      expect(
+        errorOf({ ...real, TRUST_PROXY: value, TRUST_PROXY_ALLOW_WIDE: 'maybe' }).variable,
+      ).toBe('TRUST_PROXY_ALLOW_WIDE');
     },
   );
 
-  it.each(['true', 'yes', '10.0.0.0/33', 'example.com', '10.0.0.1/8/1', '1.2.3', 'Loopback', 'loopback/8'])('refuses TRUST_PROXY=%s with one line', (value) => {
+  it.each([
+    'true',
+    'yes',
+    '10.0.0.0/33',
+    'example.com',
+    '10.0.0.1/8/1',
+    '1.2.3',
+    'Loopback',
+    'loopback/8',
+  ])('refuses TRUST_PROXY=%s with one line', (value) => {
     const e = errorOf({ ...real, TRUST_PROXY: value });
     expect(e.variable).toBe('TRUST_PROXY');
     expect(e.message.split('\n')).toHaveLength(1);
@@ -328,9 +355,20 @@ describe('loadConfig: hostile-caller settings', () => {
 
   it('has database time limits and rate limits with defaults', () => {
     const c = loadConfig(real);
-    expect(c.db).toEqual({ poolSize: 20, acquireTimeoutMs: 10000, statementTimeoutMs: 45000, lockTimeoutMs: 40000, idleInTxTimeoutMs: 60000 });
+    expect(c.db).toEqual({
+      poolSize: 20,
+      acquireTimeoutMs: 10000,
+      statementTimeoutMs: 45000,
+      lockTimeoutMs: 40000,
+      idleInTxTimeoutMs: 60000,
+    });
     expect(c.rateLimits).toEqual({ perKeyRps: 50, publicPerIpRps: 10, unauthenticatedPerIpRps: 5 });
-    const set = loadConfig({ ...real, DB_POOL_SIZE: '5', DB_STATEMENT_TIMEOUT_MS: '1000', RATE_LIMIT_PER_KEY_RPS: '0' });
+    const set = loadConfig({
+      ...real,
+      DB_POOL_SIZE: '5',
+      DB_STATEMENT_TIMEOUT_MS: '1000',
+      RATE_LIMIT_PER_KEY_RPS: '0',
+    });
     expect(set.db.poolSize).toBe(5);
     expect(set.db.statementTimeoutMs).toBe(1000);
     expect(set.rateLimits.perKeyRps).toBe(0);
@@ -352,7 +390,12 @@ describe('loadConfig: hostile-caller settings', () => {
       HTTP_MAX_CONNECTIONS: '10',
       RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS: '0',
     });
-    expect(set.http).toEqual({ headersTimeoutMs: 500, requestTimeoutMs: 2000, keepAliveTimeoutMs: 65000, maxConnections: 10 });
+    expect(set.http).toEqual({
+      headersTimeoutMs: 500,
+      requestTimeoutMs: 2000,
+      keepAliveTimeoutMs: 65000,
+      maxConnections: 10,
+    });
     expect(set.rateLimits.unauthenticatedPerIpRps).toBe(0);
     for (const [name, value] of [
       ['HTTP_HEADERS_TIMEOUT_MS', '0'],
@@ -365,16 +408,25 @@ describe('loadConfig: hostile-caller settings', () => {
       expect(e.variable).toBe(name);
       expect(e.message.split('\n')).toHaveLength(1);
     }
-    expect(errorOf({ ...real, HTTP_HEADERS_TIMEOUT_MS: '40000' }).variable).toBe('HTTP_HEADERS_TIMEOUT_MS');
+    expect(errorOf({ ...real, HTTP_HEADERS_TIMEOUT_MS: '40000' }).variable).toBe(
+      'HTTP_HEADERS_TIMEOUT_MS',
+    );
   });
 
   it('keeps rate-limit counters in memory unless REDIS_URL names a redis:// or rediss:// server (#26)', () => {
     expect(loadConfig(real).rateLimitStore).toEqual({ redisUrl: undefined, prefix: 'rl' });
     expect(loadConfig({ ...real, REDIS_URL: ' ' }).rateLimitStore.redisUrl).toBeUndefined();
-    for (const value of ['redis://127.0.0.1:6379', 'redis://:pw@redis:6379/2', 'rediss://user:pw@cache.example.com:6380', 'redis://[::1]:6379/0']) {
+    for (const value of [
+      'redis://127.0.0.1:6379',
+      'redis://:pw@redis:6379/2',
+      'rediss://user:pw@cache.example.com:6380',
+      'redis://[::1]:6379/0',
+    ]) {
       expect(loadConfig({ ...real, REDIS_URL: value }).rateLimitStore.redisUrl).toBe(value);
     }
-    expect(loadConfig({ ...real, RATE_LIMIT_REDIS_PREFIX: 'staging:payments' }).rateLimitStore.prefix).toBe('staging:payments');
+    expect(
+      loadConfig({ ...real, RATE_LIMIT_REDIS_PREFIX: 'staging:payments' }).rateLimitStore.prefix,
+    ).toBe('staging:payments');
     expect(loadConfig({ ...real, RATE_LIMIT_REDIS_PREFIX: '' }).rateLimitStore.prefix).toBe('rl');
   });
 
@@ -395,11 +447,14 @@ describe('loadConfig: hostile-caller settings', () => {
     expect(e.message).not.toContain('secret');
   });
 
-  it.each(['a'.repeat(65), 'rl prefix', 'rl\nx', 'rl*', 'rl{1}', 'rl/x', 'rl\u00e9'])('refuses RATE_LIMIT_REDIS_PREFIX=%j with one line', (value) => {
-    const e = errorOf({ ...real, RATE_LIMIT_REDIS_PREFIX: value });
-    expect(e.variable).toBe('RATE_LIMIT_REDIS_PREFIX');
-    expect(e.message.split('\n')).toHaveLength(1);
-  });
+  it.each(['a'.repeat(65), 'rl prefix', 'rl\nx', 'rl*', 'rl{1}', 'rl/x', 'rl\u00e9'])(
+    'refuses RATE_LIMIT_REDIS_PREFIX=%j with one line',
+    (value) => {
+      const e = errorOf({ ...real, RATE_LIMIT_REDIS_PREFIX: value });
+      expect(e.variable).toBe('RATE_LIMIT_REDIS_PREFIX');
+      expect(e.message.split('\n')).toHaveLength(1);
+    },
+  );
 });
 
 describe('two gateway shops', () => {
@@ -424,11 +479,26 @@ describe('two gateway shops', () => {
   it.each([
     [{ GATEWAY_PAYOUT_SHOP_ID: '43' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
     [{ GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SHOP_ID'],
-    [{ GATEWAY_PAYOUT_SHOP_ID: 'x', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SHOP_ID'],
-    [{ GATEWAY_PAYOUT_SHOP_ID: '42', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
-    [{ GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-payout-secret-key' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
-    [{ GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-secret-key' }, 'GATEWAY_PAYOUT_SECRET_KEY'],
-    [{ GATEWAY_PAYOUT_SHOP_ID: '1002', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' }, 'GATEWAY_PAYOUT_SHOP_ID'],
+    [
+      { GATEWAY_PAYOUT_SHOP_ID: 'x', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' },
+      'GATEWAY_PAYOUT_SHOP_ID',
+    ],
+    [
+      { GATEWAY_PAYOUT_SHOP_ID: '42', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' },
+      'GATEWAY_PAYOUT_SECRET_KEY',
+    ],
+    [
+      { GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-payout-secret-key' },
+      'GATEWAY_PAYOUT_SECRET_KEY',
+    ],
+    [
+      { GATEWAY_PAYOUT_SHOP_ID: '43', GATEWAY_PAYOUT_SECRET_KEY: 'sandbox-secret-key' },
+      'GATEWAY_PAYOUT_SECRET_KEY',
+    ],
+    [
+      { GATEWAY_PAYOUT_SHOP_ID: '1002', GATEWAY_PAYOUT_SECRET_KEY: 'agent-s3cr3t' },
+      'GATEWAY_PAYOUT_SHOP_ID',
+    ],
   ])('both or neither, one secret per shop id: %j → one line naming %s', (env, variable) => {
     const e = errorOf({ ...real, ...env });
     expect(e).toBeInstanceOf(ConfigError);
@@ -439,32 +509,44 @@ describe('two gateway shops', () => {
   });
 
   it('accepts the payment shop named again as the agent shop with the same secret', () => {
-    const c = loadConfig({ ...real, GATEWAY_PAYOUT_SHOP_ID: '42', GATEWAY_PAYOUT_SECRET_KEY: 's3cr3t-value' });
+    const c = loadConfig({
+      ...real,
+      GATEWAY_PAYOUT_SHOP_ID: '42',
+      GATEWAY_PAYOUT_SECRET_KEY: 's3cr3t-value',
+    });
     expect(c.gateway.shops.payout).toEqual(c.gateway.shops.payment);
   });
 
   it('sandbox mode: a separate agent shop by default, configurable, or one shop for both', () => {
     const c = loadConfig({});
     expect(c.gateway.shops.payment).toEqual({ shopId: 1001, secretKey: 'sandbox-secret-key' });
-    expect(c.gateway.shops.payout).toEqual({ shopId: 1002, secretKey: 'sandbox-payout-secret-key' });
-    expect(c.sandbox).toMatchObject({ payoutShopId: 1002, payoutSecretKey: 'sandbox-payout-secret-key' });
+    expect(c.gateway.shops.payout).toEqual({
+      shopId: 1002,
+      secretKey: 'sandbox-payout-secret-key',
+    });
+    expect(c.sandbox).toMatchObject({
+      payoutShopId: 1002,
+      payoutSecretKey: 'sandbox-payout-secret-key',
+    });
 
     const own = loadConfig({ SANDBOX_PAYOUT_SHOP_ID: '7', SANDBOX_PAYOUT_SECRET_KEY: 'seven' });
     expect(own.gateway.shops.payout).toEqual({ shopId: 7, secretKey: 'seven' });
 
     const one = loadConfig({ SANDBOX_PAYOUT_SHOP_ID: '1001' });
     expect(one.gateway.shops.payout).toEqual(one.gateway.shops.payment);
-    expect(errorOf({ SANDBOX_PAYOUT_SHOP_ID: '1001', SANDBOX_PAYOUT_SECRET_KEY: 'other' }).variable).toBe(
-      'SANDBOX_PAYOUT_SECRET_KEY',
-    );
-    expect(errorOf({ SANDBOX_SECRET_KEY: 'same', SANDBOX_PAYOUT_SECRET_KEY: 'same' }).variable).toBe(
-      'SANDBOX_PAYOUT_SECRET_KEY',
-    );
+    expect(
+      errorOf({ SANDBOX_PAYOUT_SHOP_ID: '1001', SANDBOX_PAYOUT_SECRET_KEY: 'other' }).variable,
+    ).toBe('SANDBOX_PAYOUT_SECRET_KEY');
+    expect(
+      errorOf({ SANDBOX_SECRET_KEY: 'same', SANDBOX_PAYOUT_SECRET_KEY: 'same' }).variable,
+    ).toBe('SANDBOX_PAYOUT_SECRET_KEY');
   });
 
   it('IDEMPOTENCY_CONFLICT_LIMIT: 3 by default, a whole number from 1, one line naming it otherwise', () => {
     expect(loadConfig(real).idempotencyConflictLimit).toBe(3);
-    expect(loadConfig({ ...real, IDEMPOTENCY_CONFLICT_LIMIT: '5' }).idempotencyConflictLimit).toBe(5);
+    expect(loadConfig({ ...real, IDEMPOTENCY_CONFLICT_LIMIT: '5' }).idempotencyConflictLimit).toBe(
+      5,
+    );
     for (const bad of ['0', '-1', 'three', '2.5']) {
       const e = errorOf({ ...real, IDEMPOTENCY_CONFLICT_LIMIT: bad });
       expect(e.variable).toBe('IDEMPOTENCY_CONFLICT_LIMIT');
@@ -477,20 +559,30 @@ describe('REPORT_TIMEZONE', () => {
   it('defaults to UTC and keeps an IANA name in its canonical spelling', () => {
     expect(loadConfig(real).reportTimeZone).toBe('UTC');
     expect(loadConfig({ ...real, REPORT_TIMEZONE: '' }).reportTimeZone).toBe('UTC');
-    expect(loadConfig({ ...real, REPORT_TIMEZONE: 'Europe/Moscow' }).reportTimeZone).toBe('Europe/Moscow');
-    expect(loadConfig({ ...real, REPORT_TIMEZONE: 'europe/moscow' }).reportTimeZone).toBe('Europe/Moscow');
+    expect(loadConfig({ ...real, REPORT_TIMEZONE: 'Europe/Moscow' }).reportTimeZone).toBe(
+      'Europe/Moscow',
+    );
+    expect(loadConfig({ ...real, REPORT_TIMEZONE: 'europe/moscow' }).reportTimeZone).toBe(
+      'Europe/Moscow',
+    );
     expect(loadConfig({ ...real, REPORT_TIMEZONE: 'Etc/GMT-3' }).reportTimeZone).toBe('Etc/GMT-3');
   });
 
   // Offsets and POSIX strings are refused: PostgreSQL reads `UTC+3` as three hours WEST of UTC.
-  it.each(['Mars/Phobos', 'UTC+3', '+03:00', '03:00', 'Europe/Moscow; DROP TABLE invoices', 'Europe/../Moscow', 'Europe/Moscow\nx', `Europe/${'x'.repeat(80)}`])(
-    'refuses REPORT_TIMEZONE=%j with one line naming it',
-    (value) => {
-      const e = errorOf({ ...real, REPORT_TIMEZONE: value });
-      expect(e.variable).toBe('REPORT_TIMEZONE');
-      expect(e.message.split('\n')).toHaveLength(1);
-    },
-  );
+  it.each([
+    'Mars/Phobos',
+    'UTC+3',
+    '+03:00',
+    '03:00',
+    'Europe/Moscow; DROP TABLE invoices',
+    'Europe/../Moscow',
+    'Europe/Moscow\nx',
+    `Europe/${'x'.repeat(80)}`,
+  ])('refuses REPORT_TIMEZONE=%j with one line naming it', (value) => {
+    const e = errorOf({ ...real, REPORT_TIMEZONE: value });
+    expect(e.variable).toBe('REPORT_TIMEZONE');
+    expect(e.message.split('\n')).toHaveLength(1);
+  });
 });
 
 describe('retention settings (#26)', () => {
@@ -550,7 +642,9 @@ describe('loadConfig: payout approval thresholds (#27)', () => {
     expect(c.payoutApproval.dual.get(643)?.toString()).toBe('200000.00000001');
     expect(c.payoutApproval.dual.has(840)).toBe(false);
     expect(loadConfig(real).payoutApproval.single.size).toBe(0);
-    expect(loadConfig({ ...real, PAYOUT_APPROVAL_THRESHOLD: ' ' }).payoutApproval.single.size).toBe(0);
+    expect(loadConfig({ ...real, PAYOUT_APPROVAL_THRESHOLD: ' ' }).payoutApproval.single.size).toBe(
+      0,
+    );
   });
 
   it.each([
@@ -582,9 +676,59 @@ describe('loadConfig: payout approval thresholds (#27)', () => {
     expect(e.message).toContain('643');
     // Equal is allowed: at that amount two approvals.
     expect(
-      loadConfig({ ...real, PAYOUT_APPROVAL_THRESHOLD: '643:50000', PAYOUT_DUAL_APPROVAL_THRESHOLD: '643:50000.00' })
+      loadConfig({
+        ...real,
+        PAYOUT_APPROVAL_THRESHOLD: '643:50000',
+        PAYOUT_DUAL_APPROVAL_THRESHOLD: '643:50000.00',
+      })
         .payoutApproval.dual.get(643)
         ?.toString(),
     ).toBe('50000.00');
+  });
+});
+
+describe('payout controls (#27): PAYOUT_DAILY_CAP, PAYOUT_RECIPIENT_DAILY_CAP, BALANCE_CACHE_S', () => {
+  it('defaults to no caps and a 30 s balance read', () => {
+    const c = loadConfig(real).payoutControls;
+    expect(c.dailyCap.size).toBe(0);
+    expect(c.recipientDailyCap.size).toBe(0);
+    expect(c.balanceCacheS).toBe(30);
+  });
+
+  it('parses caps per currency exactly (numeric or alphabetic code), 0 turns the balance check off', () => {
+    const c = loadConfig({
+      ...real,
+      PAYOUT_DAILY_CAP: '643:50000.00, 840:1000.00',
+      PAYOUT_RECIPIENT_DAILY_CAP: 'rub:0.10,JPY:5000',
+      BALANCE_CACHE_S: '0',
+    }).payoutControls;
+    expect([...c.dailyCap].map(([k, v]) => [k, v.toString()])).toEqual([
+      [643, '50000.00'],
+      [840, '1000.00'],
+    ]);
+    expect([...c.recipientDailyCap].map(([k, v]) => [k, v.toString()])).toEqual([
+      [643, '0.10'],
+      [392, '5000'],
+    ]);
+    expect(c.balanceCacheS).toBe(0);
+  });
+
+  it.each([
+    ['PAYOUT_DAILY_CAP', '643=100.00', /PAYOUT_DAILY_CAP entries must be currency:amount/],
+    ['PAYOUT_DAILY_CAP', '999999:100.00', /PAYOUT_DAILY_CAP entries must be currency:amount/],
+    ['PAYOUT_DAILY_CAP', 'ABC:100.00', /PAYOUT_DAILY_CAP entries must be currency:amount/],
+    ['PAYOUT_DAILY_CAP', '643:1e5', /PAYOUT_DAILY_CAP amount of currency 643 must be a positive/],
+    ['PAYOUT_DAILY_CAP', '643:-1', /must be a positive decimal/],
+    ['PAYOUT_DAILY_CAP', '643:0', /must be a positive decimal/],
+    ['PAYOUT_DAILY_CAP', '643:100.001', /fraction digits/],
+    ['PAYOUT_RECIPIENT_DAILY_CAP', 'JPY:10.5', /PAYOUT_RECIPIENT_DAILY_CAP .*whole number/],
+    ['PAYOUT_RECIPIENT_DAILY_CAP', '643:1,RUB:2', /names currency 643 twice/],
+    ['BALANCE_CACHE_S', '-1', /BALANCE_CACHE_S must be a whole number/],
+    ['BALANCE_CACHE_S', '1.5', /BALANCE_CACHE_S must be a whole number/],
+  ])('%s=%s stops start-up with one line naming it', (name, value, message) => {
+    const e = errorOf({ ...real, [name]: value });
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.message).toMatch(message);
+    expect(e.message).not.toContain('\n');
   });
 });

@@ -14,6 +14,7 @@ import { type DataKey, generateKeyRingText, parseKeyRing } from '../common/key-r
 import { isIP } from 'node:net';
 import { SCOPES, type Scope } from '../common/request-context';
 import { isTrustPreset, wideTrustProblem } from './trusted-proxies';
+import { minorUnitsProblem, parseCurrencyInput } from '../common/currency';
 import { Amount } from '../common/money';
 
 export class ConfigError extends Error {
@@ -238,6 +239,15 @@ export interface AppConfig {
   watch: { intervalS: number; maxS: number };
   /** HOLD_EXPIRY_WARNING_S: `invoice.hold_expiring` comes this long before a hold expires. */
   holdExpiryWarningS: number;
+  /** Issue #27: caps over the UTC day and the balance check before a payout is sent. */
+  payoutControls: {
+    /** PAYOUT_DAILY_CAP: per shop currency, every payout of the day; absent currency: no cap. */
+    dailyCap: ReadonlyMap<number, Amount>;
+    /** PAYOUT_RECIPIENT_DAILY_CAP: per shop currency and recipient account. */
+    recipientDailyCap: ReadonlyMap<number, Amount>;
+    /** BALANCE_CACHE_S: how long a balance read is used; 0 turns the pre-send check off. */
+    balanceCacheS: number;
+  };
   /** REPORT_TIMEZONE: the IANA zone whose calendar day the daily report covers. */
   reportTimeZone: string;
 
@@ -294,13 +304,21 @@ function thresholdMap(env: Env, name: string): Map<number, Amount> {
   for (const entry of raw.split(',').map((e) => e.trim())) {
     const m = /^(\d{1,3}):(\S+)$/.exec(entry);
     if (m === null)
-      throw new ConfigError(name, 'must be currency:amount entries separated by commas, e.g. 643:50000.00,840:1000.00');
+      throw new ConfigError(
+        name,
+        'must be currency:amount entries separated by commas, e.g. 643:50000.00,840:1000.00',
+      );
     const currency = Number(m[1]);
-    if (currency < 1) throw new ConfigError(name, `has currency ${m[1]}: not an ISO 4217 numeric code`);
+    if (currency < 1)
+      throw new ConfigError(name, `has currency ${m[1]}: not an ISO 4217 numeric code`);
     if (!Amount.isValid(m[2]))
-      throw new ConfigError(name, `has for currency ${currency} an amount that is not a plain decimal number`);
+      throw new ConfigError(
+        name,
+        `has for currency ${currency} an amount that is not a plain decimal number`,
+      );
     const amount = Amount.parse(m[2]);
-    if (!amount.isPositive()) throw new ConfigError(name, `has for currency ${currency} an amount that is not above zero`);
+    if (!amount.isPositive())
+      throw new ConfigError(name, `has for currency ${currency} an amount that is not above zero`);
     if (map.has(currency)) throw new ConfigError(name, `names currency ${currency} twice`);
     map.set(currency, amount);
   }
@@ -475,6 +493,35 @@ function intList(env: Env, name: string, def: number[]): number[] {
   });
 }
 
+/**
+ * Amounts per currency, `643:50000.00,840:1000.00` (the alphabetic code is taken too: `RUB:…`):
+ * each amount an exact positive decimal within its currency's minor unit, each currency once.
+ * Unset: an empty map.
+ */
+function currencyAmounts(env: Env, name: string): ReadonlyMap<number, Amount> {
+  const out = new Map<number, Amount>();
+  for (const entry of list(env, name)) {
+    const colon = entry.indexOf(':');
+    const code = colon < 0 ? null : parseCurrencyInput(entry.slice(0, colon).trim());
+    if (code === null)
+      throw new ConfigError(
+        name,
+        `entries must be currency:amount (643:50000.00), got "${entry.slice(0, 60)}"`,
+      );
+    const text = entry.slice(colon + 1).trim();
+    if (!Amount.isValid(text) || !Amount.parse(text).isPositive())
+      throw new ConfigError(
+        name,
+        `amount of currency ${code} must be a positive decimal string, got "${text.slice(0, 40)}"`,
+      );
+    const tooFine = minorUnitsProblem(text, code);
+    if (tooFine) throw new ConfigError(name, `amount of currency ${code} ${tooFine}`);
+    if (out.has(code)) throw new ConfigError(name, `names currency ${code} twice`);
+    out.set(code, Amount.parse(text));
+  }
+  return out;
+}
+
 function bool(env: Env, name: string, def: boolean): boolean {
   const raw = str(env, name);
   if (raw === undefined) return def;
@@ -523,15 +570,24 @@ function rateLimitStore(env: Env): RateLimitStoreConfig {
       parsed = undefined;
     }
     if (!parsed || !['redis:', 'rediss:'].includes(parsed.protocol) || parsed.hostname === '') {
-      throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// URL with a host (redis://:password@host:6379/0)');
+      throw new ConfigError(
+        'REDIS_URL',
+        'must be a redis:// or rediss:// URL with a host (redis://:password@host:6379/0)',
+      );
     }
     if (!/^\/?(\d+)?$/.test(parsed.pathname)) {
-      throw new ConfigError('REDIS_URL', 'may name only a database number after the host (redis://host:6379/0)');
+      throw new ConfigError(
+        'REDIS_URL',
+        'may name only a database number after the host (redis://host:6379/0)',
+      );
     }
   }
   const prefix = str(env, 'RATE_LIMIT_REDIS_PREFIX') ?? 'rl';
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) {
-    throw new ConfigError('RATE_LIMIT_REDIS_PREFIX', `must be 1 to 64 letters, digits or _ . : -, got ${JSON.stringify(prefix.slice(0, 80))}`);
+    throw new ConfigError(
+      'RATE_LIMIT_REDIS_PREFIX',
+      `must be 1 to 64 letters, digits or _ . : -, got ${JSON.stringify(prefix.slice(0, 80))}`,
+    );
   }
   return { redisUrl: raw, prefix };
 }
@@ -585,10 +641,14 @@ function shopKeys(env: Env): ShopKey[] {
     const colon = entry.lastIndexOf(':');
     const key = colon < 0 ? entry : entry.slice(0, colon);
     const scopes = colon < 0 ? [...SHOP_SCOPES] : entry.slice(colon + 1).split('+');
-    if (key.length < 16) throw new ConfigError('API_KEYS', 'holds a key shorter than 16 characters');
+    if (key.length < 16)
+      throw new ConfigError('API_KEYS', 'holds a key shorter than 16 characters');
     for (const sc of scopes) {
       if (!SHOP_SCOPES.includes(sc as Scope)) {
-        throw new ConfigError('API_KEYS', `names an unknown scope "${sc.slice(0, 20)}" (known: ${SHOP_SCOPES.join(', ')})`);
+        throw new ConfigError(
+          'API_KEYS',
+          `names an unknown scope "${sc.slice(0, 20)}" (known: ${SHOP_SCOPES.join(', ')})`,
+        );
       }
     }
     return { key, scopes: scopes as Scope[] };
@@ -613,7 +673,10 @@ function trustProxy(env: Env): TrustProxy {
     const max = family === 4 ? 32 : 128;
     const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max);
     if (family === 0 || !okBits || extra !== undefined) {
-      throw new ConfigError('TRUST_PROXY', `must be false, a hop count or a comma list of addresses/CIDRs, got "${e.slice(0, 60)}"`);
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `must be false, a hop count or a comma list of addresses/CIDRs, got "${e.slice(0, 60)}"`,
+      );
     }
     return e;
   });
@@ -637,7 +700,10 @@ function httpLimits(env: Env): HttpLimits {
   const requestTimeoutMs = int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1);
   // Node enforces the header limit only within the request limit.
   if (headersTimeoutMs > requestTimeoutMs) {
-    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS', `must not be longer than HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+    throw new ConfigError(
+      'HTTP_HEADERS_TIMEOUT_MS',
+      `must not be longer than HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    );
   }
   return {
     headersTimeoutMs,
@@ -891,6 +957,11 @@ export function loadConfig(
       maxS: positiveNumber(env, 'WATCH_MAX_S', 604800),
     },
     holdExpiryWarningS: positiveNumber(env, 'HOLD_EXPIRY_WARNING_S', 21600),
+    payoutControls: {
+      dailyCap: currencyAmounts(env, 'PAYOUT_DAILY_CAP'),
+      recipientDailyCap: currencyAmounts(env, 'PAYOUT_RECIPIENT_DAILY_CAP'),
+      balanceCacheS: int(env, 'BALANCE_CACHE_S', 30, 0, 86400),
+    },
     reportTimeZone: timeZone(env, 'REPORT_TIMEZONE', 'UTC'),
     dataEncryptionKeys: keys.keys,
     devKeyRingPath: keys.path,
@@ -910,7 +981,10 @@ export function loadConfig(
 function timeZone(env: Env, name: string, fallback: string): string {
   const raw = str(env, name) ?? fallback;
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/.test(raw) || raw.length > 64)
-    throw new ConfigError(name, `must be an IANA time zone name such as Europe/Moscow, got ${JSON.stringify(raw.slice(0, 64))}`);
+    throw new ConfigError(
+      name,
+      `must be an IANA time zone name such as Europe/Moscow, got ${JSON.stringify(raw.slice(0, 64))}`,
+    );
   try {
     return new Intl.DateTimeFormat('en-US', { timeZone: raw }).resolvedOptions().timeZone;
   } catch {

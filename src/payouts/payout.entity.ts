@@ -37,6 +37,10 @@ export type AmountType = 'ps_amount' | 'shop_amount';
 @Index('ix_payouts_attention', ['attentionAt'], { where: 'needs_attention' })
 // GIN for `metadata @> …` list filters.
 @Index('ix_payouts_metadata', ['metadata'], { type: 'gin' })
+// The per-recipient daily cap (issue #27): one account's payouts of a day.
+@Index('ix_payouts_account_index', ['shopId', 'accountIndex', 'createdAt'], {
+  where: 'account_index IS NOT NULL',
+})
 export class PayoutEntity extends GatewayObjectColumns {
   @PrimaryGeneratedColumn('uuid') id: string;
   @Column({ name: 'shop_id', type: 'int' }) shopId: number;
@@ -76,6 +80,12 @@ export class PayoutEntity extends GatewayObjectColumns {
    * the gateway says the payout is absent, never readable from a row dump.
    */
   @Column({ name: 'account_sealed', type: 'text' }) accountSealed: string;
+  /**
+   * Blind index of the recipient account (payout-controls.ts `recipientIndex`): the
+   * per-recipient daily cap matches on it; null on rows written before issue #27.
+   */
+  @Column({ name: 'account_index', type: 'varchar', length: 64, nullable: true })
+  accountIndex: string | null;
   @Column({ type: 'varchar', length: 255, nullable: true }) description: string | null;
   @Column({ name: 'error_code', type: 'int', nullable: true }) errorCode: number | null;
   @Column({ name: 'gateway_message', type: 'text', nullable: true }) gatewayMessage: string | null;

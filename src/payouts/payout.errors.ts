@@ -1,4 +1,5 @@
 import { DomainError, GatewayFailure } from '../common/errors';
+import type { Amount } from '../common/money';
 import { GatewayError, GatewayTransportError } from '../gateway';
 
 /** A read-only gateway call (quote, account check, balance) that failed, as a problem. */
@@ -53,5 +54,60 @@ export class NotAwaitingApproval extends DomainError {
 export class ApproverUnknown extends DomainError {
   constructor() {
     super('forbidden', 403, 'Forbidden', 'an approval or rejection needs an admin key');
+  }
+}
+
+/** Which daily cap a create would pass (issue #27). */
+export type CapName = 'daily' | 'recipient-daily';
+
+/**
+ * A create that would pass PAYOUT_DAILY_CAP or PAYOUT_RECIPIENT_DAILY_CAP: nothing was written
+ * or sent. The figures are exact decimal strings in the shop currency.
+ */
+export class CapExceeded extends DomainError {
+  constructor(
+    cap: CapName,
+    currency: number,
+    figures: { limit: Amount; used: Amount; remaining: Amount; requested: Amount },
+  ) {
+    const variable = cap === 'daily' ? 'PAYOUT_DAILY_CAP' : 'PAYOUT_RECIPIENT_DAILY_CAP';
+    const whose = cap === 'daily' ? 'all payouts' : "this recipient's payouts";
+    super(
+      'cap-exceeded',
+      422,
+      'Daily payout cap exceeded',
+      `the ${cap} cap (${variable}) of ${figures.limit.toString()} in currency ${currency} for ${whose} of the UTC day has ${figures.remaining.toString()} left; this payout counts ${figures.requested.toString()}`,
+      {
+        cap,
+        currency,
+        limit: figures.limit.toString(),
+        used: figures.used.toString(),
+        remaining: figures.remaining.toString(),
+        requested: figures.requested.toString(),
+      },
+    );
+  }
+}
+
+/**
+ * The agent shop's available balance, less the write-offs of payouts it has not yet seen, does
+ * not cover this payout's write-off: nothing was sent. Figures in the shop currency.
+ */
+export class InsufficientBalance extends DomainError {
+  constructor(currency: number, figures: { available: Amount; inFlight: Amount; needed: Amount }) {
+    const free = figures.available.minus(figures.inFlight);
+    super(
+      'insufficient-balance',
+      422,
+      'Insufficient balance',
+      `the agent shop's available balance in currency ${currency} is ${figures.available.toString()}, of which ${figures.inFlight.toString()} is taken by payouts in flight; this payout writes off ${figures.needed.toString()}`,
+      {
+        currency,
+        available: figures.available.toString(),
+        inFlight: figures.inFlight.toString(),
+        needed: figures.needed.toString(),
+        shortBy: figures.needed.minus(free).toString(),
+      },
+    );
   }
 }

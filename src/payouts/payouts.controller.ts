@@ -54,10 +54,17 @@ export class PayoutsController {
       'Sent through the agent shop (GATEWAY_PAYOUT_SHOP_ID), whose balance it is paid from. ' +
       'Validated against the payway (bounds, account_info_config), stored pending and committed before the gateway is ' +
       'called. The same shopPaymentId with the same body replays the stored answer; another body is 409. The status ' +
-      'is then polled every PAYOUT_POLL_INTERVAL_S until final or PAYOUT_POLL_MAX_S, then needs_attention.',
+      'is then polled every PAYOUT_POLL_INTERVAL_S until final or PAYOUT_POLL_MAX_S, then needs_attention. ' +
+      '422 cap-exceeded: the payout would pass PAYOUT_DAILY_CAP or PAYOUT_RECIPIENT_DAILY_CAP of the UTC day ' +
+      '(members cap, currency, limit, used, remaining, requested; what counts is the write-off in the shop currency: ' +
+      'amount for shop_amount, shop_write_off when known for ps_amount; rejected and failed payouts free their share). ' +
+      '422 insufficient-balance: the agent shop\'s available balance (read at most every BALANCE_CACHE_S, read again ' +
+      'once before refusing on a cached figure) less the write-offs of payouts in flight does not cover this payout\'s ' +
+      'write-off from withdraw/try (members currency, available, inFlight, needed, shortBy). In both cases no row is ' +
+      'written and nothing is sent. While BALANCE_CACHE_S > 0 a new payout costs one more withdraw/try.',
   })
   @ApiAcceptedResponse({ type: PayoutView, description: 'The payout (also the replayed answer of an identical repeat)' })
-  @ApiProblems(409, 502, 504)
+  @ApiProblems(409, 422, 502, 504)
   async create(
     @Body() dto: CreatePayoutDto,
     @Res({ passthrough: true }) res: Response,

@@ -32,6 +32,7 @@ import { boundsCheckFor, checkConvertedBounds } from '../payway-config/currency-
 import { PaywayConfigService } from '../payway-config/payway-config.service';
 import { maskAccount } from './account-mask';
 import { PayoutFingerprints } from './payout-fingerprint';
+import { PayoutControls, type Admission } from './payout-controls';
 import {
   differingFields,
   differs,
@@ -82,6 +83,7 @@ export class PayoutsService {
     private readonly processor: PayoutProcessor,
     keys: KeyRing,
     private readonly audit: AuditService,
+    private readonly controls: PayoutControls,
   ) {
     // Rows written before the key ring were fingerprinted under the payment shop's secret.
     this.fingerprints = new PayoutFingerprints(keys, config.gateway.shops.payment.secretKey);
@@ -203,6 +205,12 @@ export class PayoutsService {
       payway: dto.payway,
       description: dto.description ?? null,
     };
+    // Caps and balance (issue #27): the gateway reads now; the sums with the insert, under a lock.
+    const { admission, quoted } = await this.controls.prepare(
+      shopId,
+      { ...facts, account: dto.account },
+      priced,
+    );
     // The id is chosen here: the sealed account is bound to its row.
     const id = randomUUID();
     const stored = {
@@ -214,7 +222,11 @@ export class PayoutsService {
       // Kept apart from `facts`, which the gateway request is built from: never sent.
       metadata: metadataOf(dto.metadata),
       ...(priced ?? {}),
+      // The write-off withdraw/try quoted for the balance check (issue #27), when it was asked.
+      ...(quoted ?? {}),
       accountMasked: maskAccount(dto.account),
+      // The recipient's blind index, for the per-recipient daily cap; never the account in clear.
+      accountIndex: admission.recipientIndexes[0],
       accountSealed: this.processor.sealRecipient(id, {
         account: dto.account,
         accountDetails: dto.accountDetails,
@@ -226,8 +238,12 @@ export class PayoutsService {
       amountForApproval({ amount: facts.amount, shopWriteOff: priced?.shopWriteOff }),
       dto.shopCurrency,
     );
-    if (needed !== 0) return this.createAwaiting(stored, needed, dto);
-    const inserted = await this.dataSource
+    // Awaiting payouts hold their share of the caps from now; the balance is checked when the
+    // last approval sends them.
+    if (needed !== 0)
+      return this.createAwaiting(stored, needed, dto, { ...admission, balance: null });
+    // prettier-ignore
+    const inserted = await this.controls.admit(admission, dto.shopPaymentId, (m) => (m ?? this.dataSource)
       .createQueryBuilder()
       .insert()
       .into(PayoutEntity)
@@ -244,7 +260,7 @@ export class PayoutsService {
       })
       .orIgnore()
       .returning(['id'])
-      .execute();
+      .execute());
     const rows = inserted.raw as Array<{ id: string }>;
     if (rows.length === 1) {
       return this.sendClaimed(
@@ -299,9 +315,10 @@ export class PayoutsService {
     values: Omit<Partial<PayoutEntity>, 'status'>,
     needed: 1 | 2,
     dto: CreatePayoutDto,
+    admission: Admission,
   ): Promise<StoredResponse> {
     const { pollMaxS } = this.config.payouts;
-    const stored = await this.dataSource.transaction(async (m) => {
+    const write = async (m: EntityManager): Promise<StoredResponse | null> => {
       const inserted = await m
         .createQueryBuilder()
         .insert()
@@ -332,7 +349,11 @@ export class PayoutsService {
         details: { approvalsRequired: needed },
       });
       return this.storeResponse(m, p);
-    });
+    };
+    // Under the caps' locks (issue #27), in their transaction when caps apply.
+    const stored = await this.controls.admit(admission, dto.shopPaymentId, (m) =>
+      m !== null ? write(m) : this.dataSource.transaction(write),
+    );
     if (stored !== null) return stored;
     const existing = await this.find(dto.shopPaymentId);
     if (existing === null)
@@ -351,6 +372,7 @@ export class PayoutsService {
    */
   async approve(shopPaymentId: string, note?: string): Promise<PayoutView> {
     const keyId = this.approverKeyId();
+    await this.balanceBeforeLastApproval(shopPaymentId);
     const { pollMaxS } = this.config.payouts;
     const leaseS = callLeaseSeconds(this.config.gateway.timeoutMs);
     const graceS =
@@ -419,6 +441,21 @@ export class PayoutsService {
   }
 
   /**
+   * The approval that sends a payout first checks the agent shop's balance (issue #27): 422
+   * `insufficient-balance` leaves it awaiting, the approval unrecorded. Read with nothing held;
+   * an approval that is not the last one sends nothing and is not checked.
+   */
+  private async balanceBeforeLastApproval(shopPaymentId: string): Promise<void> {
+    const p = await this.find(shopPaymentId);
+    if (p === null || p.status !== 'awaiting_approval') return;
+    const [{ n }] = (await this.dataSource.query(
+      `SELECT count(*)::int AS n FROM payout_approvals WHERE payout_id = $1 AND decision = 'approve'`,
+      [p.id],
+    )) as Array<{ n: number }>;
+    if (n + 1 >= Math.max(1, p.approvalsRequired)) await this.controls.ensureBalance(p);
+  }
+
+  /**
    * An admin key rejects a payout awaiting approval: `rejected` (final, never sent), the event
    * `payout.rejected` with `rejectedBy: 'operator'` and the reason in its details (a gateway's
    * rejection has `call` and `gatewayStatus` instead).
@@ -482,7 +519,8 @@ export class PayoutsService {
   ): Promise<PayoutEntity> {
     const p = await this.processor.lock(m, { shopId: this.shopId, shopPaymentId });
     if (p === null) throw new NotFound('Payout', shopPaymentId);
-    if (p.status !== 'awaiting_approval') throw new NotAwaitingApproval(shopPaymentId, p.status, action);
+    if (p.status !== 'awaiting_approval')
+      throw new NotAwaitingApproval(shopPaymentId, p.status, action);
     return p;
   }
 
@@ -606,7 +644,10 @@ export class PayoutsService {
       .createQueryBuilder('p')
       .where('p.shop_id = :shopId', { shopId: this.shopId });
     if (q.status) qb.andWhere('p.status = :status', { status: q.status });
-    if (q.metadata) qb.andWhere('p.metadata @> CAST(:metadata AS jsonb)', { metadata: JSON.stringify(q.metadata) });
+    if (q.metadata)
+      qb.andWhere('p.metadata @> CAST(:metadata AS jsonb)', {
+        metadata: JSON.stringify(q.metadata),
+      });
     if (cursor) qb.andWhere(afterCursorSql('p', 'payouts'), { cursorId: cursor });
     const rows = await qb
       .orderBy('p.created_at', 'DESC')

@@ -15,6 +15,7 @@ import { IdempotencyConflictsAndMetadata1795600000001 } from './1795600000001-Id
 import { BoundedTables1795600000006 } from './1795600000006-BoundedTables';
 import { PublicEventIds1795600000007 } from './1795600000007-PublicEventIds';
 import { PayoutApprovals1795700000001 } from './1795700000001-PayoutApprovals';
+import { PayoutRecipientIndex1795700000002 } from './1795700000002-PayoutRecipientIndex';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   BoundedTables1795600000006,
   PublicEventIds1795600000007,
   PayoutApprovals1795700000001,
+  PayoutRecipientIndex1795700000002,
 ];

@@ -1,0 +1,345 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Coalescer } from '../common/coalesce';
+import { KeyRing } from '../common/key-ring';
+import { logger } from '../common/logger';
+import { Amount } from '../common/money';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { GatewayService } from '../gateway';
+import { PayoutEntity, type AmountType } from './payout.entity';
+import { CapExceeded, InsufficientBalance, type CapName } from './payout.errors';
+
+/**
+ * Issue #27: daily caps that hold under concurrency, and the agent shop's balance checked before
+ * a payout is sent. Pure rules first (table-driven specs in payout-controls.spec.ts), then the
+ * injectable that runs them around PayoutsService.create.
+ *
+ * What counts toward a cap is what leaves the shop's balance, in the shop currency: `amount` for
+ * a `shop_amount` payout (it is the write-off); for a `ps_amount` payout its `shop_write_off`
+ * when known (withdraw/try before the create, or the create's answer), else `amount` (same
+ * currency: the amount without the fee, a lower bound). Every payout created on the UTC day
+ * counts unless it ended `rejected` or `failed` (those free their share); a payout waiting for
+ * approval counts (its share is reserved).
+ */
+
+/** Separates the recipient's blind index from any other HMAC made with the key ring. */
+export const RECIPIENT_INDEX = 'payout-recipient';
+
+/**
+ * One recipient, however it is spelled: Unicode compatibility forms folded (full-width digits),
+ * case folded, and spaces, invisible format characters, dashes, brackets and a leading `+`
+ * dropped ("4111 1111-1111 1111", "+7 (999) 123-45-67" and "７９９９１２３４５６７" match their
+ * plain forms). Dots and other characters stay: they can tell two e-mail wallets apart.
+ */
+export function normalizedAccount(account: string): string {
+  return account
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[\s\p{Cf}\-\u2010-\u2015\u2212()]/gu, '')
+    .replace(/^\+/, '');
+}
+
+/** What a payout counts toward a cap (see the file comment). */
+export function capShare(p: {
+  amount: Amount;
+  amountType: AmountType;
+  shopWriteOff: Amount | null;
+}): Amount {
+  return p.amountType === 'ps_amount' && p.shopWriteOff !== null ? p.shopWriteOff : p.amount;
+}
+
+/** SQL twin of capShare over a `payouts` row. */
+const CAP_SHARE_SQL = `CASE WHEN amount_type = 'ps_amount' THEN COALESCE(shop_write_off, amount) ELSE amount END`;
+
+/** Null when `wanted` fits under `limit` after `used`; else what is left (never negative). */
+export function capRemaining(limit: Amount, used: Amount, wanted: Amount): Amount | null {
+  if (used.plus(wanted).lte(limit)) return null;
+  const left = limit.minus(used);
+  return left.isNegative() ? Amount.zero(limit.scale) : left.withScale(limit.scale);
+}
+
+/** True when the available balance, less what is in flight, covers the write-off. */
+export function balanceCovers(available: Amount, inFlight: Amount, needed: Amount): boolean {
+  return available.minus(inFlight).gte(needed);
+}
+
+/** A balance figure and when its read began (the cut between seen and not yet seen payouts). */
+export interface BalanceRead {
+  startedAt: Date;
+  /** Available balance per currency; a currency the gateway does not list has none. */
+  available: ReadonlyMap<number, Amount>;
+  /** False for a read made for this very check (bypassing the cache). */
+  cached: boolean;
+}
+
+/**
+ * The write-offs the balance read cannot have seen yet: payouts created (or re-created) since the
+ * read began, whatever their status now, and payouts whose create the gateway has not confirmed
+ * (no withdraw id: the answer is still out, or the outcome is unknown and the poller may create it
+ * again). A payout confirmed before the read is already in its figure (the gateway freezes the
+ * write-off at creation), and `rejected`/`failed` ones gave it back. A payout not sent yet (waiting
+ * for approval) is not in flight. One race is left to the gateway: a create sent just before the
+ * read, answered during it, may be missing from both; the gateway then refuses it for funds.
+ */
+const IN_FLIGHT_SQL = `
+  SELECT COALESCE(SUM(COALESCE(shop_write_off, amount)), 0)::text AS sum
+    FROM payouts
+   WHERE shop_id = $1 AND shop_currency = $2 AND id <> $3
+     AND status IN ('pending','unknown','processing','needs_attention','succeeded')
+     AND (last_create_at >= $4 OR (status <> 'succeeded' AND withdraw_id IS NULL))`;
+
+/** What create learned before its transaction: the write-off and the balance figure to hold it against. */
+export interface Admission {
+  shopId: number;
+  currency: number;
+  /** What this payout counts toward the caps. */
+  share: Amount;
+  /** Blind indexes of the recipient under every ring key; the first (the ring's first key) is stored. */
+  recipientIndexes: string[];
+  /** Null when the balance check is off, or its figures could not be had (the gateway judges). */
+  balance: { writeOff: Amount; read: BalanceRead } | null;
+}
+
+/** The check failed on a cached figure: read again (outside the transaction) and retry once. */
+class StaleBalance extends Error {}
+
+@Injectable()
+export class PayoutControls {
+  private readonly log = logger.child({ component: 'payout-controls' });
+  private cache: BalanceRead | null = null;
+  private readonly reads = new Coalescer<BalanceRead>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly gateway: GatewayService,
+    private readonly keys: KeyRing,
+  ) {}
+
+  private get balanceOn(): boolean {
+    return this.config.payoutControls.balanceCacheS > 0;
+  }
+
+  /** The recipient's blind index under the ring's first key (stored as `account_index`). */
+  recipientIndex(account: string): string {
+    return this.keys.blindIndex(normalizedAccount(account), RECIPIENT_INDEX);
+  }
+
+  /**
+   * Before create's transaction, with nothing held: the write-off (`priced` from withdraw/try for
+   * another currency; otherwise one more withdraw/try, made only while the balance check is on)
+   * and the balance figure (cached up to BALANCE_CACHE_S). A failed read leaves the check to the
+   * gateway, which refuses a payout the balance cannot cover anyway.
+   */
+  async prepare(
+    shopId: number,
+    p: {
+      shopPaymentId: string;
+      amount: Amount;
+      amountType: AmountType;
+      shopCurrency: number;
+      payway: string;
+      account: string;
+    },
+    priced: { shopWriteOff: Amount; psCurrency: number; payeeReceive: Amount } | null,
+  ): Promise<{
+    admission: Admission;
+    quoted: { shopWriteOff: Amount; psCurrency: number; payeeReceive: Amount } | null;
+  }> {
+    let quoted = priced;
+    let balance: Admission['balance'] = null;
+    // A repeat (its row exists) is answered from the row: no gateway read for it.
+    if (this.balanceOn && (quoted !== null || !(await this.exists(shopId, p.shopPaymentId)))) {
+      quoted ??= await this.quote(p);
+      const read = quoted === null ? null : await this.readBalance(false);
+      if (quoted !== null && read !== null) balance = { writeOff: quoted.shopWriteOff, read };
+    }
+    const share = capShare({ ...p, shopWriteOff: quoted?.shopWriteOff ?? null });
+    const recipientIndexes = this.keys.blindIndexes(normalizedAccount(p.account), RECIPIENT_INDEX);
+    return {
+      admission: { shopId, currency: p.shopCurrency, share, recipientIndexes, balance },
+      quoted,
+    };
+  }
+
+  /**
+   * The row's insert, admitted: in one short transaction, a transaction-scoped advisory lock per
+   * (shop, currency, UTC day) and, with a recipient cap, per recipient too; the day's sums; the
+   * balance less what is in flight; then `insert`. Concurrent creates queue on the lock, so each
+   * sees the rows of those before it: exactly as many as fit get in. A repeat of an existing id
+   * is never counted again (`insert` finds it). A balance that fails on a cached figure is read
+   * again once, outside the transaction, before the create is refused.
+   */
+  async admit<T>(
+    a: Admission,
+    shopPaymentId: string,
+    insert: (m: EntityManager | null) => Promise<T>,
+  ): Promise<T> {
+    const { dailyCap, recipientDailyCap } = this.config.payoutControls;
+    const daily = dailyCap.get(a.currency);
+    const perRecipient = recipientDailyCap.get(a.currency);
+    if (daily === undefined && perRecipient === undefined && a.balance === null)
+      return insert(null);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.dataSource.transaction(async (m) => {
+          await m.query(
+            `SELECT pg_advisory_xact_lock(hashtext('payout-controls:' || $1 || ':' || $2 || ':' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')))`,
+            [a.shopId, a.currency],
+          );
+          if (perRecipient !== undefined)
+            await m.query(
+              `SELECT pg_advisory_xact_lock(hashtext('payout-recipient:' || $1 || ':' || $2 || ':' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') || ':' || $3))`,
+              [a.shopId, a.currency, a.recipientIndexes[0]],
+            );
+          const repeat = (await m.query(
+            `SELECT 1 FROM payouts WHERE shop_id = $1 AND shop_payment_id = $2`,
+            [a.shopId, shopPaymentId],
+          )) as unknown[];
+          if (repeat.length === 0) {
+            if (daily !== undefined || perRecipient !== undefined)
+              await this.holdCaps(m, a, daily, perRecipient);
+            if (a.balance !== null) await this.holdBalance(m, a.currency, a.balance, '');
+          }
+          return insert(m);
+        });
+      } catch (err) {
+        if (!(err instanceof StaleBalance) || attempt > 0 || a.balance === null) throw err;
+        const fresh = await this.readBalance(true);
+        if (fresh === null) return this.admit({ ...a, balance: null }, shopPaymentId, insert);
+        a = { ...a, balance: { ...a.balance, read: fresh } };
+      }
+    }
+  }
+
+  private async holdCaps(
+    m: EntityManager,
+    a: Admission,
+    daily: Amount | undefined,
+    perRecipient: Amount | undefined,
+  ): Promise<void> {
+    const rows = (await m.query(
+      `SELECT COALESCE(SUM(${CAP_SHARE_SQL}), 0)::text AS day,
+              COALESCE(SUM(${CAP_SHARE_SQL}) FILTER (WHERE account_index = ANY($3)), 0)::text AS recipient
+         FROM payouts
+        WHERE shop_id = $1 AND shop_currency = $2
+          AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+          AND status NOT IN ('rejected', 'failed')`,
+      [a.shopId, a.currency, a.recipientIndexes],
+    )) as Array<{ day: string; recipient: string }>;
+    const used: Record<CapName, Amount> = {
+      daily: Amount.fromText(rows[0].day),
+      'recipient-daily': Amount.fromText(rows[0].recipient),
+    };
+    for (const [cap, limit] of [
+      ['daily', daily],
+      ['recipient-daily', perRecipient],
+    ] as const) {
+      if (limit === undefined) continue;
+      const remaining = capRemaining(limit, used[cap], a.share);
+      if (remaining !== null)
+        throw new CapExceeded(cap, a.currency, {
+          limit,
+          used: used[cap].withScale(limit.scale),
+          remaining,
+          requested: a.share,
+        });
+    }
+  }
+
+  /** Throws StaleBalance on a cached figure that does not cover, InsufficientBalance on a fresh one. */
+  private async holdBalance(
+    m: EntityManager | DataSource,
+    currency: number,
+    b: NonNullable<Admission['balance']>,
+    excludeId: string,
+  ): Promise<void> {
+    const rows = (await m.query(IN_FLIGHT_SQL, [
+      this.gateway.shopId('payout'),
+      currency,
+      excludeId === '' ? '00000000-0000-0000-0000-000000000000' : excludeId,
+      b.read.startedAt,
+    ])) as Array<{ sum: string }>;
+    const inFlight = Amount.fromText(rows[0].sum).withScale(b.writeOff.scale);
+    const available = b.read.available.get(currency) ?? Amount.zero(b.writeOff.scale);
+    if (balanceCovers(available, inFlight, b.writeOff)) return;
+    if (b.read.cached) throw new StaleBalance();
+    throw new InsufficientBalance(currency, { available, inFlight, needed: b.writeOff });
+  }
+
+  /**
+   * Before any later send of a stored payout (an approval): the same balance rule, the payout
+   * itself excluded from what is in flight. Answers InsufficientBalance and changes nothing: the
+   * payout keeps waiting (a read is never a reason to fail a payout). No lock is taken: the
+   * gateway remains the judge of a race between two such sends.
+   */
+  async ensureBalance(p: PayoutEntity): Promise<void> {
+    if (!this.balanceOn) return;
+    const writeOff = p.shopWriteOff ?? (await this.quote(p))?.shopWriteOff ?? null;
+    if (writeOff === null) return;
+    for (const fresh of [false, true]) {
+      const read = await this.readBalance(fresh);
+      if (read === null) return;
+      try {
+        await this.holdBalance(this.dataSource, p.shopCurrency, { writeOff, read }, p.id);
+        return;
+      } catch (err) {
+        if (!(err instanceof StaleBalance)) throw err;
+      }
+    }
+  }
+
+  private exists(shopId: number, shopPaymentId: string): Promise<boolean> {
+    return this.dataSource.getRepository(PayoutEntity).existsBy({ shopId, shopPaymentId });
+  }
+
+  /** withdraw/try for the write-off; null when it cannot be had (the gateway judges the send). */
+  private async quote(p: {
+    amount: Amount;
+    amountType: AmountType;
+    shopCurrency: number;
+    payway: string;
+  }): Promise<{ shopWriteOff: Amount; psCurrency: number; payeeReceive: Amount } | null> {
+    try {
+      const r = await this.gateway.tryWithdraw({
+        amount: p.amount.toString(),
+        amount_type: p.amountType,
+        payway: p.payway,
+        shop_currency: p.shopCurrency,
+      });
+      return {
+        shopWriteOff: Amount.fromText(String(r.shop_write_off)),
+        psCurrency: Number(r.ps_currency),
+        payeeReceive: Amount.fromText(String(r.payee_receive)),
+      };
+    } catch (err) {
+      this.log.warn({ err: String(err) }, 'withdraw/try for the balance check failed; not checked');
+      return null;
+    }
+  }
+
+  /** The agent shop's balance: the cached figure while younger than BALANCE_CACHE_S, unless `fresh`. */
+  private async readBalance(fresh: boolean): Promise<BalanceRead | null> {
+    const maxAgeMs = this.config.payoutControls.balanceCacheS * 1000;
+    const c = this.cache;
+    if (!fresh && c !== null && Date.now() - c.startedAt.getTime() < maxAgeMs)
+      return { ...c, cached: true };
+    try {
+      const read = await this.reads.run(fresh ? 'fresh' : 'any', async () => {
+        const startedAt = new Date();
+        const b = await this.gateway.shopBalance();
+        const available = new Map<number, Amount>();
+        for (const line of b.balances)
+          available.set(Number(line.currency), Amount.fromText(String(line.available)));
+        const r: BalanceRead = { startedAt, available, cached: false };
+        if (this.cache === null || this.cache.startedAt < startedAt) this.cache = r;
+        return r;
+      });
+      return read;
+    } catch (err) {
+      this.log.warn({ err: String(err) }, 'shop_balance for the balance check failed; not checked');
+      return null;
+    }
+  }
+}
