@@ -387,8 +387,11 @@ describe('OpenAPI contract', () => {
         invoice: '#/components/schemas/InvoiceEvent',
         refund: '#/components/schemas/RefundEvent',
         payout: '#/components/schemas/PayoutEvent',
+        payout_batch: '#/components/schemas/PayoutBatchEvent',
       },
     });
+    expect(schemas.PayoutBatchEvent.properties!.type.enum).toEqual(['payout_batch.completed']);
+    expect(JSON.stringify(schemas.PayoutBatchEvent.properties!.data)).toContain('"#/components/schemas/PayoutBatch"');
     const page = schemas.ShopEventPage.properties!.items.items!;
     expect(page).toEqual(event);
     for (const [objectType, name, data] of [
