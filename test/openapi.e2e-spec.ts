@@ -216,6 +216,10 @@ export function byObject(event: ShopEvent): string {
     case 'payout': {
       return [event.data.shopPaymentId, event.data.status, event.data.account].join(' ');
     }
+    case 'payout_batch': {
+      const sent: number = event.data.counts.sent;
+      return [event.data.batchId, event.data.status, sent].join(' ');
+    }
     default: {
       const none: never = event;
       return none;
