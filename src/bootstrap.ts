@@ -25,6 +25,7 @@ import { KeyRing } from './common/key-ring';
 import { ApiKeyTable } from './common/auth.guard';
 import { applyHttpLimits, keylessGate, noStoreMiddleware, parsedUnlessKeyless } from './common/edge.middleware';
 import { RateLimiter } from './common/rate-limit';
+import { isBatchUpload, PAYOUT_BATCH_BODY_LIMIT } from './common/input-guard.middleware';
 import { upgradeLegacySecrets } from './keys/reseal';
 import { rekeyNotifications } from './notifications/notification-rekey';
 
@@ -147,6 +148,7 @@ export async function createApp(
   applyHttpLimits(app.getHttpServer() as Server, config.http);
   // Before the body parsers: a request without a valid key is counted, and its body never read.
   if (!opts.preview) app.use(keylessGate(new ApiKeyTable(config), app.get(RateLimiter)));
+  app.use(payoutBatchBodyParser());
   app.useBodyParser('json', { limit: '64kb', type: parsedUnlessKeyless('application/json') });
   app.useBodyParser('urlencoded', {
     limit: '64kb',
@@ -159,6 +161,19 @@ export async function createApp(
     SwaggerModule.setup('docs', app, () => openApiDocument(app), { jsonDocumentUrl: 'docs-json' });
   }
   return app;
+}
+
+/**
+ * `POST /payouts/batches` alone reads up to PAYOUT_BATCH_BODY_LIMIT, as JSON or `text/csv`; a
+ * body it parsed is not parsed again by the 64 kB parsers that follow (body-parser skips it).
+ */
+function payoutBatchBodyParser(): express.RequestHandler {
+  const json = express.json({ limit: PAYOUT_BATCH_BODY_LIMIT, type: parsedUnlessKeyless('application/json') });
+  const csv = express.text({ limit: PAYOUT_BATCH_BODY_LIMIT, type: parsedUnlessKeyless('text/csv') });
+  return (req, res, next) => {
+    if (!isBatchUpload(req)) return next();
+    json(req, res, (err?: unknown) => (err ? next(err) : csv(req, res, next)));
+  };
 }
 
 /**

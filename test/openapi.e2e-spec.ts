@@ -216,6 +216,10 @@ export function byObject(event: ShopEvent): string {
     case 'payout': {
       return [event.data.shopPaymentId, event.data.status, event.data.account].join(' ');
     }
+    case 'payout_batch': {
+      const sent: number = event.data.counts.sent;
+      return [event.data.batchId, event.data.status, sent].join(' ');
+    }
     default: {
       const none: never = event;
       return none;
@@ -387,8 +391,11 @@ describe('OpenAPI contract', () => {
         invoice: '#/components/schemas/InvoiceEvent',
         refund: '#/components/schemas/RefundEvent',
         payout: '#/components/schemas/PayoutEvent',
+        payout_batch: '#/components/schemas/PayoutBatchEvent',
       },
     });
+    expect(schemas.PayoutBatchEvent.properties!.type.enum).toEqual(['payout_batch.completed']);
+    expect(JSON.stringify(schemas.PayoutBatchEvent.properties!.data)).toContain('"#/components/schemas/PayoutBatch"');
     const page = schemas.ShopEventPage.properties!.items.items!;
     expect(page).toEqual(event);
     for (const [objectType, name, data] of [

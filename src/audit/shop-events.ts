@@ -1,8 +1,15 @@
 import type { DataSource, EntityManager } from 'typeorm';
 
 /** Objects that have shop events. */
-export type EventObjectType = 'invoice' | 'refund' | 'payout';
-export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = ['invoice', 'refund', 'payout'];
+export type EventObjectType = 'invoice' | 'refund' | 'payout' | 'payout_batch';
+export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = [
+  'invoice',
+  'refund',
+  'payout',
+  'payout_batch',
+];
+/** Objects with an attention flag (a payout batch has none: its rows are payouts). */
+const FLAGGED_OBJECT_TYPES: readonly EventObjectType[] = ['invoice', 'refund', 'payout'];
 
 /** Attention flags raised or resolved: events of their own, whatever the status. */
 export type AttentionChange = 'attention_raised' | 'attention_resolved';
@@ -44,9 +51,11 @@ export const SHOP_EVENT_TYPES: readonly string[] = [
     'unknown',
     'needs_attention',
   ].map((s) => `payout.${s}`),
-  ...EVENT_OBJECT_TYPES.flatMap((o) => [`${o}.attention_raised`, `${o}.attention_resolved`]),
+  ...FLAGGED_OBJECT_TYPES.flatMap((o) => [`${o}.attention_raised`, `${o}.attention_resolved`]),
   ...INVOICE_NOTICES.map((n) => `invoice.${n}`),
   ...PAYOUT_NOTICES.map((n) => `payout.${n}`),
+  // Every row of a batch has its answer (issue #27); the batch's other states are no event.
+  'payout_batch.completed',
 ];
 
 /**

@@ -40,9 +40,28 @@ const JSON_PREFIX = '/api/v1/';
  * the prefix. A request without a body (no length, or length 0) has nothing to refuse.
  */
 export function jsonBodyOnlyMiddleware(req: Request, _res: Response, next: NextFunction): void {
-  if (hasBody(req) && pathOf(req.originalUrl).startsWith(JSON_PREFIX) && !isJson(req.headers['content-type']))
+  if (
+    hasBody(req) &&
+    pathOf(req.originalUrl).startsWith(JSON_PREFIX) &&
+    !isJson(req.headers['content-type']) &&
+    !(isBatchUpload(req) && isMediaType(req.headers['content-type'], 'text/csv'))
+  )
     throw new UnsupportedMediaType(req.headers['content-type']);
   next();
+}
+
+/**
+ * The one route that takes a large body, and CSV as well as JSON: `POST /payouts/batches`
+ * (shared/API.md, Payouts). Matched as one exact method and path, read as the router reads it
+ * (the absolute request form included): any other spelling is no route of this service, so it
+ * keeps the 64 kB JSON-only rules.
+ */
+export const PAYOUT_BATCH_ROUTE = { method: 'POST', path: '/api/v1/payouts/batches' } as const;
+/** 10,000 rows of about 300 bytes, with room to spare; larger is a 413. */
+export const PAYOUT_BATCH_BODY_LIMIT = '5mb';
+
+export function isBatchUpload(req: Pick<Request, 'method' | 'originalUrl'>): boolean {
+  return req.method === PAYOUT_BATCH_ROUTE.method && pathOf(req.originalUrl) === PAYOUT_BATCH_ROUTE.path;
 }
 
 function hasBody(req: Request): boolean {
@@ -52,7 +71,11 @@ function hasBody(req: Request): boolean {
 }
 
 function isJson(contentType: string | undefined): boolean {
-  return contentType !== undefined && contentType.split(';')[0].trim().toLowerCase() === 'application/json';
+  return isMediaType(contentType, 'application/json');
+}
+
+function isMediaType(contentType: string | undefined, type: string): boolean {
+  return contentType !== undefined && contentType.split(';')[0].trim().toLowerCase() === type;
 }
 
 function pathOf(url: string): string {

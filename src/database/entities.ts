@@ -4,6 +4,7 @@ import { InvoiceEntity } from '../invoices/invoice.entity';
 import { NotificationEntity } from '../notifications/notification.entity';
 import { PayoutApprovalEntity } from '../payouts/payout-approval.entity';
 import { PayoutEntity } from '../payouts/payout.entity';
+import { PayoutBatchEntity, PayoutBatchRowEntity } from '../payouts/payout-batch.entity';
 import { PaywayConfigEntity } from '../payway-config/payway-config.entity';
 import { RefundEntity } from '../refunds/refund.entity';
 
@@ -16,4 +17,6 @@ export const ENTITIES = [
   PaywayConfigEntity,
   FeedHorizonEntity,
   PayoutApprovalEntity,
+  PayoutBatchEntity,
+  PayoutBatchRowEntity,
 ];

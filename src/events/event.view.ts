@@ -9,6 +9,7 @@ import type { AuditEventEntity } from '../audit/audit-event.entity';
 import { SHOP_EVENT_TYPES, type EventObjectType } from '../audit/shop-events';
 import { InvoiceSchema } from '../invoices/dto/invoice.schemas';
 import { PayoutView } from '../payouts/dto/payout.view';
+import { PayoutBatchSummarySchema } from '../payouts/dto/payout-batch.schemas';
 import { RefundView } from '../refunds/dto/refund.view';
 
 /** A shop event as the feed returns it and webhooks POST it (shared/API.md, Shop events). */
@@ -81,8 +82,19 @@ export class PayoutEventSchema extends ShopEventBase {
   data: PayoutView;
 }
 
+@ApiSchema({ name: 'PayoutBatchEvent' })
+export class PayoutBatchEventSchema extends ShopEventBase {
+  @ApiProperty({ enum: typesOf('payout_batch'), example: 'payout_batch.completed' }) type: string;
+  @ApiProperty({ enum: ['payout_batch'], example: 'payout_batch' }) objectType: 'payout_batch';
+  @ApiProperty({
+    type: PayoutBatchSummarySchema,
+    description: 'The batch (counts, its payouts by status) when every row had its answer; objectId is the batchId',
+  })
+  data: PayoutBatchSummarySchema;
+}
+
 /**
- * An event's schema: one of the three, told apart by `objectType`, so a generated client can
+ * An event's schema: one of the four, told apart by `objectType`, so a generated client can
  * switch on `objectType` (or on `type`) and read `data` typed, without a cast.
  */
 export const SHOP_EVENT_SCHEMA = {
@@ -90,6 +102,7 @@ export const SHOP_EVENT_SCHEMA = {
     { $ref: getSchemaPath('InvoiceEvent') },
     { $ref: getSchemaPath('RefundEvent') },
     { $ref: getSchemaPath('PayoutEvent') },
+    { $ref: getSchemaPath('PayoutBatchEvent') },
   ],
   discriminator: {
     propertyName: 'objectType',
@@ -97,13 +110,14 @@ export const SHOP_EVENT_SCHEMA = {
       invoice: getSchemaPath('InvoiceEvent'),
       refund: getSchemaPath('RefundEvent'),
       payout: getSchemaPath('PayoutEvent'),
+      payout_batch: getSchemaPath('PayoutBatchEvent'),
     },
   },
 };
 
 /** Registers the event schemas a route's SHOP_EVENT_SCHEMA refers to. */
 export const ApiShopEventModels = (): ClassDecorator & MethodDecorator =>
-  ApiExtraModels(InvoiceEventSchema, RefundEventSchema, PayoutEventSchema);
+  ApiExtraModels(InvoiceEventSchema, RefundEventSchema, PayoutEventSchema, PayoutBatchEventSchema);
 
 @ApiShopEventModels()
 export class ShopEventPage {

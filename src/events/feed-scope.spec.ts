@@ -12,15 +12,15 @@ describe('feedObjectTypes', () => {
       shop('refunds'),
       ['refund'],
     ],
-    ['payouts only', shop('payouts'), ['payout']],
+    ['payouts only: payouts and their batches', shop('payouts'), ['payout', 'payout_batch']],
     ['payments + refunds', shop('payments', 'refunds'), ['invoice', 'refund']],
-    ['read only: everything', shop('read'), ['invoice', 'refund', 'payout']],
+    ['read only: everything', shop('read'), ['invoice', 'refund', 'payout', 'payout_batch']],
     ['read + payments: what payments covers', shop('payments', 'read'), ['invoice']],
-    ['read + payouts: what payouts covers', shop('read', 'payouts'), ['payout']],
-    ['every shop scope', shop(...SCOPES), ['invoice', 'refund', 'payout']],
+    ['read + payouts: what payouts covers', shop('read', 'payouts'), ['payout', 'payout_batch']],
+    ['every shop scope', shop(...SCOPES), ['invoice', 'refund', 'payout', 'payout_batch']],
     ['no scope at all: nothing', shop(), []],
-    ['admin', { keyId: 'a', role: 'admin', scopes: [] }, ['invoice', 'refund', 'payout']],
-    ['the service itself (no actor)', undefined, ['invoice', 'refund', 'payout']],
+    ['admin', { keyId: 'a', role: 'admin', scopes: [] }, ['invoice', 'refund', 'payout', 'payout_batch']],
+    ['the service itself (no actor)', undefined, ['invoice', 'refund', 'payout', 'payout_batch']],
   ])('%s', (_name, actor, types) => expect([...feedObjectTypes(actor)]).toEqual(types));
 });
 

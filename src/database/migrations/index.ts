@@ -16,6 +16,7 @@ import { BoundedTables1795600000006 } from './1795600000006-BoundedTables';
 import { PublicEventIds1795600000007 } from './1795600000007-PublicEventIds';
 import { PayoutApprovals1795700000001 } from './1795700000001-PayoutApprovals';
 import { PayoutRecipientIndex1795700000002 } from './1795700000002-PayoutRecipientIndex';
+import { PayoutBatches1795700000003 } from './1795700000003-PayoutBatches';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   PublicEventIds1795600000007,
   PayoutApprovals1795700000001,
   PayoutRecipientIndex1795700000002,
+  PayoutBatches1795700000003,
 ];

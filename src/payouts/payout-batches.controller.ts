@@ -1,0 +1,104 @@
+import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBearerAuth,
+  ApiBody,
+  ApiConsumes,
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Scopes } from '../common/access.decorator';
+import { REPLAYED_HEADER } from '../common/errors';
+import { ApiProblems } from '../common/openapi';
+import {
+  BatchRowsQuery,
+  PayoutBatchDryRunSchema,
+  PayoutBatchRequestSchema,
+  PayoutBatchSummarySchema,
+  PayoutBatchWithRowsSchema,
+  SubmitBatchQuery,
+} from './dto/payout-batch.schemas';
+import { PayoutBatchesService } from './payout-batches.service';
+
+const CSV_EXAMPLE =
+  'shopPaymentId,amount,amountType,shopCurrency,payway,account,accountDetails.name\n' +
+  'payout-2001,1000.00,ps_amount,643,card_rub,4111111111111111,Ivan Petrov\n';
+
+@ApiTags('payouts')
+@ApiBearerAuth()
+@Scopes('payouts')
+@Controller('payouts/batches')
+export class PayoutBatchesController {
+  constructor(private readonly batches: PayoutBatchesService) {}
+
+  @Post()
+  @ApiOperation({
+    summary: 'Many payout creates in one request (at most 10,000 rows), sent in the background',
+    description:
+      'JSON {batchId?, rows} or text/csv: a header row of the create fields (accountDetails.<name> and ' +
+      'metadata.<key> for object fields; an empty cell is an absent field; batchId in the query). Every row is ' +
+      'checked as POST /payouts checks its body; any invalid row is a 400 naming rows[n].field (rows from 1) and ' +
+      'nothing is stored. A real batch is stored at once (202) and each row then goes through the create path ' +
+      '(idempotent by its shopPaymentId) with bounded concurrency; GET /payouts/batches/{batchId} reports it and ' +
+      'the event payout_batch.completed comes when every row has an answer. ?dryRun=true answers 200 per row ' +
+      "(create rules, the payway's bounds and account patterns, repeated and already used shopPaymentIds) and " +
+      'stores and sends nothing. The same batchId with the same rows replays (Idempotent-Replayed: true); with ' +
+      'other rows 409. Bodies up to 5 MB; larger is 413.',
+  })
+  @ApiConsumes('application/json', 'text/csv')
+  @ApiExtraModels(PayoutBatchRequestSchema)
+  @ApiBody({
+    schema: { $ref: getSchemaPath(PayoutBatchRequestSchema) },
+    examples: {
+      json: {
+        value: {
+          batchId: 'payroll-2026-01',
+          rows: [
+            {
+              shopPaymentId: 'payout-2001',
+              amount: '1000.00',
+              amountType: 'ps_amount',
+              shopCurrency: 643,
+              payway: 'card_rub',
+              account: '4111111111111111',
+            },
+          ],
+        },
+      },
+      csv: { value: CSV_EXAMPLE },
+    },
+  })
+  @ApiAcceptedResponse({ type: PayoutBatchSummarySchema, description: 'Stored; sent in the background' })
+  @ApiOkResponse({ type: PayoutBatchDryRunSchema, description: 'dryRun=true: per-row results, nothing stored' })
+  @ApiProblems(409, 413)
+  async submit(
+    @Body() body: unknown,
+    @Query() q: SubmitBatchQuery,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<unknown> {
+    const input = this.batches.parse(body, Boolean(req.is('text/csv')), q.batchId);
+    if (q.dryRun === 'true') {
+      res.status(200);
+      return this.batches.dryRun(input);
+    }
+    const stored = await this.batches.submit(input);
+    res.status(stored.code);
+    if (stored.replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    return stored.body;
+  }
+
+  @Get(':batchId')
+  @ApiOperation({ summary: "A batch: counts by state, its payouts' statuses, and its rows in order (paged)" })
+  @ApiParam({ name: 'batchId', example: 'payroll-2026-01' })
+  @ApiOkResponse({ type: PayoutBatchWithRowsSchema })
+  @ApiProblems(404)
+  get(@Param('batchId') batchId: string, @Query() q: BatchRowsQuery): Promise<unknown> {
+    return this.batches.get(batchId, q);
+  }
+}
