@@ -14,7 +14,10 @@ let db: Client;
 let seq = 0;
 const uid = (): string => `${Date.now()}-${++seq}`;
 
-function row(shopPaymentId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+function row(
+  shopPaymentId: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     shopPaymentId,
     amount: '100.00',
@@ -27,18 +30,33 @@ function row(shopPaymentId: string, overrides: Record<string, unknown> = {}): Re
 }
 
 function toCsv(rows: Array<Record<string, unknown>>): string {
-  const header = ['shopPaymentId', 'amount', 'amountType', 'shopCurrency', 'payway', 'account', 'metadata.ref'];
+  const header = [
+    'shopPaymentId',
+    'amount',
+    'amountType',
+    'shopCurrency',
+    'payway',
+    'account',
+    'metadata.ref',
+  ];
   const cell = (v: unknown): string => {
     const s = v === undefined ? '' : String(v);
     return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
   };
-  const meta = (r: Record<string, unknown>): unknown => (r.metadata as Record<string, string> | undefined)?.ref;
-  return [header.join(','), ...rows.map((r) => [...header.slice(0, 6).map((h) => cell(r[h])), cell(meta(r))].join(','))].join('\r\n') + '\r\n';
+  const meta = (r: Record<string, unknown>): unknown =>
+    (r.metadata as Record<string, string> | undefined)?.ref;
+  return (
+    [
+      header.join(','),
+      ...rows.map((r) => [...header.slice(0, 6).map((h) => cell(r[h])), cell(meta(r))].join(',')),
+    ].join('\r\n') + '\r\n'
+  );
 }
 
 const creates = (id: string): number =>
   ctx.sandbox.state.requests.filter(
-    (r) => r.path === 'withdraw/create' && (r.body as Record<string, unknown>).shop_payment_id === id,
+    (r) =>
+      r.path === 'withdraw/create' && (r.body as Record<string, unknown>).shop_payment_id === id,
   ).length;
 
 async function runAll(): Promise<void> {
@@ -52,9 +70,16 @@ async function runAll(): Promise<void> {
 }
 
 const post = (body: unknown, query = '') =>
-  ctx.http.post(`/api/v1/payouts/batches${query}`).set(auth()).send(body as object);
+  ctx.http
+    .post(`/api/v1/payouts/batches${query}`)
+    .set(auth())
+    .send(body as object);
 const postCsv = (text: string, query = '') =>
-  ctx.http.post(`/api/v1/payouts/batches${query}`).set(auth()).set('Content-Type', 'text/csv').send(text);
+  ctx.http
+    .post(`/api/v1/payouts/batches${query}`)
+    .set(auth())
+    .set('Content-Type', 'text/csv')
+    .send(text);
 
 async function tableCounts(): Promise<string> {
   const r = await db.query(
@@ -78,19 +103,35 @@ afterAll(async () => {
 describe('POST /payouts/batches', () => {
   it('JSON and CSV give the same batch; every row is sent once through the create path', async () => {
     const tag = uid();
-    const rows = Array.from({ length: 5 }, (_, i) => row(`j-${tag}-${i}`, { metadata: { ref: `r${i}` } }));
-    const csvRows = rows.map((r) => ({ ...r, shopPaymentId: String(r.shopPaymentId).replace('j-', 'c-') }));
+    const rows = Array.from({ length: 5 }, (_, i) =>
+      row(`j-${tag}-${i}`, { metadata: { ref: `r${i}` } }),
+    );
+    const csvRows = rows.map((r) => ({
+      ...r,
+      shopPaymentId: String(r.shopPaymentId).replace('j-', 'c-'),
+    }));
     const a = await post({ batchId: `json-${tag}`, rows });
     const b = await postCsv(toCsv(csvRows), `?batchId=csv-${tag}`);
     expect(a.status).toBe(202);
     expect(b.status).toBe(202);
-    expect(a.body).toMatchObject({ batchId: `json-${tag}`, status: 'pending', counts: { total: 5, pending: 5 } });
-    expect(b.body).toMatchObject({ batchId: `csv-${tag}`, status: 'pending', counts: { total: 5, pending: 5 } });
+    expect(a.body).toMatchObject({
+      batchId: `json-${tag}`,
+      status: 'pending',
+      counts: { total: 5, pending: 5 },
+    });
+    expect(b.body).toMatchObject({
+      batchId: `csv-${tag}`,
+      status: 'pending',
+      counts: { total: 5, pending: 5 },
+    });
     await runAll();
     const ga = await ctx.http.get(`/api/v1/payouts/batches/json-${tag}`).set(auth());
     const gb = await ctx.http.get(`/api/v1/payouts/batches/csv-${tag}`).set(auth());
     expect(ga.status).toBe(200);
-    expect(ga.body).toMatchObject({ status: 'completed', counts: { total: 5, pending: 0, sent: 5, refused: 0 } });
+    expect(ga.body).toMatchObject({
+      status: 'completed',
+      counts: { total: 5, pending: 0, sent: 5, refused: 0 },
+    });
     expect(gb.body.counts).toEqual(ga.body.counts);
     const strip = (items: Array<Record<string, unknown>>) =>
       items.map((i) => {
@@ -119,8 +160,12 @@ describe('POST /payouts/batches', () => {
       cursor = res.body.nextCursor as string | null;
     }
     expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    expect((await ctx.http.get(`/api/v1/payouts/batches/pg-${tag}?cursor=bogus`).set(auth())).status).toBe(400);
-    expect((await ctx.http.get(`/api/v1/payouts/batches/nope-${tag}`).set(auth())).status).toBe(404);
+    expect(
+      (await ctx.http.get(`/api/v1/payouts/batches/pg-${tag}?cursor=bogus`).set(auth())).status,
+    ).toBe(400);
+    expect((await ctx.http.get(`/api/v1/payouts/batches/nope-${tag}`).set(auth())).status).toBe(
+      404,
+    );
     await runAll();
   });
 
@@ -142,7 +187,11 @@ describe('POST /payouts/batches', () => {
     ];
     const res = await post({ batchId: `dry-${tag}`, rows }, '?dryRun=true');
     expect(res.status).toBe(200);
-    const items = res.body.items as Array<{ row: number; ok: boolean; errors: Array<{ field: string }> }>;
+    const items = res.body.items as Array<{
+      row: number;
+      ok: boolean;
+      errors: Array<{ field: string }>;
+    }>;
     const fields = (n: number): string[] => items[n - 1].errors.map((e) => e.field);
     expect(items.map((i) => i.ok)).toEqual([true, false, false, false, false, false, false]);
     expect(fields(2)).toEqual(['amount']);
@@ -156,15 +205,24 @@ describe('POST /payouts/batches', () => {
     // The same check for CSV.
     const csv = await postCsv(toCsv(rows.slice(0, 3)), '?dryRun=true');
     expect(csv.status).toBe(200);
-    expect((csv.body.items as Array<{ ok: boolean }>).map((i) => i.ok)).toEqual([true, false, false]);
+    expect((csv.body.items as Array<{ ok: boolean }>).map((i) => i.ok)).toEqual([
+      true,
+      false,
+      false,
+    ]);
     expect(await tableCounts()).toBe(before);
-    expect(ctx.sandbox.state.requests.slice(requests).filter((r) => r.path.startsWith('withdraw/'))).toEqual([]);
+    expect(
+      ctx.sandbox.state.requests.slice(requests).filter((r) => r.path.startsWith('withdraw/')),
+    ).toEqual([]);
   });
 
   it('a real batch with an invalid row is a 400 naming rows[n].field, and stores nothing', async () => {
     const tag = uid();
     const before = await tableCounts();
-    const res = await post({ batchId: `bad-${tag}`, rows: [row(`b-${tag}-1`), row(`b-${tag}-2`, { amount: 5 })] });
+    const res = await post({
+      batchId: `bad-${tag}`,
+      rows: [row(`b-${tag}-1`), row(`b-${tag}-2`, { amount: 5 })],
+    });
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([expect.objectContaining({ field: 'rows[2].amount' })]);
     expect(await tableCounts()).toBe(before);
@@ -177,10 +235,17 @@ describe('POST /payouts/batches', () => {
     expect(first.status).toBe(202);
     await runAll();
     // Amounts compare by value: "100.50" is the same row.
-    const again = await post({ batchId: `rp-${tag}`, rows: [rows[0], { ...rows[1], amount: '100.50' }] });
+    const again = await post({
+      batchId: `rp-${tag}`,
+      rows: [rows[0], { ...rows[1], amount: '100.50' }],
+    });
     expect(again.status).toBe(202);
     expect(again.headers['idempotent-replayed']).toBe('true');
-    expect(again.body).toMatchObject({ batchId: `rp-${tag}`, status: 'completed', counts: { sent: 2 } });
+    expect(again.body).toMatchObject({
+      batchId: `rp-${tag}`,
+      status: 'completed',
+      counts: { sent: 2 },
+    });
     const csvAgain = await postCsv(toCsv(rows), `?batchId=rp-${tag}`);
     expect(csvAgain.status).toBe(202);
     await runAll();
@@ -190,7 +255,9 @@ describe('POST /payouts/batches', () => {
     expect(other.status).toBe(409);
     const swapped = await post({ batchId: `rp-${tag}`, rows: [rows[1], rows[0]] });
     expect(swapped.status).toBe(409);
-    expect(await db.query(`SELECT 1 FROM payout_batch_rows WHERE shop_payment_id = $1`, [`rp-${tag}-3`])).toMatchObject({ rowCount: 0 });
+    expect(
+      await db.query(`SELECT 1 FROM payout_batch_rows WHERE shop_payment_id = $1`, [`rp-${tag}-3`]),
+    ).toMatchObject({ rowCount: 0 });
   });
 
   it('a row the create path refuses is recorded as refused with its problem; the others are sent', async () => {
@@ -203,7 +270,10 @@ describe('POST /payouts/batches', () => {
     await runAll();
     const got = await ctx.http.get(`/api/v1/payouts/batches/rf-${tag}`).set(auth());
     expect(got.body.counts).toEqual({ total: 2, pending: 0, sent: 1, refused: 1 });
-    expect(got.body.items[1]).toMatchObject({ state: 'refused', problem: { status: 400, errors: [{ field: 'account' }] } });
+    expect(got.body.items[1]).toMatchObject({
+      state: 'refused',
+      problem: { status: 400, errors: [{ field: 'account' }] },
+    });
     expect(creates(`rf-${tag}-2`)).toBe(0);
   });
 
@@ -218,7 +288,9 @@ describe('POST /payouts/batches', () => {
     expect(huge.status).toBe(413);
     const hugeJson = await post({ rows: [{ description: 'z'.repeat(6 * 1024 * 1024) }] });
     expect(hugeJson.status).toBe(413);
-    expect(await db.query(`SELECT 1 FROM payout_batch_rows WHERE shop_payment_id = 'x0'`)).toMatchObject({ rowCount: 0 });
+    expect(
+      await db.query(`SELECT 1 FROM payout_batch_rows WHERE shop_payment_id = 'x0'`),
+    ).toMatchObject({ rowCount: 0 });
     // The larger limit and CSV belong to this one route, however another path is spelled.
     const text = toCsv([row('other-route')]);
     for (const path of [
@@ -239,7 +311,11 @@ describe('POST /payouts/batches', () => {
       .send({ ...row('big'), description: 'z'.repeat(70 * 1024) });
     expect(big.status).toBe(413);
     // GET of the batch route is no upload either.
-    const get = await ctx.http.get('/api/v1/payouts/batches/x').set(auth()).set('Content-Type', 'text/csv').send(text);
+    const get = await ctx.http
+      .get('/api/v1/payouts/batches/x')
+      .set(auth())
+      .set('Content-Type', 'text/csv')
+      .send(text);
     expect(get.status).toBe(415);
   });
 
@@ -251,7 +327,9 @@ describe('POST /payouts/batches', () => {
 
   it('the event payout_batch.completed comes once, in the payouts feed', async () => {
     const tag = uid();
-    expect((await post({ batchId: `ev-${tag}`, rows: [row(`ev-${tag}-1`), row(`ev-${tag}-2`)] })).status).toBe(202);
+    expect(
+      (await post({ batchId: `ev-${tag}`, rows: [row(`ev-${tag}-1`), row(`ev-${tag}-2`)] })).status,
+    ).toBe(202);
     const runner = ctx.service.app.get(PayoutBatchRunner);
     await Promise.all([runner.runOnce(), runner.runOnce()]);
     await runAll();
@@ -263,18 +341,29 @@ describe('POST /payouts/batches', () => {
     expect(events.rows).toHaveLength(1);
     expect(events.rows[0]).toMatchObject({
       type: 'payout_batch.completed',
-      data: { batchId: `ev-${tag}`, status: 'completed', counts: { total: 2, sent: 2, pending: 0 } },
+      data: {
+        batchId: `ev-${tag}`,
+        status: 'completed',
+        counts: { total: 2, sent: 2, pending: 0 },
+      },
     });
     const feed = await ctx.http.get(`/api/v1/events?objectId=ev-${tag}`).set(auth());
     expect(feed.status).toBe(200);
-    expect(feed.body.items).toEqual([expect.objectContaining({ type: 'payout_batch.completed', objectType: 'payout_batch' })]);
+    expect(feed.body.items).toEqual([
+      expect.objectContaining({ type: 'payout_batch.completed', objectType: 'payout_batch' }),
+    ]);
   });
 
   it('the recipient is never in clear in any table', async () => {
     const tag = uid();
     const secret = '4276550012345678';
-    expect((await post({ batchId: `sec-${tag}`, rows: [row(`sec-${tag}`, { account: secret })] })).status).toBe(202);
-    const stored = await db.query(`SELECT * FROM payout_batch_rows WHERE shop_payment_id = $1`, [`sec-${tag}`]);
+    expect(
+      (await post({ batchId: `sec-${tag}`, rows: [row(`sec-${tag}`, { account: secret })] }))
+        .status,
+    ).toBe(202);
+    const stored = await db.query(`SELECT * FROM payout_batch_rows WHERE shop_payment_id = $1`, [
+      `sec-${tag}`,
+    ]);
     expect(JSON.stringify(stored.rows)).not.toContain(secret);
     await runAll();
     const tables = await db.query(
@@ -284,5 +373,55 @@ describe('POST /payouts/batches', () => {
       const all = await db.query(`SELECT * FROM "${table_name}"`);
       expect([table_name, JSON.stringify(all.rows).includes(secret)]).toEqual([table_name, false]);
     }
+  });
+});
+
+describe('a dry run meets the money controls as a real batch would (#27)', () => {
+  let controlled: TestContext;
+  beforeAll(async () => {
+    controlled = await startTestApp({
+      env: {
+        PAYOUT_DAILY_CAP: '643:420.00',
+        PAYOUT_APPROVAL_THRESHOLD: '643:200.00',
+        PAYOUT_DUAL_APPROVAL_THRESHOLD: '643:300.00',
+        BALANCE_CACHE_S: '0',
+      },
+    });
+  });
+  afterAll(async () => {
+    await controlled?.close();
+  });
+
+  it('counts the daily cap over the rows in order and says how many approvals each would wait for; sends and writes nothing', async () => {
+    const tag = uid();
+    const rows = [
+      row(`dc-${tag}-1`, { amount: '100.00' }),
+      row(`dc-${tag}-2`, { amount: '200.00' }),
+      // 100 + 200 + 150 > 420: this one would pass the cap; the next (100) still fits.
+      row(`dc-${tag}-3`, { amount: '150.00' }),
+      row(`dc-${tag}-4`, { amount: '100.00' }),
+    ];
+    const res = await controlled.http
+      .post('/api/v1/payouts/batches?dryRun=true')
+      .set(auth())
+      .send({ rows });
+    expect(res.status).toBe(200);
+    const items = res.body.items as Array<{
+      row: number;
+      ok: boolean;
+      errors: Array<{ field: string; message: string }>;
+      approvalsRequired?: number;
+    }>;
+    expect(items.map((i) => [i.row, i.ok, i.approvalsRequired])).toEqual([
+      [1, true, 0],
+      [2, true, 1],
+      [3, false, 0],
+      [4, true, 0],
+    ]);
+    expect(items[2].errors).toEqual([
+      { field: 'amount', message: 'would pass the daily cap of currency 643: 120.00 left' },
+    ]);
+    const written = await controlled.http.get(`/api/v1/payouts/dc-${tag}-1`).set(auth());
+    expect(written.status).toBe(404);
   });
 });

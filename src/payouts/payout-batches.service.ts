@@ -31,6 +31,10 @@ import {
 import { accountProblems, amountProblems } from './payout-validation';
 import { PAYOUT_ROW_PREVIEW, type PayoutRowPreview } from './payout-row-preview';
 import { PayoutsService } from './payouts.service';
+import { PayoutControls } from './payout-controls';
+import { approvalsNeeded } from './payout-approval';
+import { Amount } from '../common/money';
+import { APP_CONFIG, type AppConfig } from '../config/config';
 
 /** A batch's id as the shop gives it (or a generated UUID). */
 const BATCH_ID = /^[A-Za-z0-9._:-]{1,100}$/;
@@ -69,6 +73,8 @@ export interface DryRunRow {
   shopPaymentId: string | null;
   ok: boolean;
   errors: FieldError[];
+  /** Admin approvals the row would wait for (PAYOUT_APPROVAL_THRESHOLD…); 0: sent at once. */
+  approvalsRequired?: 0 | 1 | 2;
 }
 
 /** The recipient of a row, sealed for that row alone. */
@@ -138,6 +144,8 @@ export class PayoutBatchesService {
     private readonly audit: AuditService,
     private readonly keys: KeyRing,
     @Inject(PAYOUT_ROW_PREVIEW) private readonly preview: PayoutRowPreview,
+    private readonly controls: PayoutControls,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   private get shopId(): number {
@@ -149,7 +157,8 @@ export class PayoutBatchesService {
     let batchId = queryBatchId;
     let rows: unknown;
     if (csv) {
-      if (typeof body !== 'string') throw new ValidationFailed([{ field: 'body', message: 'must be CSV text' }]);
+      if (typeof body !== 'string')
+        throw new ValidationFailed([{ field: 'body', message: 'must be CSV text' }]);
       try {
         rows = csvToRows(body);
       } catch (e) {
@@ -158,27 +167,41 @@ export class PayoutBatchesService {
       }
     } else {
       if (typeof body !== 'object' || body === null || Array.isArray(body))
-        throw new ValidationFailed([{ field: 'body', message: 'must be an object {batchId?, rows}' }]);
+        throw new ValidationFailed([
+          { field: 'body', message: 'must be an object {batchId?, rows}' },
+        ]);
       const { batchId: given, rows: list, ...rest } = body as Record<string, unknown>;
       const extra = Object.keys(rest);
       if (extra.length > 0)
-        throw new ValidationFailed(extra.map((f) => ({ field: f.slice(0, 60), message: 'should not exist' })));
+        throw new ValidationFailed(
+          extra.map((f) => ({ field: f.slice(0, 60), message: 'should not exist' })),
+        );
       if (given !== undefined) {
-        if (typeof given !== 'string') throw new ValidationFailed([{ field: 'batchId', message: 'must be a string' }]);
+        if (typeof given !== 'string')
+          throw new ValidationFailed([{ field: 'batchId', message: 'must be a string' }]);
         if (batchId !== undefined && batchId !== given)
-          throw new ValidationFailed([{ field: 'batchId', message: 'differs between the query and the body' }]);
+          throw new ValidationFailed([
+            { field: 'batchId', message: 'differs between the query and the body' },
+          ]);
         batchId = given;
       }
       rows = list;
     }
     if (batchId !== undefined && !BATCH_ID.test(batchId))
       throw new ValidationFailed([
-        { field: 'batchId', message: 'must be 1-100 characters of letters, digits, ".", "_", ":" or "-"' },
+        {
+          field: 'batchId',
+          message: 'must be 1-100 characters of letters, digits, ".", "_", ":" or "-"',
+        },
       ]);
-    if (!Array.isArray(rows)) throw new ValidationFailed([{ field: 'rows', message: 'is required (an array)' }]);
-    if (rows.length === 0) throw new ValidationFailed([{ field: 'rows', message: 'must have at least 1 row' }]);
+    if (!Array.isArray(rows))
+      throw new ValidationFailed([{ field: 'rows', message: 'is required (an array)' }]);
+    if (rows.length === 0)
+      throw new ValidationFailed([{ field: 'rows', message: 'must have at least 1 row' }]);
     if (rows.length > MAX_BATCH_ROWS)
-      throw new ValidationFailed([{ field: 'rows', message: `must have at most ${MAX_BATCH_ROWS} rows` }]);
+      throw new ValidationFailed([
+        { field: 'rows', message: `must have at most ${MAX_BATCH_ROWS} rows` },
+      ]);
     return { batchId, rows };
   }
 
@@ -196,11 +219,16 @@ export class PayoutBatchesService {
         continue;
       }
       try {
-        const dto = (await this.pipe.transform(row, { type: 'body', metatype: CreatePayoutDto })) as CreatePayoutDto;
+        const dto = (await this.pipe.transform(row, {
+          type: 'body',
+          metatype: CreatePayoutDto,
+        })) as CreatePayoutDto;
         const first = seen.get(dto.shopPaymentId);
         if (first !== undefined) {
           dtos.push(null);
-          errors.push([{ field: 'shopPaymentId', message: `repeats the shopPaymentId of row ${first}` }]);
+          errors.push([
+            { field: 'shopPaymentId', message: `repeats the shopPaymentId of row ${first}` },
+          ]);
           continue;
         }
         seen.set(dto.shopPaymentId, i + 1);
@@ -220,7 +248,11 @@ export class PayoutBatchesService {
    * and account rules, repeats within the batch, ids already used, and PAYOUT_ROW_PREVIEW),
    * answered per row. Writes nothing and calls no gateway route that creates anything.
    */
-  async dryRun(input: Submitted): Promise<{ batchId: string | null; counts: { total: number; valid: number; invalid: number }; items: DryRunRow[] }> {
+  async dryRun(input: Submitted): Promise<{
+    batchId: string | null;
+    counts: { total: number; valid: number; invalid: number };
+    items: DryRunRow[];
+  }> {
     const { dtos, errors } = await this.validateRows(input.rows);
     const ids = dtos.filter((d): d is CreatePayoutDto => d !== null).map((d) => d.shopPaymentId);
     const existing = new Set(
@@ -236,14 +268,47 @@ export class PayoutBatchesService {
       const problems = [...errors[i]];
       if (dto !== null) {
         if (existing.has(dto.shopPaymentId))
-          problems.push({ field: 'shopPaymentId', message: 'is already used by a payout (a real batch would replay it or answer 409)' });
+          problems.push({
+            field: 'shopPaymentId',
+            message: 'is already used by a payout (a real batch would replay it or answer 409)',
+          });
         problems.push(...(await this.paywayProblems(dto)));
         problems.push(...(await this.preview.preview(dto)));
       }
       const raw = input.rows[i] as Record<string, unknown> | null;
-      const id = dto?.shopPaymentId ?? (typeof raw?.shopPaymentId === 'string' ? raw.shopPaymentId.slice(0, 255) : null);
+      const id =
+        dto?.shopPaymentId ??
+        (typeof raw?.shopPaymentId === 'string' ? raw.shopPaymentId.slice(0, 255) : null);
       items.push({ row: i + 1, shopPaymentId: id, ok: problems.length === 0, errors: problems });
     }
+    // The money controls (issue #27), as a real batch would meet them in row order: the daily caps
+    // (today's sums plus the batch's earlier rows) and how many admin approvals each row needs.
+    const checked = dtos.flatMap((d, i) => (d !== null && items[i].ok ? [{ d, i }] : []));
+    // (Rows with other problems are left out: a real batch with them is refused whole.)
+    const caps = await this.controls.previewCaps(
+      this.shopId,
+      checked.map(({ d }) => ({
+        amount: Amount.parse(d.amount),
+        amountType: d.amountType,
+        shopCurrency: d.shopCurrency,
+        account: d.account,
+      })),
+    );
+    checked.forEach(({ d, i }, k) => {
+      const cap = caps[k];
+      if (cap !== null) {
+        items[i].errors.push({
+          field: 'amount',
+          message: `would pass the ${cap.cap} cap of currency ${d.shopCurrency}: ${cap.remaining.toString()} left`,
+        });
+        items[i].ok = false;
+      }
+      items[i].approvalsRequired = approvalsNeeded(
+        this.config.payoutApproval,
+        Amount.parse(d.amount),
+        d.shopCurrency,
+      );
+    });
     const valid = items.filter((r) => r.ok).length;
     return {
       batchId: input.batchId ?? null,
@@ -281,7 +346,10 @@ export class PayoutBatchesService {
     if (problems.length > 0) throw new ValidationFailed(problems);
     const rows = dtos as CreatePayoutDto[];
     const batchId = input.batchId ?? randomUUID();
-    const fingerprint = this.keys.blindIndex(JSON.stringify(rows.map(canonicalBatchRow)), BATCH_INDEX);
+    const fingerprint = this.keys.blindIndex(
+      JSON.stringify(rows.map(canonicalBatchRow)),
+      BATCH_INDEX,
+    );
     const shopId = this.shopId;
     const created = await this.dataSource.transaction(async (m) => {
       const inserted = (await m.query(
@@ -328,23 +396,38 @@ export class PayoutBatchesService {
     return { code: 202, replayed: !created, body: await summaryOf(this.dataSource.manager, batch) };
   }
 
-  async get(batchId: string, q: { limit?: number; cursor?: string }): Promise<BatchSummary & { items: BatchRowView[]; nextCursor: string | null }> {
+  async get(
+    batchId: string,
+    q: { limit?: number; cursor?: string },
+  ): Promise<BatchSummary & { items: BatchRowView[]; nextCursor: string | null }> {
     const batch = await this.dataSource
       .getRepository(PayoutBatchEntity)
       .findOneBy({ shopId: this.shopId, batchId });
     if (batch === null) throw new NotFound('Payout batch', batchId);
-    return { ...(await summaryOf(this.dataSource.manager, batch)), ...(await this.rowsOf(batch.id, q)) };
+    return {
+      ...(await summaryOf(this.dataSource.manager, batch)),
+      ...(await this.rowsOf(batch.id, q)),
+    };
   }
 
   /** A batch's rows in order, paged by row number. */
-  async rowsOf(batchPk: string, q: { limit?: number; cursor?: string }): Promise<{ items: BatchRowView[]; nextCursor: string | null }> {
+  async rowsOf(
+    batchPk: string,
+    q: { limit?: number; cursor?: string },
+  ): Promise<{ items: BatchRowView[]; nextCursor: string | null }> {
     const limit = q.limit ?? DEFAULT_PAGE_SIZE;
     const after = Number(decodeCursor(q.cursor, 'bigint') ?? '0');
     const rows = (await this.dataSource.query(
       `SELECT row_no, shop_payment_id, state, result, updated_at FROM payout_batch_rows
         WHERE batch_pk = $1 AND row_no > $2 ORDER BY row_no LIMIT $3`,
       [batchPk, after, limit + 1],
-    )) as Array<{ row_no: number; shop_payment_id: string; state: PayoutBatchRowState; result: Record<string, unknown> | null; updated_at: Date }>;
+    )) as Array<{
+      row_no: number;
+      shop_payment_id: string;
+      state: PayoutBatchRowState;
+      result: Record<string, unknown> | null;
+      updated_at: Date;
+    }>;
     const page = rows.slice(0, limit);
     return {
       items: page.map((r) => ({
@@ -393,7 +476,8 @@ export class PayoutBatchesService {
       result = { payout: stored.body };
     } catch (e) {
       // Not answered yet (another copy is waiting for the gateway) or not the row's fault.
-      if (!(e instanceof DomainError) || e.status >= 500 || e instanceof RequestInProgress) return false;
+      if (!(e instanceof DomainError) || e.status >= 500 || e instanceof RequestInProgress)
+        return false;
       state = 'refused';
       result = { problem: toProblem(e) };
     }

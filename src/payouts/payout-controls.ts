@@ -213,6 +213,63 @@ export class PayoutControls {
     }
   }
 
+  /**
+   * A dry run's view of the caps (issue #27): what each of `rows` would count, in order, against
+   * today's sums as they stand (the batch's earlier rows included), without a lock or a write.
+   * Null for a row that fits; otherwise the cap it would pass and what would be left.
+   */
+  async previewCaps(
+    shopId: number,
+    rows: Array<{ amount: Amount; amountType: AmountType; shopCurrency: number; account: string }>,
+  ): Promise<Array<{ cap: CapName; remaining: Amount } | null>> {
+    const { dailyCap, recipientDailyCap } = this.config.payoutControls;
+    const used = new Map<string, Amount>();
+    const usedOf = async (currency: number, recipient: string | null): Promise<Amount> => {
+      const key = `${currency}:${recipient ?? ''}`;
+      const known = used.get(key);
+      if (known !== undefined) return known;
+      const [row] = (await this.dataSource.query(
+        `SELECT COALESCE(SUM(${CAP_SHARE_SQL}), 0)::text AS sum FROM payouts
+          WHERE shop_id = $1 AND shop_currency = $2
+            AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+            AND status NOT IN ('rejected', 'failed')
+            AND ($3::text[] IS NULL OR account_index = ANY($3))`,
+        [
+          shopId,
+          currency,
+          recipient === null
+            ? null
+            : this.keys.blindIndexes(normalizedAccount(recipient), RECIPIENT_INDEX),
+        ],
+      )) as Array<{ sum: string }>;
+      const sum = Amount.fromText(row.sum);
+      used.set(key, sum);
+      return sum;
+    };
+    const out: Array<{ cap: CapName; remaining: Amount } | null> = [];
+    for (const r of rows) {
+      const share = capShare({ ...r, shopWriteOff: null });
+      let verdict: { cap: CapName; remaining: Amount } | null = null;
+      for (const [cap, limit, recipient] of [
+        ['daily', dailyCap.get(r.shopCurrency), null],
+        ['recipient-daily', recipientDailyCap.get(r.shopCurrency), r.account],
+      ] as const) {
+        if (limit === undefined || verdict !== null) continue;
+        const left = capRemaining(limit, await usedOf(r.shopCurrency, recipient), share);
+        if (left !== null) verdict = { cap, remaining: left };
+      }
+      if (verdict === null) {
+        // Admitted in the preview: later rows count it.
+        for (const recipient of [null, r.account]) {
+          const key = `${r.shopCurrency}:${recipient ?? ''}`;
+          used.set(key, (await usedOf(r.shopCurrency, recipient)).plus(share));
+        }
+      }
+      out.push(verdict);
+    }
+    return out;
+  }
+
   private async holdCaps(
     m: EntityManager,
     a: Admission,
