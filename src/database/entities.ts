@@ -3,6 +3,7 @@ import { FeedHorizonEntity } from '../events/feed-horizon.entity';
 import { InvoiceEntity } from '../invoices/invoice.entity';
 import { NotificationEntity } from '../notifications/notification.entity';
 import { PayoutEntity } from '../payouts/payout.entity';
+import { PaymentTokenEntity } from '../payment-tokens/payment-token.entity';
 import { PaywayConfigEntity } from '../payway-config/payway-config.entity';
 import { RefundEntity } from '../refunds/refund.entity';
 
@@ -14,4 +15,5 @@ export const ENTITIES = [
   AuditEventEntity,
   PaywayConfigEntity,
   FeedHorizonEntity,
+  PaymentTokenEntity,
 ];
