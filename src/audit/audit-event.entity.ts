@@ -1,6 +1,6 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-export type AuditEntityType = 'invoice' | 'refund' | 'payout' | 'notification';
+export type AuditEntityType = 'invoice' | 'refund' | 'payout' | 'notification' | 'payment_token';
 /** What caused a change. */
 export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' | 'admin';
 

@@ -1,8 +1,15 @@
 import type { DataSource, EntityManager } from 'typeorm';
 
 /** Objects that have shop events. */
-export type EventObjectType = 'invoice' | 'refund' | 'payout';
-export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = ['invoice', 'refund', 'payout'];
+export type EventObjectType = 'invoice' | 'refund' | 'payout' | 'payment_token';
+export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = [
+  'invoice',
+  'refund',
+  'payout',
+  'payment_token',
+];
+/** Objects that can be flagged for attention (a payment token cannot). */
+const FLAGGED_OBJECT_TYPES: readonly EventObjectType[] = ['invoice', 'refund', 'payout'];
 
 /** Attention flags raised or resolved: events of their own, whatever the status. */
 export type AttentionChange = 'attention_raised' | 'attention_resolved';
@@ -35,8 +42,10 @@ export const SHOP_EVENT_TYPES: readonly string[] = [
   ...['pending', 'processing', 'succeeded', 'failed', 'rejected', 'unknown', 'needs_attention'].map(
     (s) => `payout.${s}`,
   ),
-  ...EVENT_OBJECT_TYPES.flatMap((o) => [`${o}.attention_raised`, `${o}.attention_resolved`]),
+  ...FLAGGED_OBJECT_TYPES.flatMap((o) => [`${o}.attention_raised`, `${o}.attention_resolved`]),
   ...INVOICE_NOTICES.map((n) => `invoice.${n}`),
+  // A recurrent token revoked in the registry (issue #27): its only status change with an event.
+  'payment_token.revoked',
 ];
 
 /**

@@ -10,6 +10,7 @@ import { SHOP_EVENT_TYPES, type EventObjectType } from '../audit/shop-events';
 import { InvoiceSchema } from '../invoices/dto/invoice.schemas';
 import { PayoutView } from '../payouts/dto/payout.view';
 import { RefundView } from '../refunds/dto/refund.view';
+import { PaymentTokenView } from '../payment-tokens/dto/payment-token.view';
 
 /** A shop event as the feed returns it and webhooks POST it (shared/API.md, Shop events). */
 export interface ShopEvent {
@@ -29,7 +30,7 @@ abstract class ShopEventBase {
   id: string;
   @ApiProperty({ format: 'date-time', example: '2026-01-15T10:02:00.000Z' }) createdAt: string;
   @ApiProperty({
-    description: "The shop's id: shopOrderId, shopRefundId or shopPaymentId",
+    description: "The shop's id: shopOrderId, shopRefundId or shopPaymentId; a payment token's id",
     example: 'order-1001',
   })
   objectId: string;
@@ -77,8 +78,19 @@ export class PayoutEventSchema extends ShopEventBase {
   data: PayoutView;
 }
 
+@ApiSchema({ name: 'PaymentTokenEvent' })
+export class PaymentTokenEventSchema extends ShopEventBase {
+  @ApiProperty({ enum: typesOf('payment_token'), example: 'payment_token.revoked' }) type: string;
+  @ApiProperty({ enum: ['payment_token'], example: 'payment_token' }) objectType: 'payment_token';
+  @ApiProperty({
+    type: PaymentTokenView,
+    description: 'The token as GET /payment-tokens listed it at that moment (its objectId is the token id)',
+  })
+  data: PaymentTokenView;
+}
+
 /**
- * An event's schema: one of the three, told apart by `objectType`, so a generated client can
+ * An event's schema: one of the four, told apart by `objectType`, so a generated client can
  * switch on `objectType` (or on `type`) and read `data` typed, without a cast.
  */
 export const SHOP_EVENT_SCHEMA = {
@@ -86,6 +98,7 @@ export const SHOP_EVENT_SCHEMA = {
     { $ref: getSchemaPath('InvoiceEvent') },
     { $ref: getSchemaPath('RefundEvent') },
     { $ref: getSchemaPath('PayoutEvent') },
+    { $ref: getSchemaPath('PaymentTokenEvent') },
   ],
   discriminator: {
     propertyName: 'objectType',
@@ -93,13 +106,14 @@ export const SHOP_EVENT_SCHEMA = {
       invoice: getSchemaPath('InvoiceEvent'),
       refund: getSchemaPath('RefundEvent'),
       payout: getSchemaPath('PayoutEvent'),
+      payment_token: getSchemaPath('PaymentTokenEvent'),
     },
   },
 };
 
 /** Registers the event schemas a route's SHOP_EVENT_SCHEMA refers to. */
 export const ApiShopEventModels = (): ClassDecorator & MethodDecorator =>
-  ApiExtraModels(InvoiceEventSchema, RefundEventSchema, PayoutEventSchema);
+  ApiExtraModels(InvoiceEventSchema, RefundEventSchema, PayoutEventSchema, PaymentTokenEventSchema);
 
 @ApiShopEventModels()
 export class ShopEventPage {

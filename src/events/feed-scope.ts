@@ -2,10 +2,10 @@ import { EVENT_OBJECT_TYPES, type EventObjectType } from '../audit/shop-events';
 import type { Actor, Scope } from '../common/request-context';
 
 /** The object types each shop scope covers in the event feed (shared/API.md, Scopes). */
-const COVERS: Partial<Record<Scope, EventObjectType>> = {
-  payments: 'invoice',
-  refunds: 'refund',
-  payouts: 'payout',
+const COVERS: Partial<Record<Scope, readonly EventObjectType[]>> = {
+  payments: ['invoice', 'payment_token'],
+  refunds: ['refund'],
+  payouts: ['payout'],
 };
 
 /**
@@ -17,7 +17,7 @@ const COVERS: Partial<Record<Scope, EventObjectType>> = {
  */
 export function feedObjectTypes(actor: Actor | undefined): readonly EventObjectType[] {
   if (actor === undefined || actor.role === 'admin') return EVENT_OBJECT_TYPES;
-  const covered = EVENT_OBJECT_TYPES.filter((t) => actor.scopes.some((s) => COVERS[s] === t));
+  const covered = EVENT_OBJECT_TYPES.filter((t) => actor.scopes.some((s) => COVERS[s]?.includes(t)));
   if (covered.length === 0 && actor.scopes.includes('read')) return EVENT_OBJECT_TYPES;
   return covered;
 }
