@@ -4,6 +4,7 @@ import { BalanceModule } from '../balance/balance.module';
 import { EventsModule } from '../events/events.module';
 import { NotificationsModule } from '../notifications/notifications.module';
 import { ReportsModule } from '../reports/reports.module';
+import { PaymentTokensModule } from '../payment-tokens/payment-tokens.module';
 import { ConsoleActions } from './console-actions';
 import { ConsoleController } from './console.controller';
 import { ConsoleService } from './console.service';
@@ -11,7 +12,14 @@ import { ConsoleSessions } from './console-sessions';
 
 /** The operators' console at /admin: server-rendered pages, sessions, CSRF-protected actions. */
 @Module({
-  imports: [NotificationsModule, BalanceModule, AttentionModule, EventsModule, ReportsModule],
+  imports: [
+    NotificationsModule,
+    BalanceModule,
+    AttentionModule,
+    EventsModule,
+    ReportsModule,
+    PaymentTokensModule,
+  ],
   controllers: [ConsoleController],
   providers: [ConsoleService, ConsoleSessions, ConsoleActions],
 })
