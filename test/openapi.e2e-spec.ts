@@ -216,6 +216,11 @@ export function byObject(event: ShopEvent): string {
     case 'payout': {
       return [event.data.shopPaymentId, event.data.status, event.data.account].join(' ');
     }
+    case 'payment_token': {
+      const status: 'active' | 'revoked' | 'expired' = event.data.status;
+      const type: 'payment_token.revoked' = event.type;
+      return [type, event.data.id, event.data.invoiceShopOrderId, status].join(' ');
+    }
     default: {
       const none: never = event;
       return none;
@@ -387,6 +392,7 @@ describe('OpenAPI contract', () => {
         invoice: '#/components/schemas/InvoiceEvent',
         refund: '#/components/schemas/RefundEvent',
         payout: '#/components/schemas/PayoutEvent',
+        payment_token: '#/components/schemas/PaymentTokenEvent',
       },
     });
     const page = schemas.ShopEventPage.properties!.items.items!;
@@ -395,11 +401,12 @@ describe('OpenAPI contract', () => {
       ['invoice', 'InvoiceEvent', 'Invoice'],
       ['refund', 'RefundEvent', 'RefundView'],
       ['payout', 'PayoutEvent', 'PayoutView'],
+      ['payment_token', 'PaymentTokenEvent', 'PaymentToken'],
     ]) {
       const props = schemas[name].properties!;
       expect(props.objectType.enum).toEqual([objectType]);
       const types = props.type.enum as string[];
-      expect(types.length).toBeGreaterThan(2);
+      expect(types.length).toBeGreaterThan(objectType === 'payment_token' ? 0 : 2);
       expect(types.every((t) => t.startsWith(`${objectType}.`))).toBe(true);
       expect(JSON.stringify(props.data)).toContain(`"#/components/schemas/${data}"`);
       expect(props.data.additionalProperties).toBeUndefined();
