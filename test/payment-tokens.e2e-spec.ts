@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { admin, SHOP_ID, startTestApp, TestContext } from './support/app';
+import { ADMIN_KEY, admin, SHOP_ID, startTestApp, TestContext } from './support/app';
+import { signIn } from './console/console-session';
 import { sandboxPost, sandboxRequests, sleep } from './support/hostile';
 import { PAYMENT } from './support/payways';
 
@@ -278,5 +279,34 @@ describe('payment token registry', () => {
     const entries = (await list()).filter((t) => t.invoiceShopOrderId.startsWith(issuing) && !t.invoiceShopOrderId.endsWith('-second'));
     expect(entries.map((t) => [t.id, t.status])).toEqual([[id, 'revoked']]);
     await create(invoice(`${issuing}-after-reissue`, { paymentTokenFrom: `${issuing}-use1` })).expect(409);
+  });
+  it('the console lists tokens masked and revokes one only with the CSRF token, as the signed-in admin', async () => {
+    const owner = await db.query<{ invoice_id: string }>(`SELECT invoice_id FROM payment_tokens LIMIT 1`);
+    const id = (
+      await db.query<{ id: string }>(
+        `INSERT INTO payment_tokens (shop_id, token_index, invoice_id, account, expires_at) VALUES ($1, $2, $3, '220000******0004', now() + interval '1 year') RETURNING id`,
+        [SHOP_ID, 'd'.repeat(64), owner.rows[0].invoice_id],
+      )
+    ).rows[0].id;
+    const { jar, csrf } = await signIn(ctx, ADMIN_KEY);
+    const page = await ctx.http.get('/admin/ui/payment-tokens?status=active').set('Cookie', jar.header()).expect(200);
+    expect(page.text).toContain('220000******0004');
+    expect(page.text).toContain(`/admin/ui/payment-tokens/${id}/revoke`);
+    expect(page.text).not.toContain(token);
+    const all = await ctx.http.get('/admin/ui/payment-tokens').set('Cookie', jar.header()).expect(200);
+    expect(all.text).not.toContain(token);
+    const path = `/admin/ui/payment-tokens/${id}/revoke`;
+    for (const bad of [undefined, '', 'forged', csrf.slice(0, -1)]) {
+      const body: Record<string, string> = bad === undefined ? {} : { _csrf: bad };
+      await ctx.http.post(path).set('Cookie', jar.header()).type('form').send(body).expect(403);
+    }
+    // Without a session: nothing either.
+    await ctx.http.post(path).type('form').send({ _csrf: csrf }).expect(401);
+    expect((await db.query(`SELECT status FROM payment_tokens WHERE id = $1`, [id])).rows[0].status).toBe('active');
+    await ctx.http.post(path).set('Cookie', jar.header()).type('form').send({ _csrf: csrf }).expect(303);
+    const row = await db.query(`SELECT status, revoked_by FROM payment_tokens WHERE id = $1`, [id]);
+    expect(row.rows[0]).toEqual({ status: 'revoked', revoked_by: keyId(ADMIN_KEY) });
+    const audit = await db.query(`SELECT key_id, cause, type FROM events WHERE entity_type = 'payment_token' AND entity_id = $1`, [id]);
+    expect(audit.rows).toEqual([{ key_id: keyId(ADMIN_KEY), cause: 'admin', type: 'payment_token.revoked' }]);
   });
 });
