@@ -10,6 +10,7 @@ import { AttentionModule } from './attention/attention.module';
 import { ConsoleModule } from './console/console.module';
 import { InvoiceReconciliationModule } from './invoices/invoice-reconciliation.module';
 import { ReportsModule } from './reports/reports.module';
+import { PaymentTokensModule } from './payment-tokens/payment-tokens.module';
 
 /** The business modules, each adding itself here (one line per module). */
-export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule, AttentionModule, ConsoleModule, EventsModule, ReportsModule];
+export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule, AttentionModule, ConsoleModule, EventsModule, ReportsModule, PaymentTokensModule];

@@ -220,6 +220,11 @@ export function byObject(event: ShopEvent): string {
       const sent: number = event.data.counts.sent;
       return [event.data.batchId, event.data.status, sent].join(' ');
     }
+    case 'payment_token': {
+      const status: 'active' | 'revoked' | 'expired' = event.data.status;
+      const type: 'payment_token.revoked' = event.type;
+      return [type, event.data.id, event.data.invoiceShopOrderId, status].join(' ');
+    }
     default: {
       const none: never = event;
       return none;
@@ -392,21 +397,25 @@ describe('OpenAPI contract', () => {
         refund: '#/components/schemas/RefundEvent',
         payout: '#/components/schemas/PayoutEvent',
         payout_batch: '#/components/schemas/PayoutBatchEvent',
+        payment_token: '#/components/schemas/PaymentTokenEvent',
       },
     });
     expect(schemas.PayoutBatchEvent.properties!.type.enum).toEqual(['payout_batch.completed']);
-    expect(JSON.stringify(schemas.PayoutBatchEvent.properties!.data)).toContain('"#/components/schemas/PayoutBatch"');
+    expect(JSON.stringify(schemas.PayoutBatchEvent.properties!.data)).toContain(
+      '"#/components/schemas/PayoutBatch"',
+    );
     const page = schemas.ShopEventPage.properties!.items.items!;
     expect(page).toEqual(event);
     for (const [objectType, name, data] of [
       ['invoice', 'InvoiceEvent', 'Invoice'],
       ['refund', 'RefundEvent', 'RefundView'],
       ['payout', 'PayoutEvent', 'PayoutView'],
+      ['payment_token', 'PaymentTokenEvent', 'PaymentToken'],
     ]) {
       const props = schemas[name].properties!;
       expect(props.objectType.enum).toEqual([objectType]);
       const types = props.type.enum as string[];
-      expect(types.length).toBeGreaterThan(2);
+      expect(types.length).toBeGreaterThan(objectType === 'payment_token' ? 0 : 2);
       expect(types.every((t) => t.startsWith(`${objectType}.`))).toBe(true);
       expect(JSON.stringify(props.data)).toContain(`"#/components/schemas/${data}"`);
       expect(props.data.additionalProperties).toBeUndefined();

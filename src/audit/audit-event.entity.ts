@@ -1,6 +1,7 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-export type AuditEntityType = 'invoice' | 'refund' | 'payout' | 'payout_batch' | 'notification';
+export type AuditEntityType =
+  'invoice' | 'refund' | 'payout' | 'payout_batch' | 'payment_token' | 'notification';
 /** What caused a change. */
 export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' | 'admin';
 

@@ -1,14 +1,15 @@
 import type { DataSource, EntityManager } from 'typeorm';
 
 /** Objects that have shop events. */
-export type EventObjectType = 'invoice' | 'refund' | 'payout' | 'payout_batch';
+export type EventObjectType = 'invoice' | 'refund' | 'payout' | 'payout_batch' | 'payment_token';
 export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = [
   'invoice',
   'refund',
   'payout',
   'payout_batch',
+  'payment_token',
 ];
-/** Objects with an attention flag (a payout batch has none: its rows are payouts). */
+/** Objects with an attention flag (a payout batch or a payment token has none). */
 const FLAGGED_OBJECT_TYPES: readonly EventObjectType[] = ['invoice', 'refund', 'payout'];
 
 /** Attention flags raised or resolved: events of their own, whatever the status. */
@@ -56,6 +57,8 @@ export const SHOP_EVENT_TYPES: readonly string[] = [
   ...PAYOUT_NOTICES.map((n) => `payout.${n}`),
   // Every row of a batch has its answer (issue #27); the batch's other states are no event.
   'payout_batch.completed',
+  // A recurrent token revoked in the registry (issue #27): its only status change with an event.
+  'payment_token.revoked',
 ];
 
 /**

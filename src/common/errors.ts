@@ -174,6 +174,20 @@ export class InvalidState extends DomainError {
 }
 
 /**
+ * An invoice names a recurrent token (`paymentToken`, or `paymentTokenFrom` its issuing invoice)
+ * that was revoked (`DELETE /payment-tokens/{id}`, the customer withdrew consent): nothing is
+ * sent to the gateway and no invoice is written.
+ */
+export class TokenRevoked extends DomainError {
+  constructor(field: string) {
+    const message = 'names a payment token that was revoked';
+    super('token-revoked', 409, 'Payment token revoked', `${field}: ${message}`, {
+      errors: [{ field, message }],
+    });
+  }
+}
+
+/**
  * A secret the service keeps sealed at rest (a recurrent token, a payout account) cannot be
  * opened: the stored value was altered or moved to another row, or its key is no longer in
  * DATA_ENCRYPTION_KEYS. Nothing is sent with a value that does not open.

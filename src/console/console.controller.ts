@@ -30,6 +30,8 @@ import {
   reportFileName,
 } from '../reports/daily-report';
 import { ReportsService } from '../reports/reports.service';
+import { PaymentTokensService } from '../payment-tokens/payment-tokens.service';
+import { PAYMENT_TOKEN_STATUSES } from '../payment-tokens/dto/payment-token.view';
 
 const SESSION_COOKIE = 'console_session';
 const DELIVERY_STATES = ['pending', 'failed', 'dead', 'delivered'] as const;
@@ -50,6 +52,8 @@ export const CONSOLE_ROUTES = [
   'admin/ui/events/:id/redeliver',
   'admin/ui/sessions',
   'admin/ui/sessions/revoke',
+  'admin/ui/payment-tokens',
+  'admin/ui/payment-tokens/:id/revoke',
   'admin/ui/reports/daily',
   'admin/ui/reports/daily.csv',
   'admin/ui/:kind',
@@ -111,6 +115,7 @@ export class ConsoleController {
     private readonly balance: BalanceService,
     private readonly events: EventsService,
     private readonly reports: ReportsService,
+    private readonly tokens: PaymentTokensService,
   ) {}
 
   private get secure(): boolean {
@@ -454,6 +459,47 @@ export class ConsoleController {
       return;
     }
     res.redirect(303, `/admin/ui/deliveries?redelivered=${encodeURIComponent(id)}`);
+  }
+
+  @Get('admin/ui/payment-tokens')
+  async paymentTokens(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    const raw = queryText(req, 'status', 16);
+    const status = PAYMENT_TOKEN_STATUSES.find((s) => s === raw);
+    const order = queryText(req, 'invoiceShopOrderId');
+    const done = queryText(req, 'revoked', 64);
+    this.send(res, 'payment-tokens', {
+      title: 'Payment tokens',
+      session,
+      active: '/admin/ui/payment-tokens',
+      status: status ?? '',
+      statuses: PAYMENT_TOKEN_STATUSES,
+      order: order ?? '',
+      rows: (await this.tokens.list({ status, invoiceShopOrderId: order, limit: 200 })).items,
+      flash: done ? { kind: 'ok', text: `Payment token ${done} revoked.` } : null,
+    });
+  }
+
+  @Post('admin/ui/payment-tokens/:id/revoke')
+  async revokePaymentToken(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.formSession(req, res);
+    if (!session) return;
+    const id = String(req.params.id);
+    try {
+      await this.actions.asOperator(session, () => this.tokens.revoke(id));
+    } catch (e) {
+      this.message(
+        res,
+        404,
+        'Not revoked',
+        e instanceof Error ? e.message : 'The payment token could not be revoked.',
+        session,
+        '/admin/ui/payment-tokens',
+      );
+      return;
+    }
+    res.redirect(303, `/admin/ui/payment-tokens?revoked=${encodeURIComponent(id)}`);
   }
 
   @Get('admin/ui/sessions')

@@ -5,6 +5,7 @@ import { EventsModule } from '../events/events.module';
 import { NotificationsModule } from '../notifications/notifications.module';
 import { PayoutsModule } from '../payouts/payouts.module';
 import { ReportsModule } from '../reports/reports.module';
+import { PaymentTokensModule } from '../payment-tokens/payment-tokens.module';
 import { ConsoleActions } from './console-actions';
 import { ConsoleController } from './console.controller';
 import { ConsoleService } from './console.service';
@@ -19,6 +20,7 @@ import { ConsoleSessions } from './console-sessions';
     EventsModule,
     ReportsModule,
     PayoutsModule,
+    PaymentTokensModule,
   ],
   controllers: [ConsoleController],
   providers: [ConsoleService, ConsoleSessions, ConsoleActions],

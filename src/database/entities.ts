@@ -5,6 +5,7 @@ import { NotificationEntity } from '../notifications/notification.entity';
 import { PayoutApprovalEntity } from '../payouts/payout-approval.entity';
 import { PayoutEntity } from '../payouts/payout.entity';
 import { PayoutBatchEntity, PayoutBatchRowEntity } from '../payouts/payout-batch.entity';
+import { PaymentTokenEntity } from '../payment-tokens/payment-token.entity';
 import { PaywayConfigEntity } from '../payway-config/payway-config.entity';
 import { RefundEntity } from '../refunds/refund.entity';
 
@@ -19,4 +20,5 @@ export const ENTITIES = [
   PayoutApprovalEntity,
   PayoutBatchEntity,
   PayoutBatchRowEntity,
+  PaymentTokenEntity,
 ];

@@ -11,6 +11,7 @@ import { InvoiceSchema } from '../invoices/dto/invoice.schemas';
 import { PayoutView } from '../payouts/dto/payout.view';
 import { PayoutBatchSummarySchema } from '../payouts/dto/payout-batch.schemas';
 import { RefundView } from '../refunds/dto/refund.view';
+import { PaymentTokenView } from '../payment-tokens/dto/payment-token.view';
 
 /** A shop event as the feed returns it and webhooks POST it (shared/API.md, Shop events). */
 export interface ShopEvent {
@@ -34,7 +35,7 @@ abstract class ShopEventBase {
   id: string;
   @ApiProperty({ format: 'date-time', example: '2026-01-15T10:02:00.000Z' }) createdAt: string;
   @ApiProperty({
-    description: "The shop's id: shopOrderId, shopRefundId or shopPaymentId",
+    description: "The shop's id: shopOrderId, shopRefundId or shopPaymentId; a payment token's id",
     example: 'order-1001',
   })
   objectId: string;
@@ -88,9 +89,22 @@ export class PayoutBatchEventSchema extends ShopEventBase {
   @ApiProperty({ enum: ['payout_batch'], example: 'payout_batch' }) objectType: 'payout_batch';
   @ApiProperty({
     type: PayoutBatchSummarySchema,
-    description: 'The batch (counts, its payouts by status) when every row had its answer; objectId is the batchId',
+    description:
+      'The batch (counts, its payouts by status) when every row had its answer; objectId is the batchId',
   })
   data: PayoutBatchSummarySchema;
+}
+
+@ApiSchema({ name: 'PaymentTokenEvent' })
+export class PaymentTokenEventSchema extends ShopEventBase {
+  @ApiProperty({ enum: typesOf('payment_token'), example: 'payment_token.revoked' }) type: string;
+  @ApiProperty({ enum: ['payment_token'], example: 'payment_token' }) objectType: 'payment_token';
+  @ApiProperty({
+    type: PaymentTokenView,
+    description:
+      'The token as GET /payment-tokens listed it at that moment (its objectId is the token id)',
+  })
+  data: PaymentTokenView;
 }
 
 /**
@@ -103,6 +117,7 @@ export const SHOP_EVENT_SCHEMA = {
     { $ref: getSchemaPath('RefundEvent') },
     { $ref: getSchemaPath('PayoutEvent') },
     { $ref: getSchemaPath('PayoutBatchEvent') },
+    { $ref: getSchemaPath('PaymentTokenEvent') },
   ],
   discriminator: {
     propertyName: 'objectType',
@@ -111,13 +126,20 @@ export const SHOP_EVENT_SCHEMA = {
       refund: getSchemaPath('RefundEvent'),
       payout: getSchemaPath('PayoutEvent'),
       payout_batch: getSchemaPath('PayoutBatchEvent'),
+      payment_token: getSchemaPath('PaymentTokenEvent'),
     },
   },
 };
 
 /** Registers the event schemas a route's SHOP_EVENT_SCHEMA refers to. */
 export const ApiShopEventModels = (): ClassDecorator & MethodDecorator =>
-  ApiExtraModels(InvoiceEventSchema, RefundEventSchema, PayoutEventSchema, PayoutBatchEventSchema);
+  ApiExtraModels(
+    InvoiceEventSchema,
+    RefundEventSchema,
+    PayoutEventSchema,
+    PayoutBatchEventSchema,
+    PaymentTokenEventSchema,
+  );
 
 @ApiShopEventModels()
 export class ShopEventPage {

@@ -15,6 +15,7 @@ import { DELIVERY_STATES, EventFeedQuery, ListDeliveriesQuery } from './dto/even
 import { ApiShopEventModels, SHOP_EVENT_SCHEMA, ShopEventPage, type ShopEvent } from './event.view';
 import { EventsService, type DeliveryView } from './events.service';
 import { feedObjectTypes } from './feed-scope';
+import { EVENT_OBJECT_TYPES } from '../audit/shop-events';
 
 const FEED_DOC =
   'Every change of an invoice, refund or payout status and every attention flag raised or resolved, in commit order: ' +
@@ -68,7 +69,7 @@ class Delivery implements DeliveryView {
   @ApiProperty({ example: '311' }) id: string;
   @ApiProperty({ example: 'evt_019ab3f2-6c1e-7d4a-9b2f-3c5e8a1d7f60' }) eventId: string;
   @ApiProperty({ example: 'invoice.succeeded' }) eventType: string;
-  @ApiProperty({ enum: ['invoice', 'refund', 'payout'] }) objectType: string;
+  @ApiProperty({ enum: EVENT_OBJECT_TYPES }) objectType: string;
   @ApiProperty({ example: 'order-1001' }) objectId: string;
   @ApiProperty({ example: 3 }) sequence: number;
   @ApiProperty({ example: 'https://shop.example.com/hooks/payments' }) url: string;

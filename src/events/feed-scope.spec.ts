@@ -6,21 +6,45 @@ const shop = (...scopes: Scope[]): Actor => ({ keyId: 'k', role: 'shop', scopes 
 
 describe('feedObjectTypes', () => {
   it.each<[string, Actor | undefined, string[]]>([
-    ['payments only', shop('payments'), ['invoice']],
+    [
+      'payments only: invoices and the payment tokens',
+      shop('payments'),
+      ['invoice', 'payment_token'],
+    ],
     [
       'refunds only: no invoice events (their payUrl carries the payer token)',
       shop('refunds'),
       ['refund'],
     ],
     ['payouts only: payouts and their batches', shop('payouts'), ['payout', 'payout_batch']],
-    ['payments + refunds', shop('payments', 'refunds'), ['invoice', 'refund']],
-    ['read only: everything', shop('read'), ['invoice', 'refund', 'payout', 'payout_batch']],
-    ['read + payments: what payments covers', shop('payments', 'read'), ['invoice']],
+    ['payments + refunds', shop('payments', 'refunds'), ['invoice', 'refund', 'payment_token']],
+    [
+      'read only: everything',
+      shop('read'),
+      ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token'],
+    ],
+    [
+      'read + payments: what payments covers',
+      shop('payments', 'read'),
+      ['invoice', 'payment_token'],
+    ],
     ['read + payouts: what payouts covers', shop('read', 'payouts'), ['payout', 'payout_batch']],
-    ['every shop scope', shop(...SCOPES), ['invoice', 'refund', 'payout', 'payout_batch']],
+    [
+      'every shop scope',
+      shop(...SCOPES),
+      ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token'],
+    ],
     ['no scope at all: nothing', shop(), []],
-    ['admin', { keyId: 'a', role: 'admin', scopes: [] }, ['invoice', 'refund', 'payout', 'payout_batch']],
-    ['the service itself (no actor)', undefined, ['invoice', 'refund', 'payout', 'payout_batch']],
+    [
+      'admin',
+      { keyId: 'a', role: 'admin', scopes: [] },
+      ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token'],
+    ],
+    [
+      'the service itself (no actor)',
+      undefined,
+      ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token'],
+    ],
   ])('%s', (_name, actor, types) => expect([...feedObjectTypes(actor)]).toEqual(types));
 });
 

@@ -3,7 +3,7 @@ import type { Actor, Scope } from '../common/request-context';
 
 /** The object types each shop scope covers in the event feed (shared/API.md, Scopes). */
 const COVERS: Partial<Record<Scope, readonly EventObjectType[]>> = {
-  payments: ['invoice'],
+  payments: ['invoice', 'payment_token'],
   refunds: ['refund'],
   payouts: ['payout', 'payout_batch'],
 };
@@ -17,7 +17,9 @@ const COVERS: Partial<Record<Scope, readonly EventObjectType[]>> = {
  */
 export function feedObjectTypes(actor: Actor | undefined): readonly EventObjectType[] {
   if (actor === undefined || actor.role === 'admin') return EVENT_OBJECT_TYPES;
-  const covered = EVENT_OBJECT_TYPES.filter((t) => actor.scopes.some((s) => COVERS[s]?.includes(t)));
+  const covered = EVENT_OBJECT_TYPES.filter((t) =>
+    actor.scopes.some((s) => COVERS[s]?.includes(t)),
+  );
   if (covered.length === 0 && actor.scopes.includes('read')) return EVENT_OBJECT_TYPES;
   return covered;
 }

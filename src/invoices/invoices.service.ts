@@ -11,6 +11,7 @@ import {
   NotFound,
   RequestInProgress,
   SealedValueUnreadable,
+  TokenRevoked,
   ValidationFailed,
 } from '../common/errors';
 import { raiseAttention, resolveAttention } from '../common/attention';
@@ -71,6 +72,8 @@ import { lockInvoice, transitionInvoice } from './invoice-transitions';
 import { nextInvoiceCheck } from './invoice-reconciler.schedule';
 import { payerStep, redirectParams, statusPage, type PayerStep } from './redirect-page';
 import {
+  isTokenRevoked,
+  markTokenUsed,
   PAYMENT_TOKEN_INDEX,
   revealPaymentToken,
   storePaymentToken,
@@ -279,6 +282,8 @@ export class InvoicesService {
     let priced: Awaited<ReturnType<InvoicesService['priceInPaywayCurrency']>>;
     try {
       const payway = await this.validateAgainstPayway(dto, true);
+      // Before any gateway call (invoice/try included); a repeat of an earlier create replays.
+      if (dto.paymentToken !== undefined) await this.refuseRevokedToken(this.dataSource.manager, dto);
       priced = await this.priceInPaywayCurrency(dto, payway);
     } catch (err) {
       const existing = await this.findInvoice(dto.shopOrderId);
@@ -302,8 +307,36 @@ export class InvoicesService {
     tokenInfo: PaymentTokenInfo | null,
     priced: Awaited<ReturnType<InvoicesService['priceInPaywayCurrency']>>,
   ): Promise<string | null> {
+    if (dto.paymentToken === undefined) return this.insertClaimedIn(this.dataSource.manager, dto, fingerprint, tokenInfo, priced);
+    // The token's registry entry stays locked until the row is in: a revocation committed first
+    // refuses this invoice, one committed after it finds the invoice already accepted.
+    const token = dto.paymentToken;
+    return this.dataSource.transaction(async (m) => {
+      await this.refuseRevokedToken(m, dto, true);
+      const id = await this.insertClaimedIn(m, dto, fingerprint, tokenInfo, priced);
+      if (id !== null)
+        await markTokenUsed(m, this.shopId, this.keys.blindIndexes(token, PAYMENT_TOKEN_INDEX));
+      return id;
+    });
+  }
+
+  /** A `409 token-revoked` when the invoice names a token revoked in the registry. */
+  private async refuseRevokedToken(m: EntityManager, dto: CreateInvoiceDto, lock = false): Promise<void> {
+    const indexes = this.keys.blindIndexes(dto.paymentToken!, PAYMENT_TOKEN_INDEX);
+    const { revoked } = await isTokenRevoked(m, this.shopId, indexes, lock);
+    if (revoked)
+      throw new TokenRevoked(dto.paymentTokenFrom !== undefined ? 'paymentTokenFrom' : 'paymentToken');
+  }
+
+  private async insertClaimedIn(
+    m: EntityManager,
+    dto: CreateInvoiceDto,
+    fingerprint: string,
+    tokenInfo: PaymentTokenInfo | null,
+    priced: Awaited<ReturnType<InvoicesService['priceInPaywayCurrency']>>,
+  ): Promise<string | null> {
     const leaseS = callLeaseSeconds(this.config.gateway.timeoutMs);
-    const inserted = await this.dataSource
+    const inserted = await m
       .createQueryBuilder()
       .insert()
       .into(InvoiceEntity)

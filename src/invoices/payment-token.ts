@@ -49,7 +49,86 @@ export async function storePaymentToken(
   invoice.paymentTokenSealed = sealed;
   invoice.paymentTokenHash = hash;
   invoice.paymentTokenInfo = merged;
+  await registerToken(manager, {
+    shopId: invoice.shopId,
+    invoiceRowId: invoice.id,
+    indexes: keys.blindIndexes(token, PAYMENT_TOKEN_INDEX),
+    index: hash,
+    info: merged,
+  });
   return true;
+}
+
+/**
+ * The token's entry in the registry (`payment_tokens`), made or refreshed (masked account,
+ * expiry) in the caller's transaction. One entry per token and shop, found by its blind index
+ * under any key of the ring and moved to the first key's: a token issued again by a later
+ * invoice is the same entry, and a revoked entry stays revoked.
+ */
+export async function registerToken(
+  manager: EntityManager,
+  t: {
+    shopId: number;
+    invoiceRowId: string;
+    /** Blind indexes of the token under every key of the ring. */
+    indexes: string[];
+    /** Its blind index under the first key. */
+    index: string;
+    info: PaymentTokenInfo;
+  },
+): Promise<void> {
+  const account = typeof t.info.account === 'string' ? t.info.account.slice(0, 64) : null;
+  await manager.query(
+    `WITH moved AS (
+       UPDATE payment_tokens t
+          SET token_index = $3, account = COALESCE($5, t.account), expires_at = COALESCE($6, t.expires_at)
+        WHERE t.shop_id = $1 AND t.token_index = ANY($2::bpchar[])
+          AND NOT EXISTS (SELECT 1 FROM payment_tokens o WHERE o.shop_id = $1 AND o.token_index = $3 AND o.id <> t.id)
+        RETURNING t.id)
+     INSERT INTO payment_tokens (shop_id, token_index, invoice_id, account, expires_at)
+     SELECT $1, $3, $4, $5, $6 WHERE NOT EXISTS (SELECT 1 FROM moved)
+     ON CONFLICT (shop_id, token_index) DO UPDATE
+       SET account = COALESCE(EXCLUDED.account, payment_tokens.account),
+           expires_at = COALESCE(EXCLUDED.expires_at, payment_tokens.expires_at)`,
+    [t.shopId, t.indexes, t.index, t.invoiceRowId, account, timeOf(t.info.expiresAt)],
+  );
+}
+
+/**
+ * Whether the token (by its blind indexes) is revoked in this shop's registry, taking the
+ * entries' row locks when `lock` (a create's insert then cannot race a revocation). A token the
+ * registry does not know is not revoked.
+ */
+export async function isTokenRevoked(
+  manager: EntityManager,
+  shopId: number,
+  indexes: string[],
+  lock = false,
+): Promise<{ revoked: boolean; known: boolean }> {
+  const rows = (await manager.query(
+    `SELECT status FROM payment_tokens WHERE shop_id = $1 AND token_index = ANY($2::bpchar[])${lock ? ' FOR UPDATE' : ''}`,
+    [shopId, indexes],
+  )) as Array<{ status: string }>;
+  return { revoked: rows.some((r) => r.status === 'revoked'), known: rows.length > 0 };
+}
+
+/** Records that an invoice was created with the token. */
+export async function markTokenUsed(
+  manager: EntityManager,
+  shopId: number,
+  indexes: string[],
+): Promise<void> {
+  await manager.query(
+    `UPDATE payment_tokens SET last_used_at = now() WHERE shop_id = $1 AND token_index = ANY($2::bpchar[])`,
+    [shopId, indexes],
+  );
+}
+
+/** The gateway's expiry text (ISO 8601 with offset) as a time, or null when it is not one. */
+function timeOf(text: string | undefined): Date | null {
+  if (typeof text !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/.test(text)) return null;
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? null : new Date(ms);
 }
 
 /** The shown part of invoice/check's `payment_token` object. */

@@ -1,7 +1,8 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { isSealed, type KeyRing, SEALED_PREFIX, SealError } from '../common/key-ring';
 import { deriveKey, unseal as unsealLegacy } from '../common/sealed';
-import { PAYMENT_TOKEN_INDEX, paymentTokenContext } from '../invoices/payment-token';
+import { PAYMENT_TOKEN_INDEX, paymentTokenContext, registerToken } from '../invoices/payment-token';
+import type { PaymentTokenInfo } from '../invoices/invoice.entity';
 import { notificationFieldContext } from '../notifications/notification-payload';
 import { Amount } from '../common/money';
 import { accountContext } from '../payouts/account-seal';
@@ -72,19 +73,24 @@ const COLUMNS: SealedColumn[] = [
     name: 'invoices.payment_token',
     table: 'invoices',
     valueSql: 'payment_token',
-    extraSelect: ', payment_token_hash AS hash',
+    extraSelect: ', payment_token_hash AS hash, shop_id AS "shopId", payment_token_info AS info',
     // A value without its blind index was never sealed by the ring: a clear token.
     where: `payment_token IS NOT NULL AND (left(payment_token, length($1)) <> $1 OR payment_token_hash IS NULL)`,
     async write(m, row, keys, open) {
       const token = open(row);
+      const index = keys.blindIndex(token, PAYMENT_TOKEN_INDEX);
       await m.query(
         `UPDATE invoices SET payment_token = $1, payment_token_hash = $2 WHERE id = $3`,
-        [
-          keys.seal(token, paymentTokenContext(row.id)),
-          keys.blindIndex(token, PAYMENT_TOKEN_INDEX),
-          row.id,
-        ],
+        [keys.seal(token, paymentTokenContext(row.id)), index, row.id],
       );
+      // The registry entry follows the token to the first key (or is made for a clear token).
+      await registerToken(m, {
+        shopId: Number(row.shopId),
+        invoiceRowId: row.id,
+        indexes: keys.blindIndexes(token, PAYMENT_TOKEN_INDEX),
+        index,
+        info: (row.info ?? {}) as PaymentTokenInfo,
+      });
     },
   },
   {

@@ -17,6 +17,7 @@ import { PublicEventIds1795600000007 } from './1795600000007-PublicEventIds';
 import { PayoutApprovals1795700000001 } from './1795700000001-PayoutApprovals';
 import { PayoutRecipientIndex1795700000002 } from './1795700000002-PayoutRecipientIndex';
 import { PayoutBatches1795700000003 } from './1795700000003-PayoutBatches';
+import { PaymentTokenRegistry1795700000004 } from './1795700000004-PaymentTokenRegistry';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   PayoutApprovals1795700000001,
   PayoutRecipientIndex1795700000002,
   PayoutBatches1795700000003,
+  PaymentTokenRegistry1795700000004,
 ];
