@@ -5,6 +5,7 @@ import { NotificationEntity } from '../notifications/notification.entity';
 import { PayoutEntity } from '../payouts/payout.entity';
 import { PaywayConfigEntity } from '../payway-config/payway-config.entity';
 import { RefundEntity } from '../refunds/refund.entity';
+import { SavedSearchEntity } from '../console/saved-search.entity';
 
 export const ENTITIES = [
   InvoiceEntity,
@@ -14,4 +15,5 @@ export const ENTITIES = [
   AuditEventEntity,
   PaywayConfigEntity,
   FeedHorizonEntity,
+  SavedSearchEntity,
 ];

@@ -13,6 +13,7 @@ import { NotificationKeyOfSignedText1795500000005 } from './1795500000005-Notifi
 import { AdminSessionsLastSeen1795500000006 } from './1795500000006-AdminSessionsLastSeen';
 import { IdempotencyConflictsAndMetadata1795600000001 } from './1795600000001-IdempotencyConflictsAndMetadata';
 import { BoundedTables1795600000006 } from './1795600000006-BoundedTables';
+import { ConsoleSavedSearches1795700000005 } from './1795700000005-ConsoleSavedSearches';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   AdminSessionsLastSeen1795500000006,
   IdempotencyConflictsAndMetadata1795600000001,
   BoundedTables1795600000006,
+  ConsoleSavedSearches1795700000005,
 ];
