@@ -11,7 +11,10 @@ import {
 } from './console-lists';
 
 /** A list of `total` rows read in batches, counting the batches it was asked for. */
-function fakeList(total: number, make: (i: number) => Record<string, CsvValue>): {
+function fakeList(
+  total: number,
+  make: (i: number) => Record<string, CsvValue>,
+): {
   list: ConsoleList;
   asked: number[];
 } {
@@ -27,7 +30,10 @@ function fakeList(total: number, make: (i: number) => Record<string, CsvValue>):
       const rows = Array.from({ length: Math.max(0, Math.min(limit, total - start)) }, (_, i) =>
         make(start + i),
       );
-      return Promise.resolve({ rows, next: start + rows.length < total ? start + rows.length : null });
+      return Promise.resolve({
+        rows,
+        next: start + rows.length < total ? start + rows.length : null,
+      });
     },
   };
   return { list, asked };
@@ -111,7 +117,9 @@ describe('console list CSV', () => {
     expect(listHref(invoices, { status: 'a&b=c', q: '<x>' })).toBe(
       '/admin/ui/invoices?q=%3Cx%3E&status=a%26b%3Dc',
     );
-    expect(exportFileName(invoices, new Date('2026-03-04T23:59:00Z'))).toBe('invoices-2026-03-04.csv');
+    expect(exportFileName(invoices, new Date('2026-03-04T23:59:00Z'))).toBe(
+      'invoices-2026-03-04.csv',
+    );
     expect(CONSOLE_LISTS.map((l) => l.name)).toEqual([
       'invoices',
       'refunds',

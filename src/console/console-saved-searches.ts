@@ -35,9 +35,10 @@ export class ConsoleSavedSearches {
     // One statement: the count and the insert cannot interleave with another save's.
     const rows = (await this.dataSource.query(
       `INSERT INTO console_saved_searches (list, name, query, key_id)
-       SELECT $1, $2, $3::jsonb, $4
-        WHERE (SELECT count(*) FROM console_saved_searches WHERE key_id = $4 AND list = $1) < $5
-           OR EXISTS (SELECT 1 FROM console_saved_searches WHERE key_id = $4 AND list = $1 AND name = $2)
+       SELECT $1::varchar, $2::varchar, $3::jsonb, $4::varchar
+        WHERE (SELECT count(*) FROM console_saved_searches WHERE key_id = $4::varchar AND list = $1::varchar) < $5
+           OR EXISTS (SELECT 1 FROM console_saved_searches
+                       WHERE key_id = $4::varchar AND list = $1::varchar AND name = $2::varchar)
        ON CONFLICT (key_id, list, name) DO UPDATE SET query = EXCLUDED.query, created_at = now()
        RETURNING id`,
       [list, name, JSON.stringify(query), keyId, SAVED_SEARCHES_MAX],

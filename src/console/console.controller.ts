@@ -583,7 +583,12 @@ export class ConsoleController {
         res.on('close', done);
       });
     try {
-      const got = await writeListCsv(list, { db: this.data.db, config: this.config }, filters, write);
+      const got = await writeListCsv(
+        list,
+        { db: this.data.db, config: this.config },
+        filters,
+        write,
+      );
       res.end();
       logger.info({ keyId: session.keyId, list: list.name, ...got }, 'console list exported');
     } catch (e) {
