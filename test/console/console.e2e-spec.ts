@@ -738,17 +738,23 @@ describe('admin console', () => {
       let quoted = false;
       for (let i = 0; i < text.length; i++) {
         const c = text[i];
-        if (quoted) {
-          if (c === '"' && text[i + 1] === '"') ((cell += '"'), (i += 1));
-          else if (c === '"') quoted = false;
-          else cell += c;
-        } else if (c === '"') quoted = true;
-        else if (c === ',') (row.push(cell), (cell = ''));
-        else if (c === '\r' && text[i + 1] === '\n') {
+        if (quoted && c === '"' && text[i + 1] === '"') {
+          cell += '"';
+          i += 1;
+        } else if (c === '"') {
+          quoted = !quoted;
+        } else if (!quoted && c === ',') {
+          row.push(cell);
+          cell = '';
+        } else if (!quoted && c === '\r' && text[i + 1] === '\n') {
           row.push(cell);
           rows.push(row);
-          ((row = []), (cell = ''), (i += 1));
-        } else cell += c;
+          row = [];
+          cell = '';
+          i += 1;
+        } else {
+          cell += c;
+        }
       }
       if (cell !== '' || row.length > 0) rows.push([...row, cell]);
       return rows;
