@@ -32,7 +32,7 @@ export class ConsoleSavedSearches {
 
   /** Saves (or replaces, under the same name) one search; 'full' when the key has too many. */
   async save(keyId: string, list: string, name: string, query: Filters): Promise<'saved' | 'full'> {
-    // One statement: the count and the insert cannot interleave with another save's.
+    // A soft bound against a form in a loop: two saves at the same instant may both pass it.
     const rows = (await this.dataSource.query(
       `INSERT INTO console_saved_searches (list, name, query, key_id)
        SELECT $1::varchar, $2::varchar, $3::jsonb, $4::varchar
