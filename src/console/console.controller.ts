@@ -32,6 +32,16 @@ import {
 import { ReportsService } from '../reports/reports.service';
 import { PaymentTokensService } from '../payment-tokens/payment-tokens.service';
 import { PAYMENT_TOKEN_STATUSES } from '../payment-tokens/dto/payment-token.view';
+import {
+  consoleList,
+  exportFileName,
+  FILTER_MAX,
+  listFilters,
+  listHref,
+  writeListCsv,
+  type ConsoleList,
+} from './console-lists';
+import { ConsoleSavedSearches } from './console-saved-searches';
 
 const SESSION_COOKIE = 'console_session';
 const DELIVERY_STATES = ['pending', 'failed', 'dead', 'delivered'] as const;
@@ -56,6 +66,9 @@ export const CONSOLE_ROUTES = [
   'admin/ui/payment-tokens/:id/revoke',
   'admin/ui/reports/daily',
   'admin/ui/reports/daily.csv',
+  'admin/ui/lists/:list/export.csv',
+  'admin/ui/lists/:list/searches',
+  'admin/ui/lists/:list/searches/:id/delete',
   'admin/ui/:kind',
   'admin/ui/:kind/:id',
   'admin/ui/:kind/:id/resolve',
@@ -116,6 +129,7 @@ export class ConsoleController {
     private readonly events: EventsService,
     private readonly reports: ReportsService,
     private readonly tokens: PaymentTokensService,
+    private readonly savedSearches: ConsoleSavedSearches,
   ) {}
 
   private get secure(): boolean {
@@ -319,6 +333,7 @@ export class ConsoleController {
       })),
       finalStatuses: FINAL_STATUSES,
       flash,
+      listTools: await this.listTools('attention', req, session),
     });
   }
 
@@ -344,7 +359,10 @@ export class ConsoleController {
     const id = String(req.params.id);
     const decision = String(req.params.decision);
     const text = field(req, decision === 'reject' ? 'reason' : 'note', 500).trim();
-    if ((decision !== 'approve' && decision !== 'reject') || (decision === 'reject' && text === '')) {
+    if (
+      (decision !== 'approve' && decision !== 'reject') ||
+      (decision === 'reject' && text === '')
+    ) {
       this.message(
         res,
         400,
@@ -378,7 +396,10 @@ export class ConsoleController {
       return;
     }
     const said = decision === 'approve' ? 'approved' : 'rejected';
-    res.redirect(303, `/admin/ui/approvals?done=${encodeURIComponent(`Payout ${id} ${said}: now ${status}.`)}`);
+    res.redirect(
+      303,
+      `/admin/ui/approvals?done=${encodeURIComponent(`Payout ${id} ${said}: now ${status}.`)}`,
+    );
   }
 
   @Get('admin/ui/notifications')
@@ -397,6 +418,7 @@ export class ConsoleController {
       active: '/admin/ui/notifications',
       filter,
       rows: await this.data.notifications(filter),
+      listTools: await this.listTools('notifications', req, session),
       flash: done ? { kind: 'ok', text: `Notification ${done} replayed.` } : null,
     });
   }
@@ -436,6 +458,7 @@ export class ConsoleController {
       state: state ?? '',
       states: DELIVERY_STATES,
       rows: (await this.events.deliveries({ state, limit: 100 })).items,
+      listTools: await this.listTools('deliveries', req, session),
       flash: done ? { kind: 'ok', text: `Event ${done} queued for delivery again.` } : null,
     });
   }
@@ -603,6 +626,136 @@ export class ConsoleController {
     }
   }
 
+  /**
+   * What a list page shows of its saved searches and export (views/list-tools.eta): the page's
+   * current filters (only names the list declares), the CSV link for them, this key's searches.
+   */
+  private async listTools(
+    name: string,
+    req: Request,
+    session: ConsoleSession,
+  ): Promise<Record<string, unknown>> {
+    const list = consoleList(name);
+    if (!list) throw new Error(`no console list ${name}`);
+    const filters: Record<string, string> = {};
+    for (const f of list.filters) {
+      const v = queryText(req, f, FILTER_MAX);
+      if (v !== undefined) filters[f] = v;
+    }
+    return {
+      name: list.name,
+      filters,
+      csvHref: listHref(list, filters, `/admin/ui/lists/${list.name}/export.csv`),
+      saved: (await this.savedSearches.list(session.keyId, list.name)).map((s) => ({
+        id: s.id,
+        name: s.name,
+        href: listHref(list, s.query),
+      })),
+    };
+  }
+
+  /** The list of a `:list` path segment, or a 404 page. */
+  private consoleList(req: Request, res: Response, session: ConsoleSession): ConsoleList | null {
+    const list = consoleList(String(req.params.list));
+    if (!list) this.message(res, 404, 'Not found', 'There is no such list.', session, '/admin');
+    return list ?? null;
+  }
+
+  /**
+   * Every row of a list that matches the filters, as CSV, read and sent batch by batch (never the
+   * whole list in memory), at most EXPORT_CAP rows. Amounts exactly as stored, times ISO UTC,
+   * accounts masked; text a spreadsheet would run as a formula starts with an apostrophe.
+   */
+  @Get('admin/ui/lists/:list/export.csv')
+  async exportList(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    const list = this.consoleList(req, res, session);
+    if (!list) return;
+    const filters = listFilters(list, req.query as Record<string, unknown>);
+    if ('error' in filters) {
+      this.message(res, 400, 'Not exported', filters.error, session, list.path);
+      return;
+    }
+    res
+      .status(200)
+      .set('Cache-Control', 'no-store')
+      .set('Content-Disposition', `attachment; filename="${exportFileName(list)}"`)
+      .type('text/csv; charset=utf-8');
+    const write = (chunk: string): Promise<void> =>
+      new Promise((resolve, reject) => {
+        if (res.destroyed) return reject(new Error('the client went away'));
+        if (res.write(chunk)) return resolve();
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          if (res.destroyed) reject(new Error('the client went away'));
+          else resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    try {
+      const got = await writeListCsv(
+        list,
+        { db: this.data.db, config: this.config },
+        filters,
+        write,
+      );
+      res.end();
+      logger.info({ keyId: session.keyId, list: list.name, ...got }, 'console list exported');
+    } catch (e) {
+      // The status line is sent: an unfinished file must not look complete.
+      logger.warn(
+        { keyId: session.keyId, list: list.name, err: e instanceof Error ? e.message : String(e) },
+        'console export stopped',
+      );
+      res.destroy();
+    }
+  }
+
+  /** Saves the posted filters under a name for this admin key (private to the key). */
+  @Post('admin/ui/lists/:list/searches')
+  async saveSearch(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.formSession(req, res);
+    if (!session) return;
+    const list = this.consoleList(req, res, session);
+    if (!list) return;
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const filters = listFilters(list, body, ['_csrf', 'name']);
+    const name = field(req, 'name', 100).trim();
+    if ('error' in filters || name === '') {
+      const why = 'error' in filters ? filters.error : 'name: a name of 1 to 100 characters';
+      this.message(res, 400, 'Search not saved', why, session, list.path);
+      return;
+    }
+    if ((await this.savedSearches.save(session.keyId, list.name, name, filters)) === 'full') {
+      this.message(
+        res,
+        409,
+        'Search not saved',
+        'You have as many saved searches of this list as it keeps: delete one first.',
+        session,
+        list.path,
+      );
+      return;
+    }
+    res.redirect(303, listHref(list, filters));
+  }
+
+  @Post('admin/ui/lists/:list/searches/:id/delete')
+  async deleteSearch(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.formSession(req, res);
+    if (!session) return;
+    const list = this.consoleList(req, res, session);
+    if (!list) return;
+    if (!(await this.savedSearches.remove(session.keyId, list.name, String(req.params.id)))) {
+      this.message(res, 404, 'Not deleted', 'You have no such saved search.', session, list.path);
+      return;
+    }
+    res.redirect(303, list.path);
+  }
+
   @Get('admin/ui/:kind')
   async list(@Req() req: Request, @Res() res: Response): Promise<void> {
     const session = await this.session(req, res);
@@ -662,6 +815,7 @@ export class ConsoleController {
       paged: after !== null,
       newestHref: href(null),
       olderHref: page.next === null ? null : href(page.next),
+      listTools: await this.listTools(`${type}s`, req, session),
     });
   }
 

@@ -10,6 +10,7 @@ import { ConsoleActions } from './console-actions';
 import { ConsoleController } from './console.controller';
 import { ConsoleService } from './console.service';
 import { ConsoleSessions } from './console-sessions';
+import { ConsoleSavedSearches } from './console-saved-searches';
 
 /** The operators' console at /admin: server-rendered pages, sessions, CSRF-protected actions. */
 @Module({
@@ -23,6 +24,6 @@ import { ConsoleSessions } from './console-sessions';
     PaymentTokensModule,
   ],
   controllers: [ConsoleController],
-  providers: [ConsoleService, ConsoleSessions, ConsoleActions],
+  providers: [ConsoleService, ConsoleSessions, ConsoleActions, ConsoleSavedSearches],
 })
 export class ConsoleModule {}

@@ -18,7 +18,7 @@ import { fillHours, type HourBucket } from './console-format';
 export type ObjectType = 'invoice' | 'refund' | 'payout';
 
 /** Each object kind: its table, the shop's id column, the gateway's id column, its amount/currency. */
-const KINDS: Record<
+export const KINDS: Record<
   ObjectType,
   { table: string; shopId: string; gatewayId: string; currency: string }
 > = {
@@ -56,6 +56,30 @@ export interface SearchFilter {
   /** Inclusive UTC day bounds. */
   from?: Date;
   to?: Date;
+}
+
+/**
+ * The WHERE conditions of a search on alias `t` (every value through `bind`): the list page and
+ * its CSV export filter with this one function, so the file holds exactly what the page shows.
+ */
+export function searchConditions(
+  type: ObjectType,
+  f: SearchFilter,
+  bind: (v: unknown) => string,
+): string[] {
+  const k = KINDS[type];
+  const where: string[] = [];
+  if (f.q) {
+    const byGateway = /^\d{1,18}$/.test(f.q) ? ` OR t.${k.gatewayId} = ${bind(f.q)}::bigint` : '';
+    // A refund is also found by its order.
+    const byOrder = type === 'refund' ? ` OR t.shop_order_id = ${bind(f.q)}` : '';
+    where.push(`(t.${k.shopId} = ${bind(f.q)}${byGateway}${byOrder})`);
+  }
+  if (f.status) where.push(`t.status = ${bind(f.status)}`);
+  if (f.payway && type !== 'refund') where.push(`t.payway = ${bind(f.payway)}`);
+  if (f.from) where.push(`t.created_at >= ${bind(f.from)}`);
+  if (f.to) where.push(`t.created_at < ${bind(new Date(f.to.getTime() + 86_400_000))}`);
+  return where;
 }
 
 export interface ListRow {
@@ -114,6 +138,11 @@ export class ConsoleService {
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
+  /** The data source the list exports read through (console-lists.ts). */
+  get db(): DataSource {
+    return this.dataSource;
+  }
+
   /** Flag of an object: the attention column, and for payouts also the needs_attention status. */
   private static attentionSql(type: ObjectType, alias: string): string {
     const flag = `${alias}.needs_attention`;
@@ -130,22 +159,12 @@ export class ConsoleService {
     after: string | null = null,
   ): Promise<{ rows: ListRow[]; next: string | null }> {
     const k = KINDS[type];
-    const where: string[] = [];
     const params: unknown[] = [];
     const bind = (v: unknown): string => {
       params.push(v);
       return `$${params.length}`;
     };
-    if (f.q) {
-      const byGateway = /^\d{1,18}$/.test(f.q) ? ` OR t.${k.gatewayId} = ${bind(f.q)}::bigint` : '';
-      // A refund is also found by its order.
-      const byOrder = type === 'refund' ? ` OR t.shop_order_id = ${bind(f.q)}` : '';
-      where.push(`(t.${k.shopId} = ${bind(f.q)}${byGateway}${byOrder})`);
-    }
-    if (f.status) where.push(`t.status = ${bind(f.status)}`);
-    if (f.payway && type !== 'refund') where.push(`t.payway = ${bind(f.payway)}`);
-    if (f.from) where.push(`t.created_at >= ${bind(f.from)}`);
-    if (f.to) where.push(`t.created_at < ${bind(new Date(f.to.getTime() + 86_400_000))}`);
+    const where = searchConditions(type, f, bind);
     if (after !== null)
       where.push(afterCursorSql('t', k.table, 'created_at', `${bind(after)}::uuid`));
     const payway = type === 'refund' ? 'NULL' : 't.payway';

@@ -8,6 +8,7 @@ import { PayoutBatchEntity, PayoutBatchRowEntity } from '../payouts/payout-batch
 import { PaymentTokenEntity } from '../payment-tokens/payment-token.entity';
 import { PaywayConfigEntity } from '../payway-config/payway-config.entity';
 import { RefundEntity } from '../refunds/refund.entity';
+import { SavedSearchEntity } from '../console/saved-search.entity';
 
 export const ENTITIES = [
   InvoiceEntity,
@@ -21,4 +22,5 @@ export const ENTITIES = [
   PayoutBatchEntity,
   PayoutBatchRowEntity,
   PaymentTokenEntity,
+  SavedSearchEntity,
 ];

@@ -143,12 +143,20 @@ const TEXT_COLUMNS: ReadonlySet<Column> = new Set<Column>([
   'reason',
 ]);
 
-/** One RFC 4180 field: quoted when it holds a comma, a quote or a line break. */
-function field(column: Column, value: string | number | boolean | null | undefined): string {
+/**
+ * One RFC 4180 field: quoted when it holds a comma, a quote or a line break. `text`: caller or
+ * gateway text, which a spreadsheet must not run as a formula (numbers and amounts are never
+ * altered). The console's CSV exports use it too.
+ */
+export function csvCell(value: string | number | boolean | null | undefined, text: boolean): string {
   if (value === null || value === undefined) return '';
-  let text = String(value);
-  if (TEXT_COLUMNS.has(column) && FORMULA_START.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  let out = String(value);
+  if (text && FORMULA_START.test(out)) out = `'${out}`;
+  return /[",\r\n]/.test(out) ? `"${out.replace(/"/g, '""')}"` : out;
+}
+
+function field(column: Column, value: string | number | boolean | null | undefined): string {
+  return csvCell(value, TEXT_COLUMNS.has(column));
 }
 
 /**

@@ -1,9 +1,19 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { ADMIN_KEY, auth, SHOP_ID, SHOP_KEY, startTestApp, TestContext } from '../support/app';
+import {
+  ADMIN_KEY,
+  auth,
+  PAYOUT_SHOP_ID,
+  SHOP_ID,
+  SHOP_KEY,
+  startTestApp,
+  TestContext,
+} from '../support/app';
 import { PAYMENT } from '../support/payways';
 import { keyIdOf } from '../../src/common/auth.guard';
 import { CookieJar, hidden, signIn } from './console-session';
+
+const md5Of = (text: string): string => createHash('md5').update(text).digest('hex');
 
 /**
  * The operators' console over real HTTP: sign-in with admin keys only, server-side sessions in
@@ -595,12 +605,15 @@ describe('admin console', () => {
         expect(await rowsOf(OLD_KEY)).toBe(1);
 
         const deliveries = async (): Promise<string> =>
-          JSON.stringify(
-            (await db.query(`SELECT * FROM webhook_deliveries ORDER BY id`)).rows,
-          );
+          JSON.stringify((await db.query(`SELECT * FROM webhook_deliveries ORDER BY id`)).rows);
         const deliveriesBefore = await deliveries();
         for (const s of [old, late]) {
-          for (const path of ['/admin', '/admin/ui/deliveries', '/admin/ui/sessions', '/admin/ui/invoices']) {
+          for (const path of [
+            '/admin',
+            '/admin/ui/deliveries',
+            '/admin/ui/sessions',
+            '/admin/ui/invoices',
+          ]) {
             const res = await after.http.get(path).set('Cookie', s.jar.header()).expect(303);
             expect(res.headers.location).toBe('/admin/login');
           }
@@ -694,6 +707,415 @@ describe('admin console', () => {
       } finally {
         await fresh.service.close();
       }
+    });
+  });
+
+  describe('CSV export and saved searches of the lists', () => {
+    const OTHER_KEY = 'test-admin-key-second-0123';
+    let app: TestContext;
+    let me: { jar: CookieJar; csrf: string };
+    let other: { jar: CookieJar; csrf: string };
+
+    beforeAll(async () => {
+      app = await startTestApp({
+        sandbox: ctx.sandbox,
+        databaseUrl: ctx.databaseUrl,
+        env: { ADMIN_API_KEYS: `${ADMIN_KEY},${OTHER_KEY}` },
+      });
+      me = await signIn(app, ADMIN_KEY);
+      other = await signIn(app, OTHER_KEY);
+    });
+
+    afterAll(async () => {
+      await app?.service.close();
+    });
+
+    /** RFC 4180: quoted fields may hold commas, doubled quotes and line breaks. */
+    function parseCsv(text: string): string[][] {
+      const rows: string[][] = [];
+      let row: string[] = [];
+      let cell = '';
+      let quoted = false;
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (quoted && c === '"' && text[i + 1] === '"') {
+          cell += '"';
+          i += 1;
+        } else if (c === '"') {
+          quoted = !quoted;
+        } else if (!quoted && c === ',') {
+          row.push(cell);
+          cell = '';
+        } else if (!quoted && c === '\r' && text[i + 1] === '\n') {
+          row.push(cell);
+          rows.push(row);
+          row = [];
+          cell = '';
+          i += 1;
+        } else {
+          cell += c;
+        }
+      }
+      if (cell !== '' || row.length > 0) rows.push([...row, cell]);
+      return rows;
+    }
+
+    async function download(
+      path: string,
+      s: { jar: CookieJar } = me,
+    ): Promise<{
+      header: string[];
+      rows: Array<Record<string, string>>;
+      res: { headers: Record<string, string>; text: string };
+    }> {
+      const res = await app.http
+        .get(path)
+        .set('Cookie', s.jar.header())
+        .buffer(true)
+        .parse((r, cb) => {
+          let data = '';
+          r.setEncoding('utf8');
+          r.on('data', (c: string) => (data += c));
+          r.on('end', () => cb(null, data));
+        })
+        .expect(200);
+      const text = res.body as string;
+      const [header, ...rest] = parseCsv(text);
+      return {
+        header,
+        rows: rest.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]]))),
+        res: { headers: res.headers as Record<string, string>, text },
+      };
+    }
+
+    it('exports every invoice matching status and a day range, across keyset batches, exactly as stored', async () => {
+      const payway = `csv_${Date.now().toString(36)}`;
+      // 2,400 rows over ten days, 120 sharing each (day, status) timestamp to the microsecond.
+      await db.query(
+        `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, pay_token, description, created_at, payment_token)
+         SELECT $1, $2 || '-' || n, repeat('0', 64), CASE WHEN n % 2 = 0 THEN 'succeeded' ELSE 'awaiting_payer' END,
+                CASE WHEN n = 2 THEN '123456789012345678.99' ELSE ((n::bigint * 1000003)::text || '.07') END::numeric, 643, $2, md5($2 || n),
+                CASE WHEN n = 4 THEN '=HYPERLINK("http://evil")' WHEN n = 6 THEN 'a, "quoted"' ELSE 'order ' || n END,
+                timestamptz '2026-01-01 00:00:00+00' + ((n % 10) || ' days')::interval,
+                CASE WHEN n = 8 THEN 'SEALED-TOKEN-SECRET-' || n END
+           FROM generate_series(1, 2400) n`,
+        [SHOP_ID, payway],
+      );
+      const expected = (
+        await db.query(
+          `SELECT shop_order_id, amount::text AS amount FROM invoices
+            WHERE payway = $1 AND status = 'succeeded'
+              AND created_at >= '2026-01-03T00:00:00Z' AND created_at < '2026-01-08T00:00:00Z'`,
+          [payway],
+        )
+      ).rows as Array<{ shop_order_id: string; amount: string }>;
+      expect(expected.length).toBeGreaterThan(500); // more than one batch
+
+      const { header, rows, res } = await download(
+        `/admin/ui/lists/invoices/export.csv?payway=${payway}&status=succeeded&from=2026-01-03&to=2026-01-07`,
+      );
+      expect(res.headers['content-type']).toMatch(/^text\/csv; charset=utf-8/);
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.headers['content-disposition']).toBe(
+        `attachment; filename="invoices-${new Date().toISOString().slice(0, 10)}.csv"`,
+      );
+      expect(header).toContain('amount');
+      expect(rows).toHaveLength(expected.length);
+      expect(new Set(rows.map((r) => r.shop_order_id)).size).toBe(expected.length);
+      const byId = new Map(expected.map((e) => [e.shop_order_id, e.amount]));
+      for (const r of rows) {
+        expect(byId.get(r.shop_order_id)).toBe(r.amount);
+        expect(r.status).toBe('succeeded');
+        expect(r.created_at).toMatch(/^2026-01-0[3-7]T00:00:00\.000Z$/);
+      }
+      // Newest first, like the page.
+      expect([...rows.map((r) => r.created_at)]).toEqual(
+        [...rows.map((r) => r.created_at)].sort().reverse(),
+      );
+      // n = 2 is on day 2 (outside); n = 12 is the same shape of row inside the range.
+      const all = await download(`/admin/ui/lists/invoices/export.csv?payway=${payway}`);
+      expect(all.rows).toHaveLength(2400);
+      const big = all.rows.find((r) => r.shop_order_id === `${payway}-2`)!;
+      expect(big.amount).toBe('123456789012345678.99');
+      expect(all.rows.find((r) => r.shop_order_id === `${payway}-4`)!.description).toBe(
+        `'=HYPERLINK("http://evil")`,
+      );
+      expect(all.rows.find((r) => r.shop_order_id === `${payway}-6`)!.description).toBe(
+        'a, "quoted"',
+      );
+      expect(all.res.text).not.toContain('SEALED-TOKEN-SECRET');
+      expect(all.res.text).not.toContain(md5Of(`${payway}8`));
+
+      // The page links to this export with its filters.
+      const page = await app.http
+        .get(`/admin/ui/invoices?payway=${payway}&status=succeeded`)
+        .set('Cookie', me.jar.header())
+        .expect(200);
+      expect(page.text).toContain(
+        `href="/admin/ui/lists/invoices/export.csv?status=succeeded&amp;payway=${payway}"`,
+      );
+    });
+
+    it('exports refunds, payouts, notifications, deliveries and the attention queue with no secrets; payout accounts masked', async () => {
+      const tag = `exp${Date.now().toString(36)}`;
+      const [inv] = (
+        await db.query(
+          `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, pay_token, refunded_amount, needs_attention, attention_reason)
+           VALUES ($1, $2, repeat('0', 64), 'succeeded', '500.00', 643, 'card_rub', 'PAYTOKEN-SECRET-1', '0.01', true, '@flagged by test')
+           RETURNING id`,
+          [SHOP_ID, `${tag}-order`],
+        )
+      ).rows as Array<{ id: string }>;
+      await db.query(
+        `INSERT INTO refunds (shop_id, shop_refund_id, invoice_pk, shop_order_id, request_fingerprint, amount, currency, status, submit_state)
+         VALUES ($1, $2, $3, $4, repeat('0', 64), '0.01', 643, 'SUCCESS', 'accepted')`,
+        [SHOP_ID, `${tag}-refund`, inv.id, `${tag}-order`],
+      );
+      await db.query(
+        `INSERT INTO payouts (shop_id, shop_payment_id, request_fingerprint, status, amount, amount_type, shop_currency, payway, account_masked, account_sealed, poll_deadline, description)
+         VALUES ($1, $2, repeat('0', 64), 'processing', '99999999.99', 'ps_amount', 643, 'card_rub', '4111 11** **** 1111', 'SEALED-ACCOUNT-4111111111111111', now(), '-2+3')`,
+        [PAYOUT_SHOP_ID, `${tag}-payout`],
+      );
+      await db.query(
+        `INSERT INTO notifications (type, content_key, payload, content_type, verified, status, shop_order_id, outcome)
+         VALUES ('invoice', md5($1) || md5($1), $2::jsonb, 'application/json', true, 'applied', $1, 'succeeded')`,
+        [
+          `${tag}-order`,
+          JSON.stringify({ sign: 'SIGN-SECRET-abc', shop_order_id: `${tag}-order` }),
+        ],
+      );
+
+      const refunds = await download(`/admin/ui/lists/refunds/export.csv?q=${tag}-order`);
+      expect(refunds.rows).toEqual([
+        expect.objectContaining({
+          shop_refund_id: `${tag}-refund`,
+          amount: '0.01',
+          status: 'SUCCESS',
+        }),
+      ]);
+
+      const payouts = await download(`/admin/ui/lists/payouts/export.csv?q=${tag}-payout`);
+      expect(payouts.rows).toEqual([
+        expect.objectContaining({
+          shop_payment_id: `${tag}-payout`,
+          amount: '99999999.99',
+          account_masked: '4111 11** **** 1111',
+          description: `'-2+3`,
+        }),
+      ]);
+      expect(payouts.res.text).not.toContain('SEALED-ACCOUNT');
+      expect(payouts.res.text).not.toContain('4111111111111111');
+
+      const notes = await download(`/admin/ui/lists/notifications/export.csv?q=${tag}-order`);
+      expect(notes.rows).toEqual([
+        expect.objectContaining({
+          shop_order_id: `${tag}-order`,
+          status: 'applied',
+          verified: 'true',
+        }),
+      ]);
+      expect(notes.res.text).not.toContain('SIGN-SECRET');
+
+      const attention = await download('/admin/ui/lists/attention/export.csv');
+      const flagged = attention.rows.find((r) => r.id === `${tag}-order`)!;
+      expect(flagged).toEqual(
+        expect.objectContaining({
+          object_type: 'invoice',
+          amount: '500.00',
+          reason: `'@flagged by test`,
+        }),
+      );
+      expect(attention.res.text).not.toContain('PAYTOKEN-SECRET');
+
+      const deliveries = await download('/admin/ui/lists/deliveries/export.csv?state=dead');
+      expect(deliveries.header).toContain('last_error');
+
+      // Every list page links its export; without a session the export is the sign-in page.
+      for (const [page, list] of [
+        ['/admin/ui/refunds', 'refunds'],
+        ['/admin/ui/payouts', 'payouts'],
+        ['/admin/ui/notifications', 'notifications'],
+        ['/admin/ui/deliveries', 'deliveries'],
+        ['/admin/ui/attention', 'attention'],
+      ]) {
+        const html = await app.http.get(page).set('Cookie', me.jar.header()).expect(200);
+        expect(html.text).toContain(`href="/admin/ui/lists/${list}/export.csv"`);
+        const anon = await app.http.get(`/admin/ui/lists/${list}/export.csv`).expect(303);
+        expect(anon.headers.location).toBe('/admin/login');
+      }
+      await app.http
+        .get('/admin/ui/lists/secrets/export.csv')
+        .set('Cookie', me.jar.header())
+        .expect(404);
+    });
+
+    it('refuses filter names a list does not declare, and values that are not days, naming the field', async () => {
+      for (const [query, field] of [
+        ['status=succeeded&shop_id=1', 'shop_id'],
+        ['status%27%20OR%201%3D1--=x', "status' OR 1=1--"],
+        ['STATUS=succeeded', 'STATUS'],
+        ['status=a&status=b', 'status'],
+        ['status[x]=a', 'status[x]'],
+        ['from=2026-13-01', 'from'],
+        ['after=WyJrMSJd', 'after'],
+      ]) {
+        const res = await app.http
+          .get(`/admin/ui/lists/invoices/export.csv?${query}`)
+          .set('Cookie', me.jar.header())
+          .expect(400);
+        expect(res.headers['content-type']).toMatch(/text\/html/);
+        expect(res.text).toContain(`${field.replaceAll("'", '&#39;')}:`);
+      }
+      await app.http
+        .get('/admin/ui/lists/refunds/export.csv?payway=x')
+        .set('Cookie', me.jar.header())
+        .expect(400);
+    });
+
+    it('saves a search for the signed-in key, lists it, reopens the list with its filters and deletes it', async () => {
+      const payway = `saved_${Date.now().toString(36)}`;
+      const save = await app.http
+        .post('/admin/ui/lists/invoices/searches')
+        .set('Cookie', me.jar.header())
+        .type('form')
+        .send({
+          _csrf: me.csrf,
+          name: 'Paid <b>in</b> January',
+          status: 'succeeded',
+          payway,
+          from: '2026-01-01',
+          to: '2026-01-31',
+        })
+        .expect(303);
+      const reopened = `/admin/ui/invoices?status=succeeded&payway=${payway}&from=2026-01-01&to=2026-01-31`;
+      expect(save.headers.location).toBe(reopened);
+
+      const page = await app.http
+        .get('/admin/ui/invoices')
+        .set('Cookie', me.jar.header())
+        .expect(200);
+      expect(page.text).toContain('Paid &lt;b&gt;in&lt;/b&gt; January');
+      expect(page.text).not.toContain('<b>in</b>');
+      const href = /<ul class="saved-searches"[^]*?<a href="([^"]+)">Paid/.exec(page.text)![1];
+      expect(href.replaceAll('&amp;', '&')).toBe(reopened);
+      const opened = await app.http
+        .get(href.replaceAll('&amp;', '&'))
+        .set('Cookie', me.jar.header())
+        .expect(200);
+      expect(opened.text).toContain('<option value="succeeded" selected>');
+      expect(opened.text).toContain(`id="payway" name="payway" value="${payway}"`);
+      expect(opened.text).toContain('id="from" name="from" type="date" value="2026-01-01"');
+      const [row] = (
+        await db.query(
+          `SELECT id::text AS id, key_id, list, query FROM console_saved_searches WHERE name = $1`,
+          ['Paid <b>in</b> January'],
+        )
+      ).rows as Array<{ id: string; key_id: string; list: string; query: Record<string, string> }>;
+      expect(row).toEqual({
+        id: row.id,
+        key_id: keyIdOf(ADMIN_KEY),
+        list: 'invoices',
+        query: { status: 'succeeded', payway, from: '2026-01-01', to: '2026-01-31' },
+      });
+
+      // Private to the key: another operator neither sees nor deletes it.
+      const theirs = await app.http
+        .get('/admin/ui/invoices')
+        .set('Cookie', other.jar.header())
+        .expect(200);
+      expect(theirs.text).not.toContain('Paid &lt;b&gt;in&lt;/b&gt; January');
+      await app.http
+        .post(`/admin/ui/lists/invoices/searches/${row.id}/delete`)
+        .set('Cookie', other.jar.header())
+        .type('form')
+        .send({ _csrf: other.csrf })
+        .expect(404);
+      // Nor through another list's address, nor without the form's token.
+      await app.http
+        .post(`/admin/ui/lists/payouts/searches/${row.id}/delete`)
+        .set('Cookie', me.jar.header())
+        .type('form')
+        .send({ _csrf: me.csrf })
+        .expect(404);
+      await app.http
+        .post(`/admin/ui/lists/invoices/searches/${row.id}/delete`)
+        .set('Cookie', me.jar.header())
+        .type('form')
+        .send({})
+        .expect(403);
+      expect(
+        (await db.query(`SELECT 1 FROM console_saved_searches WHERE id = $1`, [row.id])).rowCount,
+      ).toBe(1);
+
+      const del = await app.http
+        .post(`/admin/ui/lists/invoices/searches/${row.id}/delete`)
+        .set('Cookie', me.jar.header())
+        .type('form')
+        .send({ _csrf: me.csrf })
+        .expect(303);
+      expect(del.headers.location).toBe('/admin/ui/invoices');
+      expect(
+        (await db.query(`SELECT 1 FROM console_saved_searches WHERE id = $1`, [row.id])).rowCount,
+      ).toBe(0);
+      const after = await app.http
+        .get('/admin/ui/invoices')
+        .set('Cookie', me.jar.header())
+        .expect(200);
+      expect(after.text).not.toContain('Paid &lt;b&gt;in&lt;/b&gt; January');
+    });
+
+    it('refuses a save without the CSRF token, with unknown filter names, or without a name', async () => {
+      const count = async (): Promise<number> =>
+        (await db.query(`SELECT count(*)::int AS n FROM console_saved_searches`)).rows[0]
+          .n as number;
+      const before = await count();
+      await app.http
+        .post('/admin/ui/lists/invoices/searches')
+        .set('Cookie', me.jar.header())
+        .type('form')
+        .send({ name: 'no token', status: 'succeeded' })
+        .expect(403);
+      await app.http
+        .post('/admin/ui/lists/invoices/searches')
+        .set('Cookie', me.jar.header())
+        .type('form')
+        .send({ _csrf: 'x'.repeat(43), name: 'wrong token', status: 'succeeded' })
+        .expect(403);
+      for (const [body, field] of [
+        [
+          { "status = 'x' OR 1=1; DROP TABLE invoices; --": 'x' },
+          'status = &#39;x&#39; OR 1=1; DROP TABLE',
+        ],
+        [{ shop_id: '1' }, 'shop_id'],
+        [{ key_id: keyIdOf(OTHER_KEY) }, 'key_id'],
+        [{ 'status[]': 'a' }, 'status[]'],
+        [{ from: 'yesterday' }, 'from'],
+        [{ status: 'x'.repeat(300) }, 'status'],
+        [{ status: 'succeeded', name: '' }, 'name'],
+      ] as Array<[Record<string, string>, string]>) {
+        const res = await app.http
+          .post('/admin/ui/lists/invoices/searches')
+          .set('Cookie', me.jar.header())
+          .type('form')
+          .send({ _csrf: me.csrf, name: 'bad', ...body })
+          .expect(400);
+        expect(res.text).toContain(field);
+      }
+      // A list with no such filter refuses it too (refunds have no payway).
+      await app.http
+        .post('/admin/ui/lists/refunds/searches')
+        .set('Cookie', me.jar.header())
+        .type('form')
+        .send({ _csrf: me.csrf, name: 'bad', payway: 'x' })
+        .expect(400);
+      expect(await count()).toBe(before);
+      await app.http
+        .post('/admin/ui/lists/invoices/searches')
+        .set('Cookie', me.jar.header())
+        .type('form')
+        .send({ _csrf: other.csrf, name: 'their token', status: 'succeeded' })
+        .expect(403);
+      expect(await count()).toBe(before);
     });
   });
 });

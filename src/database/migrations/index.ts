@@ -18,6 +18,7 @@ import { PayoutApprovals1795700000001 } from './1795700000001-PayoutApprovals';
 import { PayoutRecipientIndex1795700000002 } from './1795700000002-PayoutRecipientIndex';
 import { PayoutBatches1795700000003 } from './1795700000003-PayoutBatches';
 import { PaymentTokenRegistry1795700000004 } from './1795700000004-PaymentTokenRegistry';
+import { ConsoleSavedSearches1795700000005 } from './1795700000005-ConsoleSavedSearches';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   PayoutRecipientIndex1795700000002,
   PayoutBatches1795700000003,
   PaymentTokenRegistry1795700000004,
+  ConsoleSavedSearches1795700000005,
 ];
