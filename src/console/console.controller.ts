@@ -450,7 +450,7 @@ export class ConsoleController {
     if (!session) return;
     const raw = queryText(req, 'state', 16);
     const state = DELIVERY_STATES.find((s) => s === raw);
-    const done = queryText(req, 'redelivered', 32);
+    const done = queryText(req, 'redelivered', 64);
     this.send(res, 'deliveries', {
       title: 'Webhook deliveries',
       session,

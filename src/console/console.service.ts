@@ -313,7 +313,7 @@ export class ConsoleService {
   /** The webhook deliveries of an object's events, newest first. */
   async deliveriesOf(type: ObjectType, shopId: string): Promise<ObjectDeliveryRow[]> {
     const rows = (await this.dataSource.query(
-      `SELECT d.id, d.event_id, e.type, d.sequence, d.url, d.state, d.attempts, d.last_status, d.last_error,
+      `SELECT d.id, e.public_id AS event_id, e.type, d.sequence, d.url, d.state, d.attempts, d.last_status, d.last_error,
               d.next_attempt_at, d.created_at
          FROM events e JOIN webhook_deliveries d ON d.event_id = e.id
         WHERE e.entity_type = $1 AND e.entity_id = $2
