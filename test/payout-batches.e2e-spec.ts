@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { PayoutBatchRunner } from '../src/payouts/payout-batch-runner';
-import { auth, SHOP_KEY, startTestApp, TestContext } from './support/app';
+import { ADMIN_KEY, auth, SHOP_KEY, startTestApp, TestContext } from './support/app';
+import { signIn } from './console/console-session';
 import { PAYOUT } from './support/payways';
 
 /**
@@ -373,6 +374,36 @@ describe('POST /payouts/batches', () => {
       const all = await db.query(`SELECT * FROM "${table_name}"`);
       expect([table_name, JSON.stringify(all.rows).includes(secret)]).toEqual([table_name, false]);
     }
+  });
+});
+
+describe('the console shows batches with their progress (#27)', () => {
+  it('lists a batch with its counts, pending then complete, and its rows with each answer', async () => {
+    const tag = uid();
+    const rows = [row(`cb-${tag}-1`), row(`cb-${tag}-2`), row(`cb-${tag}-3`)];
+    expect((await post({ batchId: `console-${tag}`, rows })).status).toBe(202);
+    const { jar } = await signIn(ctx, ADMIN_KEY);
+    const page = async (path: string): Promise<string> =>
+      (await ctx.http.get(path).set('Cookie', jar.header()).expect(200)).text;
+    const before = await page('/admin/ui/batches');
+    expect(before).toContain(`href="/admin/ui/batches/console-${tag}"`);
+    expect(before).toMatch(new RegExp(`id="batch-console-${tag}"[\\s\\S]*?0 of 3`));
+    await runAll();
+    const after = await page('/admin/ui/batches');
+    expect(after).toMatch(
+      new RegExp(`id="batch-console-${tag}"[\\s\\S]*?completed[\\s\\S]*?3 of 3`),
+    );
+    const detail = await page(`/admin/ui/batches/console-${tag}`);
+    expect(detail).toContain('3 sent, 0 refused, 0 pending of 3');
+    for (const r of rows)
+      expect(detail).toContain(`href="/admin/ui/payouts/${String(r.shopPaymentId)}"`);
+    // The account is never on the page in clear.
+    expect(detail).not.toContain(CARD);
+    // A shop key has no console; an unknown batch is a page that says so.
+    await ctx.http.get('/admin/ui/batches').set(auth()).expect(303);
+    expect((await ctx.http.get('/admin/ui/batches/nope').set('Cookie', jar.header())).status).toBe(
+      404,
+    );
   });
 });
 

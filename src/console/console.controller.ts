@@ -42,6 +42,10 @@ import {
   type ConsoleList,
 } from './console-lists';
 import { ConsoleSavedSearches } from './console-saved-searches';
+import { PayoutBatchesService } from '../payouts/payout-batches.service';
+
+/** Rows a console page shows at once. */
+const LIST_PAGE = 100;
 
 const SESSION_COOKIE = 'console_session';
 const DELIVERY_STATES = ['pending', 'failed', 'dead', 'delivered'] as const;
@@ -56,6 +60,8 @@ export const CONSOLE_ROUTES = [
   'admin/ui/attention',
   'admin/ui/approvals',
   'admin/ui/approvals/:id/:decision',
+  'admin/ui/batches',
+  'admin/ui/batches/:batchId',
   'admin/ui/notifications',
   'admin/ui/notifications/:id/replay',
   'admin/ui/deliveries',
@@ -130,6 +136,7 @@ export class ConsoleController {
     private readonly reports: ReportsService,
     private readonly tokens: PaymentTokensService,
     private readonly savedSearches: ConsoleSavedSearches,
+    private readonly batches: PayoutBatchesService,
   ) {}
 
   private get secure(): boolean {
@@ -338,6 +345,44 @@ export class ConsoleController {
   }
 
   /** Payouts awaiting approval (issue #27), with Approve / Reject; the second-approver rule is the service's. */
+  /** Payout batches (issue #27): each with its progress (rows sent, refused, still pending). */
+  @Get('admin/ui/batches')
+  async batchList(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    this.send(res, 'batches', {
+      title: 'Payout batches',
+      session,
+      active: '/admin/ui/batches',
+      items: await this.batches.list(LIST_PAGE),
+    });
+  }
+
+  /** One batch: its counts and its rows with each row's answer, 100 a page. */
+  @Get('admin/ui/batches/:batchId')
+  async batchDetail(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const session = await this.session(req, res);
+    if (!session) return;
+    const batchId = String(req.params.batchId);
+    let batch: Awaited<ReturnType<PayoutBatchesService['get']>>;
+    try {
+      batch = await this.batches.get(batchId, {
+        limit: LIST_PAGE,
+        cursor: queryText(req, 'cursor', 64) ?? undefined,
+      });
+    } catch (e) {
+      if (!(e instanceof DomainError)) throw e;
+      this.message(res, e.status, 'No such batch', e.message, session, '/admin/ui/batches');
+      return;
+    }
+    this.send(res, 'batch', {
+      title: `Payout batch ${batchId}`,
+      session,
+      active: '/admin/ui/batches',
+      batch,
+    });
+  }
+
   @Get('admin/ui/approvals')
   async approvals(@Req() req: Request, @Res() res: Response): Promise<void> {
     const session = await this.session(req, res);
