@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { Decimal } from '../src/sandbox/decimal';
-import { auth, PAYOUT_SHOP_ID, startTestApp, TestContext } from './support/app';
+import { admin, auth, PAYOUT_SHOP_ID, startTestApp, TestContext } from './support/app';
 import { PAYOUT } from './support/payways';
 
 /**
@@ -298,5 +298,67 @@ describe('the balance before sending (BALANCE_CACHE_S)', () => {
       needed: '1000.00',
     });
     expect(createsSent(ctx, id)).toBe(0);
+  });
+});
+
+describe('approvals meet the caps and the balance (#27)', () => {
+  let ctx: TestContext;
+  let db: Client;
+  beforeAll(async () => {
+    ({ ctx, db } = await open({
+      PAYOUT_DAILY_CAP: '643:1000.00',
+      PAYOUT_APPROVAL_THRESHOLD: '643:500.00',
+      BALANCE_CACHE_S: '30',
+    }));
+  });
+  afterAll(async () => {
+    await db?.end();
+    await ctx?.close();
+  });
+
+  it('a payout awaiting approval holds its share of the cap; its approval checks the balance first and sends once it is covered', async () => {
+    // The agent shop cannot cover it at first (the figure the create's read caches).
+    const balance = ctx.sandbox.state.balance(PAYOUT_SHOP_ID, 643);
+    const before = balance.available;
+    balance.available = Decimal.parse('100.00');
+    const big = newId('await');
+    try {
+      const created = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(big, '600.00'));
+      expect(created.status).toBe(202);
+      expect(created.body.status).toBe('awaiting_approval');
+      expect(createsSent(ctx, big)).toBe(0);
+      // 600 held + 450 > 1000: refused, although nothing of the 600 is sent yet.
+      const over = newId('over');
+      const refused = await ctx.http
+        .post('/api/v1/payouts')
+        .set(auth())
+        .send(body(over, '450.00', { account: CARD_B }));
+      expect(refused.status).toBe(422);
+      expect(refused.body).toMatchObject({ cap: 'daily', remaining: '400.00' });
+      expect(await rowCount(db, over)).toBe(0);
+
+      // The approval that would send it is refused: nothing recorded, nothing sent.
+      const short = await ctx.http
+        .post(`/api/v1/admin/payouts/${big}/approve`)
+        .set(admin())
+        .send({});
+      expect(short.status).toBe(422);
+      expect(short.body.type).toMatch(/\/insufficient-balance$/);
+      const still = await ctx.http.get(`/api/v1/payouts/${big}`).set(auth());
+      expect(still.body.status).toBe('awaiting_approval');
+      const approvals = await db.query(
+        `SELECT count(*)::int AS n FROM payout_approvals a JOIN payouts p ON p.id = a.payout_id
+          WHERE p.shop_payment_id = $1`,
+        [big],
+      );
+      expect((approvals.rows[0] as { n: number }).n).toBe(0);
+      expect(createsSent(ctx, big)).toBe(0);
+    } finally {
+      balance.available = before;
+    }
+    // Covered now (the cached figure is stale: the check reads once more) → sent once.
+    const ok = await ctx.http.post(`/api/v1/admin/payouts/${big}/approve`).set(admin()).send({});
+    expect(ok.status).toBe(200);
+    expect(createsSent(ctx, big)).toBe(1);
   });
 });
