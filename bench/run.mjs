@@ -277,7 +277,8 @@ async function p3() {
       shop_order_id: `p3-${i}`,
       shop_amount: '100.00',
       shop_currency: '643',
-      payment_id: String(700000000 + i),
+      // The invoice record's payment_id is the invoice's id (docs/gateway-facts.md).
+      payment_id: String(500000000 + i),
       client_price: '102.50',
       ps_currency: '643',
       payway: PAYMENT_PAYWAY,
