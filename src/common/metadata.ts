@@ -1,5 +1,7 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { registerDecorator } from 'class-validator';
+import { IsOptional, registerDecorator } from 'class-validator';
 import type { FieldError } from './errors';
 
 /** shared/API.md, Metadata: an object of string keys and string values within these limits. */
@@ -17,7 +19,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** A key as an error names it (`metadata.orderRef`); an overlong key is cut, never echoed whole. */
 function fieldOf(field: string, key: string): string {
-  const shown = key.length > METADATA_MAX_KEY_LENGTH ? `${key.slice(0, METADATA_MAX_KEY_LENGTH)}…` : key;
+  const shown =
+    key.length > METADATA_MAX_KEY_LENGTH ? `${key.slice(0, METADATA_MAX_KEY_LENGTH)}…` : key;
   return `${field}.${shown}`;
 }
 
@@ -33,9 +36,12 @@ export function metadataProblems(value: unknown, field = 'metadata', filter = fa
   const keys = Object.keys(value);
   // Keys named like prototype members are removed by the framework before validation; an
   // empty filter would then match everything (see reservedMetadataKey for the refusal).
-  if (filter && keys.length === 0) return [{ field, message: 'filters are written metadata[key]=value' }];
+  if (filter && keys.length === 0)
+    return [{ field, message: 'filters are written metadata[key]=value' }];
   if (keys.length > METADATA_MAX_KEYS) {
-    return [{ field, message: `has ${keys.length} keys; at most ${METADATA_MAX_KEYS} are allowed` }];
+    return [
+      { field, message: `has ${keys.length} keys; at most ${METADATA_MAX_KEYS} are allowed` },
+    ];
   }
   const errors: FieldError[] = [];
   for (const key of keys) {
@@ -48,7 +54,10 @@ export function metadataProblems(value: unknown, field = 'metadata', filter = fa
     } else if (typeof v !== 'string') {
       errors.push({ field: at, message: 'must be a string' });
     } else if (v.length > METADATA_MAX_VALUE_LENGTH) {
-      errors.push({ field: at, message: `must be at most ${METADATA_MAX_VALUE_LENGTH} characters` });
+      errors.push({
+        field: at,
+        message: `must be at most ${METADATA_MAX_VALUE_LENGTH} characters`,
+      });
     }
   }
   return errors;
@@ -74,13 +83,17 @@ export function IsMetadata(filter = false): PropertyDecorator {
       target: target.constructor,
       propertyName: String(propertyName),
       options: { message: SHAPE },
-      validator: { validate: (value: unknown) => metadataProblems(value, 'metadata', filter).length === 0 },
+      validator: {
+        validate: (value: unknown) => metadataProblems(value, 'metadata', filter).length === 0,
+      },
     });
   };
 }
 
 /** Metadata as stored and compared: `{}` when none was given. */
-export function metadataOf(value: Record<string, string> | undefined | null): Record<string, string> {
+export function metadataOf(
+  value: Record<string, string> | undefined | null,
+): Record<string, string> {
   return value ?? {};
 }
 
@@ -121,9 +134,30 @@ const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'prototype', 'c
 export function reservedMetadataKey(root: unknown): FieldError | null {
   if (root === null || typeof root !== 'object') return null;
   const metadata = (root as Record<string, unknown>).metadata;
-  if (!Object.prototype.hasOwnProperty.call(root, 'metadata') || !isPlainObject(metadata)) return null;
+  if (!Object.prototype.hasOwnProperty.call(root, 'metadata') || !isPlainObject(metadata))
+    return null;
   for (const key of Object.keys(metadata)) {
-    if (RESERVED_KEYS.has(key)) return { field: `metadata.${key}`, message: 'is a reserved name; choose another key' };
+    if (RESERVED_KEYS.has(key))
+      return { field: `metadata.${key}`, message: 'is a reserved name; choose another key' };
   }
   return null;
+}
+
+/**
+ * The list filter `?metadata[key]=value` (invoices, refunds, payouts): one definition of its
+ * documentation and validation for every list query.
+ */
+export function MetadataFilter(): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      name: 'metadata',
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description:
+        'Only objects whose metadata holds every given key with that value: ?metadata[orderRef]=A-1',
+      example: { orderRef: 'A-1' },
+    }),
+    IsOptional(),
+    IsMetadata(true),
+  );
 }

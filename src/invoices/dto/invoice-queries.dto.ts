@@ -3,14 +3,17 @@ import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { IsTimestamp } from '../../common/validators';
 import { PageQuery } from '../../common/pagination';
-import { IsMetadata } from '../../common/metadata';
+import { MetadataFilter } from '../../common/metadata';
 import { INVOICE_STATUSES, type InvoiceStatus } from '../invoice.state';
 
 const toBool = ({ value }: { value: unknown }): unknown =>
   value === 'true' ? true : value === 'false' ? false : value;
 
 export class GetInvoiceQuery {
-  @ApiPropertyOptional({ description: 'true: ask invoice/check first and apply its status', example: false })
+  @ApiPropertyOptional({
+    description: 'true: ask invoice/check first and apply its status',
+    example: false,
+  })
   @IsOptional()
   @Transform(toBool)
   @IsBoolean()
@@ -39,14 +42,6 @@ export class ListInvoicesQuery extends PageQuery {
   @IsTimestamp()
   createdTo?: string;
 
-  @ApiPropertyOptional({
-    name: 'metadata',
-    type: 'object',
-    additionalProperties: { type: 'string' },
-    description: 'Only objects whose metadata holds every given key with that value: ?metadata[orderRef]=A-1',
-    example: { orderRef: 'A-1' },
-  })
-  @IsOptional()
-  @IsMetadata(true)
+  @MetadataFilter()
   metadata?: Record<string, string>;
 }

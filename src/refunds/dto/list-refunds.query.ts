@@ -2,7 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsOptional, IsString, Length } from 'class-validator';
 import { PageQuery } from '../../common/pagination';
-import { IsMetadata } from '../../common/metadata';
+import { MetadataFilter } from '../../common/metadata';
 import type { RefundStatus } from '../refund.entity';
 import { REFUND_STATUSES } from '../refund.state';
 
@@ -19,15 +19,7 @@ export class InvoiceRefundsQuery extends PageQuery {
   @IsBoolean()
   refresh?: boolean;
 
-  @ApiPropertyOptional({
-    name: 'metadata',
-    type: 'object',
-    additionalProperties: { type: 'string' },
-    description: 'Only objects whose metadata holds every given key with that value: ?metadata[orderRef]=A-1',
-    example: { orderRef: 'A-1' },
-  })
-  @IsOptional()
-  @IsMetadata(true)
+  @MetadataFilter()
   metadata?: Record<string, string>;
 }
 
@@ -43,14 +35,6 @@ export class AdminRefundsQuery extends PageQuery {
   @Length(1, 255)
   shopOrderId?: string;
 
-  @ApiPropertyOptional({
-    name: 'metadata',
-    type: 'object',
-    additionalProperties: { type: 'string' },
-    description: 'Only objects whose metadata holds every given key with that value: ?metadata[orderRef]=A-1',
-    example: { orderRef: 'A-1' },
-  })
-  @IsOptional()
-  @IsMetadata(true)
+  @MetadataFilter()
   metadata?: Record<string, string>;
 }
