@@ -1,11 +1,7 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { Client } from 'pg';
-import { startSandbox, SandboxHandle } from '../src/sandbox/sandbox.server';
-import { createTestDatabase } from './support/database';
-import { DATA_KEYS, PAYOUT_SHOP_ID, SHOP_ID } from './support/app';
-import { freePort } from './support/ports';
+import type { Client } from 'pg';
+import type { SandboxHandle } from '../src/sandbox/sandbox.server';
+import { PAYOUT_SHOP_ID } from './support/app';
+import { CRASH_SHOP_KEY as SHOP_KEY, CrashWorld, killHard, waitFor } from './support/crash-service';
 import { PAYOUT } from './support/payways';
 
 /**
@@ -13,127 +9,19 @@ import { PAYOUT } from './support/payways';
  * withdraw/create, before the gateway answered. A new process must finish the payout from the
  * database alone, and the gateway must end with exactly one payout.
  */
-/** npm test runs from the repository root. */
-const ROOT = process.cwd();
-/** Own build directory: other suites or engineers may be rebuilding dist/ at the same time. */
-const OUT = join(ROOT, '.data', `payouts-crash-dist-${process.pid}`);
-const SHOP_KEY = 'crash-shop-key-0123456789';
-const SECRET = 'crash-secret-key';
-/** Payouts go through an agent shop of their own, as on a real contract. */
-const PAYOUT_SECRET = 'crash-payout-secret-key';
 
+let world: CrashWorld;
 let sandbox: SandboxHandle;
-let database: { url: string; drop(): Promise<void> };
 let db: Client;
-const children: ChildProcess[] = [];
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  maxMs: number,
-): Promise<T> {
-  const until = Date.now() + maxMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-async function startChild(): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [join(OUT, 'src', 'main.js')], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      TZ: 'UTC',
-      PORT: String(port),
-      DATABASE_URL: database.url,
-      GATEWAY_BASE_URL: sandbox.baseUrl,
-      GATEWAY_SHOP_ID: String(SHOP_ID),
-      ALLOW_INSECURE_HTTP: 'true',
-      DATA_ENCRYPTION_KEYS: DATA_KEYS,
-      GATEWAY_SECRET_KEY: SECRET,
-      GATEWAY_PAYOUT_SHOP_ID: String(PAYOUT_SHOP_ID),
-      GATEWAY_PAYOUT_SECRET_KEY: PAYOUT_SECRET,
-      GATEWAY_TIMEOUT_MS: '3000',
-      API_KEYS: SHOP_KEY,
-      ADMIN_API_KEYS: 'crash-admin-key-0123456789',
-      SCHEDULER_ENABLED: 'true',
-      RECONCILE_TICK_MS: '200',
-      PAYOUT_POLL_INTERVAL_S: '0.5',
-      PAYOUT_POLL_MAX_S: '600',
-      PAYWAY_REFRESH_S: '600',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    `the service on ${url} (output: ${output})`,
-    async () => {
-      if (child.exitCode !== null) throw new Error(`service exited: ${output}`);
-      const ok = await fetch(`${url}/health`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      return ok ? true : undefined;
-    },
-    30000,
-  );
-  return { child, url, output: () => output };
-}
-
-function killHard(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
+const startChild = () => world.start();
 
 beforeAll(async () => {
-  execFileSync(
-    process.execPath,
-    [
-      join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
-      '-p',
-      'tsconfig.build.json',
-      '--outDir',
-      OUT,
-    ],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-    },
-  );
-  expect(existsSync(join(OUT, 'src', 'main.js'))).toBe(true);
-  sandbox = await startSandbox({
-    port: 0,
-    shopId: SHOP_ID,
-    secretKey: SECRET,
-    payoutShopId: PAYOUT_SHOP_ID,
-    payoutSecretKey: PAYOUT_SECRET,
-    timeScale: 0.001,
-  });
-  database = await createTestDatabase();
-  db = new Client({ connectionString: database.url });
-  await db.connect();
+  world = await CrashWorld.open('payouts-crash');
+  ({ sandbox, db } = world);
 }, 180000);
 
 afterAll(async () => {
-  for (const c of children) await killHard(c);
-  await db?.end();
-  await sandbox?.close();
-  await database?.drop();
-  execFileSync('rm', ['-rf', OUT]);
+  await world?.close();
 });
 
 it('a payout whose process was killed mid-create is finished by the restarted service, paid exactly once', async () => {
