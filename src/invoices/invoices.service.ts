@@ -3,6 +3,10 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource, EntityManager, In, type QueryDeepPartialEntity } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
+import { shopEventTypeOf } from '../audit/shop-events';
+import { currentActor } from '../common/request-context';
+import { clientOf, jsonb, poolOf, RowMapper, run } from '../database/sql';
+import { BY_SHOP_ORDER_ID, CREATE_ANSWERED, INSERT_CLAIMED } from './invoice-sql';
 import type { AuditCause } from '../audit/audit-event.entity';
 import {
   DomainError,
@@ -121,6 +125,26 @@ type CallAnswer<T> = { ok: true; value: T } | { ok: false; err: unknown };
 /** No gateway call in flight for the row. */
 const NO_CALL = { callOwner: null, callLeaseUntil: null } as const;
 
+/** A row this request inserted and claimed (phase 1), with its version for phase 3. */
+interface Claimed {
+  inv: InvoiceEntity;
+  /** The row's `xmin` as phase 1 wrote it. */
+  version: string;
+}
+
+/** What a create's answer makes of the invoice: the payer's redirect, if any, and the status. */
+function createOutcome(result: InvoiceCreateResult): { redirect: RedirectData | null; to: InvoiceStatus } {
+  const redirect: RedirectData | null =
+    (result.method === 'POST' || result.method === 'GET') &&
+    typeof result.url === 'string' &&
+    result.url !== ''
+      ? { method: result.method, url: result.url, params: redirectParams(result.data) }
+      : null;
+  // With redirect data the payer acts next; without (token charge, payer-less payway) the
+  // notification brings the outcome.
+  return { redirect, to: redirect ? 'awaiting_payer' : 'created' };
+}
+
 /**
  * Payments: quote, idempotent create (single- and two-step), charge/unhold of a hold, status
  * refresh, listing, and the payer's redirect step. Every status change goes through the invoice
@@ -139,6 +163,12 @@ export class InvoicesService {
     private readonly payways: PaywayConfigService,
     private readonly keys: KeyRing,
   ) {}
+
+  private rowMapper?: RowMapper<InvoiceEntity>;
+  /** Plain rows of `invoices` into entities (the hot paths' reads, src/database/sql.ts). */
+  private get rows(): RowMapper<InvoiceEntity> {
+    return (this.rowMapper ??= new RowMapper(this.dataSource, InvoiceEntity));
+  }
 
   /** Invoices are the payment shop's: written and found under its id. */
   private get shopId(): number {
@@ -291,13 +321,13 @@ export class InvoicesService {
       throw err;
     }
     const tokenInfo = dto.paymentToken ? await this.shownInfoOfToken(dto.paymentToken) : null;
-    const id = await this.insertClaimed(dto, fingerprint, tokenInfo, priced);
-    if (id === null) {
+    const claimed = await this.insertClaimed(dto, fingerprint, tokenInfo, priced);
+    if (claimed === null) {
       const existing = await this.findInvoice(dto.shopOrderId);
       if (!existing) throw new NotFound('Invoice', dto.shopOrderId);
       return this.answerRepeat(existing, dto, fingerprint);
     }
-    return this.sendCreate(id, dto);
+    return this.sendCreate(claimed.inv.id, dto, claimed);
   }
 
   /** Phase 1: the row and the claim on its gateway call, one statement. Null: the id exists. */
@@ -306,17 +336,17 @@ export class InvoicesService {
     fingerprint: string,
     tokenInfo: PaymentTokenInfo | null,
     priced: Awaited<ReturnType<InvoicesService['priceInPaywayCurrency']>>,
-  ): Promise<string | null> {
+  ): Promise<Claimed | null> {
     if (dto.paymentToken === undefined) return this.insertClaimedIn(this.dataSource.manager, dto, fingerprint, tokenInfo, priced);
     // The token's registry entry stays locked until the row is in: a revocation committed first
     // refuses this invoice, one committed after it finds the invoice already accepted.
     const token = dto.paymentToken;
     return this.dataSource.transaction(async (m) => {
       await this.refuseRevokedToken(m, dto, true);
-      const id = await this.insertClaimedIn(m, dto, fingerprint, tokenInfo, priced);
-      if (id !== null)
+      const claimed = await this.insertClaimedIn(m, dto, fingerprint, tokenInfo, priced);
+      if (claimed !== null)
         await markTokenUsed(m, this.shopId, this.keys.blindIndexes(token, PAYMENT_TOKEN_INDEX));
-      return id;
+      return claimed;
     });
   }
 
@@ -334,51 +364,45 @@ export class InvoicesService {
     fingerprint: string,
     tokenInfo: PaymentTokenInfo | null,
     priced: Awaited<ReturnType<InvoicesService['priceInPaywayCurrency']>>,
-  ): Promise<string | null> {
-    const leaseS = callLeaseSeconds(this.config.gateway.timeoutMs);
-    const inserted = await m
-      .createQueryBuilder()
-      .insert()
-      .into(InvoiceEntity)
-      .values({
-        shopId: this.shopId,
-        shopOrderId: dto.shopOrderId,
-        requestFingerprint: fingerprint,
-        // jsonb columns: TypeORM's deep-partial type cannot see through Record<string, unknown>.
-        requestFacts: invoiceRequestFacts(dto) as QueryDeepPartialEntity<Record<string, unknown>>,
-        metadata: metadataOf(dto.metadata),
-        status: 'pending',
-        amount: Amount.parse(dto.amount),
-        currency: dto.currency,
-        payway: dto.payway,
-        ...(priced ?? {}),
-        description: dto.description ?? null,
-        twoStep: dto.twoStep ?? false,
-        payToken: randomBytes(32).toString('base64url'),
-        savePaymentToken: dto.savePaymentToken ?? false,
-        usedPaymentToken: dto.paymentToken !== undefined,
-        // jsonb column: TypeORM's deep-partial type cannot see through Record<string, unknown>.
-        paymentTokenInfo: tokenInfo as QueryDeepPartialEntity<PaymentTokenInfo> | null,
-        extras: dto.extras && Object.keys(dto.extras).length > 0 ? dto.extras : null,
-        clientIp: dto.clientIp ?? null,
-        successUrl: dto.successUrl ?? null,
-        failedUrl: dto.failedUrl ?? null,
-        callOwner: INSTANCE_ID,
-        callStartedAt: () => 'now()',
-        callLeaseUntil: () => `now() + make_interval(secs => ${leaseS})`,
-        // Should the answer be lost (crash, time-out), reconciliation settles it with invoice/check.
-        nextCheckAt: this.secondsFromNow(this.config.invoices.reconcileGraceS),
-        checkDeadline: this.secondsFromNow(this.config.invoices.reconcileMaxS),
-      })
-      .orIgnore()
-      .returning(['id'])
-      .execute();
-    const rows = inserted.raw as Array<{ id: string }>;
-    return rows.length > 0 ? rows[0].id : null;
+  ): Promise<Claimed | null> {
+    const on = m.queryRunner ? await clientOf(m) : poolOf(this.dataSource);
+    const rows = await run(on, INSERT_CLAIMED, [
+      this.shopId,
+      dto.shopOrderId,
+      fingerprint,
+      jsonb(invoiceRequestFacts(dto)),
+      jsonb(metadataOf(dto.metadata)),
+      Amount.parse(dto.amount).toString(),
+      dto.currency,
+      dto.payway,
+      priced ? priced.payerPrice.toString() : null,
+      priced ? priced.psCurrency : null,
+      dto.description ?? null,
+      dto.twoStep ?? false,
+      randomBytes(32).toString('base64url'),
+      dto.savePaymentToken ?? false,
+      dto.paymentToken !== undefined,
+      jsonb(tokenInfo),
+      jsonb(dto.extras && Object.keys(dto.extras).length > 0 ? dto.extras : null),
+      dto.clientIp ?? null,
+      dto.successUrl ?? null,
+      dto.failedUrl ?? null,
+      INSTANCE_ID,
+      callLeaseSeconds(this.config.gateway.timeoutMs),
+      // Should the answer be lost (crash, time-out), reconciliation settles it with invoice/check.
+      this.secondsFromNow(this.config.invoices.reconcileGraceS),
+      this.secondsFromNow(this.config.invoices.reconcileMaxS),
+    ]);
+    if (rows.length === 0) return null;
+    return { inv: this.rows.map(rows[0]), version: rows[0].row_version as string };
   }
 
-  /** Phases 2 and 3 for a row this request has claimed. */
-  private async sendCreate(id: string, dto: CreateInvoiceDto): Promise<StoredResponse> {
+  /**
+   * Phases 2 and 3 for a row this request has claimed. `claimed`: the row as phase 1 inserted it;
+   * an answer then costs one statement when nothing touched the row meanwhile (the usual case),
+   * else it takes the locked path below.
+   */
+  private async sendCreate(id: string, dto: CreateInvoiceDto, claimed?: Claimed): Promise<StoredResponse> {
     crashPoint('invoice.create.after_claim');
     const call = dto.twoStep ? 'invoice/hold' : 'invoice/create';
     const req = gatewayCreateRequest(dto, this.webhookUrl);
@@ -394,6 +418,13 @@ export class InvoicesService {
       answer = { ok: false, err };
     }
     crashPoint('invoice.create.after_answer');
+    if (answer.ok && claimed !== undefined) {
+      const written = await this.createAnsweredUnchanged(claimed, call, answer.value);
+      if (written !== null) {
+        crashPoint('invoice.create.after_result');
+        return written;
+      }
+    }
     const outcome = await this.dataSource.transaction(async (m) => {
       const inv = await m.findOne(InvoiceEntity, {
         where: { id },
@@ -407,6 +438,55 @@ export class InvoicesService {
     crashPoint('invoice.create.after_result');
     if (outcome instanceof DomainError) throw outcome;
     return outcome;
+  }
+
+  /**
+   * Phase 3 in one statement (src/invoices/invoice-sql.ts CREATE_ANSWERED): the row as phase 1
+   * wrote it, moved by the state machine to what the answer says, with its event. Null when the
+   * row changed since phase 1 (or its event's sequence was taken meanwhile): the caller then
+   * writes the answer under the row lock.
+   */
+  private async createAnsweredUnchanged(
+    claimed: Claimed,
+    call: string,
+    result: InvoiceCreateResult,
+  ): Promise<StoredResponse | null> {
+    const inv = claimed.inv;
+    const { redirect, to } = createOutcome(result);
+    if (!decideTransition(inv.status, to).allowed) return null;
+    const invoiceId = String(result.id);
+    const gatewayStatus = gatewayNumberOf(to) ?? inv.gatewayStatus;
+    const updatedAt = new Date();
+    const after = Object.assign(Object.create(InvoiceEntity.prototype) as InvoiceEntity, inv, {
+      invoiceId,
+      redirect,
+      ...NO_CALL,
+      status: to,
+      gatewayStatus,
+      updatedAt,
+    });
+    const body = this.view(after);
+    try {
+      const rows = await run(poolOf(this.dataSource), CREATE_ANSWERED, [
+        inv.id,
+        claimed.version,
+        to,
+        gatewayStatus,
+        invoiceId,
+        jsonb(redirect),
+        jsonb(body),
+        updatedAt,
+        jsonb({ call, invoiceId }),
+        shopEventTypeOf({ entityType: 'invoice', fromStatus: inv.status, toStatus: to }),
+        currentActor()?.keyId ?? null,
+      ]);
+      return rows.length === 1 ? { code: 201, body } : null;
+    } catch (err) {
+      // Another event of this invoice took the sequence between the claim and now: the unique
+      // index refused this one (nothing was written); the locked path numbers it after that one.
+      if ((err as { code?: string }).code === '23505') return null;
+      throw err;
+    }
   }
 
   /**
@@ -530,10 +610,9 @@ export class InvoicesService {
     };
   }
 
-  private findInvoice(shopOrderId: string): Promise<InvoiceEntity | null> {
-    return this.dataSource
-      .getRepository(InvoiceEntity)
-      .findOneBy({ shopId: this.shopId, shopOrderId });
+  private async findInvoice(shopOrderId: string): Promise<InvoiceEntity | null> {
+    const rows = await run(poolOf(this.dataSource), BY_SHOP_ORDER_ID, [this.shopId, shopOrderId]);
+    return rows.length > 0 ? this.rows.map(rows[0]) : null;
   }
 
   /** Phase 3 of a create the gateway answered (the row is locked by the caller). */
@@ -543,13 +622,7 @@ export class InvoicesService {
     call: string,
     result: InvoiceCreateResult,
   ): Promise<StoredResponse> {
-    const redirect: RedirectData | null =
-      (result.method === 'POST' || result.method === 'GET') &&
-      typeof result.url === 'string' &&
-      result.url !== ''
-        ? { method: result.method, url: result.url, params: redirectParams(result.data) }
-        : null;
-    const to: InvoiceStatus = redirect ? 'awaiting_payer' : 'created';
+    const { redirect, to } = createOutcome(result);
     const details = { call, invoiceId: String(result.id) };
     const facts = { invoiceId: String(result.id), redirect, ...NO_CALL };
     if (inv.responseCode === null && decideTransition(inv.status, to).allowed) {
@@ -720,9 +793,7 @@ export class InvoicesService {
 
   async get(shopOrderId: string, refresh: boolean, admin: boolean): Promise<InvoiceView> {
     if (refresh) await this.refresh(shopOrderId);
-    const inv = await this.dataSource
-      .getRepository(InvoiceEntity)
-      .findOneBy({ shopId: this.shopId, shopOrderId });
+    const inv = await this.findInvoice(shopOrderId);
     if (!inv) throw new NotFound('Invoice', shopOrderId);
     return this.view(inv, admin);
   }

@@ -1,0 +1,88 @@
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
+
+/**
+ * Plain parameterised SQL for the hot paths (issue #23). TypeORM stays for the schema, the
+ * migrations and the admin and list pages; a request that runs thousands of times a second
+ * sends named statements straight through `pg` (parsed and planned once per connection) and
+ * hydrates rows with the entity's own column metadata, without the query builder's per-query
+ * alias and column machinery.
+ */
+
+/** A statement with a stable name: `pg` prepares it once per connection and reuses the plan. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+const names = new Set<string>();
+
+/** Declares a named statement once, at module load; two statements never share a name. */
+export function statement(name: string, text: string): Statement {
+  if (names.has(name)) throw new Error(`statement ${name} is declared twice`);
+  names.add(name);
+  return { name, text };
+}
+
+/** The `pg` pool under a TypeORM data source (the same connections, limits and timeouts). */
+export function poolOf(ds: DataSource): Pool {
+  return (ds.driver as PostgresDriver).master as Pool;
+}
+
+/** Something that runs a query: the pool (autocommit) or a client inside a transaction. */
+export type Queryable = Pool | PoolClient;
+
+/** Runs a named statement and returns its rows. */
+export async function run<R extends QueryResultRow = Record<string, unknown>>(
+  on: Queryable,
+  st: Statement,
+  values: readonly unknown[],
+): Promise<R[]> {
+  const res = await on.query<R>({ name: st.name, text: st.text, values: values as unknown[] });
+  return res.rows;
+}
+
+/**
+ * The connection of a TypeORM transaction (`dataSource.transaction(m => …)`), so a plain
+ * statement joins the transaction the rest of the write path runs in.
+ */
+export async function clientOf(m: EntityManager): Promise<PoolClient> {
+  const runner = m.queryRunner;
+  if (!runner) throw new Error('clientOf: the entity manager is not inside a transaction');
+  return (await runner.connect()) as PoolClient;
+}
+
+/** A jsonb parameter: written as JSON text, so an array is never taken for a PostgreSQL array. */
+export function jsonb(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}
+
+/**
+ * Rows of one entity's table into entity objects, as TypeORM hydrates them (each column's driver
+ * conversion and transformer), without its query builder. Columns missing from the row are left
+ * unset.
+ */
+export class RowMapper<T extends ObjectLiteral> {
+  private readonly columns: readonly ColumnMetadata[];
+  private readonly proto: object;
+  private readonly driver: PostgresDriver;
+
+  constructor(ds: DataSource, target: EntityTarget<T>) {
+    const meta = ds.getMetadata(target);
+    this.columns = meta.columns;
+    this.proto = (meta.target as { prototype: object }).prototype;
+    this.driver = ds.driver as PostgresDriver;
+  }
+
+  map(row: Record<string, unknown>): T {
+    const entity = Object.create(this.proto) as Record<string, unknown>;
+    for (const c of this.columns) {
+      const raw = row[c.databaseName];
+      if (raw === undefined) continue;
+      entity[c.propertyName] = this.driver.prepareHydratedValue(raw, c);
+    }
+    return entity as T;
+  }
+}
