@@ -103,6 +103,13 @@ export function registerSnapshotLoader(type: EventObjectType, loader: SnapshotLo
   loaders.set(type, loader);
 }
 
+/** The snapshot context of a manager's data source (to build a view the caller already has). */
+export function snapshotContextOf(manager: EntityManager): SnapshotContext {
+  const ctx = contexts.get(manager.connection);
+  if (!ctx) throw new Error('shop events: no snapshot context registered for this data source');
+  return ctx;
+}
+
 /** Per data source, so two services in one process (tests) each keep their own settings. */
 export function registerSnapshotContext(dataSource: DataSource, ctx: SnapshotContext): void {
   contexts.set(dataSource, ctx);

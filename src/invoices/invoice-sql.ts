@@ -52,3 +52,12 @@ export const BY_SHOP_ORDER_ID = statement(
   'invoice_by_shop_order_id',
   `SELECT * FROM invoices WHERE shop_id = $1 AND shop_order_id = $2`,
 );
+
+/** One invoice by its primary key (an event's snapshot). */
+export const BY_ID = statement('invoice_by_id', `SELECT * FROM invoices WHERE id = $1`);
+
+/** One invoice by the shop's id, locked for the rest of the caller's transaction. */
+export const LOCK_BY_SHOP_ORDER_ID = statement(
+  'invoice_lock_by_shop_order_id',
+  `SELECT * FROM invoices WHERE shop_id = $1 AND shop_order_id = $2 FOR UPDATE`,
+);

@@ -1,8 +1,16 @@
-import { EntityManager, type QueryDeepPartialEntity } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
-import { registerSnapshotLoader } from '../audit/shop-events';
+import { updateWithEvent } from '../audit/event-write';
+import { rememberForCommit } from '../audit/shop-event-snapshots';
+import {
+  registerSnapshotLoader,
+  shopEventTypeOf,
+  snapshotContextOf,
+} from '../audit/shop-events';
+import { clientOf, poolOf, RowMapper, run } from '../database/sql';
 import { InvoiceEntity } from './invoice.entity';
+import { BY_ID, LOCK_BY_SHOP_ORDER_ID } from './invoice-sql';
 import { toInvoiceView } from './invoice.view';
 import {
   decideTransition,
@@ -16,11 +24,28 @@ const audit = new AuditService();
 
 // An invoice event carries the invoice as a shop key's GET shows it: never the raw token.
 registerSnapshotLoader('invoice', async (m, ref, ctx) => {
-  const inv = await m.findOneOrFail(InvoiceEntity, {
-    where: ref.rowId !== undefined ? { id: ref.rowId } : { shopOrderId: ref.objectId },
-  });
+  const inv =
+    ref.rowId !== undefined
+      ? await readInvoice(m, BY_ID, [ref.rowId])
+      : await m.findOne(InvoiceEntity, { where: { shopOrderId: ref.objectId } });
+  if (inv === null) throw new Error(`invoice ${ref.rowId ?? ref.objectId} not found for its event`);
   return { ...toInvoiceView(inv, ctx.publicBaseUrl, { admin: false }) };
 });
+
+const mappers = new WeakMap<object, RowMapper<InvoiceEntity>>();
+
+/** One invoice row by a plain statement, in the manager's transaction when it has one. */
+async function readInvoice(
+  m: EntityManager,
+  st: typeof BY_ID,
+  values: unknown[],
+): Promise<InvoiceEntity | null> {
+  const rows = await run(m.queryRunner ? await clientOf(m) : poolOf(m.connection), st, values);
+  if (rows.length === 0) return null;
+  let mapper = mappers.get(m.connection);
+  if (!mapper) mappers.set(m.connection, (mapper = new RowMapper(m.connection, InvoiceEntity)));
+  return mapper.map(rows[0]);
+}
 
 /**
  * Written in the same UPDATE as the status: facts of the answer, and for a create's phase 3 the
@@ -66,30 +91,48 @@ export async function transitionInvoice(
   if (!decision.allowed) return decision;
   const from = invoice.status;
   const final = isFinal(to);
+  const updatedAt = extra.updatedAt ?? new Date();
   const changes: TransitionExtra &
     Partial<Pick<InvoiceEntity, 'status' | 'processedAt' | 'nextCheckAt' | 'leaseUntil'>> = {
     status: to,
     gatewayStatus: extra.gatewayStatus ?? gatewayNumberOf(to) ?? invoice.gatewayStatus,
     ...extra,
     ...(final ? { processedAt: new Date(), nextCheckAt: null, leaseUntil: null } : {}),
+    updatedAt,
   };
-  // responseBody is jsonb of any shape: TypeORM's deep-partial type cannot see through unknown.
-  await manager.update(
-    InvoiceEntity,
-    { id: invoice.id },
-    changes as QueryDeepPartialEntity<InvoiceEntity>,
-  );
   Object.assign(invoice, changes);
-  await audit.record(manager, {
-    entityType: 'invoice',
-    entityId: invoice.shopOrderId,
+  const type = shopEventTypeOf({ entityType: 'invoice', fromStatus: from, toStatus: to });
+  // The event carries the invoice as this change leaves it (the row locked, so it is the row
+  // before plus the changes); should the write path change it again before commit,
+  // ShopEventSnapshots brings the event up to the committed view.
+  const data =
+    type === null
+      ? null
+      : (committedView ??
+        toInvoiceView(invoice, snapshotContextOf(manager).publicBaseUrl, { admin: false }));
+  const eventId = await updateWithEvent(manager, {
+    table: 'invoices',
+    target: InvoiceEntity,
     rowId: invoice.id,
-    fromStatus: from,
-    toStatus: to,
-    cause,
-    details,
-    committedView,
+    changes,
+    event: {
+      entityType: 'invoice',
+      entityId: invoice.shopOrderId,
+      fromStatus: from,
+      toStatus: to,
+      cause,
+      details,
+      type,
+      data: data === null ? null : { ...data },
+    },
   });
+  if (data !== null && committedView === undefined)
+    rememberForCommit(manager, {
+      eventId,
+      objectType: 'invoice',
+      ref: { rowId: invoice.id, objectId: invoice.shopOrderId },
+      data: { ...data },
+    });
   return decision;
 }
 
@@ -98,7 +141,8 @@ export function lockInvoice(
   manager: EntityManager,
   where: { shopOrderId: string; shopId: number },
 ): Promise<InvoiceEntity | null> {
-  return manager.findOne(InvoiceEntity, { where, lock: { mode: 'pessimistic_write' } });
+  if (!manager.queryRunner) throw new Error('lockInvoice: not inside a transaction');
+  return readInvoice(manager, LOCK_BY_SHOP_ORDER_ID, [where.shopId, where.shopOrderId]);
 }
 
 /**

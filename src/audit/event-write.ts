@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import { currentActor } from '../common/request-context';
+import { clientOf, poolOf, run, type Statement } from '../database/sql';
+import type { AuditCause, AuditEntityType } from './audit-event.entity';
+
+/**
+ * One round trip for a status change (issue #23): the object's row UPDATE and its audit entry /
+ * shop event INSERT (with the object's next sequence) in one statement, a CTE, inside the
+ * caller's transaction (which holds the row lock, as for AuditService.record). The statement
+ * is built once per table and set of columns, and prepared by name on each connection.
+ */
+
+interface ColumnWrite {
+  /** SQL for the parameter, with its cast. */
+  param: (n: number) => string;
+  databaseName: string;
+  toDb: (value: unknown) => unknown;
+}
+
+const built = new Map<string, Statement>();
+const columnCache = new WeakMap<DataSource, Map<unknown, Map<string, ColumnWrite>>>();
+
+function columnsOf(ds: DataSource, target: EntityTarget<ObjectLiteral>): Map<string, ColumnWrite> {
+  let perSource = columnCache.get(ds);
+  if (!perSource) columnCache.set(ds, (perSource = new Map()));
+  let cols = perSource.get(target);
+  if (cols) return cols;
+  cols = new Map();
+  for (const c of ds.getMetadata(target).columns) cols.set(c.propertyName, columnWrite(c));
+  perSource.set(target, cols);
+  return cols;
+}
+
+function columnWrite(c: ColumnMetadata): ColumnWrite {
+  const type = typeof c.type === 'string' ? c.type : '';
+  const cast = type === 'jsonb' ? '::jsonb' : type === 'numeric' ? '::numeric' : '';
+  const transformer = Array.isArray(c.transformer) ? undefined : c.transformer;
+  return {
+    databaseName: c.databaseName,
+    param: (n) => `$${n}${cast}`,
+    toDb: (value) => {
+      const v = transformer ? transformer.to(value) : value;
+      if (type === 'jsonb') return v === null || v === undefined ? null : JSON.stringify(v);
+      return v;
+    },
+  };
+}
+
+export interface RowChangeWithEvent {
+  table: 'invoices' | 'refunds' | 'payouts';
+  target: EntityTarget<ObjectLiteral>;
+  /** The row's primary key. */
+  rowId: string;
+  /** Property names (of the entity) and their new values; written as the entity's columns. */
+  changes: Record<string, unknown>;
+  event: {
+    entityType: AuditEntityType;
+    entityId: string;
+    fromStatus: string | null;
+    toStatus: string;
+    cause: AuditCause;
+    details: Record<string, unknown>;
+    /** The shop event's type, or null for an audit entry alone. */
+    type: string | null;
+    /** The object's view as committed (the shop event's data). */
+    data: Record<string, unknown> | null;
+  };
+}
+
+/** Writes the row's changes and its event in one statement; returns the event's id. */
+export async function updateWithEvent(m: EntityManager, w: RowChangeWithEvent): Promise<string> {
+  const cols = columnsOf(m.connection, w.target);
+  const props = Object.keys(w.changes).filter((p) => w.changes[p] !== undefined);
+  const sets: string[] = [];
+  const values: unknown[] = [w.rowId];
+  for (const p of props) {
+    const col = cols.get(p);
+    if (!col) throw new Error(`updateWithEvent: ${w.table} has no column for ${p}`);
+    values.push(col.toDb(w.changes[p]));
+    sets.push(`${col.databaseName} = ${col.param(values.length)}`);
+  }
+  const key = `${w.table}:${sets.join(',')}`;
+  let st = built.get(key);
+  if (!st) {
+    const base = values.length;
+    const text = `WITH u AS (UPDATE ${w.table} SET ${sets.join(', ')} WHERE id = $1 RETURNING id)
+      INSERT INTO events (entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, sequence)
+      SELECT $${base + 1}::varchar, $${base + 2}::varchar, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}::jsonb,
+             $${base + 7}::varchar, $${base + 8}::jsonb, $${base + 9},
+             CASE WHEN $${base + 7}::varchar IS NULL THEN NULL ELSE
+               (SELECT COALESCE(MAX(e.sequence), 0) + 1 FROM events e
+                 WHERE e.entity_type = $${base + 1}::varchar AND e.entity_id = $${base + 2}::varchar AND e.sequence IS NOT NULL)
+             END
+        FROM u
+      RETURNING id`;
+    st = { name: `upd_evt_${createHash('sha1').update(key).digest('hex').slice(0, 16)}`, text };
+    built.set(key, st);
+  }
+  values.push(
+    w.event.entityType,
+    w.event.entityId,
+    w.event.fromStatus,
+    w.event.toStatus,
+    w.event.cause,
+    JSON.stringify(w.event.details),
+    w.event.type,
+    w.event.data === null ? null : JSON.stringify(w.event.data),
+    currentActor()?.keyId ?? null,
+  );
+  const on = m.queryRunner ? await clientOf(m) : poolOf(m.connection);
+  const rows = await run<{ id: string }>(on, st, values);
+  if (rows.length !== 1) throw new Error(`updateWithEvent: no ${w.table} row ${w.rowId}`);
+  return rows[0].id;
+}
