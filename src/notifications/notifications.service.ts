@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditEventEntity } from '../audit/audit-event.entity';
 import { crashPoint } from '../common/crash-point';
+import { clientOf, poolOf, run, statement } from '../database/sql';
 import { NotFound } from '../common/errors';
 import { KeyRing } from '../common/key-ring';
 import { logger } from '../common/logger';
@@ -68,6 +69,23 @@ export interface EventListFilter {
 }
 
 const TYPE_MAX = 32;
+
+/** The inbox's statements (issue #23: plain SQL, prepared once per connection). */
+const UPSERT = statement(
+  'notification_upsert',
+  `INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified, status, outcome, shop_order_id, shop_refund_id, id, shop_id, key_version)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+   ON CONFLICT (content_key) DO UPDATE
+     SET delivery_count = notifications.delivery_count + 1, last_received_at = now()
+   RETURNING id, status, (xmax = 0) AS inserted`,
+);
+const RECORD_OUTCOME = statement(
+  'notification_record_outcome',
+  `UPDATE notifications
+      SET status = $2::varchar, outcome = $3, applied_at = CASE WHEN $2::varchar = 'applied' THEN now() END,
+          shop_order_id = $4, shop_refund_id = $5
+    WHERE id = $1`,
+);
 
 /** An applier's outcome, or `ignored` for a kind nobody handles (spec: new kinds may appear). */
 type StoredOutcome = Omit<ApplyOutcome, 'status'> & { status: ApplyOutcome['status'] | 'ignored' };
@@ -250,17 +268,13 @@ export class NotificationsService {
     const outcome: StoredOutcome = applier
       ? await applier.apply(manager, fields, { notificationId: id })
       : { status: 'ignored', outcome: `no handler for notification type "${type}"` };
-    await manager.update(
-      NotificationEntity,
-      { id },
-      {
-        status: outcome.status,
-        outcome: outcome.outcome,
-        appliedAt: outcome.status === 'applied' ? new Date() : null,
-        shopOrderId: outcome.shopOrderId ?? fields.shop_order_id ?? null,
-        shopRefundId: outcome.shopRefundId ?? fields.shop_refund_id ?? null,
-      },
-    );
+    await run(await clientOf(manager), RECORD_OUTCOME, [
+      id,
+      outcome.status,
+      outcome.outcome,
+      outcome.shopOrderId ?? fields.shop_order_id ?? null,
+      outcome.shopRefundId ?? fields.shop_refund_id ?? null,
+    ]);
     return outcome;
   }
 
@@ -318,12 +332,10 @@ export class NotificationsService {
     // The id is chosen here: sealed fields are bound to their row. A redelivery keeps the first
     // row (and its payload); this id is then unused.
     const id = randomUUID();
-    const rows = (await manager.query(
-      `INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified, status, outcome, shop_order_id, shop_refund_id, id, shop_id, key_version)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-       ON CONFLICT (content_key) DO UPDATE
-         SET delivery_count = notifications.delivery_count + 1, last_received_at = now()
-       RETURNING id, status, (xmax = 0) AS inserted`,
+    const on = manager.queryRunner ? await clientOf(manager) : poolOf(this.dataSource);
+    const rows = await run<{ id: string; status: NotificationStatus; inserted: boolean }>(
+      on,
+      UPSERT,
       [
         n.type,
         key,
@@ -339,7 +351,7 @@ export class NotificationsService {
         /^\d{1,9}$/.test(n.fields.shop_id ?? '') ? Number(n.fields.shop_id) : null,
         NOTIFICATION_KEY_VERSION,
       ],
-    )) as Array<{ id: string; status: NotificationStatus; inserted: boolean }>;
+    );
     return rows[0];
   }
 }
