@@ -1,5 +1,4 @@
 import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
-import axios, { AxiosInstance, AxiosResponse } from 'axios';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { logger } from '../common/logger';
@@ -8,6 +7,7 @@ import type { AppConfig, GatewayCall, GatewayConfig, GatewayShopRole } from '../
 import { gatewayCallDuration } from '../metrics/metrics';
 import { GatewayError, GatewayTransportError, scrubGatewayText } from './gateway.errors';
 import { GatewayShops } from './gateway-shops';
+import { type PostAnswer, postText } from './http-post';
 import type { TransportErrorKind } from './gateway.errors';
 import type {
   CheckAccountRequest,
@@ -76,7 +76,8 @@ export function formatNow(date: Date, offset: string): string {
 export class GatewayService implements OnModuleDestroy {
   private readonly gateway: GatewayConfig;
   readonly shops: GatewayShops;
-  private readonly http: AxiosInstance;
+  /** Each call's address, built once (the base URL joined with the call's path). */
+  private readonly urls = new Map<string, URL>();
   private readonly httpAgent = new HttpAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
   private readonly log = logger.child({ component: 'gateway' });
@@ -87,18 +88,6 @@ export class GatewayService implements OnModuleDestroy {
   ) {
     this.gateway = config.gateway;
     this.shops = new GatewayShops(config.gateway.shops);
-    this.http = axios.create({
-      baseURL: this.gateway.baseUrl,
-      timeout: this.gateway.timeoutMs,
-      httpAgent: this.httpAgent,
-      httpsAgent: this.httpsAgent,
-      maxRedirects: 0,
-      responseType: 'text',
-      transformRequest: [(data: unknown) => data],
-      transformResponse: [(data: unknown) => data],
-      transitional: { clarifyTimeoutError: true },
-      validateStatus: () => true,
-    });
   }
 
   onModuleDestroy(): void {
@@ -277,23 +266,36 @@ export class GatewayService implements OnModuleDestroy {
     path: string,
     body: Body,
     signHeader: boolean,
-  ): Promise<AxiosResponse<string>> {
+  ): Promise<PostAnswer> {
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       Accept: 'application/json',
     };
     if (signHeader) headers.sign = String(body.sign);
     try {
-      return await this.http.post<string>(path, JSON.stringify(body), { headers });
+      return await postText(this.urlOf(path), JSON.stringify(body), headers, {
+        timeoutMs: this.gateway.timeoutMs,
+        httpAgent: this.httpAgent,
+        httpsAgent: this.httpsAgent,
+      });
     } catch (err) {
-      // Only the code and message go on: the axios error holds the request body and headers.
+      // Only the code and message go on, never the request's body or headers.
       const code = errorCode(err);
       const message = err instanceof Error ? err.message : 'request failed';
       throw new GatewayTransportError(call, transportKind(err, code), message, code);
     }
   }
 
-  private unwrap<T>(call: GatewayCall, response: AxiosResponse<string>): T {
+  private urlOf(path: string): URL {
+    let url = this.urls.get(path);
+    if (!url) {
+      url = new URL(`${this.gateway.baseUrl.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`);
+      this.urls.set(path, url);
+    }
+    return url;
+  }
+
+  private unwrap<T>(call: GatewayCall, response: PostAnswer): T {
     const status = response.status;
     const badResponse = (why: string) =>
       new GatewayTransportError(call, 'bad_response', `${why} (HTTP ${status})`, undefined, status);
@@ -343,7 +345,7 @@ function errorCode(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/** The system call that failed, from the error or the one axios wrapped. */
+/** The system call that failed, from the error or one it wraps. */
 function syscall(err: unknown): string | undefined {
   const e = err as { syscall?: unknown; cause?: { syscall?: unknown } } | null;
   const s = e?.syscall ?? e?.cause?.syscall;
@@ -353,7 +355,7 @@ function syscall(err: unknown): string | undefined {
 /**
  * Connect-phase failures (refused, unresolvable, unreachable, TLS rejected) never reached the
  * gateway. Everything else happened after the request may have been sent, so the outcome is
- * unknown: an axios time-out is a read time-out, a reset or hang-up came after writing.
+ * unknown: a time-out may come after the gateway acted, a reset or hang-up came after writing.
  */
 function transportKind(err: unknown, code: string | undefined): TransportErrorKind {
   if (code !== undefined && NOT_SENT_CODES.has(code)) return 'connect';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { DataSource, EntityManager, In, type QueryDeepPartialEntity } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { shopEventTypeOf } from '../audit/shop-events';
 import { currentActor } from '../common/request-context';
