@@ -141,6 +141,9 @@ export async function createApp(
     abortOnError: false,
   });
   app.disable('x-powered-by');
+  // Every answer is `no-store` (noStoreMiddleware): a validator would never be used, and hashing
+  // each body for a weak ETag is per-request work for nothing (issue #23).
+  app.set('etag', false);
   app.set('trust proxy', config.trustProxy);
   app.use(noStoreMiddleware);
   app.use(securityHeaders(config.publicBaseUrl));
@@ -181,6 +184,32 @@ function payoutBatchBodyParser(): express.RequestHandler {
  * nonce), no framing, nosniff, and HSTS when the service is reached over https.
  */
 function securityHeaders(publicBaseUrl: string): express.RequestHandler {
+  return fixedHeaders(helmetFor(publicBaseUrl));
+}
+
+/**
+ * Helmet's headers do not depend on the request (no nonces here): they are worked out once by
+ * running helmet against a recording response, and then set by one middleware instead of helmet's
+ * chain of eleven (issue #23). test/hostile-callers and the console tests check the headers.
+ */
+function fixedHeaders(middleware: express.RequestHandler): express.RequestHandler {
+  const set: Array<[string, string]> = [];
+  const removed: string[] = [];
+  const recorder = {
+    setHeader: (name: string, value: unknown) => set.push([name, String(value)]),
+    removeHeader: (name: string) => removed.push(name),
+  };
+  let called = false;
+  middleware({} as express.Request, recorder as unknown as express.Response, () => (called = true));
+  if (!called) throw new Error('security headers: helmet did not run synchronously');
+  return (_req, res, next) => {
+    for (const [name, value] of set) res.setHeader(name, value);
+    for (const name of removed) res.removeHeader(name);
+    next();
+  };
+}
+
+function helmetFor(publicBaseUrl: string): express.RequestHandler {
   const https = publicBaseUrl.startsWith('https:');
   return helmet({
     contentSecurityPolicy: {

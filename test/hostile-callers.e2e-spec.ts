@@ -542,6 +542,21 @@ describe('payer page', () => {
       expect(res.headers['x-content-type-options']).toBe('nosniff');
       expect(String(res.headers['content-security-policy'])).toContain("frame-ancestors 'none'");
       expect(String(res.headers['content-security-policy'])).not.toMatch(/script-src[^;]*unsafe-inline/);
+      // Helmet's whole set, worked out once at start-up (issue #23), on every answer.
+      expect(res.headers).toMatchObject({
+        'cross-origin-opener-policy': 'same-origin',
+        'cross-origin-resource-policy': 'same-origin',
+        'origin-agent-cluster': '?1',
+        'referrer-policy': 'no-referrer',
+        'x-dns-prefetch-control': 'off',
+        'x-download-options': 'noopen',
+        'x-frame-options': 'SAMEORIGIN',
+        'x-permitted-cross-domain-policies': 'none',
+        'x-xss-protection': '0',
+      });
+      expect(res.headers['x-powered-by']).toBeUndefined();
+      // Every answer is no-store: no body is hashed for a validator.
+      expect(res.headers.etag).toBeUndefined();
     }
   });
 });
