@@ -41,10 +41,14 @@ async function readInvoice(
   values: unknown[],
 ): Promise<InvoiceEntity | null> {
   const rows = await run(m.queryRunner ? await clientOf(m) : poolOf(m.connection), st, values);
-  if (rows.length === 0) return null;
+  return rows.length === 0 ? null : invoiceFromRow(m, rows[0]);
+}
+
+/** A plain `invoices` row (SELECT *) as the entity. */
+export function invoiceFromRow(m: EntityManager, row: Record<string, unknown>): InvoiceEntity {
   let mapper = mappers.get(m.connection);
   if (!mapper) mappers.set(m.connection, (mapper = new RowMapper(m.connection, InvoiceEntity)));
-  return mapper.map(rows[0]);
+  return mapper.map(row);
 }
 
 /**

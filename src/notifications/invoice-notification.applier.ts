@@ -3,7 +3,7 @@ import { EntityManager } from 'typeorm';
 import { KeyRing } from '../common/key-ring';
 import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { lockInvoice } from '../invoices/invoice-transitions';
+import { invoiceFromRow, lockInvoice } from '../invoices/invoice-transitions';
 import { absencePolicy, applyInvoiceEvidence } from '../invoices/invoice-evidence';
 import { priceFactsOf, takePriceFacts } from '../invoices/invoice-gateway-facts';
 import { statusFromNotification } from '../invoices/invoice.state';
@@ -34,6 +34,12 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
     this.appliers.register('invoice', this);
   }
 
+  invoiceToLock(fields: Record<string, string>): { shopId: number; shopOrderId: string } | null {
+    const shopId = this.config.gateway.shops.payment.shopId;
+    const shopOrderId = fields.shop_order_id;
+    return shopOrderId && fields.shop_id === String(shopId) ? { shopId, shopOrderId } : null;
+  }
+
   async apply(
     manager: EntityManager,
     fields: Record<string, string>,
@@ -50,7 +56,10 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
         ctx,
       );
     }
-    const invoice = await lockInvoice(manager, { shopId, shopOrderId });
+    const invoice =
+      ctx.lockedInvoice !== undefined
+        ? ctx.lockedInvoice && invoiceFromRow(manager, ctx.lockedInvoice)
+        : await lockInvoice(manager, { shopId, shopOrderId });
     if (invoice === null) return this.reject(shopOrderId, `no invoice ${shopOrderId}`, ctx);
 
     const from = invoice.status;

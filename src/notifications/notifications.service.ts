@@ -79,6 +79,24 @@ const UPSERT = statement(
      SET delivery_count = notifications.delivery_count + 1, last_received_at = now()
    RETURNING id, status, (xmax = 0) AS inserted`,
 );
+/**
+ * The upsert, and in the same statement the invoice it is about read and locked for the
+ * applier, when the notification is new or not applied yet (a redelivery of an applied one
+ * locks nothing). Same order of locks as before: the inbox row, then the invoice.
+ */
+const UPSERT_LOCKING_INVOICE = statement(
+  'notification_upsert_locking_invoice',
+  `WITH n AS (
+     INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified, status, outcome, shop_order_id, shop_refund_id, id, shop_id, key_version)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     ON CONFLICT (content_key) DO UPDATE
+       SET delivery_count = notifications.delivery_count + 1, last_received_at = now()
+     RETURNING id, status, (xmax = 0) AS inserted)
+   SELECT n.id AS n_id, n.status AS n_status, n.inserted AS n_inserted, i.*
+     FROM n LEFT JOIN LATERAL (
+       SELECT * FROM invoices WHERE shop_id = $14 AND shop_order_id = $15 AND n.status = 'pending'
+       FOR UPDATE) i ON true`,
+);
 const RECORD_OUTCOME = statement(
   'notification_record_outcome',
   `UPDATE notifications
@@ -167,13 +185,20 @@ export class NotificationsService {
         verified: true,
         status: 'pending',
         outcome: null,
+        lockInvoice: this.appliers.get(type)?.invoiceToLock?.(check.fields) ?? undefined,
       });
       if (!stored.inserted && stored.status !== 'pending') {
         return { id: stored.id, status: stored.status, duplicate: true };
       }
       // Stored, not yet applied nor committed: a crash here loses nothing (the gateway re-sends).
       crashPoint('notification.apply.after_store');
-      const outcome = await this.applyStored(manager, stored.id, type, check.fields);
+      const outcome = await this.applyStored(
+        manager,
+        stored.id,
+        type,
+        check.fields,
+        stored.lockedInvoice,
+      );
       return { id: stored.id, status: outcome.status, duplicate: false };
     });
     // Committed, not yet answered: the re-sent copy finds it applied.
@@ -263,10 +288,14 @@ export class NotificationsService {
     id: string,
     type: string,
     fields: Record<string, string>,
+    lockedInvoice?: Record<string, unknown> | null,
   ): Promise<StoredOutcome> {
     const applier = this.appliers.get(type);
     const outcome: StoredOutcome = applier
-      ? await applier.apply(manager, fields, { notificationId: id })
+      ? await applier.apply(manager, fields, {
+          notificationId: id,
+          ...(lockedInvoice !== undefined ? { lockedInvoice } : {}),
+        })
       : { status: 'ignored', outcome: `no handler for notification type "${type}"` };
     await run(await clientOf(manager), RECORD_OUTCOME, [
       id,
@@ -326,32 +355,55 @@ export class NotificationsService {
       verified: boolean;
       status: NotificationStatus;
       outcome: string | null;
+      /** Also read and lock this invoice in the same statement (see UPSERT_LOCKING_INVOICE). */
+      lockInvoice?: { shopId: number; shopOrderId: string };
     },
-  ): Promise<{ id: string; status: NotificationStatus; inserted: boolean }> {
+  ): Promise<{
+    id: string;
+    status: NotificationStatus;
+    inserted: boolean;
+    /** With `lockInvoice`: the locked row, or null when there is none (or nothing to apply). */
+    lockedInvoice?: Record<string, unknown> | null;
+  }> {
     const key = notificationContentKey(n.fields, n.verified);
     // The id is chosen here: sealed fields are bound to their row. A redelivery keeps the first
     // row (and its payload); this id is then unused.
     const id = randomUUID();
     const on = manager.queryRunner ? await clientOf(manager) : poolOf(this.dataSource);
-    const rows = await run<{ id: string; status: NotificationStatus; inserted: boolean }>(
-      on,
-      UPSERT,
-      [
-        n.type,
-        key,
-        JSON.stringify(sealNotificationFields(this.keys, id, n.fields)),
-        n.contentType.slice(0, 100),
-        n.sourceIp.slice(0, 64) || null,
-        n.verified,
-        n.status,
-        n.outcome,
-        (n.fields.shop_order_id ?? '').slice(0, 255) || null,
-        (n.fields.shop_refund_id ?? '').slice(0, 255) || null,
-        id,
-        /^\d{1,9}$/.test(n.fields.shop_id ?? '') ? Number(n.fields.shop_id) : null,
-        NOTIFICATION_KEY_VERSION,
-      ],
-    );
-    return rows[0];
+    const values = [
+      n.type,
+      key,
+      JSON.stringify(sealNotificationFields(this.keys, id, n.fields)),
+      n.contentType.slice(0, 100),
+      n.sourceIp.slice(0, 64) || null,
+      n.verified,
+      n.status,
+      n.outcome,
+      (n.fields.shop_order_id ?? '').slice(0, 255) || null,
+      (n.fields.shop_refund_id ?? '').slice(0, 255) || null,
+      id,
+      /^\d{1,9}$/.test(n.fields.shop_id ?? '') ? Number(n.fields.shop_id) : null,
+      NOTIFICATION_KEY_VERSION,
+    ];
+    if (n.lockInvoice === undefined || !manager.queryRunner) {
+      const rows = await run<{ id: string; status: NotificationStatus; inserted: boolean }>(
+        on,
+        UPSERT,
+        values,
+      );
+      return rows[0];
+    }
+    const [row] = await run(on, UPSERT_LOCKING_INVOICE, [
+      ...values,
+      n.lockInvoice.shopId,
+      n.lockInvoice.shopOrderId,
+    ]);
+    const { n_id, n_status, n_inserted, ...invoice } = row as Record<string, unknown>;
+    return {
+      id: n_id as string,
+      status: n_status as NotificationStatus,
+      inserted: n_inserted as boolean,
+      lockedInvoice: invoice.id === null || invoice.id === undefined ? null : invoice,
+    };
   }
 }
