@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { currentActor } from '../common/request-context';
-import { clientOf, poolOf, run, type Statement } from '../database/sql';
+import { clientOf, poolOf, run, type Statement } from '../common/sql';
 import type { AuditCause, AuditEntityType } from './audit-event.entity';
 
 /**

@@ -1,4 +1,4 @@
-import { statement } from '../database/sql';
+import { statement } from '../common/sql';
 
 /**
  * The invoice's hot statements in plain SQL (issue #23): a create is two round trips, the claim

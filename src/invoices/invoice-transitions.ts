@@ -8,7 +8,7 @@ import {
   shopEventTypeOf,
   snapshotContextOf,
 } from '../audit/shop-events';
-import { clientOf, poolOf, RowMapper, run } from '../database/sql';
+import { clientOf, poolOf, RowMapper, run } from '../common/sql';
 import { InvoiceEntity } from './invoice.entity';
 import { BY_ID, LOCK_BY_SHOP_ORDER_ID } from './invoice-sql';
 import { toInvoiceView } from './invoice.view';

@@ -5,7 +5,7 @@ import { DataSource, EntityManager, In } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { shopEventTypeOf } from '../audit/shop-events';
 import { currentActor } from '../common/request-context';
-import { clientOf, jsonb, poolOf, RowMapper, run } from '../database/sql';
+import { clientOf, jsonb, poolOf, RowMapper, run } from '../common/sql';
 import { BY_SHOP_ORDER_ID, CREATE_ANSWERED, INSERT_CLAIMED } from './invoice-sql';
 import type { AuditCause } from '../audit/audit-event.entity';
 import {
@@ -165,7 +165,7 @@ export class InvoicesService {
   ) {}
 
   private rowMapper?: RowMapper<InvoiceEntity>;
-  /** Plain rows of `invoices` into entities (the hot paths' reads, src/database/sql.ts). */
+  /** Plain rows of `invoices` into entities (the hot paths' reads, src/common/sql.ts). */
   private get rows(): RowMapper<InvoiceEntity> {
     return (this.rowMapper ??= new RowMapper(this.dataSource, InvoiceEntity));
   }

@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditEventEntity } from '../audit/audit-event.entity';
 import { crashPoint } from '../common/crash-point';
-import { clientOf, poolOf, run, statement } from '../database/sql';
+import { clientOf, poolOf, run, statement } from '../common/sql';
 import { NotFound } from '../common/errors';
 import { KeyRing } from '../common/key-ring';
 import { logger } from '../common/logger';
