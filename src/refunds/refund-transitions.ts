@@ -1,7 +1,9 @@
 import { EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
-import { registerSnapshotLoader } from '../audit/shop-events';
+import { updateWithEvent } from '../audit/event-write';
+import { rememberForCommit } from '../audit/shop-event-snapshots';
+import { registerSnapshotLoader, shopEventTypeOf } from '../audit/shop-events';
 import { toRefundView } from './dto/refund.view';
 import { RefundEntity, RefundStatus } from './refund.entity';
 import { decideRefundTransition, isFinalRefund } from './refund.state';
@@ -55,29 +57,47 @@ export async function transitionRefund(
   const final = isFinalRefund(to);
   const changes: RefundExtra &
     Pick<RefundEntity, 'status'> &
-    Partial<Pick<RefundEntity, 'leaseUntil'>> = {
+    Partial<Pick<RefundEntity, 'leaseUntil' | 'updatedAt'>> = {
     ...extra,
     status: to,
     ...(final && from !== to
       ? { processedAt: extra.processedAt ?? new Date(), nextCheckAt: null, leaseUntil: null }
       : {}),
+    updatedAt: new Date(),
   };
-  await manager.update(RefundEntity, { id: refund.id }, changes);
   Object.assign(refund, changes);
-  await audit.record(manager, {
-    entityType: 'refund',
-    entityId: refund.shopRefundId,
+  // The row and its event in one statement (issue #23); the event carries the refund as this
+  // change leaves it, brought up to the committed view before commit should it change again.
+  const type = shopEventTypeOf({ entityType: 'refund', fromStatus: from, toStatus: to });
+  const data = type === null ? null : { ...toRefundView(refund) };
+  const eventId = await updateWithEvent(manager, {
+    table: 'refunds',
+    target: RefundEntity,
     rowId: refund.id,
-    fromStatus: from,
-    toStatus: to,
-    cause,
-    details: {
-      shopOrderId: refund.shopOrderId,
-      submitState: refund.submitState,
-      errorCode: refund.errorCode,
-      ...details,
+    changes,
+    event: {
+      entityType: 'refund',
+      entityId: refund.shopRefundId,
+      fromStatus: from,
+      toStatus: to,
+      cause,
+      details: {
+        shopOrderId: refund.shopOrderId,
+        submitState: refund.submitState,
+        errorCode: refund.errorCode,
+        ...details,
+      },
+      type,
+      data,
     },
   });
+  if (data !== null)
+    rememberForCommit(manager, {
+      eventId,
+      objectType: 'refund',
+      ref: { rowId: refund.id, objectId: refund.shopRefundId },
+      data,
+    });
   // Every status move takes money out of WAITING into SUCCESS or FAILED.
   if (from !== to) await syncRefundSums(manager, refund, from, cause);
   return true;
