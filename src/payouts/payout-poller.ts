@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -21,10 +21,7 @@ import { payoutPollLateness } from '../metrics/metrics';
 import { INSTANCE_ID } from '../jobs/instance';
 import { scheduleJob, singleFlight } from '../jobs/schedule';
 
-/**
- * Rows claimed at once. A tick claims again while its claims come back full, so a backlog is
- * worked through at once rather than a batch per tick.
- */
+/** Rows claimed at once. */
 const CLAIM_LIMIT = 500;
 const CAUSE = 'reconciliation';
 
@@ -42,11 +39,13 @@ const CAUSE = 'reconciliation';
  * statement; every other round is written at once through the processor's per-row path.
  */
 @Injectable()
-export class PayoutPoller implements OnApplicationBootstrap {
+export class PayoutPoller implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = logger.child({ component: 'payout-poller' });
   /** Lease owner of this instance. */
   readonly instanceId = `${INSTANCE_ID}-${randomBytes(3).toString('hex')}`;
   private readonly perRow = { owner: this.instanceId, mayCreate: true };
+  /** Set when the application closes: a tick in progress ends after its batch. */
+  private closing = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -67,18 +66,25 @@ export class PayoutPoller implements OnApplicationBootstrap {
     );
   }
 
+  onModuleDestroy(): void {
+    this.closing = true;
+  }
+
   /**
-   * One tick: claim due payouts and poll them, again while a claim comes back full. Never
-   * overlaps itself; returns how many were polled.
+   * One tick: claim due payouts and poll them, and claim again as long as the last claim found
+   * rows (those that fell due meanwhile), for at most one poll interval: under load the poller
+   * works without waiting for the next tick, idle it waits for it. Never overlaps itself;
+   * returns how many were polled.
    */
   readonly runOnce = singleFlight(() => this.tick());
 
   private async tick(): Promise<number> {
+    const until = Date.now() + this.config.payouts.pollIntervalS * 1000;
     let polled = 0;
     for (;;) {
       const claimed = await this.claim();
       polled += await this.pollBatch(claimed);
-      if (claimed.length < CLAIM_LIMIT) return polled;
+      if (claimed.length === 0 || this.closing || Date.now() >= until) return polled;
     }
   }
 
