@@ -147,6 +147,7 @@ export class PayoutPoller implements OnApplicationBootstrap, OnModuleDestroy {
       });
     });
     crashPoint('payout.poll.after_answers');
+    // Should this statement fail, its rows wait for their lease as after a crash here.
     const changed = await this.processor.finishQuietRounds(this.dataSource, this.instanceId, quiet);
     if (changed.size > 0) {
       const rounds = quiet.filter((q) => changed.has(q.id));
