@@ -25,37 +25,41 @@ export interface ClaimOptions {
  * each row goes to one of them per lease.
  */
 export async function claimDue(dataSource: DataSource, opts: ClaimOptions): Promise<string[]> {
-  return (await claimDueTimed(dataSource, opts)).map((r) => r.id);
+  return (await claimDueRows(dataSource, opts, [])).map((r) => r.id);
 }
 
-export interface ClaimedRow {
-  id: string;
-  /** Seconds between the row's due time and this claim (what `payout_poll_lateness_seconds` observes). */
-  lateS: number;
-}
+/**
+ * A leased row as the claim returned it: its id, how late it was claimed (seconds between its
+ * due time and the claim: what `payout_poll_lateness_seconds` observes), and the asked-for
+ * columns by their SQL names.
+ */
+export type ClaimedColumns = { id: string; late_s: number } & Record<string, unknown>;
 
-/** `claimDue`, also telling how late each row was claimed. */
-export async function claimDueTimed(
+/**
+ * `claimDue` that also returns `columns` of each leased row as the claim left it (e.g.
+ * `xmin`, which tells a later write whether the row changed since), so the caller needs no
+ * read per row. `columns` are constants of the caller's code, never input.
+ */
+export async function claimDueRows(
   dataSource: DataSource,
   opts: ClaimOptions,
-): Promise<ClaimedRow[]> {
+  columns: readonly string[],
+): Promise<ClaimedColumns[]> {
   const params: unknown[] = [opts.limit, opts.leaseSeconds, opts.shopId];
   if (opts.owner !== undefined) params.push(opts.owner);
-  const rows = (await dataSource.query(claimSql(opts), params)) as
-    [Array<{ id: string; late_s: number }>, number] | Array<{ id: string; late_s: number }>;
+  const rows = (await dataSource.query(claimSql(opts, columns), params)) as
+    [ClaimedColumns[], number] | ClaimedColumns[];
   // The pg driver returns [rows, count] for UPDATE ... RETURNING through TypeORM.
-  const list = Array.isArray(rows[0])
-    ? (rows[0] as Array<{ id: string; late_s: number }>)
-    : (rows as Array<{ id: string; late_s: number }>);
-  return list.map((r) => ({ id: r.id, lateS: r.late_s }));
+  return Array.isArray(rows[0]) ? (rows[0] as ClaimedColumns[]) : (rows as ClaimedColumns[]);
 }
 
 /**
  * The claim statement (table and column names come from the fixed options above, never from
  * input); exported so a test can EXPLAIN exactly what runs.
  */
-export function claimSql(opts: ClaimOptions): string {
+export function claimSql(opts: ClaimOptions, columns: readonly string[] = []): string {
   const ownerSet = opts.owner !== undefined ? ', lease_owner = $4' : '';
+  const more = columns.map((c) => `, ${c}`).join('');
   return `UPDATE ${opts.table} SET lease_until = now() + make_interval(secs => $2)${ownerSet}
       WHERE id IN (
         SELECT id FROM ${opts.table}
@@ -64,7 +68,7 @@ export function claimSql(opts: ClaimOptions): string {
          ORDER BY ${opts.dueColumn}
          LIMIT $1
          FOR UPDATE SKIP LOCKED)
-      RETURNING id, GREATEST(0, EXTRACT(EPOCH FROM now() - ${opts.dueColumn}))::float8 AS late_s`;
+      RETURNING id, GREATEST(0, EXTRACT(EPOCH FROM now() - ${opts.dueColumn}))::float8 AS late_s${more}`;
 }
 
 /** Runs `fn` over `items` with at most `concurrency` in flight. */

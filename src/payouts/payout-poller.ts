@@ -1,19 +1,29 @@
 import { randomBytes } from 'node:crypto';
-import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayService } from '../gateway';
-import { PayoutProcessor } from './payout-processor';
-import { claimDueTimed, forEachBounded } from '../jobs/claim';
+import { crashPoint } from '../common/crash-point';
+import type { PayoutRecord } from '../gateway/gateway.types';
+import { claimDueRows, forEachBounded } from '../jobs/claim';
+import { PayoutProcessor, type CallAnswer } from './payout-processor';
+import {
+  mayBeQuiet,
+  POLLED_COLUMNS,
+  quietRoundNext,
+  toPolledRow,
+  type PolledRow,
+} from './payout-quiet-round';
 import { payoutPollLateness } from '../metrics/metrics';
 import { INSTANCE_ID } from '../jobs/instance';
 import { scheduleJob, singleFlight } from '../jobs/schedule';
 
-/** Rows claimed per tick; the rest wait for the next tick. */
+/** Rows claimed at once. */
 const CLAIM_LIMIT = 500;
+const CAUSE = 'reconciliation';
 
 /**
  * Polls non-final payouts every PAYOUT_POLL_INTERVAL_S until final or PAYOUT_POLL_MAX_S after
@@ -23,12 +33,19 @@ const CLAIM_LIMIT = 500;
  * is in the database: a restart resumes where it stopped. A row left `pending` (crash between
  * the commit and the gateway's answer) is settled like `unknown`: ask shop_payment_status,
  * create once more with the same id only if the gateway says it is absent.
+ *
+ * The claim returns the rows it leased. A round whose answer changes nothing (the same non-final
+ * status and data: payout-quiet-round.ts) is finished with the batch's other quiet rounds in one
+ * statement; every other round is written at once through the processor's per-row path.
  */
 @Injectable()
-export class PayoutPoller implements OnApplicationBootstrap {
+export class PayoutPoller implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = logger.child({ component: 'payout-poller' });
   /** Lease owner of this instance. */
   readonly instanceId = `${INSTANCE_ID}-${randomBytes(3).toString('hex')}`;
+  private readonly perRow = { owner: this.instanceId, mayCreate: true };
+  /** Set when the application closes: a tick in progress ends after its batch. */
+  private closing = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -49,43 +66,119 @@ export class PayoutPoller implements OnApplicationBootstrap {
     );
   }
 
-  /** One tick: claim due payouts and poll them. Never overlaps itself; returns how many were polled. */
+  onModuleDestroy(): void {
+    this.closing = true;
+  }
+
+  /**
+   * One tick: claim due payouts and poll them, and claim again as long as the last claim found
+   * rows (those that fell due meanwhile), for at most one poll interval: under load the poller
+   * works without waiting for the next tick, idle it waits for it. Never overlaps itself;
+   * returns how many were polled.
+   */
   readonly runOnce = singleFlight(() => this.tick());
 
   private async tick(): Promise<number> {
-    const { leaseS, concurrency } = this.config.payouts;
-    const claimed = await claimDueTimed(this.dataSource, {
-      table: 'payouts',
-      dueColumn: 'next_poll_at',
-      limit: CLAIM_LIMIT,
-      leaseSeconds: leaseS,
-      owner: this.instanceId,
-      shopId: this.gateway.shopId('payout'),
-    });
-    for (const row of claimed) payoutPollLateness.observe(row.lateS);
-    const ids = claimed.map((row) => row.id);
+    const until = Date.now() + this.config.payouts.pollIntervalS * 1000;
     let polled = 0;
-    await forEachBounded(ids, concurrency, async (id) => {
-      try {
-        if (
-          await this.processor.checkOnce(this.dataSource, id, 'reconciliation', {
-            owner: this.instanceId,
-            mayCreate: true,
-          })
-        )
-          polled += 1;
-      } catch (err) {
-        this.log.error(
-          { payoutId: id, err: (err as Error).message },
-          'payout poll failed; recorded on the row',
-        );
-        await this.processor
-          .recordFailure(this.dataSource, id, err, this.instanceId)
-          .catch((e: Error) =>
-            this.log.error({ payoutId: id, err: e.message }, 'could not record the failed poll'),
-          );
-      }
+    for (;;) {
+      const claimed = await this.claim();
+      polled += await this.pollBatch(claimed);
+      if (claimed.length === 0 || this.closing || Date.now() >= until) return polled;
+    }
+  }
+
+  private async claim(): Promise<PolledRow[]> {
+    const rows = await claimDueRows(
+      this.dataSource,
+      {
+        table: 'payouts',
+        dueColumn: 'next_poll_at',
+        limit: CLAIM_LIMIT,
+        leaseSeconds: this.config.payouts.leaseS,
+        owner: this.instanceId,
+        shopId: this.gateway.shopId('payout'),
+      },
+      POLLED_COLUMNS,
+    );
+    for (const row of rows) payoutPollLateness.observe(row.late_s);
+    if (rows.length > 0) crashPoint('payout.poll.after_claim');
+    return rows.map(toPolledRow);
+  }
+
+  /**
+   * The rounds of one claimed batch: the gateway asked with at most PAYOUT_POLL_CONCURRENCY
+   * calls in flight; each answer that changes something written at once by the per-row path;
+   * the quiet ones finished together at the end, and any of those whose row changed since the
+   * claim written by the per-row path after all (with the answer already in hand: the row is
+   * not asked twice, and nothing it gained meanwhile is overwritten).
+   */
+  private async pollBatch(rows: PolledRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const { concurrency, pollIntervalS, status } = this.config.payouts;
+    const quiet: Array<{
+      id: string;
+      xmin: string;
+      nextPollAt: Date;
+      via: string;
+      answer: CallAnswer<PayoutRecord>;
+    }> = [];
+    let polled = 0;
+    await forEachBounded(rows, concurrency, async (row) => {
+      await this.guarded(row.id, async () => {
+        if (!mayBeQuiet(row, new Date())) {
+          if (await this.processor.checkOnce(this.dataSource, row.id, CAUSE, this.perRow))
+            polled += 1;
+          return;
+        }
+        const { via, answer } = await this.processor.askStatus(row);
+        polled += 1;
+        const next = answer.ok
+          ? quietRoundNext(row, answer.value, {
+              now: new Date(),
+              pollIntervalS,
+              watch: this.config.watch,
+              status,
+            })
+          : null;
+        if (next !== null)
+          quiet.push({ id: row.id, xmin: row.xmin, nextPollAt: next, via, answer });
+        else await this.recordStatus(row.id, via, answer);
+      });
     });
+    crashPoint('payout.poll.after_answers');
+    // Should this statement fail, its rows wait for their lease as after a crash here.
+    const changed = await this.processor.finishQuietRounds(this.dataSource, this.instanceId, quiet);
+    if (changed.size > 0) {
+      const rounds = quiet.filter((q) => changed.has(q.id));
+      await forEachBounded(rounds, concurrency, (q) =>
+        this.guarded(q.id, () => this.recordStatus(q.id, q.via, q.answer)),
+      );
+    }
     return polled;
+  }
+
+  private recordStatus(id: string, via: string, answer: CallAnswer<PayoutRecord>): Promise<void> {
+    return this.processor.recordStatus(this.dataSource, id, via, answer, CAUSE, {
+      owner: this.instanceId,
+      resend: null,
+    });
+  }
+
+  /** A round that threw is recorded on its row (and the batch goes on). */
+  private async guarded(id: string, round: () => Promise<void>): Promise<void> {
+    try {
+      await round();
+    } catch (err) {
+      this.log.error(
+        { payoutId: id, err: (err as Error).message },
+        'payout poll failed; recorded on the row',
+      );
+      await this.processor
+        .recordFailure(this.dataSource, id, err, this.instanceId)
+        .catch((e: Error) =>
+          this.log.error({ payoutId: id, err: e.message }, 'could not record the failed poll'),
+        );
+    }
   }
 }

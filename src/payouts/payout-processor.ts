@@ -12,7 +12,6 @@ import {
   type AttentionReason,
 } from '../common/attention';
 import { logger } from '../common/logger';
-import { Amount } from '../common/money';
 import { KeyRing } from '../common/key-ring';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayError, GatewayService, isOutcomeUnknown, toGatewayId } from '../gateway';
@@ -24,6 +23,7 @@ import { accountContext } from './account-seal';
 import { registerSnapshotLoader } from '../audit/shop-events';
 import { toPayoutView } from './dto/payout.view';
 import { PayoutEntity, type PayoutStatus } from './payout.entity';
+import { amountOf } from './payout-quiet-round';
 
 registerSnapshotLoader('payout', async (m, ref) => {
   const p = await m.findOneOrFail(PayoutEntity, {
@@ -135,7 +135,9 @@ export class PayoutProcessor {
   }
 
   /** Phase 2 of a poll: by withdraw id when known, else by shop_payment_id. */
-  async askStatus(p: PayoutEntity): Promise<{ via: string; answer: CallAnswer<PayoutRecord> }> {
+  async askStatus(
+    p: Pick<PayoutEntity, 'withdrawId' | 'shopPaymentId'>,
+  ): Promise<{ via: string; answer: CallAnswer<PayoutRecord> }> {
     const via = p.withdrawId === null ? 'withdraw/shop_payment_status' : 'withdraw/status';
     try {
       const value =
@@ -506,9 +508,8 @@ export class PayoutProcessor {
 
   /**
    * One status round for a payout, in atomic phases: read the row, ask the gateway with nothing
-   * held, write the answer under a short lock; when "absent" allows one more create, claim it,
-   * send it with nothing held, write its answer. `owner`: the poller's lease (a row taken over
-   * by another instance is left alone). Returns false when the row was not ours to poll.
+   * held, write the answer under a short lock (recordStatus). `owner`: the poller's lease (a row
+   * taken over by another instance is left alone). Returns false when the row was not ours to poll.
    */
   async checkOnce(
     dataSource: DataSource,
@@ -522,29 +523,13 @@ export class PayoutProcessor {
     const open =
       !isUnsent(p.status) && (isPolled(p.status) || (opts.force === true && !isFinal(p.status)));
     const inFlight = p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > Date.now();
-    let step: 'create' | 'done' = 'done';
-    let attempt = 0;
-    let recipient: SealedRecipient | null = null;
     if (open && !inFlight) {
       // Read before asking: a sealed account that cannot be read fails this poll (recorded), not a create.
-      if (p.withdrawId === null && opts.mayCreate) recipient = this.unsealRecipient(p);
+      const recipient = p.withdrawId === null && opts.mayCreate ? this.unsealRecipient(p) : null;
       const { via, answer } = await this.askStatus(p);
-      step = await dataSource.transaction(async (m) => {
-        const row = await this.lock(m, { id });
-        if (row === null || (opts.owner !== undefined && row.leaseOwner !== opts.owner))
-          return 'done';
-        if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > Date.now()) return 'done';
-        const r = await this.applyStatus(
-          m,
-          row,
-          via,
-          answer,
-          cause,
-          opts.mayCreate && recipient !== null,
-        );
-        if (r === 'done') await this.finishRound(m, row, cause, opts.owner !== undefined);
-        attempt = row.createAttempts;
-        return r;
+      await this.recordStatus(dataSource, id, via, answer, cause, {
+        owner: opts.owner,
+        resend: recipient === null ? null : { payout: p, recipient },
       });
     } else if (opts.owner !== undefined) {
       await dataSource.transaction(async (m) => {
@@ -553,18 +538,78 @@ export class PayoutProcessor {
         await this.finishRound(m, row, cause, true, inFlight ? row.callLeaseUntil : undefined);
       });
     }
-    if (step === 'create' && recipient !== null) {
-      const answer = await this.sendCreate(p, recipient);
+    return true;
+  }
+
+  /**
+   * Phase 3 of a status round: the answer written under a short lock through applyStatus and
+   * finishRound; when "absent" allows one more create (only with `resend`: the payout and its
+   * unsealed recipient), that create is claimed there, sent with nothing held, and its answer
+   * written. `owner`: the poller's lease (a row taken over by another instance is left alone).
+   */
+  async recordStatus(
+    dataSource: DataSource,
+    id: string,
+    via: string,
+    answer: CallAnswer<PayoutRecord>,
+    cause: AuditCause,
+    opts: {
+      owner?: string;
+      resend: {
+        payout: Parameters<PayoutProcessor['sendCreate']>[0];
+        recipient: SealedRecipient;
+      } | null;
+    },
+  ): Promise<void> {
+    let attempt = 0;
+    const step = await dataSource.transaction(async (m) => {
+      const row = await this.lock(m, { id });
+      if (row === null || (opts.owner !== undefined && row.leaseOwner !== opts.owner))
+        return 'done';
+      if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > Date.now()) return 'done';
+      const r = await this.applyStatus(m, row, via, answer, cause, opts.resend !== null);
+      if (r === 'done') await this.finishRound(m, row, cause, opts.owner !== undefined);
+      attempt = row.createAttempts;
+      return r;
+    });
+    if (step === 'create' && opts.resend !== null) {
+      const created = await this.sendCreate(opts.resend.payout, opts.resend.recipient);
       await dataSource.transaction(async (m) => {
         const row = await this.lock(m, { id });
         if (row === null) return;
-        await this.applyCreate(m, row, answer, cause, attempt);
+        await this.applyCreate(m, row, created, cause, attempt);
         // A create just sent gets its status round before any deadline: flagged now, it would
         // never be polled again while the gateway pays it.
         await this.finishRound(m, row, cause, opts.owner !== undefined, undefined, false);
       });
     }
-    return true;
+  }
+
+  /**
+   * The quiet rounds of a poll batch (payout-quiet-round.ts: the gateway said what the row
+   * already says), finished by one statement: poll counted, next poll set, lease released —
+   * what finishRound writes for such a round — on each row still leased by `owner` and unchanged
+   * since the claim (same `xmin`). Returns the ids it did not finish: the caller writes their
+   * answers through recordStatus, which reads the row as it is now.
+   */
+  async finishQuietRounds(
+    dataSource: DataSource,
+    owner: string,
+    rounds: ReadonlyArray<{ id: string; xmin: string; nextPollAt: Date }>,
+  ): Promise<Set<string>> {
+    const left = new Set(rounds.map((r) => r.id));
+    if (rounds.length === 0) return left;
+    const result = (await dataSource.query(
+      `UPDATE payouts p
+          SET poll_count = p.poll_count + 1, next_poll_at = q.next_poll_at,
+              lease_until = NULL, lease_owner = NULL, updated_at = now()
+         FROM unnest($2::uuid[], $3::xid[], $4::timestamptz[]) AS q(id, xmin, next_poll_at)
+        WHERE p.id = q.id AND p.xmin = q.xmin AND p.lease_owner = $1
+       RETURNING p.id`,
+      [owner, rounds.map((r) => r.id), rounds.map((r) => r.xmin), rounds.map((r) => r.nextPollAt)],
+    )) as [Array<{ id: string }>, number];
+    for (const { id } of result[0]) left.delete(id);
+    return left;
   }
 
   /**
@@ -740,10 +785,4 @@ export class PayoutProcessor {
     p.nextPollAt = next;
     this.chosenByAnswer.add(p);
   }
-}
-
-function amountOf(v: unknown): Amount | null {
-  if (typeof v === 'string' && v !== '') return Amount.fromText(v);
-  if (typeof v === 'number' || typeof v === 'bigint') return Amount.fromText(String(v));
-  return null;
 }
