@@ -510,6 +510,16 @@ async function reads() {
 async function p4() {
   const seedStarted = Date.now();
   const withdrawIds = new Array(P4_PAYOUTS);
+  // What the create answer says of each payout, stored on the row as the service stores it (a row
+  // whose create answer was written): payee_receive and shop_write_off as their exact JSON text.
+  const psCurrencies = new Array(P4_PAYOUTS);
+  const payeeReceives = new Array(P4_PAYOUTS);
+  const shopWriteOffs = new Array(P4_PAYOUTS);
+  const rawDecimal = (text, field) => {
+    const m = new RegExp(`"${field}"\\s*:\\s*"?(-?\\d+(?:\\.\\d+)?)`).exec(text);
+    if (!m) throw new Error(`seeding: no ${field} in ${text.slice(0, 300)}`);
+    return m[1];
+  };
   const signed = ['account', 'amount', 'amount_type', 'payway', 'shop_currency', 'shop_id', 'shop_payment_id'];
   await forEachBounded(P4_PAYOUTS, 32, async (i) => {
     const body = {
@@ -525,6 +535,9 @@ async function p4() {
     const parsed = JSON.parse(res.text);
     if (parsed.result !== true) throw new Error(`seeding payout ${i}: ${res.text.slice(0, 300)}`);
     withdrawIds[i] = String(parsed.data.id);
+    psCurrencies[i] = Number(parsed.data.ps_currency);
+    payeeReceives[i] = rawDecimal(res.text, 'payee_receive');
+    shopWriteOffs[i] = rawDecimal(res.text, 'shop_write_off');
   });
   const seedMs = Date.now() - seedStarted;
 
@@ -542,17 +555,28 @@ async function p4() {
   const rssA = rssSampler(a.pid);
   const rssB = rssSampler(b.pid);
   await sandboxControl('DELETE', '/requests');
+  // The rows go in not due (writing 20,000 rows takes a while, and a row due before it is
+  // visible would count as late); one UPDATE then spreads their due times over one interval,
+  // starting 2 s after it runs, so every due time is after the rows are visible.
+  await withClient(db, (c) =>
+    c.query(
+      `INSERT INTO payouts (shop_id, shop_payment_id, request_fingerprint, status, gateway_status, withdraw_id, amount, amount_type,
+         shop_currency, payway, account_masked, account_sealed, create_attempts, next_poll_at, poll_deadline,
+         ps_currency, payee_receive, shop_write_off)
+       SELECT $1, 'p4-' || $2 || '-' || (g - 1), md5(g::text) || md5(g::text), 'processing', 3, w::bigint, '100', 'ps_amount',
+              643, $3, '411111******1111', 'not-used', 1, NULL, now() + interval '2 hours',
+              pc, pr::numeric, sw::numeric
+         FROM unnest($4::text[], $5::int[], $6::text[], $7::text[]) WITH ORDINALITY AS t(w, pc, pr, sw, g)`,
+      [SHOP_ID, runTag, PAYOUT_PAYWAY, withdrawIds, psCurrencies, payeeReceives, shopWriteOffs],
+    ),
+  );
   const t0 = Date.now();
   const due = await withClient(db, async (c) => {
     const res = await c.query(
-      `INSERT INTO payouts (shop_id, shop_payment_id, request_fingerprint, status, gateway_status, withdraw_id, amount, amount_type,
-         shop_currency, payway, account_masked, account_sealed, create_attempts, next_poll_at, poll_deadline)
-       SELECT $1, 'p4-' || $2 || '-' || (g - 1), md5(g::text) || md5(g::text), 'processing', 3, w::bigint, '100', 'ps_amount',
-              643, $3, '411111******1111', 'not-used', 1,
-              now() + make_interval(secs => $4 * random()), now() + interval '2 hours'
-         FROM unnest($5::text[]) WITH ORDINALITY AS t(w, g)
+      `UPDATE payouts SET next_poll_at = clock_timestamp() + interval '2 seconds' + make_interval(secs => $2 * random())
+        WHERE shop_payment_id LIKE 'p4-' || $1 || '-%'
        RETURNING withdraw_id::text AS w, (extract(epoch FROM next_poll_at) * 1000)::float8 AS due`,
-      [SHOP_ID, runTag, PAYOUT_PAYWAY, P4_INTERVAL_S, withdrawIds],
+      [runTag, P4_INTERVAL_S],
     );
     return new Map(res.rows.map((x) => [x.w, x.due]));
   });

@@ -326,7 +326,7 @@ describe('validation does not amplify', () => {
   ];
 
   it.each(CASES)(
-    '7,000 unknown names in %s: one 400 problem naming the field and the limit, answer ≤ 16 KB and smaller than the body, server time within 2 × an accepted create',
+    '7,000 unknown names in %s: one 400 problem naming the field and the limit, answer ≤ 16 KB and smaller than the body, server time within 4 × an accepted create (the parse of 64 KB)',
     async (_where, build, field) => {
       const accepted: number[] = [];
       const refused: number[] = [];
@@ -346,8 +346,11 @@ describe('validation does not amplify', () => {
         expect(problem.errors).toEqual([{ field, message: expect.stringMatching(/more than \d+ properties/) }]);
         refused.push(res.ms);
       }
-      // Medians of a few: one descheduled request on a busy machine does not decide.
-      expect(median(refused)).toBeLessThanOrEqual(2 * median(accepted));
+      // Medians of a few: one descheduled request on a busy machine does not decide. The bound is
+      // parsing, not validation: since issue #23 an accepted create costs about 2.5 ms of CPU,
+      // while JSON.parse of a body at the 64 KB limit costs about 3 ms by itself; work per
+      // property (an error each, as before the cap) costs ten times that and more.
+      expect(median(refused)).toBeLessThanOrEqual(4 * median(accepted));
     },
   );
 
