@@ -69,8 +69,15 @@ export interface RowChangeWithEvent {
   };
 }
 
-/** Writes the row's changes and its event in one statement; returns the event's id. */
-export async function updateWithEvent(m: EntityManager, w: RowChangeWithEvent): Promise<string> {
+/**
+ * Writes the row's changes and its event in one statement; returns the event's id and the row as
+ * the statement left it (every column), so the caller can tell whether the view it wrote into the
+ * event is the row's.
+ */
+export async function updateWithEvent(
+  m: EntityManager,
+  w: RowChangeWithEvent,
+): Promise<{ eventId: string; row: Record<string, unknown> }> {
   const cols = columnsOf(m.connection, w.target);
   const props = Object.keys(w.changes).filter((p) => w.changes[p] !== undefined);
   const sets: string[] = [];
@@ -85,8 +92,8 @@ export async function updateWithEvent(m: EntityManager, w: RowChangeWithEvent): 
   let st = built.get(key);
   if (!st) {
     const base = values.length;
-    const text = `WITH u AS (UPDATE ${w.table} SET ${sets.join(', ')} WHERE id = $1 RETURNING id)
-      INSERT INTO events (entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, sequence)
+    const text = `WITH u AS (UPDATE ${w.table} SET ${sets.join(', ')} WHERE id = $1 RETURNING *),
+      e AS (INSERT INTO events (entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, sequence)
       SELECT $${base + 1}::varchar, $${base + 2}::varchar, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}::jsonb,
              $${base + 7}::varchar, $${base + 8}::jsonb, $${base + 9},
              CASE WHEN $${base + 7}::varchar IS NULL THEN NULL ELSE
@@ -94,7 +101,8 @@ export async function updateWithEvent(m: EntityManager, w: RowChangeWithEvent): 
                  WHERE e.entity_type = $${base + 1}::varchar AND e.entity_id = $${base + 2}::varchar AND e.sequence IS NOT NULL)
              END
         FROM u
-      RETURNING id`;
+      RETURNING id)
+      SELECT e.id AS event_id__, u.* FROM e, u`;
     st = { name: `upd_evt_${createHash('sha1').update(key).digest('hex').slice(0, 16)}`, text };
     built.set(key, st);
   }
@@ -110,7 +118,8 @@ export async function updateWithEvent(m: EntityManager, w: RowChangeWithEvent): 
     currentActor()?.keyId ?? null,
   );
   const on = m.queryRunner ? await clientOf(m) : poolOf(m.connection);
-  const rows = await run<{ id: string }>(on, st, values);
+  const rows = await run(on, st, values);
   if (rows.length !== 1) throw new Error(`updateWithEvent: no ${w.table} row ${w.rowId}`);
-  return rows[0].id;
+  const { event_id__: eventId, ...row } = rows[0];
+  return { eventId: eventId as string, row };
 }

@@ -3,11 +3,7 @@ import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
 import { updateWithEvent } from '../audit/event-write';
 import { rememberForCommit } from '../audit/shop-event-snapshots';
-import {
-  registerSnapshotLoader,
-  shopEventTypeOf,
-  snapshotContextOf,
-} from '../audit/shop-events';
+import { registerSnapshotLoader, shopEventTypeOf, snapshotContextOf } from '../audit/shop-events';
 import { clientOf, poolOf, RowMapper, run } from '../common/sql';
 import { InvoiceEntity } from './invoice.entity';
 import { BY_ID, LOCK_BY_SHOP_ORDER_ID } from './invoice-sql';
@@ -114,7 +110,7 @@ export async function transitionInvoice(
       ? null
       : (committedView ??
         toInvoiceView(invoice, snapshotContextOf(manager).publicBaseUrl, { admin: false }));
-  const eventId = await updateWithEvent(manager, {
+  const { eventId, row } = await updateWithEvent(manager, {
     table: 'invoices',
     target: InvoiceEntity,
     rowId: invoice.id,
@@ -130,13 +126,25 @@ export async function transitionInvoice(
       data: data === null ? null : { ...data },
     },
   });
-  if (data !== null && committedView === undefined)
+  if (data !== null && committedView === undefined) {
+    // The event's view was built from the row read under the lock plus the changes; when it is
+    // the view of the row the statement actually left, the before-commit read may be skipped
+    // (nothing else in this transaction names the table after this point).
+    const written = toInvoiceView(
+      invoiceFromRow(manager, row),
+      snapshotContextOf(manager).publicBaseUrl,
+      {
+        admin: false,
+      },
+    );
     rememberForCommit(manager, {
       eventId,
       objectType: 'invoice',
       ref: { rowId: invoice.id, objectId: invoice.shopOrderId },
       data: { ...data },
+      ...(JSON.stringify(written) === JSON.stringify(data) ? { table: 'invoices' as const } : {}),
     });
+  }
   return decision;
 }
 

@@ -4,11 +4,21 @@ import type { AuditCause } from '../audit/audit-event.entity';
 import { updateWithEvent } from '../audit/event-write';
 import { rememberForCommit } from '../audit/shop-event-snapshots';
 import { registerSnapshotLoader, shopEventTypeOf } from '../audit/shop-events';
+import { RowMapper } from '../common/sql';
 import { toRefundView } from './dto/refund.view';
 import { RefundEntity, RefundStatus } from './refund.entity';
 import { decideRefundTransition, isFinalRefund } from './refund.state';
 
 const audit = new AuditService();
+const refundMappers = new WeakMap<object, RowMapper<RefundEntity>>();
+
+/** A plain `refunds` row (every column) as the entity. */
+function refundFromRow(m: EntityManager, row: Record<string, unknown>): RefundEntity {
+  let mapper = refundMappers.get(m.connection);
+  if (!mapper)
+    refundMappers.set(m.connection, (mapper = new RowMapper(m.connection, RefundEntity)));
+  return mapper.map(row);
+}
 
 registerSnapshotLoader('refund', async (m, ref) => {
   const refund = await m.findOneOrFail(RefundEntity, {
@@ -70,7 +80,7 @@ export async function transitionRefund(
   // change leaves it, brought up to the committed view before commit should it change again.
   const type = shopEventTypeOf({ entityType: 'refund', fromStatus: from, toStatus: to });
   const data = type === null ? null : { ...toRefundView(refund) };
-  const eventId = await updateWithEvent(manager, {
+  const { eventId, row } = await updateWithEvent(manager, {
     table: 'refunds',
     target: RefundEntity,
     rowId: refund.id,
@@ -91,13 +101,18 @@ export async function transitionRefund(
       data,
     },
   });
-  if (data !== null)
+  if (data !== null) {
+    // As for invoices: the before-commit read may be skipped only when the event's view is the
+    // view of the row the statement actually left.
+    const written = { ...toRefundView(refundFromRow(manager, row)) };
     rememberForCommit(manager, {
       eventId,
       objectType: 'refund',
       ref: { rowId: refund.id, objectId: refund.shopRefundId },
       data,
+      ...(JSON.stringify(written) === JSON.stringify(data) ? { table: 'refunds' as const } : {}),
     });
+  }
   // Every status move takes money out of WAITING into SUCCESS or FAILED.
   if (from !== to) await syncRefundSums(manager, refund, from, cause);
   return true;
