@@ -86,3 +86,24 @@ export class RowMapper<T extends ObjectLiteral> {
     return entity as T;
   }
 }
+
+const mappers = new WeakMap<
+  DataSource,
+  Map<EntityTarget<ObjectLiteral>, RowMapper<ObjectLiteral>>
+>();
+
+/** A plain row of `target`'s table (SELECT * or RETURNING *) as the entity; one mapper per data source. */
+export function entityFromRow<T extends ObjectLiteral>(
+  ds: DataSource,
+  target: EntityTarget<T>,
+  row: Record<string, unknown>,
+): T {
+  let perSource = mappers.get(ds);
+  if (!perSource) mappers.set(ds, (perSource = new Map()));
+  let mapper = perSource.get(target as EntityTarget<ObjectLiteral>);
+  if (!mapper) {
+    mapper = new RowMapper<ObjectLiteral>(ds, target as EntityTarget<ObjectLiteral>);
+    perSource.set(target as EntityTarget<ObjectLiteral>, mapper);
+  }
+  return mapper.map(row) as T;
+}

@@ -4,7 +4,7 @@ import type { AuditCause } from '../audit/audit-event.entity';
 import { updateWithEvent } from '../audit/event-write';
 import { rememberForCommit } from '../audit/shop-event-snapshots';
 import { registerSnapshotLoader, shopEventTypeOf, snapshotContextOf } from '../audit/shop-events';
-import { clientOf, poolOf, RowMapper, run } from '../common/sql';
+import { clientOf, entityFromRow, poolOf, run } from '../common/sql';
 import { InvoiceEntity } from './invoice.entity';
 import { BY_ID, LOCK_BY_SHOP_ORDER_ID } from './invoice-sql';
 import { toInvoiceView } from './invoice.view';
@@ -28,8 +28,6 @@ registerSnapshotLoader('invoice', async (m, ref, ctx) => {
   return { ...toInvoiceView(inv, ctx.publicBaseUrl, { admin: false }) };
 });
 
-const mappers = new WeakMap<object, RowMapper<InvoiceEntity>>();
-
 /** One invoice row by a plain statement, in the manager's transaction when it has one. */
 async function readInvoice(
   m: EntityManager,
@@ -42,9 +40,7 @@ async function readInvoice(
 
 /** A plain `invoices` row (SELECT *) as the entity. */
 export function invoiceFromRow(m: EntityManager, row: Record<string, unknown>): InvoiceEntity {
-  let mapper = mappers.get(m.connection);
-  if (!mapper) mappers.set(m.connection, (mapper = new RowMapper(m.connection, InvoiceEntity)));
-  return mapper.map(row);
+  return entityFromRow(m.connection, InvoiceEntity, row);
 }
 
 /**

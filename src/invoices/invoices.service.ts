@@ -5,7 +5,7 @@ import { DataSource, EntityManager, In } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { shopEventTypeOf } from '../audit/shop-events';
 import { currentActor } from '../common/request-context';
-import { clientOf, jsonb, poolOf, RowMapper, run } from '../common/sql';
+import { clientOf, entityFromRow, jsonb, poolOf, run } from '../common/sql';
 import { BY_SHOP_ORDER_ID, CREATE_ANSWERED, INSERT_CLAIMED } from './invoice-sql';
 import type { AuditCause } from '../audit/audit-event.entity';
 import {
@@ -164,10 +164,9 @@ export class InvoicesService {
     private readonly keys: KeyRing,
   ) {}
 
-  private rowMapper?: RowMapper<InvoiceEntity>;
-  /** Plain rows of `invoices` into entities (the hot paths' reads, src/common/sql.ts). */
-  private get rows(): RowMapper<InvoiceEntity> {
-    return (this.rowMapper ??= new RowMapper(this.dataSource, InvoiceEntity));
+  /** A plain row of `invoices` as the entity (the hot paths' reads, src/common/sql.ts). */
+  private fromRow(row: Record<string, unknown>): InvoiceEntity {
+    return entityFromRow(this.dataSource, InvoiceEntity, row);
   }
 
   /** Invoices are the payment shop's: written and found under its id. */
@@ -394,7 +393,7 @@ export class InvoicesService {
       this.secondsFromNow(this.config.invoices.reconcileMaxS),
     ]);
     if (rows.length === 0) return null;
-    return { inv: this.rows.map(rows[0]), version: rows[0].row_version as string };
+    return { inv: this.fromRow(rows[0]), version: rows[0].row_version as string };
   }
 
   /**
@@ -612,7 +611,7 @@ export class InvoicesService {
 
   private async findInvoice(shopOrderId: string): Promise<InvoiceEntity | null> {
     const rows = await run(poolOf(this.dataSource), BY_SHOP_ORDER_ID, [this.shopId, shopOrderId]);
-    return rows.length > 0 ? this.rows.map(rows[0]) : null;
+    return rows.length > 0 ? this.fromRow(rows[0]) : null;
   }
 
   /** Phase 3 of a create the gateway answered (the row is locked by the caller). */

@@ -4,21 +4,12 @@ import type { AuditCause } from '../audit/audit-event.entity';
 import { updateWithEvent } from '../audit/event-write';
 import { rememberForCommit } from '../audit/shop-event-snapshots';
 import { registerSnapshotLoader, shopEventTypeOf } from '../audit/shop-events';
-import { RowMapper } from '../common/sql';
+import { entityFromRow } from '../common/sql';
 import { toRefundView } from './dto/refund.view';
 import { RefundEntity, RefundStatus } from './refund.entity';
 import { decideRefundTransition, isFinalRefund } from './refund.state';
 
 const audit = new AuditService();
-const refundMappers = new WeakMap<object, RowMapper<RefundEntity>>();
-
-/** A plain `refunds` row (every column) as the entity. */
-function refundFromRow(m: EntityManager, row: Record<string, unknown>): RefundEntity {
-  let mapper = refundMappers.get(m.connection);
-  if (!mapper)
-    refundMappers.set(m.connection, (mapper = new RowMapper(m.connection, RefundEntity)));
-  return mapper.map(row);
-}
 
 registerSnapshotLoader('refund', async (m, ref) => {
   const refund = await m.findOneOrFail(RefundEntity, {
@@ -104,7 +95,7 @@ export async function transitionRefund(
   if (data !== null) {
     // As for invoices: the before-commit read may be skipped only when the event's view is the
     // view of the row the statement actually left.
-    const written = { ...toRefundView(refundFromRow(manager, row)) };
+    const written = { ...toRefundView(entityFromRow(manager.connection, RefundEntity, row)) };
     rememberForCommit(manager, {
       eventId,
       objectType: 'refund',
