@@ -48,11 +48,26 @@ function columnWrite(c: ColumnMetadata): ColumnWrite {
   };
 }
 
+/**
+ * The row was not the version the write was conditional on (RowChangeWithEvent.version): nothing
+ * was written; the caller goes the locked way.
+ */
+export class RowChanged extends Error {
+  constructor(table: string, rowId: string) {
+    super(`${table} row ${rowId} changed since it was read`);
+  }
+}
+
 export interface RowChangeWithEvent {
   table: 'invoices' | 'refunds' | 'payouts';
   target: EntityTarget<ObjectLiteral>;
   /** The row's primary key. */
   rowId: string;
+  /**
+   * Write only if the row is still this version (its `xmin` as read, outside any lock); else
+   * RowChanged. For a write that did not lock the row first (a create's answer, issue #23).
+   */
+  version?: string;
   /** Property names (of the entity) and their new values; written as the entity's columns. */
   changes: Record<string, unknown>;
   event: {
@@ -88,11 +103,16 @@ export async function updateWithEvent(
     values.push(col.toDb(w.changes[p]));
     sets.push(`${col.databaseName} = ${col.param(values.length)}`);
   }
-  const key = `${w.table}:${sets.join(',')}`;
+  let guard = '';
+  if (w.version !== undefined) {
+    values.push(w.version);
+    guard = ` AND xmin = $${values.length}::text::xid`;
+  }
+  const key = `${w.table}:${sets.join(',')}${guard}`;
   let st = built.get(key);
   if (!st) {
     const base = values.length;
-    const text = `WITH u AS (UPDATE ${w.table} SET ${sets.join(', ')} WHERE id = $1 RETURNING *),
+    const text = `WITH u AS (UPDATE ${w.table} SET ${sets.join(', ')} WHERE id = $1${guard} RETURNING *),
       e AS (INSERT INTO events (entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, sequence)
       SELECT $${base + 1}::varchar, $${base + 2}::varchar, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}::jsonb,
              $${base + 7}::varchar, $${base + 8}::jsonb, $${base + 9},
@@ -119,7 +139,10 @@ export async function updateWithEvent(
   );
   const on = m.queryRunner ? await clientOf(m) : poolOf(m.connection);
   const rows = await run(on, st, values);
-  if (rows.length !== 1) throw new Error(`updateWithEvent: no ${w.table} row ${w.rowId}`);
+  if (rows.length !== 1) {
+    if (w.version !== undefined) throw new RowChanged(w.table, w.rowId);
+    throw new Error(`updateWithEvent: no ${w.table} row ${w.rowId}`);
+  }
   const { event_id__: eventId, ...row } = rows[0];
   return { eventId: eventId as string, row };
 }

@@ -82,6 +82,8 @@ export async function transitionInvoice(
   extra: TransitionExtra = {},
   /** The shop's view of the invoice as committed (see AuditRecord.committedView). */
   committedView?: Record<string, unknown>,
+  /** Write only if the row is still this version (see RowChangeWithEvent.version). */
+  version?: string,
 ): Promise<TransitionDecision> {
   const decision = decideTransition(invoice.status, to);
   if (!decision.allowed) return decision;
@@ -110,6 +112,7 @@ export async function transitionInvoice(
     table: 'invoices',
     target: InvoiceEntity,
     rowId: invoice.id,
+    version,
     changes,
     event: {
       entityType: 'invoice',

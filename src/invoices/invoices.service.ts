@@ -3,10 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
-import { shopEventTypeOf } from '../audit/shop-events';
-import { currentActor } from '../common/request-context';
+import { RowChanged } from '../audit/event-write';
 import { clientOf, entityFromRow, jsonb, poolOf, run } from '../common/sql';
-import { BY_SHOP_ORDER_ID, CREATE_ANSWERED, INSERT_CLAIMED } from './invoice-sql';
+import { BY_SHOP_ORDER_ID, INSERT_CLAIMED } from './invoice-sql';
 import type { AuditCause } from '../audit/audit-event.entity';
 import {
   DomainError,
@@ -133,7 +132,10 @@ interface Claimed {
 }
 
 /** What a create's answer makes of the invoice: the payer's redirect, if any, and the status. */
-function createOutcome(result: InvoiceCreateResult): { redirect: RedirectData | null; to: InvoiceStatus } {
+function createOutcome(result: InvoiceCreateResult): {
+  redirect: RedirectData | null;
+  to: InvoiceStatus;
+} {
   const redirect: RedirectData | null =
     (result.method === 'POST' || result.method === 'GET') &&
     typeof result.url === 'string' &&
@@ -143,6 +145,11 @@ function createOutcome(result: InvoiceCreateResult): { redirect: RedirectData | 
   // With redirect data the payer acts next; without (token charge, payer-less payway) the
   // notification brings the outcome.
   return { redirect, to: redirect ? 'awaiting_payer' : 'created' };
+}
+
+/** The facts a create's answer writes on the row, its call claim released. */
+function createFacts(result: InvoiceCreateResult) {
+  return { invoiceId: String(result.id), redirect: createOutcome(result).redirect, ...NO_CALL };
 }
 
 /**
@@ -312,7 +319,8 @@ export class InvoicesService {
     try {
       const payway = await this.validateAgainstPayway(dto, true);
       // Before any gateway call (invoice/try included); a repeat of an earlier create replays.
-      if (dto.paymentToken !== undefined) await this.refuseRevokedToken(this.dataSource.manager, dto);
+      if (dto.paymentToken !== undefined)
+        await this.refuseRevokedToken(this.dataSource.manager, dto);
       priced = await this.priceInPaywayCurrency(dto, payway);
     } catch (err) {
       const existing = await this.findInvoice(dto.shopOrderId);
@@ -336,7 +344,8 @@ export class InvoicesService {
     tokenInfo: PaymentTokenInfo | null,
     priced: Awaited<ReturnType<InvoicesService['priceInPaywayCurrency']>>,
   ): Promise<Claimed | null> {
-    if (dto.paymentToken === undefined) return this.insertClaimedIn(this.dataSource.manager, dto, fingerprint, tokenInfo, priced);
+    if (dto.paymentToken === undefined)
+      return this.insertClaimedIn(this.dataSource.manager, dto, fingerprint, tokenInfo, priced);
     // The token's registry entry stays locked until the row is in: a revocation committed first
     // refuses this invoice, one committed after it finds the invoice already accepted.
     const token = dto.paymentToken;
@@ -350,11 +359,17 @@ export class InvoicesService {
   }
 
   /** A `409 token-revoked` when the invoice names a token revoked in the registry. */
-  private async refuseRevokedToken(m: EntityManager, dto: CreateInvoiceDto, lock = false): Promise<void> {
+  private async refuseRevokedToken(
+    m: EntityManager,
+    dto: CreateInvoiceDto,
+    lock = false,
+  ): Promise<void> {
     const indexes = this.keys.blindIndexes(dto.paymentToken!, PAYMENT_TOKEN_INDEX);
     const { revoked } = await isTokenRevoked(m, this.shopId, indexes, lock);
     if (revoked)
-      throw new TokenRevoked(dto.paymentTokenFrom !== undefined ? 'paymentTokenFrom' : 'paymentToken');
+      throw new TokenRevoked(
+        dto.paymentTokenFrom !== undefined ? 'paymentTokenFrom' : 'paymentToken',
+      );
   }
 
   private async insertClaimedIn(
@@ -401,7 +416,11 @@ export class InvoicesService {
    * an answer then costs one statement when nothing touched the row meanwhile (the usual case),
    * else it takes the locked path below.
    */
-  private async sendCreate(id: string, dto: CreateInvoiceDto, claimed?: Claimed): Promise<StoredResponse> {
+  private async sendCreate(
+    id: string,
+    dto: CreateInvoiceDto,
+    claimed?: Claimed,
+  ): Promise<StoredResponse> {
     crashPoint('invoice.create.after_claim');
     const call = dto.twoStep ? 'invoice/hold' : 'invoice/create';
     const req = gatewayCreateRequest(dto, this.webhookUrl);
@@ -418,7 +437,7 @@ export class InvoicesService {
     }
     crashPoint('invoice.create.after_answer');
     if (answer.ok && claimed !== undefined) {
-      const written = await this.createAnsweredUnchanged(claimed, call, answer.value);
+      const written = await this.answerUnchanged(claimed, call, answer.value);
       if (written !== null) {
         crashPoint('invoice.create.after_result');
         return written;
@@ -440,50 +459,26 @@ export class InvoicesService {
   }
 
   /**
-   * Phase 3 in one statement (src/invoices/invoice-sql.ts CREATE_ANSWERED): the row as phase 1
-   * wrote it, moved by the state machine to what the answer says, with its event. Null when the
-   * row changed since phase 1 (or its event's sequence was taken meanwhile): the caller then
-   * writes the answer under the row lock.
+   * Phase 3 without the row lock: the usual answer (answerUsual) written only if the row is still
+   * the version phase 1 inserted. Null when it changed since (a notification, a repeat, an
+   * operator) or its event's sequence was taken meanwhile (the unique index refused it): nothing
+   * was written, and the caller writes the answer under the row lock.
    */
-  private async createAnsweredUnchanged(
+  private async answerUnchanged(
     claimed: Claimed,
     call: string,
     result: InvoiceCreateResult,
   ): Promise<StoredResponse | null> {
-    const inv = claimed.inv;
-    const { redirect, to } = createOutcome(result);
-    if (!decideTransition(inv.status, to).allowed) return null;
-    const invoiceId = String(result.id);
-    const gatewayStatus = gatewayNumberOf(to) ?? inv.gatewayStatus;
-    const updatedAt = new Date();
-    const after = Object.assign(Object.create(InvoiceEntity.prototype) as InvoiceEntity, inv, {
-      invoiceId,
-      redirect,
-      ...NO_CALL,
-      status: to,
-      gatewayStatus,
-      updatedAt,
-    });
-    const body = this.view(after);
     try {
-      const rows = await run(poolOf(this.dataSource), CREATE_ANSWERED, [
-        inv.id,
+      return await this.answerUsual(
+        this.dataSource.manager,
+        claimed.inv,
+        call,
+        result,
         claimed.version,
-        to,
-        gatewayStatus,
-        invoiceId,
-        jsonb(redirect),
-        jsonb(body),
-        updatedAt,
-        jsonb({ call, invoiceId }),
-        shopEventTypeOf({ entityType: 'invoice', fromStatus: inv.status, toStatus: to }),
-        currentActor()?.keyId ?? null,
-      ]);
-      return rows.length === 1 ? { code: 201, body } : null;
+      );
     } catch (err) {
-      // Another event of this invoice took the sequence between the claim and now: the unique
-      // index refused this one (nothing was written); the locked path numbers it after that one.
-      if ((err as { code?: string }).code === '23505') return null;
+      if (err instanceof RowChanged || (err as { code?: string }).code === '23505') return null;
       throw err;
     }
   }
@@ -614,6 +609,44 @@ export class InvoicesService {
     return rows.length > 0 ? this.fromRow(rows[0]) : null;
   }
 
+  /**
+   * The usual answer in one statement: status, facts, released claim, the stored answer and its
+   * event, built from what is written (updated_at included) instead of read back; the answer is
+   * also the view the event carries. Null when it is not the usual case (an answer stored
+   * already, a status the state machine does not allow from here). `version`: see answerUnchanged.
+   */
+  private async answerUsual(
+    m: EntityManager,
+    inv: InvoiceEntity,
+    call: string,
+    result: InvoiceCreateResult,
+    version?: string,
+  ): Promise<StoredResponse | null> {
+    const { to } = createOutcome(result);
+    if (inv.responseCode !== null || !decideTransition(inv.status, to).allowed) return null;
+    const facts = createFacts(result);
+    const updatedAt = new Date();
+    const gatewayStatus = gatewayNumberOf(to) ?? inv.gatewayStatus;
+    const after = Object.assign(Object.create(InvoiceEntity.prototype) as InvoiceEntity, inv, {
+      ...facts,
+      status: to,
+      gatewayStatus,
+      updatedAt,
+    });
+    const body = this.view(after);
+    await transitionInvoice(
+      m,
+      inv,
+      to,
+      'gateway',
+      { call, invoiceId: facts.invoiceId },
+      { ...facts, gatewayStatus, responseCode: 201, responseBody: body, updatedAt },
+      { ...body },
+      version,
+    );
+    return { code: 201, body };
+  }
+
   /** Phase 3 of a create the gateway answered (the row is locked by the caller). */
   private async createAnswered(
     m: EntityManager,
@@ -621,35 +654,11 @@ export class InvoicesService {
     call: string,
     result: InvoiceCreateResult,
   ): Promise<StoredResponse> {
-    const { redirect, to } = createOutcome(result);
+    const usual = await this.answerUsual(m, inv, call, result);
+    if (usual !== null) return usual;
+    const { to } = createOutcome(result);
     const details = { call, invoiceId: String(result.id) };
-    const facts = { invoiceId: String(result.id), redirect, ...NO_CALL };
-    if (inv.responseCode === null && decideTransition(inv.status, to).allowed) {
-      // The usual case in one UPDATE: status, facts, released claim and the stored answer, built
-      // from what is written (updated_at included) instead of read back.
-      const updatedAt = new Date();
-      const after = Object.assign(Object.create(InvoiceEntity.prototype) as InvoiceEntity, inv, {
-        ...facts,
-        status: to,
-        gatewayStatus: gatewayNumberOf(to),
-        updatedAt,
-      });
-      const body = this.view(after);
-      // With redirect data the payer acts next; without (token charge, payer-less payway) the
-      // notification brings the outcome.
-      // Nothing else is written to the row in this transaction: the answer is also the view the
-      // shop event carries, so the row is not read back for it.
-      await transitionInvoice(
-        m,
-        inv,
-        to,
-        'gateway',
-        details,
-        { ...facts, responseCode: 201, responseBody: body, updatedAt },
-        { ...body },
-      );
-      return { code: 201, body };
-    }
+    const facts = createFacts(result);
     await m.update(InvoiceEntity, { id: inv.id }, facts);
     Object.assign(inv, facts);
     await transitionInvoice(m, inv, to, 'gateway', details);
@@ -911,7 +920,10 @@ export class InvoicesService {
       .where('i.shop_id = :shopId', { shopId: this.shopId });
     if (q.status) qb.andWhere('i.status = :status', { status: q.status });
     if (q.payway) qb.andWhere('i.payway = :payway', { payway: q.payway });
-    if (q.metadata) qb.andWhere('i.metadata @> CAST(:metadata AS jsonb)', { metadata: JSON.stringify(q.metadata) });
+    if (q.metadata)
+      qb.andWhere('i.metadata @> CAST(:metadata AS jsonb)', {
+        metadata: JSON.stringify(q.metadata),
+      });
     if (q.createdFrom) qb.andWhere('i.created_at >= :from', { from: new Date(q.createdFrom) });
     if (q.createdTo) qb.andWhere('i.created_at < :to', { to: new Date(q.createdTo) });
     if (cursor) qb.andWhere(afterCursorSql('i', 'invoices'), { cursorId: cursor });

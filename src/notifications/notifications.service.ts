@@ -70,15 +70,16 @@ export interface EventListFilter {
 
 const TYPE_MAX = 32;
 
-/** The inbox's statements (issue #23: plain SQL, prepared once per connection). */
-const UPSERT = statement(
-  'notification_upsert',
-  `INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified, status, outcome, shop_order_id, shop_refund_id, id, shop_id, key_version)
+/**
+ * The inbox's statements (issue #23: plain SQL, prepared once per connection). The upsert: a new
+ * row, or one more delivery of a stored one (its lock taken either way).
+ */
+const UPSERT_SQL = `INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified, status, outcome, shop_order_id, shop_refund_id, id, shop_id, key_version)
    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
    ON CONFLICT (content_key) DO UPDATE
      SET delivery_count = notifications.delivery_count + 1, last_received_at = now()
-   RETURNING id, status, (xmax = 0) AS inserted`,
-);
+   RETURNING id, status, (xmax = 0) AS inserted`;
+const UPSERT = statement('notification_upsert', UPSERT_SQL);
 /**
  * The upsert, and in the same statement the invoice it is about read and locked for the
  * applier, when the notification is new or not applied yet (a redelivery of an applied one
@@ -86,12 +87,7 @@ const UPSERT = statement(
  */
 const UPSERT_LOCKING_INVOICE = statement(
   'notification_upsert_locking_invoice',
-  `WITH n AS (
-     INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified, status, outcome, shop_order_id, shop_refund_id, id, shop_id, key_version)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-     ON CONFLICT (content_key) DO UPDATE
-       SET delivery_count = notifications.delivery_count + 1, last_received_at = now()
-     RETURNING id, status, (xmax = 0) AS inserted)
+  `WITH n AS (${UPSERT_SQL})
    SELECT n.id AS n_id, n.status AS n_status, n.inserted AS n_inserted, i.*
      FROM n LEFT JOIN LATERAL (
        SELECT * FROM invoices WHERE shop_id = $14 AND shop_order_id = $15 AND n.status = 'pending'
