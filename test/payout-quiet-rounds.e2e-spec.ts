@@ -6,6 +6,7 @@ import { PayoutPoller } from '../src/payouts/payout-poller';
 import { PayoutProcessor } from '../src/payouts/payout-processor';
 import { auth, PAYOUT_SHOP_ID, startTestApp, TestContext } from './support/app';
 import { PAYOUT } from './support/payways';
+import { statusCallsOf } from './support/payout-rows';
 
 /**
  * The poller's batch path (issue #23): a round whose answer changes nothing is finished with its
@@ -103,15 +104,7 @@ async function eventCount(shopPaymentId: string): Promise<number> {
 }
 
 /** withdraw/status calls per withdraw id, with their times, from the sandbox's log. */
-function statusCalls(): Map<string, number[]> {
-  const calls = new Map<string, number[]>();
-  for (const r of a.sandbox.state.requests) {
-    if (r.path !== 'withdraw/status') continue;
-    const id = String((r.body as Record<string, unknown>).withdraw_id);
-    calls.set(id, [...(calls.get(id) ?? []), Date.parse(r.time)]);
-  }
-  return calls;
-}
+const statusCalls = (): Map<string, number[]> => statusCallsOf(a.sandbox.state.requests);
 
 const pollerOf = (ctx: TestContext): PayoutPoller => ctx.service.app.get(PayoutPoller);
 const processorOf = (ctx: TestContext): PayoutProcessor => ctx.service.app.get(PayoutProcessor);

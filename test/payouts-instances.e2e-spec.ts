@@ -6,6 +6,7 @@ import { claimDue } from '../src/jobs/claim';
 import { PayoutPoller } from '../src/payouts/payout-poller';
 import { PAYOUT_SHOP_ID, startTestApp, TestContext } from './support/app';
 import { PAYOUT } from './support/payways';
+import { statusCallsOf } from './support/payout-rows';
 
 const NEVER_FINAL = PAYOUT.sandboxCard('never_final');
 
@@ -55,15 +56,7 @@ async function seedPayouts(n: number, prefix: string): Promise<string[]> {
 }
 
 /** withdraw/status calls per withdraw id, with their times, from the sandbox's log. */
-function statusCalls(): Map<string, number[]> {
-  const calls = new Map<string, number[]>();
-  for (const r of a.sandbox.state.requests) {
-    if (r.path !== 'withdraw/status') continue;
-    const id = String((r.body as Record<string, unknown>).withdraw_id);
-    calls.set(id, [...(calls.get(id) ?? []), Date.parse(r.time)]);
-  }
-  return calls;
-}
+const statusCalls = (): Map<string, number[]> => statusCallsOf(a.sandbox.state.requests);
 
 beforeAll(async () => {
   a = await startTestApp({ env: ENV });

@@ -27,3 +27,16 @@ export async function insertPayoutRow(
   );
   return { shopPaymentId, id };
 }
+
+/** withdraw/status calls per withdraw id, with their times, from a sandbox's request log. */
+export function statusCallsOf(
+  requests: ReadonlyArray<{ path: string; body: unknown; time: string }>,
+): Map<string, number[]> {
+  const calls = new Map<string, number[]>();
+  for (const r of requests) {
+    if (r.path !== 'withdraw/status') continue;
+    const id = String((r.body as Record<string, unknown>).withdraw_id);
+    calls.set(id, [...(calls.get(id) ?? []), Date.parse(r.time)]);
+  }
+  return calls;
+}
