@@ -1,14 +1,11 @@
-import { DynamicModule, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from './audit/audit.module';
 import { AuthGuard } from './common/auth.guard';
-import { correlationMiddleware } from './common/correlation.middleware';
-import { inputGuardMiddleware, jsonBodyOnlyMiddleware } from './common/input-guard.middleware';
 import { ProblemFilter } from './common/problem.filter';
 import { RateLimitModule } from './common/rate-limit';
-import { requestContextMiddleware } from './common/request-context';
 import type { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
@@ -18,7 +15,8 @@ import { HealthModule } from './health/health.module';
 import { NotificationAppliersModule } from './notifications/notification-appliers.module';
 
 @Module({})
-export class AppModule implements NestModule {
+/** The edge (headers, key gate, bodies, input guard, request context) is in common/http-edge.ts. */
+export class AppModule {
   static forRoot(config: AppConfig & { databaseUrl: string }): DynamicModule {
     return {
       module: AppModule,
@@ -38,10 +36,5 @@ export class AppModule implements NestModule {
         { provide: APP_FILTER, useClass: ProblemFilter },
       ],
     };
-  }
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer
-      .apply(requestContextMiddleware, correlationMiddleware, jsonBodyOnlyMiddleware, inputGuardMiddleware).forRoutes('*path');
   }
 }

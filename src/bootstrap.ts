@@ -1,17 +1,15 @@
 import 'reflect-metadata';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
-import express from 'express';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import helmet from 'helmet';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { logger, PinoNestLogger } from './common/logger';
-import { PROBLEM_BASE } from './common/problem.filter';
 import { openApiDocument } from './common/openapi';
 import { createValidationPipe } from './common/validation';
 import { foldMetadataQuery } from './common/metadata';
@@ -23,9 +21,8 @@ import { runMigrations } from './database/migrate';
 import { openRowsOfOtherShops } from './database/other-shop-rows';
 import { KeyRing } from './common/key-ring';
 import { ApiKeyTable } from './common/auth.guard';
-import { applyHttpLimits, keylessGate, noStoreMiddleware, parsedUnlessKeyless } from './common/edge.middleware';
+import { applyHttpLimits, BODY_LIMIT, installEdge, problemOnClientError, problemOnFrameworkError } from './common/http-edge';
 import { RateLimiter } from './common/rate-limit';
-import { isBatchUpload, PAYOUT_BATCH_BODY_LIMIT } from './common/input-guard.middleware';
 import { upgradeLegacySecrets } from './keys/reseal';
 import { rekeyNotifications } from './notifications/notification-rekey';
 
@@ -102,7 +99,6 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
     await upgradeSecretsAtRest(app, config);
     await rekeyNotificationInbox(app);
     await app.init();
-    problemForUnrouted(app);
     await app.listen(config.port, opts.host ?? '0.0.0.0').catch((e: Error) => {
       throw new StartupError(`Cannot listen on PORT ${config.port}: ${e.message}`);
     });
@@ -125,38 +121,43 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
 export async function createApp(
   config: AppConfig & { databaseUrl: string },
   opts: { preview?: boolean } = {},
-): Promise<NestExpressApplication> {
-  const server = express();
-  // Routes match exactly as declared: `/API/v1/...` or `/health/` is no route (defence in depth;
-  // access itself never depends on the path's spelling, see AuthGuard).
-  server.set('case sensitive routing', true);
-  server.set('strict routing', true);
-  // Express 5's simple parser, with `metadata[key]=value` list filters gathered into one object.
-  server.set('query parser', (text: string) => foldMetadataQuery(parseQueryString(text) as Record<string, unknown>));
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new ExpressAdapter(server), {
+): Promise<NestFastifyApplication> {
+  const fixed = fixedHeaders(helmetFor(config.publicBaseUrl));
+  const adapter = new FastifyAdapter({
+    routerOptions: {
+      // Routes match exactly as declared: `/API/v1/...` or `/health/` is no route (defence in
+      // depth; access itself never depends on the path's spelling, see AuthGuard).
+      caseSensitive: true,
+      ignoreTrailingSlash: false,
+      ignoreDuplicateSlashes: false,
+      // A long id is the validator's 400 naming the field, not a 404.
+      maxParamLength: 2048,
+      // The simple parser, with `metadata[key]=value` list filters gathered into one object.
+      querystringParser: (text: string) => foldMetadataQuery(parseQueryString(text) as Record<string, unknown>),
+    },
+    bodyLimit: BODY_LIMIT,
+    // TRUST_PROXY as Express read it (proxy-addr): a hop count trusts that many proxies in front.
+    trustProxy: typeof config.trustProxy === 'number' ? hopsTrusted(config.trustProxy) : config.trustProxy,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
+    requestTimeout: config.http.requestTimeoutMs,
+    clientErrorHandler: problemOnClientError,
+    frameworkErrors: problemOnFrameworkError(fixed),
+    logger: false,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     // Preview: the module graph without providers (no database), enough to describe the routes.
     preview: opts.preview,
     logger: opts.preview ? false : new PinoNestLogger(),
-    rawBody: true,
+    // The edge reads bodies itself (installEdge): its limits, the raw bytes, keyless bodies unread.
+    bodyParser: false,
     abortOnError: false,
   });
-  app.disable('x-powered-by');
-  // Every answer is `no-store` (noStoreMiddleware): a validator would never be used, and hashing
-  // each body for a weak ETag is per-request work for nothing (issue #23).
-  app.set('etag', false);
-  app.set('trust proxy', config.trustProxy);
-  app.use(noStoreMiddleware);
-  app.use(securityHeaders(config.publicBaseUrl));
-  problemOnClientError(app.getHttpServer() as Server);
-  applyHttpLimits(app.getHttpServer() as Server, config.http);
-  // Before the body parsers: a request without a valid key is counted, and its body never read.
-  if (!opts.preview) app.use(keylessGate(new ApiKeyTable(config), app.get(RateLimiter)));
-  app.use(payoutBatchBodyParser());
-  app.useBodyParser('json', { limit: '64kb', type: parsedUnlessKeyless('application/json') });
-  app.useBodyParser('urlencoded', {
-    limit: '64kb',
-    extended: false,
-    type: parsedUnlessKeyless('application/x-www-form-urlencoded'),
+  const server = app.getHttpServer() as Server;
+  applyHttpLimits(server, config.http);
+  installEdge(app.getHttpAdapter().getInstance(), {
+    fixedHeaders: fixed,
+    // Before the body parsers: a request without a valid key is counted, and its body never read.
+    gate: opts.preview ? undefined : { keys: new ApiKeyTable(config), limiter: app.get(RateLimiter) },
   });
   app.setGlobalPrefix('api/v1', { exclude: UNPREFIXED });
   app.useGlobalPipes(createValidationPipe());
@@ -166,50 +167,34 @@ export async function createApp(
   return app;
 }
 
+function hopsTrusted(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
+}
+
+type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+
 /**
- * `POST /payouts/batches` alone reads up to PAYOUT_BATCH_BODY_LIMIT, as JSON or `text/csv`; a
- * body it parsed is not parsed again by the 64 kB parsers that follow (body-parser skips it).
+ * Helmet's headers do not depend on the request (no nonces here): they are worked out once by
+ * running helmet against a recording response, and then set with the other fixed headers by the
+ * edge's first hook (issue #23). test/hostile-callers and the console tests check the headers.
  */
-function payoutBatchBodyParser(): express.RequestHandler {
-  const json = express.json({ limit: PAYOUT_BATCH_BODY_LIMIT, type: parsedUnlessKeyless('application/json') });
-  const csv = express.text({ limit: PAYOUT_BATCH_BODY_LIMIT, type: parsedUnlessKeyless('text/csv') });
-  return (req, res, next) => {
-    if (!isBatchUpload(req)) return next();
-    json(req, res, (err?: unknown) => (err ? next(err) : csv(req, res, next)));
+function fixedHeaders(middleware: Middleware): Record<string, string> {
+  const set: Record<string, string> = {};
+  const recorder = {
+    setHeader: (name: string, value: unknown) => (set[name.toLowerCase()] = String(value)),
+    removeHeader: (name: string) => delete set[name.toLowerCase()],
   };
+  let called = false;
+  middleware({} as IncomingMessage, recorder as unknown as ServerResponse, () => (called = true));
+  if (!called) throw new Error('security headers: helmet did not run synchronously');
+  return set;
 }
 
 /**
  * helmet on every response: a CSP with no inline script (the payer page sets its own, with a
  * nonce), no framing, nosniff, and HSTS when the service is reached over https.
  */
-function securityHeaders(publicBaseUrl: string): express.RequestHandler {
-  return fixedHeaders(helmetFor(publicBaseUrl));
-}
-
-/**
- * Helmet's headers do not depend on the request (no nonces here): they are worked out once by
- * running helmet against a recording response, and then set by one middleware instead of helmet's
- * chain of eleven (issue #23). test/hostile-callers and the console tests check the headers.
- */
-function fixedHeaders(middleware: express.RequestHandler): express.RequestHandler {
-  const set: Array<[string, string]> = [];
-  const removed: string[] = [];
-  const recorder = {
-    setHeader: (name: string, value: unknown) => set.push([name, String(value)]),
-    removeHeader: (name: string) => removed.push(name),
-  };
-  let called = false;
-  middleware({} as express.Request, recorder as unknown as express.Response, () => (called = true));
-  if (!called) throw new Error('security headers: helmet did not run synchronously');
-  return (_req, res, next) => {
-    for (const [name, value] of set) res.setHeader(name, value);
-    for (const name of removed) res.removeHeader(name);
-    next();
-  };
-}
-
-function helmetFor(publicBaseUrl: string): express.RequestHandler {
+function helmetFor(publicBaseUrl: string): Middleware {
   const https = publicBaseUrl.startsWith('https:');
   return helmet({
     contentSecurityPolicy: {
@@ -229,67 +214,6 @@ function helmetFor(publicBaseUrl: string): express.RequestHandler {
       },
     },
     strictTransportSecurity: https ? { maxAge: 31_536_000, includeSubDomains: true } : false,
-  });
-}
-
-/**
- * Nest answers unknown paths under its prefix; anything else that no route takes (`/API/V1/…`
- * under case-sensitive routing, `/nothing`) or that fails before Nest runs would get Express's
- * HTML page. Registered after init, so it comes after every route.
- */
-function problemForUnrouted(app: NestExpressApplication): void {
-  const send = (res: express.Response, status: number, detail: string): void => {
-    if (res.headersSent) return;
-    const title = status === 404 ? 'Not Found' : 'Bad Request';
-    res
-      .status(status)
-      .type('application/problem+json')
-      .send(JSON.stringify({ type: `${PROBLEM_BASE}${status === 404 ? 'not-found' : 'bad-request'}`, title, status, detail }));
-  };
-  app.use((req: express.Request, res: express.Response) => send(res, 404, `No route for ${req.method} ${req.path.slice(0, 200)}`));
-  app.use((err: { status?: number }, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
-    void _next;
-    const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 400;
-    send(res, status === 404 ? 404 : 400, 'The request could not be read');
-  });
-}
-
-const CLIENT_ERRORS: Record<string, { status: number; type: string; title: string; detail: string }> = {
-  HPE_HEADER_OVERFLOW: {
-    status: 431,
-    type: 'request-header-fields-too-large',
-    title: 'Request Header Fields Too Large',
-    detail: 'The request line or headers are too large',
-  },
-  // HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS ran out before the request was complete.
-  ERR_HTTP_REQUEST_TIMEOUT: {
-    status: 408,
-    type: 'request-timeout',
-    title: 'Request Timeout',
-    detail: 'The request was not received in time',
-  },
-  default: { status: 400, type: 'bad-request', title: 'Bad Request', detail: 'The request could not be parsed' },
-};
-
-/**
- * Requests Node's HTTP parser refuses before Express sees them (headers or URL too large,
- * malformed request line) still get a problem+json answer instead of a bare status line.
- */
-function problemOnClientError(server: Server): void {
-  server.on('clientError', (err: Error & { code?: string }, socket) => {
-    if (!socket.writable) return;
-    const answer = CLIENT_ERRORS[err.code ?? ''] ?? CLIENT_ERRORS.default;
-    const body = JSON.stringify({
-      type: `${PROBLEM_BASE}${answer.type}`,
-      title: answer.title,
-      status: answer.status,
-      detail: answer.detail,
-    });
-    socket.end(
-      `HTTP/1.1 ${answer.status} ${answer.title}\r\n` +
-        `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
-    );
   });
 }
 

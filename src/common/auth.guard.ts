@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable, RequestMethod } from
 import { METHOD_METADATA } from '@nestjs/common/constants.js';
 import { Reflector } from '@nestjs/core';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { ACCESS, type Access } from './access.decorator';
 import { DomainError } from './errors';
@@ -83,7 +83,7 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
-    const req = context.switchToHttp().getRequest<Request & { role?: Role }>();
+    const req = context.switchToHttp().getRequest<FastifyRequest & { role?: Role }>();
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) {
       const perAddress = this.reflector.getAllAndOverride<'pay' | undefined>(PER_ADDRESS_LIMIT, targets);
       if (perAddress) await this.limiter.takeForAddress(req.ip, perAddress);

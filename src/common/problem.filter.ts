@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, REPLAYED_HEADER, RequestInProgress } from './errors';
 import { logger } from './logger';
 import { notificationsReceived } from '../metrics/metrics';
@@ -26,10 +26,10 @@ interface Problem {
 export class ProblemFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const req = http.getRequest<Request & { correlationId?: string }>();
-    const res = http.getResponse<Response>();
+    const req = http.getRequest<FastifyRequest>();
+    const res = http.getResponse<FastifyReply>();
     const problem = toProblem(exception, req.correlationId);
-    problem.instance = req.originalUrl?.split('?')[0];
+    problem.instance = req.url?.split('?')[0];
     if (problem.instance === '/webhooks/gateway' && isBodyParserError(exception)) {
       // Refused by the body parser before the webhook ran (malformed or oversize): still counted.
       // The webhook's own refusals are domain errors and are counted where they are raised.
@@ -42,12 +42,12 @@ export class ProblemFilter implements ExceptionFilter {
         'request failed',
       );
     }
-    if (res.headersSent) return;
-    if (exception instanceof DomainError && exception.replayed) res.setHeader(REPLAYED_HEADER, 'true');
-    if (exception instanceof RequestInProgress) res.setHeader('Retry-After', String(exception.retryAfterS));
-    if (exception instanceof RateLimited) res.setHeader('Retry-After', String(exception.retryAfterS));
-    if (problem.status === 503) res.setHeader('Retry-After', '1');
-    res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
+    if (res.sent || res.raw.headersSent) return;
+    if (exception instanceof DomainError && exception.replayed) res.header(REPLAYED_HEADER, 'true');
+    if (exception instanceof RequestInProgress) res.header('Retry-After', String(exception.retryAfterS));
+    if (exception instanceof RateLimited) res.header('Retry-After', String(exception.retryAfterS));
+    if (problem.status === 503) res.header('Retry-After', '1');
+    void res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
   }
 }
 

@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { NextFunction, Request, Response } from 'express';
 
 export type Role = 'shop' | 'admin';
 export type Scope = 'payments' | 'refunds' | 'payouts' | 'read';
@@ -19,10 +18,11 @@ interface RequestContext {
 const storage = new AsyncLocalStorage<RequestContext>();
 
 /**
- * Opens the request's context for everything the request runs (guard, handler, services, audit).
+ * Opens the request's context for everything the request runs (guard, handler, services, audit):
+ * called by the last hook before the handler, so `next` runs the guard and the handler inside it.
  * The guard fills in the actor once the key is known, so the store is a holder set up here.
  */
-export function requestContextMiddleware(_req: Request, _res: Response, next: NextFunction): void {
+export function openRequestContext(next: () => void): void {
   storage.run({}, next);
 }
 

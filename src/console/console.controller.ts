@@ -1,6 +1,7 @@
 import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { OutgoingHttpHeaders } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { BalanceService, type BalanceView } from '../balance/balance.service';
 import { decodeCursor } from '../common/pagination';
@@ -81,7 +82,7 @@ export const CONSOLE_ROUTES = [
 ];
 
 /** Reads one cookie without building any pattern from the header. */
-function cookie(req: Request, name: string): string | undefined {
+function cookie(req: FastifyRequest, name: string): string | undefined {
   const header = req.headers.cookie;
   if (typeof header !== 'string' || header.length > 8192) return undefined;
   for (const part of header.split(';')) {
@@ -96,15 +97,19 @@ function cookie(req: Request, name: string): string | undefined {
   return undefined;
 }
 
+/** The route's path parameters and the parsed query (the edge's parser: plain string values). */
+const params = (req: FastifyRequest): Record<string, string | undefined> => req.params as Record<string, string | undefined>;
+const query = (req: FastifyRequest): Record<string, unknown> => req.query as Record<string, unknown>;
+
 /** A form field as a bounded string ('' when absent or not a string). */
-function field(req: Request, name: string, max = 1000): string {
+function field(req: FastifyRequest, name: string, max = 1000): string {
   const body = req.body as Record<string, unknown> | undefined;
   const v = body && typeof body === 'object' ? body[name] : undefined;
   return typeof v === 'string' && v.length <= max ? v : '';
 }
 
-function queryText(req: Request, name: string, max = 255): string | undefined {
-  const v = req.query[name];
+function queryText(req: FastifyRequest, name: string, max = 255): string | undefined {
+  const v = query(req)[name];
   return typeof v === 'string' && v.length > 0 && v.length <= max ? v : undefined;
 }
 
@@ -144,7 +149,7 @@ export class ConsoleController {
   }
 
   private setCookie(
-    res: Response,
+    res: FastifyReply,
     name: string,
     value: string,
     maxAgeS: number,
@@ -158,19 +163,19 @@ export class ConsoleController {
       `Max-Age=${maxAgeS}`,
     ];
     if (this.secure) parts.push('Secure');
-    res.append('Set-Cookie', parts.join('; '));
+    res.header('set-cookie', parts.join('; '));
   }
 
-  private send(res: Response, view: string, data: PageData, status = 200): void {
+  private send(res: FastifyReply, view: string, data: PageData, status = 200): void {
     res
       .status(status)
-      .set('Cache-Control', 'no-store')
+      .header('Cache-Control', 'no-store')
       .type('text/html; charset=utf-8')
       .send(renderPage(view, data));
   }
 
   private message(
-    res: Response,
+    res: FastifyReply,
     status: number,
     title: string,
     text: string,
@@ -181,14 +186,14 @@ export class ConsoleController {
   }
 
   /** The session, or a redirect to the sign-in page (and null). */
-  private async session(req: Request, res: Response): Promise<ConsoleSession | null> {
+  private async session(req: FastifyRequest, res: FastifyReply): Promise<ConsoleSession | null> {
     const s = await this.sessions.find(cookie(req, SESSION_COOKIE));
-    if (!s) res.redirect(303, '/admin/login');
+    if (!s) res.redirect('/admin/login', 303);
     return s;
   }
 
   /** A state-changing form: the session and its CSRF token, or a refusal (and null). */
-  private async formSession(req: Request, res: Response): Promise<ConsoleSession | null> {
+  private async formSession(req: FastifyRequest, res: FastifyReply): Promise<ConsoleSession | null> {
     const s = await this.sessions.find(cookie(req, SESSION_COOKIE));
     if (!s) {
       this.message(
@@ -216,28 +221,28 @@ export class ConsoleController {
   }
 
   @Get('admin/ui/console.css')
-  css(@Res() res: Response): void {
+  css(@Res() res: FastifyReply): void {
     res
       .status(200)
-      .set('Cache-Control', 'public, max-age=300')
+      .header('Cache-Control', 'public, max-age=300')
       .type('text/css; charset=utf-8')
       .send(stylesheet());
   }
 
   @Get('admin/login')
-  loginForm(@Res() res: Response): void {
+  loginForm(@Res() res: FastifyReply): void {
     const token = randomBytes(24).toString('base64url');
     this.setCookie(res, LOGIN_COOKIE, token, 600, '/admin/login');
     this.send(res, 'login', { title: 'Sign in', loginToken: token });
   }
 
   @Post('admin/login')
-  async login(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async login(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const address = req.ip ?? 'unknown';
     const wait = this.sessions.retryAfterS(address);
     if (wait > 0) {
       consoleSignIns.inc({ result: 'rate_limited' });
-      res.set('Retry-After', String(wait));
+      res.header('Retry-After', String(wait));
       this.message(
         res,
         429,
@@ -280,19 +285,19 @@ export class ConsoleController {
     }
     this.setCookie(res, LOGIN_COOKIE, '', 0, '/admin/login');
     this.setCookie(res, SESSION_COOKIE, opened.id, this.sessions.ttlS);
-    res.redirect(303, '/admin');
+    res.redirect('/admin', 303);
   }
 
   @Post('admin/logout')
-  async logout(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async logout(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     if (!(await this.formSession(req, res))) return;
     await this.sessions.signOut(cookie(req, SESSION_COOKIE));
     this.setCookie(res, SESSION_COOKIE, '', 0);
-    res.redirect(303, '/admin/login');
+    res.redirect('/admin/login', 303);
   }
 
   @Get('admin')
-  async overview(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async overview(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     const o = await this.data.overview();
@@ -318,7 +323,7 @@ export class ConsoleController {
   }
 
   @Get('admin/ui/attention')
-  async attention(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async attention(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     const flash = queryText(req, 'done')
@@ -347,7 +352,7 @@ export class ConsoleController {
   /** Payouts awaiting approval (issue #27), with Approve / Reject; the second-approver rule is the service's. */
   /** Payout batches (issue #27): each with its progress (rows sent, refused, still pending). */
   @Get('admin/ui/batches')
-  async batchList(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async batchList(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     this.send(res, 'batches', {
@@ -360,10 +365,10 @@ export class ConsoleController {
 
   /** One batch: its counts and its rows with each row's answer, 100 a page. */
   @Get('admin/ui/batches/:batchId')
-  async batchDetail(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async batchDetail(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
-    const batchId = String(req.params.batchId);
+    const batchId = String(params(req).batchId);
     let batch: Awaited<ReturnType<PayoutBatchesService['get']>>;
     try {
       batch = await this.batches.get(batchId, {
@@ -384,7 +389,7 @@ export class ConsoleController {
   }
 
   @Get('admin/ui/approvals')
-  async approvals(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async approvals(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     const done = queryText(req, 'done', 300);
@@ -398,11 +403,11 @@ export class ConsoleController {
   }
 
   @Post('admin/ui/approvals/:id/:decision')
-  async decide(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async decide(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.formSession(req, res);
     if (!session) return;
-    const id = String(req.params.id);
-    const decision = String(req.params.decision);
+    const id = String(params(req).id);
+    const decision = String(params(req).decision);
     const text = field(req, decision === 'reject' ? 'reason' : 'note', 500).trim();
     if (
       (decision !== 'approve' && decision !== 'reject') ||
@@ -441,14 +446,11 @@ export class ConsoleController {
       return;
     }
     const said = decision === 'approve' ? 'approved' : 'rejected';
-    res.redirect(
-      303,
-      `/admin/ui/approvals?done=${encodeURIComponent(`Payout ${id} ${said}: now ${status}.`)}`,
-    );
+    res.redirect(`/admin/ui/approvals?done=${encodeURIComponent(`Payout ${id} ${said}: now ${status}.`)}`, 303);
   }
 
   @Get('admin/ui/notifications')
-  async inbox(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async inbox(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     const filter = {
@@ -469,10 +471,10 @@ export class ConsoleController {
   }
 
   @Post('admin/ui/notifications/:id/replay')
-  async replay(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async replay(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.formSession(req, res);
     if (!session) return;
-    const id = String(req.params.id);
+    const id = String(params(req).id);
     try {
       await this.actions.asOperator(session, () => this.notifications.replay(id));
     } catch (e) {
@@ -486,11 +488,11 @@ export class ConsoleController {
       );
       return;
     }
-    res.redirect(303, `/admin/ui/notifications?replayed=${encodeURIComponent(id)}`);
+    res.redirect(`/admin/ui/notifications?replayed=${encodeURIComponent(id)}`, 303);
   }
 
   @Get('admin/ui/deliveries')
-  async deliveries(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async deliveries(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     const raw = queryText(req, 'state', 16);
@@ -509,10 +511,10 @@ export class ConsoleController {
   }
 
   @Post('admin/ui/events/:id/redeliver')
-  async redeliver(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async redeliver(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.formSession(req, res);
     if (!session) return;
-    const id = String(req.params.id);
+    const id = String(params(req).id);
     try {
       await this.actions.asOperator(session, () => this.events.redeliver(id));
     } catch (e) {
@@ -526,11 +528,11 @@ export class ConsoleController {
       );
       return;
     }
-    res.redirect(303, `/admin/ui/deliveries?redelivered=${encodeURIComponent(id)}`);
+    res.redirect(`/admin/ui/deliveries?redelivered=${encodeURIComponent(id)}`, 303);
   }
 
   @Get('admin/ui/payment-tokens')
-  async paymentTokens(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async paymentTokens(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     const raw = queryText(req, 'status', 16);
@@ -550,10 +552,10 @@ export class ConsoleController {
   }
 
   @Post('admin/ui/payment-tokens/:id/revoke')
-  async revokePaymentToken(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async revokePaymentToken(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.formSession(req, res);
     if (!session) return;
-    const id = String(req.params.id);
+    const id = String(params(req).id);
     try {
       await this.actions.asOperator(session, () => this.tokens.revoke(id));
     } catch (e) {
@@ -567,11 +569,11 @@ export class ConsoleController {
       );
       return;
     }
-    res.redirect(303, `/admin/ui/payment-tokens?revoked=${encodeURIComponent(id)}`);
+    res.redirect(`/admin/ui/payment-tokens?revoked=${encodeURIComponent(id)}`, 303);
   }
 
   @Get('admin/ui/sessions')
-  async sessionsPage(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async sessionsPage(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     const revoked = queryText(req, 'revoked', 8);
@@ -589,7 +591,7 @@ export class ConsoleController {
 
   /** Ends one session (`session`: its handle) or every session of an admin key (`keyId`). */
   @Post('admin/ui/sessions/revoke')
-  async revokeSessions(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async revokeSessions(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.formSession(req, res);
     if (!session) return;
     const handle = field(req, 'session', 64);
@@ -613,15 +615,15 @@ export class ConsoleController {
     // Revoking one's own session (or one's own key's) signs this browser out too.
     if (handle === session.handle || keyId === session.keyId) {
       this.setCookie(res, SESSION_COOKIE, '', 0);
-      res.redirect(303, '/admin/login');
+      res.redirect('/admin/login', 303);
       return;
     }
-    res.redirect(303, `/admin/ui/sessions?revoked=${n}`);
+    res.redirect(`/admin/ui/sessions?revoked=${n}`, 303);
   }
 
   /** The daily books for a chosen day (yesterday in REPORT_TIMEZONE by default). */
   @Get('admin/ui/reports/daily')
-  async dailyReport(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async dailyReport(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     const date = queryText(req, 'date', 10) ?? dayBefore(new Date(), this.reports.timeZone);
@@ -644,7 +646,7 @@ export class ConsoleController {
 
   /** The same report as the CSV the API gives, as a download. */
   @Get('admin/ui/reports/daily.csv')
-  async dailyReportCsv(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async dailyReportCsv(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     const got = await this.report(queryText(req, 'date', 10) ?? '');
@@ -654,8 +656,8 @@ export class ConsoleController {
     }
     res
       .status(200)
-      .set('Cache-Control', 'no-store')
-      .set('Content-Disposition', `attachment; filename="${reportFileName(got)}"`)
+      .header('Cache-Control', 'no-store')
+      .header('Content-Disposition', `attachment; filename="${reportFileName(got)}"`)
       .type('text/csv; charset=utf-8')
       .send(dailyReportCsv(got));
   }
@@ -677,7 +679,7 @@ export class ConsoleController {
    */
   private async listTools(
     name: string,
-    req: Request,
+    req: FastifyRequest,
     session: ConsoleSession,
   ): Promise<Record<string, unknown>> {
     const list = consoleList(name);
@@ -700,8 +702,8 @@ export class ConsoleController {
   }
 
   /** The list of a `:list` path segment, or a 404 page. */
-  private consoleList(req: Request, res: Response, session: ConsoleSession): ConsoleList | null {
-    const list = consoleList(String(req.params.list));
+  private consoleList(req: FastifyRequest, res: FastifyReply, session: ConsoleSession): ConsoleList | null {
+    const list = consoleList(String(params(req).list));
     if (!list) this.message(res, 404, 'Not found', 'There is no such list.', session, '/admin');
     return list ?? null;
   }
@@ -712,33 +714,39 @@ export class ConsoleController {
    * accounts masked; text a spreadsheet would run as a formula starts with an apostrophe.
    */
   @Get('admin/ui/lists/:list/export.csv')
-  async exportList(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async exportList(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     const list = this.consoleList(req, res, session);
     if (!list) return;
-    const filters = listFilters(list, req.query as Record<string, unknown>);
+    const filters = listFilters(list, query(req));
     if ('error' in filters) {
       this.message(res, 400, 'Not exported', filters.error, session, list.path);
       return;
     }
-    res
-      .status(200)
-      .set('Cache-Control', 'no-store')
-      .set('Content-Disposition', `attachment; filename="${exportFileName(list)}"`)
-      .type('text/csv; charset=utf-8');
+    // Streamed by hand: the file is written as the rows are read, so the reply is taken over
+    // (hijack) with the headers it holds so far (the edge's security headers among them).
+    const headers = {
+      ...res.getHeaders(),
+      'cache-control': 'no-store',
+      'content-disposition': `attachment; filename="${exportFileName(list)}"`,
+      'content-type': 'text/csv; charset=utf-8',
+    };
+    res.hijack();
+    const out = res.raw;
+    out.writeHead(200, headers as OutgoingHttpHeaders);
     const write = (chunk: string): Promise<void> =>
       new Promise((resolve, reject) => {
-        if (res.destroyed) return reject(new Error('the client went away'));
-        if (res.write(chunk)) return resolve();
+        if (out.destroyed) return reject(new Error('the client went away'));
+        if (out.write(chunk)) return resolve();
         const done = (): void => {
-          res.off('drain', done);
-          res.off('close', done);
-          if (res.destroyed) reject(new Error('the client went away'));
+          out.off('drain', done);
+          out.off('close', done);
+          if (out.destroyed) reject(new Error('the client went away'));
           else resolve();
         };
-        res.on('drain', done);
-        res.on('close', done);
+        out.on('drain', done);
+        out.on('close', done);
       });
     try {
       const got = await writeListCsv(
@@ -747,7 +755,7 @@ export class ConsoleController {
         filters,
         write,
       );
-      res.end();
+      out.end();
       logger.info({ keyId: session.keyId, list: list.name, ...got }, 'console list exported');
     } catch (e) {
       // The status line is sent: an unfinished file must not look complete.
@@ -755,13 +763,13 @@ export class ConsoleController {
         { keyId: session.keyId, list: list.name, err: e instanceof Error ? e.message : String(e) },
         'console export stopped',
       );
-      res.destroy();
+      out.destroy();
     }
   }
 
   /** Saves the posted filters under a name for this admin key (private to the key). */
   @Post('admin/ui/lists/:list/searches')
-  async saveSearch(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async saveSearch(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.formSession(req, res);
     if (!session) return;
     const list = this.consoleList(req, res, session);
@@ -785,24 +793,24 @@ export class ConsoleController {
       );
       return;
     }
-    res.redirect(303, listHref(list, filters));
+    res.redirect(listHref(list, filters), 303);
   }
 
   @Post('admin/ui/lists/:list/searches/:id/delete')
-  async deleteSearch(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async deleteSearch(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.formSession(req, res);
     if (!session) return;
     const list = this.consoleList(req, res, session);
     if (!list) return;
-    if (!(await this.savedSearches.remove(session.keyId, list.name, String(req.params.id)))) {
+    if (!(await this.savedSearches.remove(session.keyId, list.name, String(params(req).id)))) {
       this.message(res, 404, 'Not deleted', 'You have no such saved search.', session, list.path);
       return;
     }
-    res.redirect(303, list.path);
+    res.redirect(list.path, 303);
   }
 
   @Get('admin/ui/:kind')
-  async list(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async list(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     const type = this.kind(req, res, session);
@@ -827,7 +835,7 @@ export class ConsoleController {
     // `after`: the cursor of an "Older" link; anything else is a stale or edited link.
     let after: string | null = null;
     try {
-      const given = req.query.after;
+      const given = query(req).after;
       if (given !== undefined) after = decodeCursor(typeof given === 'string' ? given : 'x');
     } catch {
       error ??= 'This page link is not valid any more: search again.';
@@ -865,12 +873,12 @@ export class ConsoleController {
   }
 
   @Get('admin/ui/:kind/:id')
-  async detail(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async detail(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     const type = this.kind(req, res, session);
     if (!type) return;
-    const id = String(req.params.id);
+    const id = String(params(req).id);
     const object = await this.data.detail(type, id);
     if (!object) {
       this.message(
@@ -900,12 +908,12 @@ export class ConsoleController {
   }
 
   @Post('admin/ui/:kind/:id/resolve')
-  async resolve(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async resolve(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.formSession(req, res);
     if (!session) return;
     const type = this.kind(req, res, session);
     if (!type) return;
-    const id = String(req.params.id);
+    const id = String(params(req).id);
     const action = field(req, 'action', 16);
     const status = field(req, 'status', 32);
     const note = field(req, 'note', 1000).trim();
@@ -949,12 +957,12 @@ export class ConsoleController {
       );
       return;
     }
-    res.redirect(303, `/admin/ui/attention?done=${encodeURIComponent(`${type} ${id}`)}`);
+    res.redirect(`/admin/ui/attention?done=${encodeURIComponent(`${type} ${id}`)}`, 303);
   }
 
   /** The object kind of a `:kind` path segment (invoices, refunds, payouts), or a 404 page. */
-  private kind(req: Request, res: Response, session: ConsoleSession): ObjectType | null {
-    const raw = String(req.params.kind);
+  private kind(req: FastifyRequest, res: FastifyReply, session: ConsoleSession): ObjectType | null {
+    const raw = String(params(req).kind);
     const type = raw.endsWith('s') ? raw.slice(0, -1) : '';
     if (isObjectType(type)) return type;
     this.message(res, 404, 'Not found', 'There is no such page.', session, '/admin');

@@ -8,7 +8,7 @@ import {
   TypeOrmHealthIndicator,
 } from '@nestjs/terminus';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { sameSecret } from '../common/key-ring';
@@ -115,7 +115,7 @@ export class HealthController {
   @Header('Cache-Control', 'no-store')
   async metrics(
     @Headers('authorization') auth: string | undefined,
-    @Res() res: Response,
+    @Res() res: FastifyReply,
   ): Promise<void> {
     // Constant time: the comparison must not tell a caller how much of the token it guessed.
     if (this.config.metricsToken && !sameSecret(auth ?? '', `Bearer ${this.config.metricsToken}`))
@@ -126,6 +126,6 @@ export class HealthController {
         ? this.ready().catch(() => undefined)
         : undefined,
     ]);
-    res.type(registry.contentType).send(await registry.metrics());
+    void res.type(registry.contentType).send(await registry.metrics());
   }
 }

@@ -9,7 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { ApiProblems, pageOf } from '../common/openapi';
 import { InvoiceSchema, QuoteSchema } from './dto/invoice.schemas';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Role } from '../common/auth.guard';
 import type { Page } from '../common/pagination';
 import { CreateInvoiceDto, QuoteInvoiceDto } from './dto/create-invoice.dto';
@@ -26,7 +26,7 @@ const SHOP_ORDER_ID = {
   example: 'order-1001',
 };
 
-const isAdmin = (req: Request & { role?: Role }): boolean => req.role === 'admin';
+const isAdmin = (req: FastifyRequest & { role?: Role }): boolean => req.role === 'admin';
 
 @ApiTags('invoices')
 @ApiBearerAuth()
@@ -66,13 +66,13 @@ export class InvoicesController {
   @ApiProblems(409, 502, 504)
   async create(
     @Body() dto: CreateInvoiceDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<unknown> {
     const { code, body, replayed } = await this.invoices.create(
       await this.invoices.resolvePaymentTokenFrom(dto),
     );
     res.status(code);
-    if (replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    if (replayed) res.header(REPLAYED_HEADER, 'true');
     if (code >= 400) res.type('application/problem+json');
     return body;
   }
@@ -80,7 +80,7 @@ export class InvoicesController {
   @Get()
   @ApiOperation({ summary: 'List invoices, newest first, with cursor pagination' })
   @ApiOkResponse({ type: pageOf(InvoiceSchema) })
-  list(@Query() q: ListInvoicesQuery, @Req() req: Request): Promise<Page<InvoiceView>> {
+  list(@Query() q: ListInvoicesQuery, @Req() req: FastifyRequest): Promise<Page<InvoiceView>> {
     return this.invoices.list(q, isAdmin(req));
   }
 
@@ -95,7 +95,7 @@ export class InvoicesController {
   get(
     @Param('shopOrderId') shopOrderId: string,
     @Query() q: GetInvoiceQuery,
-    @Req() req: Request,
+    @Req() req: FastifyRequest,
   ): Promise<InvoiceView> {
     return this.invoices.get(shopOrderId, q.refresh ?? false, isAdmin(req));
   }

@@ -7,7 +7,7 @@ import {
   ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { ApiProblems } from '../common/openapi';
 import { PublicPerAddressLimited } from '../common/public.decorator';
@@ -60,24 +60,24 @@ export class PayController {
   @ApiProblems(404, 429)
   async pay(
     @Param('shopOrderId') shopOrderId: string,
-    @Req() req: Request,
-    @Res() res: Response,
+    @Req() req: FastifyRequest,
+    @Res() res: FastifyReply,
   ): Promise<void> {
     // Read by hand, not through a DTO: links pick up parameters of other tools (utm_source…).
-    const t = req.query.t;
+    const t = (req.query as Record<string, unknown>).t;
     const token = typeof t === 'string' && t.length <= 128 ? t : undefined;
     const nonce = randomBytes(16).toString('base64');
     const step = await this.invoices.payerStep(shopOrderId, token, nonce);
     // The URL carries a secret: keep it out of caches and Referer headers.
-    res.set('Cache-Control', 'no-store').set('Referrer-Policy', 'no-referrer');
+    res.header('Cache-Control', 'no-store').header('Referrer-Policy', 'no-referrer');
     if (step.kind === 'redirect') {
-      res.redirect(302, step.location);
+      void res.redirect(step.location, 302);
       return;
     }
-    res.set('Content-Security-Policy', payPageCsp(nonce));
-    res
+    void res
+      .header('Content-Security-Policy', payPageCsp(nonce))
       .status(step.kind === 'blocked' ? 502 : 200)
-      .type('html')
+      .type('text/html; charset=utf-8')
       .send(step.html);
   }
 }

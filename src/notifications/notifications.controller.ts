@@ -8,7 +8,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { ApiProblems } from '../common/openapi';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { Public } from '../common/public.decorator';
 import { NotificationsService } from './notifications.service';
 
@@ -63,14 +63,14 @@ export class NotificationsController {
   })
   @ApiProblems(400, 401, 403, 413)
   async receive(
-    @Req() req: Request & { rawBody?: Buffer },
+    @Req() req: FastifyRequest,
     @Query('type') type?: string | string[],
   ): Promise<string> {
     await this.notifications.receive({
       type: Array.isArray(type) ? type[0] : type,
       rawBody: req.rawBody,
       contentType: req.headers['content-type'],
-      sourceIp: req.ip ?? req.socket.remoteAddress,
+      sourceIp: req.ip,
     });
     return 'OK';
   }

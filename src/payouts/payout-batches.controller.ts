@@ -11,7 +11,7 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Scopes } from '../common/access.decorator';
 import { REPLAYED_HEADER } from '../common/errors';
 import { ApiProblems } from '../common/openapi';
@@ -79,17 +79,17 @@ export class PayoutBatchesController {
   async submit(
     @Body() body: unknown,
     @Query() q: SubmitBatchQuery,
-    @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<unknown> {
-    const input = this.batches.parse(body, Boolean(req.is('text/csv')), q.batchId);
+    const input = this.batches.parse(body, isCsv(req.headers['content-type']), q.batchId);
     if (q.dryRun === 'true') {
       res.status(200);
       return this.batches.dryRun(input);
     }
     const stored = await this.batches.submit(input);
     res.status(stored.code);
-    if (stored.replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    if (stored.replayed) res.header(REPLAYED_HEADER, 'true');
     return stored.body;
   }
 
@@ -101,4 +101,8 @@ export class PayoutBatchesController {
   get(@Param('batchId') batchId: string, @Query() q: BatchRowsQuery): Promise<unknown> {
     return this.batches.get(batchId, q);
   }
+}
+
+function isCsv(contentType: string | undefined): boolean {
+  return contentType !== undefined && contentType.split(';')[0].trim().toLowerCase() === 'text/csv';
 }

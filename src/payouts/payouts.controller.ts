@@ -9,7 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { ApiProblems, pageOf } from '../common/openapi';
 import { AccountCheckSchema, PayoutQuoteSchema } from './dto/payout.schemas';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import type { Page } from '../common/pagination';
 import { ListPayoutsQuery } from './dto/list-payouts.query';
 import { CheckAccountDto, CreatePayoutDto, QuotePayoutDto } from './dto/payout-requests.dto';
@@ -67,11 +67,11 @@ export class PayoutsController {
   @ApiProblems(409, 422, 502, 504)
   async create(
     @Body() dto: CreatePayoutDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<PayoutView> {
     const stored = await this.payouts.create(dto);
     res.status(stored.code);
-    if (stored.replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    if (stored.replayed) res.header(REPLAYED_HEADER, 'true');
     return stored.body;
   }
 

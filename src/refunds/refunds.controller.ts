@@ -8,7 +8,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { ApiProblems } from '../common/openapi';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import type { Page } from '../common/pagination';
 import { CreateRefundDto } from './dto/create-refund.dto';
 import { AdminRefundsQuery, InvoiceRefundsQuery } from './dto/list-refunds.query';
@@ -41,11 +41,11 @@ export class RefundsController {
   async create(
     @Param('shopOrderId') shopOrderId: string,
     @Body() dto: CreateRefundDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<RefundView> {
     const result = await this.refunds.create(shopOrderId, dto, 'api');
     res.status(result.code);
-    if (result.replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    if (result.replayed) res.header(REPLAYED_HEADER, 'true');
     return result.body;
   }
 
@@ -78,11 +78,11 @@ export class AdminRefundsController {
   async create(
     @Param('shopOrderId') shopOrderId: string,
     @Body() dto: CreateRefundDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<RefundView> {
     const result = await this.refunds.create(shopOrderId, dto, 'admin');
     res.status(result.code);
-    if (result.replayed) res.setHeader(REPLAYED_HEADER, 'true');
+    if (result.replayed) res.header(REPLAYED_HEADER, 'true');
     return result.body;
   }
 

@@ -1,3 +1,4 @@
+import accepts from 'accepts';
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBearerAuth,
@@ -8,7 +9,7 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminOnly } from '../common/access.decorator';
 import { ApiProblems } from '../common/openapi';
 import { type DailyReport, dailyReportCsv, reportFileName } from './daily-report';
@@ -22,9 +23,9 @@ const CSV_EXAMPLE =
   'open,643,,500.00,,invoice,order-1001,awaiting_payer,succeeded,2026-01-15T18:02:11.000Z,21469,,,,\r\n';
 
 /** Whether the caller asked for CSV: `format` wins, else the Accept header decides (JSON by default). */
-export function wantsCsv(req: Request, format: 'json' | 'csv' | undefined): boolean {
+export function wantsCsv(req: FastifyRequest, format: 'json' | 'csv' | undefined): boolean {
   if (format !== undefined) return format === 'csv';
-  return req.accepts(['application/json', 'text/csv']) === 'text/csv';
+  return accepts(req.raw).type(['application/json', 'text/csv']) === 'text/csv';
 }
 
 @ApiTags('admin')
@@ -52,15 +53,15 @@ export class ReportsController {
   @ApiProblems(400)
   async daily(
     @Query() q: DailyReportQuery,
-    @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<DailyReport | string> {
     const report = await this.reports.daily(q.date);
-    res.set('Cache-Control', 'no-store').vary('Accept');
+    res.header('Cache-Control', 'no-store').header('Vary', 'Accept');
     if (!wantsCsv(req, q.format)) return report;
     res
       .type('text/csv; charset=utf-8')
-      .set('Content-Disposition', `attachment; filename="${reportFileName(report)}"`);
+      .header('Content-Disposition', `attachment; filename="${reportFileName(report)}"`);
     return dailyReportCsv(report);
   }
 }

@@ -1,3 +1,4 @@
+import { registeredRoutes as routesOf } from '../../src/common/http-edge';
 import { connect } from 'node:net';
 import type { RunningService } from '../../src/bootstrap';
 import type { TestContext } from './app';
@@ -55,23 +56,10 @@ export function rawRequest(
   });
 }
 
-interface RouteLayer {
-  route?: { path: string; methods: Record<string, boolean> };
-}
 
-/** Every route registered on the Express router, as [METHOD, path]. */
+/** Every route registered on the server, as [METHOD, path]. */
 export function registeredRoutes(service: RunningService): Array<[string, string]> {
-  const express = service.app.getHttpAdapter().getInstance() as { router: { stack: RouteLayer[] } };
-  return (
-    express.router.stack
-      // Nest's catch-all 404 handler is registered for every method; it is no route of ours.
-      .filter((l) => l.route && Object.keys(l.route.methods).length < 5)
-      .flatMap((l) =>
-        Object.keys(l.route!.methods)
-          .filter((m) => m !== '_all')
-          .map((m) => [m.toUpperCase(), l.route!.path] as [string, string]),
-      )
-  );
+  return [...routesOf(service.app.getHttpAdapter().getInstance())];
 }
 
 /** Fills path parameters with a plausible value. */

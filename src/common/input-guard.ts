@@ -1,5 +1,5 @@
-import type { NextFunction, Request, Response } from 'express';
-import { UnsupportedMediaType, ValidationFailed, type FieldError } from './errors';
+import type { IncomingHttpHeaders } from 'node:http';
+import { UnsupportedMediaType, type FieldError } from './errors';
 import { reservedMetadataKey } from './metadata';
 
 /** Deeper than any body this API takes (card, clientInfo, extras are one or two levels). */
@@ -18,15 +18,14 @@ export const MAX_KEYS_PER_OBJECT = 64;
  * body), bodies nested deeper than MAX_DEPTH and objects (the query included) with more than
  * MAX_KEYS_PER_OBJECT properties, each as one error. Everything else is the DTOs' business.
  */
-export function inputGuardMiddleware(req: Request, _res: Response, next: NextFunction): void {
-  const problem =
-    urlProblem(req.originalUrl) ??
-    stringsProblem(req.query as unknown, 'query') ??
-    stringsProblem(req.body as unknown, '') ??
-    reservedMetadataKey(req.query as unknown) ??
-    reservedMetadataKey(req.body as unknown);
-  if (problem) throw new ValidationFailed([problem]);
-  next();
+export function inputProblem(url: string, query: unknown, body: unknown): FieldError | null {
+  return (
+    urlProblem(url) ??
+    stringsProblem(query, 'query') ??
+    stringsProblem(body, '') ??
+    reservedMetadataKey(query) ??
+    reservedMetadataKey(body)
+  );
 }
 
 /** Where the JSON routes live: everything under the global prefix takes JSON bodies only. */
@@ -39,15 +38,15 @@ const JSON_PREFIX = '/api/v1/';
  * request form included); the webhook, the payer page and the console's form posts are outside
  * the prefix. A request without a body (no length, or length 0) has nothing to refuse.
  */
-export function jsonBodyOnlyMiddleware(req: Request, _res: Response, next: NextFunction): void {
+export function unsupportedBody(method: string, url: string, headers: IncomingHttpHeaders): UnsupportedMediaType | null {
   if (
-    hasBody(req) &&
-    pathOf(req.originalUrl).startsWith(JSON_PREFIX) &&
-    !isJson(req.headers['content-type']) &&
-    !(isBatchUpload(req) && isMediaType(req.headers['content-type'], 'text/csv'))
+    hasBody(headers) &&
+    pathOf(url).startsWith(JSON_PREFIX) &&
+    !isJson(headers['content-type']) &&
+    !(isBatchUpload(method, url) && isMediaType(headers['content-type'], 'text/csv'))
   )
-    throw new UnsupportedMediaType(req.headers['content-type']);
-  next();
+    return new UnsupportedMediaType(headers['content-type']);
+  return null;
 }
 
 /**
@@ -58,15 +57,15 @@ export function jsonBodyOnlyMiddleware(req: Request, _res: Response, next: NextF
  */
 export const PAYOUT_BATCH_ROUTE = { method: 'POST', path: '/api/v1/payouts/batches' } as const;
 /** 10,000 rows of about 300 bytes, with room to spare; larger is a 413. */
-export const PAYOUT_BATCH_BODY_LIMIT = '5mb';
+export const PAYOUT_BATCH_BODY_LIMIT = 5 * 1024 * 1024;
 
-export function isBatchUpload(req: Pick<Request, 'method' | 'originalUrl'>): boolean {
-  return req.method === PAYOUT_BATCH_ROUTE.method && pathOf(req.originalUrl) === PAYOUT_BATCH_ROUTE.path;
+export function isBatchUpload(method: string, url: string): boolean {
+  return method === PAYOUT_BATCH_ROUTE.method && pathOf(url) === PAYOUT_BATCH_ROUTE.path;
 }
 
-function hasBody(req: Request): boolean {
-  if (req.headers['transfer-encoding'] !== undefined) return true;
-  const length = req.headers['content-length'];
+function hasBody(headers: IncomingHttpHeaders): boolean {
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const length = headers['content-length'];
   return length !== undefined && length !== '0';
 }
 

@@ -1,0 +1,358 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
+import { parse as parseQueryString } from 'node:querystring';
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpLimits } from '../config/config';
+import { httpRequestDuration } from '../metrics/metrics';
+import type { ApiKeyTable } from './auth.guard';
+import { inputProblem, isBatchUpload, unsupportedBody, PAYOUT_BATCH_BODY_LIMIT, PAYOUT_BATCH_ROUTE } from './input-guard';
+import { PROBLEM_BASE, toProblem } from './problem.filter';
+import { RateLimited, type RateLimiter } from './rate-limit';
+import { openRequestContext } from './request-context';
+import { ValidationFailed } from './errors';
+
+/**
+ * The HTTP edge on Fastify (issue #23: Express's per-request machinery alone held a bare read to
+ * under half of node:http). Everything here runs before a handler, in Fastify's hooks, in this
+ * order:
+ *
+ * - onRequest: the fixed response headers (cache rule, security headers, X-Request-Id) and the
+ *   request timer; the budget of callers without a key; JSON-only bodies under /api/v1 (415).
+ * - body parsing: JSON, forms and CSV read by one reader with the route's limit (64 kB, the batch
+ *   route 5 MB), the raw bytes kept for the webhook's signature; a keyless request's body is
+ *   never read.
+ * - preValidation: what no field may hold (NUL, lone surrogates, depth, width, reserved keys).
+ * - preHandler: the request's context (the acting key, for the audit trail).
+ */
+
+/** Every route but the payout batch upload reads at most this many bytes of body. */
+export const BODY_LIMIT = 64 * 1024;
+
+/** Routes open without a bearer key (each limits itself): webhook, payer page, health, metrics, console, docs. */
+const PUBLIC_PATHS = new Set(['/health', '/health/ready', '/metrics', '/webhooks/gateway', '/admin', '/docs', '/docs-json']);
+const PUBLIC_PREFIXES = ['/pay/', '/admin/', '/docs/'];
+
+/** Exact spellings only (routing is case-sensitive and strict): any other spelling is no public route. */
+export function isPublicPath(path: string): boolean {
+  return PUBLIC_PATHS.has(path) || PUBLIC_PREFIXES.some((p) => path.startsWith(p));
+}
+
+function isDocsPath(path: string): boolean {
+  return path === '/docs' || path.startsWith('/docs/') || path === '/docs-json';
+}
+
+/** The path as the router reads it: the query cut off (an absolute request form is the router's 404). */
+function pathOfUrl(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    correlationId: string;
+    /** The body exactly as received (the webhook's signature is computed on it). */
+    rawBody: Buffer | undefined;
+    /** Set by the gate: no valid key on a guarded route; its body is never read. */
+    keyless: boolean;
+    startedAt: bigint;
+  }
+}
+
+export interface EdgeOptions {
+  /** Response headers that do not depend on the request (helmet's, worked out once). */
+  fixedHeaders: Record<string, string>;
+  /** Absent in preview (no providers): every request is let through to the guard. */
+  gate?: { keys: ApiKeyTable; limiter: RateLimiter };
+}
+
+export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
+  fastify.decorateRequest('correlationId', '');
+  fastify.decorateRequest('rawBody', undefined);
+  fastify.decorateRequest('keyless', false);
+  fastify.decorateRequest('startedAt', BigInt(0));
+
+  const apiHeaders: Record<string, string> = { ...opts.fixedHeaders, 'cache-control': 'no-store' };
+  const docsHeaders: Record<string, string> = { ...opts.fixedHeaders };
+
+  // Answers carry tokens (payUrl?t=, recurrent tokens for admins), payer pages and console pages:
+  // none may be kept by a browser or a shared cache. Set first, for every answer including
+  // errors; a handler may still loosen it for a static asset (the console's stylesheet). The API
+  // docs' own assets are left to Swagger's defaults.
+  fastify.addHook('onRequest', (request, reply, done) => {
+    request.startedAt = process.hrtime.bigint();
+    const incoming = request.headers['x-request-id'];
+    request.correlationId = typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
+    const path = pathOfUrl(request.url);
+    reply.headers(isDocsPath(path) ? docsHeaders : apiHeaders);
+    reply.header('x-request-id', request.correlationId);
+    done();
+  });
+
+  fastify.addHook('onResponse', (request, reply, done) => {
+    const seconds = Number(process.hrtime.bigint() - request.startedAt) / 1e9;
+    httpRequestDuration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      seconds,
+    );
+    done();
+  });
+
+  if (opts.gate) {
+    const { keys, limiter } = opts.gate;
+    // Every request to a guarded route (anything but the public ones, whatever its spelling)
+    // without a valid key (none, a wrong one, a misspelt scheme) takes a token from its address's
+    // budget (RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS) and, past it, is answered 429 here. Within
+    // budget it goes on to be refused by the guard (401) or to find no route (404), its body
+    // left unread.
+    fastify.addHook('onRequest', (request, reply, done) => {
+      if (isPublicPath(pathOfUrl(request.url)) || keys.actorOf(request.headers.authorization) !== null) {
+        done();
+        return;
+      }
+      request.keyless = true;
+      limiter.takeUnauthenticated(request.ip).then(
+        () => done(),
+        (e: unknown) => {
+          if (!(e instanceof RateLimited)) {
+            done(e as Error);
+            return;
+          }
+          const problem = toProblem(e);
+          problem.instance = pathOfUrl(request.url).slice(0, 200);
+          // The unread body is not worth keeping the connection for.
+          void reply
+            .code(429)
+            .header('retry-after', String(e.retryAfterS))
+            .header('connection', 'close')
+            .type('application/problem+json')
+            .send(JSON.stringify(problem));
+        },
+      );
+    });
+  }
+
+  // A body on a JSON route that is not application/json is a 415 naming its type, before anything
+  // reads it (see unsupportedBody).
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    done(unsupportedBody(request.method, request.url, request.headers) ?? undefined);
+  });
+
+  installBodyParsers(fastify);
+
+  fastify.addHook('preValidation', (request, _reply, done) => {
+    const problem = inputProblem(request.url, request.query, request.body);
+    done(problem ? new ValidationFailed([problem]) : undefined);
+  });
+
+  // Last before the handler: the guard, the handler and everything they run share one context.
+  fastify.addHook('preHandler', (_request, _reply, done) => openRequestContext(done));
+
+  const table: Array<[string, string]> = [];
+  ROUTES.set(fastify, table);
+  fastify.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    // Fastify's own HEAD twin of every GET is no route of ours (none is declared).
+    for (const m of methods) if (m !== 'HEAD') table.push([m, route.url]);
+    // The one route that takes a large body (shared/API.md, Payouts).
+    if (route.url === PAYOUT_BATCH_ROUTE.path && methods.includes(PAYOUT_BATCH_ROUTE.method)) {
+      route.bodyLimit = PAYOUT_BATCH_BODY_LIMIT;
+    }
+  });
+}
+
+const ROUTES = new WeakMap<FastifyInstance, Array<[string, string]>>();
+
+/** Every route registered on the server, as [METHOD, path] (tests walk them all). */
+export function registeredRoutes(fastify: FastifyInstance): ReadonlyArray<[string, string]> {
+  return ROUTES.get(fastify) ?? [];
+}
+
+/** A body the reader refused: the status and the problem's detail, as body-parser's errors had them. */
+export class BodyError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: 'entity.parse.failed' | 'entity.too.large' | 'request.aborted' | 'request.size.invalid',
+  ) {
+    super(type);
+  }
+}
+
+/**
+ * JSON, forms (the console and a form-encoded notification) and CSV (the batch route only; the
+ * 415 hook refuses it elsewhere). One reader for all: the route's byte limit, the raw bytes kept,
+ * a keyless request's body never read.
+ */
+function installBodyParsers(fastify: FastifyInstance): void {
+  fastify.removeAllContentTypeParsers();
+  const parse =
+    (decode: (text: string) => unknown) =>
+    (request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void): void => {
+      if (request.keyless) {
+        done(null, undefined);
+        return;
+      }
+      readBody(payload, request.routeOptions.bodyLimit ?? BODY_LIMIT).then((raw) => {
+        request.rawBody = raw;
+        let body: unknown;
+        try {
+          body = decode(raw.toString('utf8'));
+        } catch {
+          done(new BodyError(400, 'entity.parse.failed'));
+          return;
+        }
+        done(null, body);
+      }, done);
+    };
+  fastify.addContentTypeParser('application/json', parse(strictJson));
+  fastify.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    parse((text) => parseQueryString(text)),
+  );
+  fastify.addContentTypeParser('text/csv', parse((text) => text));
+  // Any other type is read by no route: left unread (the webhook then refuses an empty body,
+  // a form post of the console finds no fields), as the 415 hook already refused it under /api/v1.
+  fastify.addContentTypeParser('*', (_request: FastifyRequest, _payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void) =>
+    done(null, undefined),
+  );
+}
+
+/** As body-parser's strict JSON: an object or an array, nothing else at the top. */
+function strictJson(text: string): unknown {
+  const first = text.trimStart()[0];
+  if (first !== '{' && first !== '[') throw new SyntaxError('not a JSON object or array');
+  return JSON.parse(text);
+}
+
+/**
+ * Reads a request body of at most `limit` bytes: a declared length above it is refused before a
+ * byte is read, a stream that grows past it is refused where it does (and left unread: the
+ * connection is closed after the answer).
+ */
+export function readBody(stream: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = stream.headers['content-length'];
+    if (declared !== undefined && Number(declared) > limit) {
+      stream.pause();
+      reject(new BodyError(413, 'entity.too.large'));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const cleanup = (): void => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      stream.off('aborted', onAborted);
+    };
+    const onData = (chunk: Buffer): void => {
+      received += chunk.length;
+      if (received > limit) {
+        cleanup();
+        stream.pause();
+        reject(new BodyError(413, 'entity.too.large'));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      if (declared !== undefined && Number(declared) !== received) {
+        reject(new BodyError(400, 'request.size.invalid'));
+        return;
+      }
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
+    };
+    const onError = (e: Error): void => {
+      cleanup();
+      reject(e);
+    };
+    const onAborted = (): void => {
+      cleanup();
+      reject(new BodyError(400, 'request.aborted'));
+    };
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    stream.on('aborted', onAborted);
+  });
+}
+
+/**
+ * The server's time and connection limits. Node checks the two time limits on a timer
+ * (`connectionsCheckingInterval`, 30 s by default, read when the server starts listening): run it
+ * often enough that a limit holds to within a quarter of itself.
+ */
+export function applyHttpLimits(server: Server, limits: HttpLimits): void {
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.maxConnections = limits.maxConnections;
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.max(
+    25,
+    Math.min(1000, Math.floor(limits.headersTimeoutMs / 4)),
+  );
+}
+
+/**
+ * What the router refuses before any hook runs (a path whose percent-encoding is not UTF-8, a
+ * path parameter over 2,048 characters): a 400 problem+json with the fixed headers.
+ */
+export function problemOnFrameworkError(fixedHeaders: Record<string, string>) {
+  return (error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void => {
+    const detail = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long' : 'The request path is not valid';
+    void reply
+      .headers({ ...fixedHeaders, 'cache-control': 'no-store' })
+      .code(400)
+      .type('application/problem+json')
+      .send(
+        JSON.stringify({
+          type: `${PROBLEM_BASE}bad-request`,
+          title: 'Bad Request',
+          status: 400,
+          detail,
+          instance: pathOfUrl(request.raw.url ?? '').slice(0, 200),
+        }),
+      );
+  };
+}
+
+const CLIENT_ERRORS: Record<string, { status: number; type: string; title: string; detail: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    type: 'request-header-fields-too-large',
+    title: 'Request Header Fields Too Large',
+    detail: 'The request line or headers are too large',
+  },
+  // HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS ran out before the request was complete.
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    type: 'request-timeout',
+    title: 'Request Timeout',
+    detail: 'The request was not received in time',
+  },
+  default: { status: 400, type: 'bad-request', title: 'Bad Request', detail: 'The request could not be parsed' },
+};
+
+/**
+ * Requests Node's HTTP parser refuses before any route sees them (headers or URL too large,
+ * malformed request line) still get a problem+json answer instead of a bare status line.
+ */
+export function problemOnClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return;
+  const answer = CLIENT_ERRORS[err.code ?? ''] ?? CLIENT_ERRORS.default;
+  const body = JSON.stringify({
+    type: `${PROBLEM_BASE}${answer.type}`,
+    title: answer.title,
+    status: answer.status,
+    detail: answer.detail,
+  });
+  socket.end(
+    `HTTP/1.1 ${answer.status} ${answer.title}\r\n` +
+      `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+export { isBatchUpload };
+export type { FastifyReply };
