@@ -13,7 +13,7 @@
 // Settings (env): BENCH_DURATION_S (10) seconds per measured load, BENCH_WARMUP_S (3),
 // BENCH_P3_INVOICES (40000), BENCH_READ_INVOICES (20000), BENCH_P4_PAYOUTS (20000), BENCH_P4_S
 // (50) seconds of polling, BENCH_P4_TICK_MS (500), BENCH_P4_CONCURRENCY (16), BENCH_ONLY (e.g.
-// "P1,P3": run only those rows), BENCH_PROFILE=1 (also profile the create path with --cpu-prof and
+// "P1,P3": run only those rows), BENCH_PROFILE=1 (also profile the create path, or with BENCH_PROFILE_PATH=read the read path, with --cpu-prof and
 // print its top costs), BENCH_SERVICE_ENV (JSON of extra service variables), BENCH_STRICT=1 (exit 1
 // when a goal is missed).
 import autocannon from 'autocannon';
@@ -48,6 +48,8 @@ const DURATION_S = num('BENCH_DURATION_S', 10);
 const WARMUP_S = num('BENCH_WARMUP_S', 3);
 const P3_INVOICES = num('BENCH_P3_INVOICES', 40_000);
 const READ_INVOICES = num('BENCH_READ_INVOICES', 20_000);
+// Which path BENCH_PROFILE=1 profiles: `create` (POST /invoices) or `read` (GET /invoices/{id}).
+const PROFILE_PATH = env.BENCH_PROFILE_PATH ?? 'create';
 const P4_PAYOUTS = num('BENCH_P4_PAYOUTS', 20_000);
 // The mission's payout poll interval (spec: 30-second intervals); the window sees one whole
 // interval of first polls and the start of the second round, where a double poll would show.
@@ -447,8 +449,8 @@ async function viewOf(url, shopOrderId) {
  * GET /api/v1/invoices/{shopOrderId} of random ids among READ_INVOICES seeded rows: the bare
  * baseline reads the very same rows (this database, by primary key) and writes their view.
  */
-async function reads() {
-  const db = await createDatabase(dbServer.serverUrl, 'bench_read');
+async function seededReadDatabase(name) {
+  const db = await createDatabase(dbServer.serverUrl, name);
   await migrate(db);
   // Rows as a create leaves them awaiting the payer: gateway ids, a redirect (so a payUrl), answer.
   await withClient(db, (c) =>
@@ -463,14 +465,21 @@ async function reads() {
     ),
   );
   await withClient(db, (c) => c.query('ANALYZE invoices'));
-  const opts = {
-    connections: 64,
-    durationS: DURATION_S,
-    method: 'GET',
-    headers: auth,
-    path: '/api/v1/invoices/read-0',
-    pathOf: () => `/api/v1/invoices/read-${Math.floor(Math.random() * READ_INVOICES)}`,
-  };
+  return db;
+}
+
+const readLoad = () => ({
+  connections: 64,
+  durationS: DURATION_S,
+  method: 'GET',
+  headers: auth,
+  path: '/api/v1/invoices/read-0',
+  pathOf: () => `/api/v1/invoices/read-${Math.floor(Math.random() * READ_INVOICES)}`,
+});
+
+async function reads() {
+  const db = await seededReadDatabase('bench_read');
+  const opts = readLoad();
   const baseline = await startBaseline(db);
   const baseView = await viewOf(baseline.url, 'read-0');
   const b = await warmAndLoad(baseline.url, opts);
@@ -671,15 +680,17 @@ async function profile() {
   const dir = join('.data', 'bench-profiles');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const db = await createDatabase(dbServer.serverUrl, 'bench_profile');
+  const read = PROFILE_PATH === 'read';
+  const db = read ? await seededReadDatabase('bench_profile') : await createDatabase(dbServer.serverUrl, 'bench_profile');
   const service = await startService(db, {}, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
-  await createLoad(service.url, 'prof', 64, DURATION_S);
+  if (read) await warmAndLoad(service.url, readLoad());
+  else await createLoad(service.url, 'prof', 64, DURATION_S);
   await stopProcess(service);
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error('no CPU profile written');
   const summary = summariseProfile(JSON.parse(readFileSync(join(dir, file), 'utf8')));
   details.profile = { file: join(dir, file), ...summary };
-  console.log('\nCPU profile of the create path (self time):');
+  console.log(`\nCPU profile of the ${read ? 'read' : 'create'} path (self time):`);
   for (const f of summary.functions.slice(0, 15)) console.log(`  ${fmt(f.percent, 1).padStart(5)} %  ${f.name}`);
   console.log('By package / area:');
   for (const f of summary.areas.slice(0, 12)) console.log(`  ${fmt(f.percent, 1).padStart(5)} %  ${f.name}`);

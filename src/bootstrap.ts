@@ -136,7 +136,7 @@ export async function createApp(
       querystringParser: (text: string) => foldMetadataQuery(parseQueryString(text) as Record<string, unknown>),
     },
     bodyLimit: BODY_LIMIT,
-    // TRUST_PROXY as Express read it (proxy-addr): a hop count trusts that many proxies in front.
+    // TRUST_PROXY (proxy-addr): a hop count trusts that many proxies in front.
     trustProxy: typeof config.trustProxy === 'number' ? hopsTrusted(config.trustProxy) : config.trustProxy,
     keepAliveTimeout: config.http.keepAliveTimeoutMs,
     requestTimeout: config.http.requestTimeoutMs,

@@ -98,7 +98,7 @@ export function metadataOf(
 }
 
 /**
- * The query parser of the app: Node's simple parser (as Express 5's default), with every
+ * The query parser of the app: Node's simple parser, with every
  * `metadata[<key>]` parameter gathered into one `metadata` object, so list DTOs can validate
  * `?metadata[orderRef]=A-1` as `{metadata: {orderRef: 'A-1'}}`. The key is everything between
  * `metadata[` and the final `]` (`metadata[a][b]` filters on the key `a][b`); a repeated

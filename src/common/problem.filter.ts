@@ -85,7 +85,7 @@ export function toProblem(exception: unknown, correlationId?: string): Problem {
   }
   const status = typeof (exception as { status?: unknown })?.status === 'number' ? (exception as { status: number }).status : 500;
   if (status >= 400 && status < 500) {
-    // body-parser errors (malformed JSON, too large) carry a 4xx status of their own.
+    // The edge's body reader (BodyError: malformed JSON, too large) carries a 4xx status of its own.
     return { type: PROBLEM_BASE + slug(status), title: titleOf(status), status, detail: bodyParserDetail(exception) };
   }
   return {
@@ -109,7 +109,7 @@ function isDatabaseTimeLimit(exception: unknown): boolean {
   return typeof e.message === 'string' && e.message.includes('timeout exceeded when trying to connect');
 }
 
-/** Nest turns body-parser failures into 400 / 413 HttpExceptions; raw ones carry `type: entity.*`. */
+/** The edge's body reader refused it (BodyError, `type: entity.*`), or Nest did with a 400 / 413. */
 function isBodyParserError(exception: unknown): boolean {
   if (exception instanceof DomainError) return false;
   if (exception instanceof HttpException) return [400, 413].includes(exception.getStatus());

@@ -179,7 +179,7 @@ export interface AppConfig {
   // --- hostile callers (#12): key scopes, proxy trust, rate limits, database time limits
   /** Shop keys with their scopes (`API_KEYS` entries `key` or `key:scope+scope`); `apiKeys` holds the bare keys. */
   shopKeys: ShopKey[];
-  /** Express `trust proxy`: false, a hop count, or the trusted proxies' addresses/CIDRs. */
+  /** The proxies whose X-Forwarded-For is believed (proxy-addr, as Fastify reads it): false, a hop count, or the trusted proxies' addresses/CIDRs. */
   trustProxy: TrustProxy;
   /** Requests per second; 0 turns the limit off. */
   rateLimits: { perKeyRps: number; publicPerIpRps: number; unauthenticatedPerIpRps: number };

@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
  * range it maps, and any IPv6 range overlapping the mapped block counts toward IPv4 as well.
  */
 
-/** Express (proxy-addr) presets, by what they stand for: a name is no way around the rule. */
+/** proxy-addr presets (Fastify's trustProxy), by what they stand for: a name is no way around the rule. */
 const PRESETS: Record<string, readonly string[]> = {
   loopback: ['127.0.0.1/8', '::1/128'],
   linklocal: ['169.254.0.0/16', 'fe80::/10'],
@@ -62,7 +62,7 @@ export function wideTrustProblem(entries: readonly string[]): string | null {
   return wide;
 }
 
-/** Whether `entry` is a preset name Express understands. */
+/** Whether `entry` is a preset name proxy-addr understands. */
 export function isTrustPreset(entry: string): boolean {
   return Object.prototype.hasOwnProperty.call(PRESETS, entry);
 }
