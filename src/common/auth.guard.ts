@@ -89,7 +89,8 @@ export class AuthGuard implements CanActivate {
       if (perAddress) await this.limiter.takeForAddress(req.ip, perAddress);
       return true;
     }
-    const actor = this.keys.actorOf(req.headers.authorization);
+    // The edge's gate read the header already (same table, same header); otherwise read it here.
+    const actor = req.keyActor !== undefined ? req.keyActor : this.keys.actorOf(req.headers.authorization);
     if (!actor) throw new Unauthorized();
     const access = this.reflector.getAllAndOverride<Access | undefined>(ACCESS, targets);
     if (!access) {

@@ -9,7 +9,7 @@ import type { ApiKeyTable } from './auth.guard';
 import { inputProblem, isBatchUpload, unsupportedBody, PAYOUT_BATCH_BODY_LIMIT, PAYOUT_BATCH_ROUTE } from './input-guard';
 import { PROBLEM_BASE, toProblem } from './problem.filter';
 import { RateLimited, type RateLimiter } from './rate-limit';
-import { openRequestContext } from './request-context';
+import { openRequestContext, type Actor } from './request-context';
 import { ValidationFailed } from './errors';
 
 /**
@@ -55,6 +55,8 @@ declare module 'fastify' {
     rawBody: Buffer | undefined;
     /** Set by the gate: no valid key on a guarded route; its body is never read. */
     keyless: boolean;
+    /** The gate's reading of the Authorization header (undefined: not read), for the guard. */
+    keyActor: Actor | null | undefined;
     startedAt: bigint;
   }
 }
@@ -70,6 +72,7 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
   fastify.decorateRequest('correlationId', '');
   fastify.decorateRequest('rawBody', undefined);
   fastify.decorateRequest('keyless', false);
+  fastify.decorateRequest('keyActor', undefined);
   fastify.decorateRequest('startedAt', BigInt(0));
 
   const apiHeaders: Record<string, string> = { ...opts.fixedHeaders, 'cache-control': 'no-store' };
@@ -106,7 +109,13 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
     // budget it goes on to be refused by the guard (401) or to find no route (404), its body
     // left unread.
     fastify.addHook('onRequest', (request, reply, done) => {
-      if (isPublicPath(pathOfUrl(request.url)) || keys.actorOf(request.headers.authorization) !== null) {
+      if (isPublicPath(pathOfUrl(request.url))) {
+        done();
+        return;
+      }
+      // Read once per request: the guard takes this reading instead of hashing the key again.
+      request.keyActor = keys.actorOf(request.headers.authorization);
+      if (request.keyActor !== null) {
         done();
         return;
       }

@@ -30,6 +30,19 @@ export const BY_SHOP_ORDER_ID = statement(
   `SELECT * FROM invoices WHERE shop_id = $1 AND shop_order_id = $2`,
 );
 
+/**
+ * One invoice by the shop's id, only the columns its view reads (INVOICE_VIEW_FIELDS; the e2e
+ * test "the view read selects exactly the view's fields" holds the two lists equal).
+ */
+export const VIEW_BY_SHOP_ORDER_ID = statement(
+  'invoice_view_by_shop_order_id',
+  `SELECT id, shop_order_id, invoice_id, payment_id, status, gateway_status, amount, currency, payway, description,
+          two_step, metadata, payer_price, ps_currency, refunded_amount, refund_pending_amount, redirect, pay_token,
+          payment_token_info, payment_token, created_at, updated_at, processed_at, hold_expires_at,
+          needs_attention, attention_reason
+     FROM invoices WHERE shop_id = $1 AND shop_order_id = $2`,
+);
+
 /** One invoice by its primary key (an event's snapshot). */
 export const BY_ID = statement('invoice_by_id', `SELECT * FROM invoices WHERE id = $1`);
 

@@ -5,7 +5,7 @@ import { DataSource, EntityManager, In } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { RowChanged } from '../audit/event-write';
 import { clientOf, entityFromRow, jsonb, poolOf, run } from '../common/sql';
-import { BY_SHOP_ORDER_ID, INSERT_CLAIMED } from './invoice-sql';
+import { BY_SHOP_ORDER_ID, INSERT_CLAIMED, VIEW_BY_SHOP_ORDER_ID } from './invoice-sql';
 import type { AuditCause } from '../audit/audit-event.entity';
 import {
   DomainError,
@@ -84,7 +84,7 @@ import {
 } from './payment-token';
 import { KeyRing, SealError } from '../common/key-ring';
 import { applyGatewayFacts, priceFactsOf, takePriceFacts } from './invoice-gateway-facts';
-import { toInvoiceView, type InvoiceView } from './invoice.view';
+import { toInvoiceView, type InvoiceView, type InvoiceViewSource } from './invoice.view';
 import { absencePolicy, applyInvoiceEvidence, evidenceOfCheck } from './invoice-evidence';
 import type { AbsencePolicy, InvoiceVerdict } from './invoice.rules';
 
@@ -185,7 +185,7 @@ export class InvoicesService {
     return `${this.config.publicBaseUrl}/webhooks/gateway`;
   }
 
-  view(inv: InvoiceEntity, admin = false): InvoiceView {
+  view(inv: InvoiceViewSource, admin = false): InvoiceView {
     return toInvoiceView(inv, this.config.publicBaseUrl, {
       admin,
       revealToken: () => {
@@ -801,9 +801,9 @@ export class InvoicesService {
 
   async get(shopOrderId: string, refresh: boolean, admin: boolean): Promise<InvoiceView> {
     if (refresh) await this.refresh(shopOrderId);
-    const inv = await this.findInvoice(shopOrderId);
-    if (!inv) throw new NotFound('Invoice', shopOrderId);
-    return this.view(inv, admin);
+    const rows = await run(poolOf(this.dataSource), VIEW_BY_SHOP_ORDER_ID, [this.shopId, shopOrderId]);
+    if (rows.length === 0) throw new NotFound('Invoice', shopOrderId);
+    return this.view(this.fromRow(rows[0]), admin);
   }
 
   /**

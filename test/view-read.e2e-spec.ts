@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { entityFromRow } from '../src/common/sql';
+import { InvoiceEntity } from '../src/invoices/invoice.entity';
+import { VIEW_BY_SHOP_ORDER_ID } from '../src/invoices/invoice-sql';
+import { INVOICE_VIEW_FIELDS } from '../src/invoices/invoice.view';
+import { InvoicesService } from '../src/invoices/invoices.service';
+import { admin, auth, startTestApp, TestContext } from './support/app';
+import { PAYMENT } from './support/payways';
+
+/**
+ * Issue #23: GET /invoices/{id} reads only the columns its view needs. The statement's list and
+ * the view's fields are two lists that must not drift apart: a column the view reads but the
+ * statement leaves out would show as a missing field, one the statement reads for nothing is
+ * work for nothing.
+ */
+let ctx: TestContext;
+
+beforeAll(async () => {
+  ctx = await startTestApp();
+}, 120000);
+
+afterAll(async () => {
+  await ctx?.close();
+});
+
+it("the view read selects exactly the view's fields", () => {
+  const meta = ctx.service.app.get(DataSource).getMetadata(InvoiceEntity);
+  const wanted = INVOICE_VIEW_FIELDS.map((p) => {
+    const column = meta.columns.find((c) => c.propertyName === p);
+    if (!column) throw new Error(`no column for ${p}`);
+    return column.databaseName;
+  }).sort();
+  const selected = /SELECT([\s\S]*?)FROM/
+    .exec(VIEW_BY_SHOP_ORDER_ID.text)![1]
+    .split(',')
+    .map((c) => c.trim())
+    .sort();
+  expect(selected).toEqual(wanted);
+});
+
+it('answers the same view as one built from the whole row, for a shop key and an admin key', async () => {
+  const shopOrderId = `view-${randomUUID()}`;
+  await ctx.http
+    .post('/api/v1/invoices')
+    .set(auth())
+    .send({ shopOrderId, amount: '150.50', currency: 643, payway: PAYMENT.card, metadata: { ref: 'a-1' } })
+    .expect(201);
+  const ds = ctx.service.app.get(DataSource);
+  const [row] = (await ds.query('SELECT * FROM invoices WHERE shop_order_id = $1', [shopOrderId])) as Array<Record<string, unknown>>;
+  const whole = entityFromRow(ds, InvoiceEntity, row);
+  const invoices = ctx.service.app.get(InvoicesService);
+  for (const [headers, isAdmin] of [
+    [auth(), false],
+    [admin(), true],
+  ] as const) {
+    const got = await ctx.http.get(`/api/v1/invoices/${shopOrderId}`).set(headers).expect(200);
+    expect(got.body).toEqual(JSON.parse(JSON.stringify(invoices.view(whole, isAdmin))));
+    expect(got.body).toMatchObject({ shopOrderId, amount: '150.50', metadata: { ref: 'a-1' }, refundedAmount: '0.00' });
+  }
+});
