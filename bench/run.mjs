@@ -13,7 +13,7 @@
 // Settings (env): BENCH_DURATION_S (10) seconds per measured load, BENCH_WARMUP_S (3),
 // BENCH_P3_INVOICES (40000), BENCH_READ_INVOICES (20000), BENCH_P4_PAYOUTS (20000), BENCH_P4_S
 // (50) seconds of polling, BENCH_P4_TICK_MS (500), BENCH_P4_CONCURRENCY (16), BENCH_ONLY (e.g.
-// "P1,P3": run only those rows), BENCH_PROFILE=1 (also profile the create path, or with BENCH_PROFILE_PATH=read the read path, with --cpu-prof and
+// "P1,P3": run only those rows), BENCH_PROFILE=1 (also profile the create path, or with BENCH_PROFILE_PATH=read|notify another, with --cpu-prof and
 // print its top costs), BENCH_SERVICE_ENV (JSON of extra service variables), BENCH_STRICT=1 (exit 1
 // when a goal is missed).
 import autocannon from 'autocannon';
@@ -48,7 +48,8 @@ const DURATION_S = num('BENCH_DURATION_S', 10);
 const WARMUP_S = num('BENCH_WARMUP_S', 3);
 const P3_INVOICES = num('BENCH_P3_INVOICES', 40_000);
 const READ_INVOICES = num('BENCH_READ_INVOICES', 20_000);
-// Which path BENCH_PROFILE=1 profiles: `create` (POST /invoices) or `read` (GET /invoices/{id}).
+// Which path BENCH_PROFILE=1 profiles: `create` (POST /invoices), `read` (GET /invoices/{id}) or
+// `notify` (P3's notifications).
 const PROFILE_PATH = env.BENCH_PROFILE_PATH ?? 'create';
 const P4_PAYOUTS = num('BENCH_P4_PAYOUTS', 20_000);
 // The mission's payout poll interval (spec: 30-second intervals); the window sees one whole
@@ -380,6 +381,18 @@ function lostOf(acked, statuses) {
  * notification, update the invoice) and the service, on databases seeded with the same number of
  * awaiting-payer invoices, driven by the same bodies and the same 1-in-5 redelivery mix.
  */
+/** P3's invoices as a create leaves them awaiting the payer (the service's schema must exist). */
+function seedP3Invoices(db) {
+  return withClient(db, (c) =>
+    c.query(
+      `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, invoice_id, amount, currency, payway, pay_token, response_code, response_body)
+       SELECT $1, 'p3-' || g, md5(g::text) || md5(g::text), 'awaiting_payer', 500000000 + g, '100.00', 643, $2, md5('t' || g), 201, '{}'
+         FROM generate_series(0, $3 - 1) g`,
+      [SHOP_ID, PAYMENT_PAYWAY, P3_INVOICES],
+    ),
+  );
+}
+
 async function p3() {
   const bodies = notificationBodies();
 
@@ -403,14 +416,7 @@ async function p3() {
 
   const db = await createDatabase(dbServer.serverUrl, 'bench_p3');
   const service = await startService(db);
-  await withClient(db, (c) =>
-    c.query(
-      `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, invoice_id, amount, currency, payway, pay_token, response_code, response_body)
-       SELECT $1, 'p3-' || g, md5(g::text) || md5(g::text), 'awaiting_payer', 500000000 + g, '100.00', 643, $2, md5('t' || g), 201, '{}'
-         FROM generate_series(0, $3 - 1) g`,
-      [SHOP_ID, PAYMENT_PAYWAY, P3_INVOICES],
-    ),
-  );
+  await seedP3Invoices(db);
   const { r, acked, redeliveries } = await notificationLoad(service.url, bodies);
   await stopProcess(service);
   const counts = await withClient(db, async (c) => {
@@ -684,13 +690,16 @@ async function profile() {
   const db = read ? await seededReadDatabase('bench_profile') : await createDatabase(dbServer.serverUrl, 'bench_profile');
   const service = await startService(db, {}, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
   if (read) await warmAndLoad(service.url, readLoad());
-  else await createLoad(service.url, 'prof', 64, DURATION_S);
+  else if (PROFILE_PATH === 'notify') {
+    await seedP3Invoices(db);
+    await notificationLoad(service.url, notificationBodies());
+  } else await createLoad(service.url, 'prof', 64, DURATION_S);
   await stopProcess(service);
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error('no CPU profile written');
   const summary = summariseProfile(JSON.parse(readFileSync(join(dir, file), 'utf8')));
   details.profile = { file: join(dir, file), ...summary };
-  console.log(`\nCPU profile of the ${read ? 'read' : 'create'} path (self time):`);
+  console.log(`\nCPU profile of the ${PROFILE_PATH} path (self time):`);
   for (const f of summary.functions.slice(0, 15)) console.log(`  ${fmt(f.percent, 1).padStart(5)} %  ${f.name}`);
   console.log('By package / area:');
   for (const f of summary.areas.slice(0, 12)) console.log(`  ${fmt(f.percent, 1).padStart(5)} %  ${f.name}`);
