@@ -138,8 +138,6 @@ export async function createApp(
     bodyLimit: BODY_LIMIT,
     // TRUST_PROXY (proxy-addr): a hop count trusts that many proxies in front.
     trustProxy: typeof config.trustProxy === 'number' ? hopsTrusted(config.trustProxy) : config.trustProxy,
-    keepAliveTimeout: config.http.keepAliveTimeoutMs,
-    requestTimeout: config.http.requestTimeoutMs,
     clientErrorHandler: problemOnClientError,
     frameworkErrors: problemOnFrameworkError(fixed),
     logger: false,

@@ -29,13 +29,19 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-async function paidWith(after: (m: EntityManager, inv: InvoiceEntity) => Promise<unknown>) {
+/** A new invoice awaiting the payer, created through the API; its shopOrderId. */
+async function createdInvoice(): Promise<string> {
   const shopOrderId = `view-${randomUUID()}`;
   await ctx.http
     .post('/api/v1/invoices')
     .set(auth())
     .send({ shopOrderId, amount: '10.00', currency: 643, payway: PAYMENT.card, description: 'Tea' })
     .expect(201);
+  return shopOrderId;
+}
+
+async function paidWith(after: (m: EntityManager, inv: InvoiceEntity) => Promise<unknown>) {
+  const shopOrderId = await createdInvoice();
   await ds.transaction(async (m) => {
     const inv = await lockInvoice(m, { shopId: SHOP_ID, shopOrderId });
     expect(inv?.status).toBe('awaiting_payer');
@@ -84,12 +90,7 @@ it('the row written again by a raw CTE after the event: the event carries the la
 
 it('an in-memory invoice that does not match its row: the event still ends as the committed view', async () => {
   // The view the event was built from disagrees with the row (a write the caller did not mirror).
-  const shopOrderId = `view-${randomUUID()}`;
-  await ctx.http
-    .post('/api/v1/invoices')
-    .set(auth())
-    .send({ shopOrderId, amount: '10.00', currency: 643, payway: PAYMENT.card, description: 'Tea' })
-    .expect(201);
+  const shopOrderId = await createdInvoice();
   await ds.transaction(async (m) => {
     const inv = await lockInvoice(m, { shopId: SHOP_ID, shopOrderId });
     await m.query(`UPDATE invoices SET description = 'not mirrored' WHERE id = $1`, [inv!.id]);

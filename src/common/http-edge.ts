@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpLimits } from '../config/config';
 import { httpRequestDuration } from '../metrics/metrics';
 import type { ApiKeyTable } from './auth.guard';
-import { inputProblem, isBatchUpload, unsupportedBody, PAYOUT_BATCH_BODY_LIMIT, PAYOUT_BATCH_ROUTE } from './input-guard';
+import { inputProblem, unsupportedBody, PAYOUT_BATCH_BODY_LIMIT, PAYOUT_BATCH_ROUTE } from './input-guard';
 import { PROBLEM_BASE, toProblem } from './problem.filter';
 import { RateLimited, type RateLimiter } from './rate-limit';
 import { openRequestContext, type Actor } from './request-context';
@@ -363,5 +363,3 @@ export function problemOnClientError(err: Error & { code?: string }, socket: Soc
   );
 }
 
-export { isBatchUpload };
-export type { FastifyReply };
