@@ -19,7 +19,7 @@ import {
 } from '../common/errors';
 import { raiseAttention, resolveAttention } from '../common/attention';
 import { Coalescer } from '../common/coalesce';
-import { crashPoint } from '../common/crash-point';
+import { runGatewayOperation, type CallAnswer } from '../jobs/gateway-operation';
 import { callLeaseSeconds, waitForAnswer } from '../jobs/in-flight';
 import { INSTANCE_ID } from '../jobs/instance';
 import { logger } from '../common/logger';
@@ -117,9 +117,6 @@ export interface StoredResponse {
 }
 
 const CREATE_PATH = '/api/v1/invoices';
-
-/** A gateway call's result as a value, so phase 3 can run after the call with nothing held. */
-type CallAnswer<T> = { ok: true; value: T } | { ok: false; err: unknown };
 
 /** No gateway call in flight for the row. */
 const NO_CALL = { callOwner: null, callLeaseUntil: null } as const;
@@ -421,41 +418,25 @@ export class InvoicesService {
     dto: CreateInvoiceDto,
     claimed?: Claimed,
   ): Promise<StoredResponse> {
-    crashPoint('invoice.create.after_claim');
     const call = dto.twoStep ? 'invoice/hold' : 'invoice/create';
     const req = gatewayCreateRequest(dto, this.webhookUrl);
-    let answer: CallAnswer<InvoiceCreateResult>;
-    try {
-      answer = {
-        ok: true,
-        value: dto.twoStep
-          ? await this.gateway.holdInvoice(req)
-          : await this.gateway.createInvoice(req),
-      };
-    } catch (err) {
-      answer = { ok: false, err };
-    }
-    crashPoint('invoice.create.after_answer');
-    if (answer.ok && claimed !== undefined) {
-      const written = await this.answerUnchanged(claimed, call, answer.value);
-      if (written !== null) {
-        crashPoint('invoice.create.after_result');
-        return written;
-      }
-    }
-    const outcome = await this.dataSource.transaction(async (m) => {
-      const inv = await m.findOne(InvoiceEntity, {
-        where: { id },
-        lock: { mode: 'pessimistic_write' },
-      });
-      if (!inv) throw new NotFound('Invoice', dto.shopOrderId);
-      return answer.ok
-        ? this.createAnswered(m, inv, call, answer.value)
-        : this.createFailed(m, inv, call, answer.err);
+    return runGatewayOperation(this.dataSource, {
+      name: 'invoice.create',
+      call: () =>
+        dto.twoStep ? this.gateway.holdInvoice(req) : this.gateway.createInvoice(req),
+      ...(claimed !== undefined
+        ? {
+            recordUnchanged: async (answer: CallAnswer<InvoiceCreateResult>) =>
+              answer.ok ? this.answerUnchanged(claimed, call, answer.value) : null,
+          }
+        : {}),
+      lock: (m) => m.findOne(InvoiceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } }),
+      missing: () => new NotFound('Invoice', dto.shopOrderId),
+      record: (m, inv, answer) =>
+        answer.ok
+          ? this.createAnswered(m, inv, call, answer.value)
+          : this.createFailed(m, inv, call, answer.err),
     });
-    crashPoint('invoice.create.after_result');
-    if (outcome instanceof DomainError) throw outcome;
-    return outcome;
   }
 
   /**
@@ -830,69 +811,87 @@ export class InvoicesService {
    * evidence over time, counted by reconciliation only (spaced checks). For an invoice the
    * gateway answered, the rule raises attention: a refresh never keeps such a state silently.
    */
-  private async absentOnRefresh(shopOrderId: string): Promise<void> {
-    await this.dataSource.transaction(async (m) => {
-      const inv = await lockInvoice(m, { shopId: this.shopId, shopOrderId });
-      if (!inv || inv.status === 'pending' || inv.status === 'unknown') return;
-      await applyInvoiceEvidence(
-        m,
-        inv,
-        { kind: 'absent' },
-        'reconciliation',
-        { call: 'invoice/check', reason: 'absent' },
-        absencePolicy(this.config),
-      );
-    });
-  }
-
+  /**
+   * invoice/check and what it says, through the invoice rule: the one status question of a
+   * refresh (GET ?refresh=true), a recheck and the payer's return; the reconciler's batch asks
+   * the same way. An absent answer is one more piece of evidence of absence.
+   */
   private async checkAndApply(shopOrderId: string, recheck = false): Promise<void> {
     const exists = await this.dataSource
       .getRepository(InvoiceEntity)
       .existsBy({ shopId: this.shopId, shopOrderId });
     if (!exists) throw new NotFound('Invoice', shopOrderId);
-    let record: InvoiceCheckRecord;
-    try {
-      record = await this.gateway.checkInvoice(shopOrderId);
-    } catch (err) {
-      if (err instanceof GatewayError && err.isAbsent) return this.absentOnRefresh(shopOrderId);
-      throw gatewayFailure(err, 'invoice/check');
-    }
-    await this.dataSource.transaction(async (m) => {
-      const inv = await lockInvoice(m, { shopId: this.shopId, shopOrderId });
-      // A call whose lease is over is settled by this check: the row is free for the next call.
-      if (inv && inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() <= Date.now()) {
-        await m.update(InvoiceEntity, { id: inv.id }, { callOwner: null, callLeaseUntil: null });
-        Object.assign(inv, { callOwner: null, callLeaseUntil: null });
-      }
-      if (!inv) return;
-      const wasFinal = isFinal(inv.status);
-      const verdict = await applyCheckRecord(
-        m,
-        inv,
-        record,
-        'reconciliation',
-        absencePolicy(this.config),
-        this.keys,
-        this.config.gateway.nowOffset,
-      );
-      if (!recheck) return;
-      const ev = evidenceOfCheck(record);
-      const agrees =
-        wasFinal &&
-        verdict.kind !== 'attention' &&
-        ev.kind === 'record' &&
-        ev.status === inv.status;
-      if (agrees && inv.needsAttention) {
-        await resolveAttention(
-          m,
-          { object: 'invoice', id: inv.id, shopId: inv.shopOrderId, status: inv.status },
-          { action: 'recheck', gatewayStatus: record.status },
-          'admin',
-        );
-        return;
-      }
-      await this.keepWatched(m, inv);
+    await runGatewayOperation(this.dataSource, {
+      name: 'invoice.check',
+      call: () => this.gateway.checkInvoice(shopOrderId),
+      lock: (m) => lockInvoice(m, { shopId: this.shopId, shopOrderId }),
+      missing: () => undefined,
+      record: (m, inv, answer) =>
+        answer.ok
+          ? this.checkAnswered(m, inv, answer.value, recheck)
+          : this.checkFailed(m, inv, answer.err),
     });
+  }
+
+  /** invoice/check refused: absent is evidence (a pending or unknown row has its own path), else the refusal. */
+  private async checkFailed(
+    m: EntityManager,
+    inv: InvoiceEntity,
+    err: unknown,
+  ): Promise<DomainError | undefined> {
+    if (!(err instanceof GatewayError && err.isAbsent)) return gatewayFailure(err, 'invoice/check');
+    if (inv.status === 'pending' || inv.status === 'unknown') return undefined;
+    await applyInvoiceEvidence(
+      m,
+      inv,
+      { kind: 'absent' },
+      'reconciliation',
+      { call: 'invoice/check', reason: 'absent' },
+      absencePolicy(this.config),
+    );
+    return undefined;
+  }
+
+  /** invoice/check answered (the row locked): the record through the invoice rule. */
+  private async checkAnswered(
+    m: EntityManager,
+    inv: InvoiceEntity,
+    record: InvoiceCheckRecord,
+    recheck: boolean,
+  ): Promise<undefined> {
+    // A call whose lease is over is settled by this check: the row is free for the next call.
+    if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() <= Date.now()) {
+      await m.update(InvoiceEntity, { id: inv.id }, { callOwner: null, callLeaseUntil: null });
+      Object.assign(inv, { callOwner: null, callLeaseUntil: null });
+    }
+    const wasFinal = isFinal(inv.status);
+    const verdict = await applyCheckRecord(
+      m,
+      inv,
+      record,
+      'reconciliation',
+      absencePolicy(this.config),
+      this.keys,
+      this.config.gateway.nowOffset,
+    );
+    if (!recheck) return undefined;
+    const ev = evidenceOfCheck(record);
+    const agrees =
+      wasFinal &&
+      verdict.kind !== 'attention' &&
+      ev.kind === 'record' &&
+      ev.status === inv.status;
+    if (agrees && inv.needsAttention) {
+      await resolveAttention(
+        m,
+        { object: 'invoice', id: inv.id, shopId: inv.shopOrderId, status: inv.status },
+        { action: 'recheck', gatewayStatus: record.status },
+        'admin',
+      );
+      return undefined;
+    }
+    await this.keepWatched(m, inv);
+    return undefined;
   }
 
   /** An open invoice within its watch always has a next check (a recheck never drops it). */
@@ -954,7 +953,6 @@ export class InvoicesService {
    * answers the invoice as it is.
    */
   private async settleHold(shopOrderId: string, action: 'charge' | 'unhold'): Promise<InvoiceView> {
-    const call = action === 'charge' ? 'invoice/charge' : 'invoice/unhold';
     let row = await this.claimHold(shopOrderId, action);
     if (row === undefined) {
       const inv = await this.findInvoice(shopOrderId);
@@ -968,96 +966,99 @@ export class InvoicesService {
     }
     if (row === undefined) return this.holdNotClaimed(shopOrderId, action);
     const claimed = row;
-    let answer: CallAnswer<InvoiceRecord>;
-    try {
-      const id = toGatewayId(claimed.invoice_id);
-      answer = {
-        ok: true,
-        value:
-          action === 'charge'
-            ? await this.gateway.chargeInvoice(id)
-            : await this.gateway.unholdInvoice(id),
-      };
-    } catch (err) {
-      answer = { ok: false, err };
-    }
-    const outcome = await this.dataSource.transaction(
-      async (m): Promise<InvoiceView | DomainError> => {
-        const inv = await m.findOne(InvoiceEntity, {
-          where: { id: claimed.id },
-          lock: { mode: 'pessimistic_write' },
-        });
-        if (!inv) throw new NotFound('Invoice', shopOrderId);
-        await m.update(InvoiceEntity, { id: inv.id }, NO_CALL);
-        if (!answer.ok) {
-          const err = answer.err;
-          if (!isOutcomeUnknown(err) && action === 'unhold') {
-            // Not done: a 6 reported later is not the release of our request.
-            await m.update(InvoiceEntity, { id: inv.id }, { unholdRequestedAt: null });
-          }
-          if (isOutcomeUnknown(err)) {
-            // It may have happened: invoice/check settles it (reconciliation, now), and until
-            // then no second charge or unhold is sent: the claim stays, its lease already over.
-            await m.update(
-              InvoiceEntity,
-              { id: inv.id },
-              { ...this.settleFirst(), nextCheckAt: new Date() },
-            );
-          }
-          await this.audit.record(m, {
-            entityType: 'invoice',
-            entityId: shopOrderId,
-            fromStatus: inv.status,
-            toStatus: inv.status,
-            cause: 'api',
-            details: { call, failed: describe(err) },
-          });
-          return gatewayFailure(err, call);
-        }
-        const record = answer.value;
-        const gatewayStatus = typeof record.status === 'number' ? record.status : null;
-        // The answer is a gateway record like any other: the invoice rule judges it (the row
-        // says an unhold was sent, so a 6 is the released hold).
-        const verdict = await applyInvoiceEvidence(
-          m,
-          inv,
-          evidenceOfCheck(record),
-          'api',
-          { call },
-          absencePolicy(this.config),
-          { gatewayStatus, ...priceFactsOf(record) },
-        );
-        if (!(verdict.kind === 'attention' && verdict.reason === 'mismatch'))
-          await applyRecordFacts(m, inv, record);
-        const applied = verdict.kind === 'apply';
-        await applyGatewayFacts(m, inv, record, this.config.gateway.nowOffset, 'api');
-        if (!applied) {
-          // Accepted, status unchanged (non-final answer): recorded, the notification follows.
-          await this.audit.record(m, {
-            entityType: 'invoice',
-            entityId: shopOrderId,
-            fromStatus: inv.status,
-            toStatus: inv.status,
-            cause: 'api',
-            details: { call, gatewayStatus },
-          });
-          // The gateway took it without a final status: the notification (or invoice/check)
-          // settles it; meanwhile no second charge or unhold.
-          if (!isFinal(inv.status))
-            await m.update(
-              InvoiceEntity,
-              { id: inv.id },
-              {
-                ...(inv.status === 'held' ? this.settleFirst() : {}),
-                nextCheckAt: this.secondsFromNow(this.config.invoices.reconcileGraceS),
-              },
-            );
-        }
-        return this.view(await this.reload(m, inv));
+    return runGatewayOperation(this.dataSource, {
+      name: `invoice.${action}`,
+      call: () => {
+        const id = toGatewayId(claimed.invoice_id);
+        return action === 'charge'
+          ? this.gateway.chargeInvoice(id)
+          : this.gateway.unholdInvoice(id);
       },
+      lock: (m) =>
+        m.findOne(InvoiceEntity, { where: { id: claimed.id }, lock: { mode: 'pessimistic_write' } }),
+      missing: () => new NotFound('Invoice', shopOrderId),
+      record: (m, inv, answer) => this.holdAnswered(m, inv, action, answer),
+    });
+  }
+
+  /**
+   * Phase 3 of a charge or unhold (the row locked): the claim released, the answer through the
+   * invoice rule; a failure is returned so that what it leaves commits first.
+   */
+  private async holdAnswered(
+    m: EntityManager,
+    inv: InvoiceEntity,
+    action: 'charge' | 'unhold',
+    answer: CallAnswer<InvoiceRecord>,
+  ): Promise<InvoiceView | DomainError> {
+    const call = action === 'charge' ? 'invoice/charge' : 'invoice/unhold';
+    const shopOrderId = inv.shopOrderId;
+    await m.update(InvoiceEntity, { id: inv.id }, NO_CALL);
+    if (!answer.ok) {
+      const err = answer.err;
+      if (!isOutcomeUnknown(err) && action === 'unhold') {
+        // Not done: a 6 reported later is not the release of our request.
+        await m.update(InvoiceEntity, { id: inv.id }, { unholdRequestedAt: null });
+      }
+      if (isOutcomeUnknown(err)) {
+        // It may have happened: invoice/check settles it (reconciliation, now), and until
+        // then no second charge or unhold is sent: the claim stays, its lease already over.
+        await m.update(
+          InvoiceEntity,
+          { id: inv.id },
+          { ...this.settleFirst(), nextCheckAt: new Date() },
+        );
+      }
+      await this.audit.record(m, {
+        entityType: 'invoice',
+        entityId: shopOrderId,
+        fromStatus: inv.status,
+        toStatus: inv.status,
+        cause: 'api',
+        details: { call, failed: describe(err) },
+      });
+      return gatewayFailure(err, call);
+    }
+    const record = answer.value;
+    const gatewayStatus = typeof record.status === 'number' ? record.status : null;
+    // The answer is a gateway record like any other: the invoice rule judges it (the row
+    // says an unhold was sent, so a 6 is the released hold).
+    const verdict = await applyInvoiceEvidence(
+      m,
+      inv,
+      evidenceOfCheck(record),
+      'api',
+      { call },
+      absencePolicy(this.config),
+      { gatewayStatus, ...priceFactsOf(record) },
     );
-    if (outcome instanceof DomainError) throw outcome;
-    return outcome;
+    if (!(verdict.kind === 'attention' && verdict.reason === 'mismatch'))
+      await applyRecordFacts(m, inv, record);
+    const applied = verdict.kind === 'apply';
+    await applyGatewayFacts(m, inv, record, this.config.gateway.nowOffset, 'api');
+    if (!applied) {
+      // Accepted, status unchanged (non-final answer): recorded, the notification follows.
+      await this.audit.record(m, {
+        entityType: 'invoice',
+        entityId: shopOrderId,
+        fromStatus: inv.status,
+        toStatus: inv.status,
+        cause: 'api',
+        details: { call, gatewayStatus },
+      });
+      // The gateway took it without a final status: the notification (or invoice/check)
+      // settles it; meanwhile no second charge or unhold.
+      if (!isFinal(inv.status))
+        await m.update(
+          InvoiceEntity,
+          { id: inv.id },
+          {
+            ...(inv.status === 'held' ? this.settleFirst() : {}),
+            nextCheckAt: this.secondsFromNow(this.config.invoices.reconcileGraceS),
+          },
+        );
+    }
+    return this.view(await this.reload(m, inv));
   }
 
   /**

@@ -9,7 +9,8 @@ import { GatewayService } from '../gateway';
 import { crashPoint } from '../common/crash-point';
 import type { PayoutRecord } from '../gateway/gateway.types';
 import { claimDueRows, forEachBounded } from '../jobs/claim';
-import { PayoutProcessor, type CallAnswer } from './payout-processor';
+import type { CallAnswer } from '../jobs/gateway-operation';
+import { PayoutProcessor } from './payout-processor';
 import {
   mayBeQuiet,
   POLLED_COLUMNS,

@@ -16,6 +16,7 @@ import { KeyRing } from '../common/key-ring';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayError, GatewayService, isOutcomeUnknown, toGatewayId } from '../gateway';
 import type { PayoutRecord, WithdrawCreateResult } from '../gateway/gateway.types';
+import { ask, recordAnswer, runGatewayOperation, type CallAnswer } from '../jobs/gateway-operation';
 import { callLeaseSeconds } from '../jobs/in-flight';
 import { INSTANCE_ID } from '../jobs/instance';
 import { maskAccount } from './account-mask';
@@ -47,9 +48,6 @@ export interface SealedRecipient {
   account: string;
   accountDetails?: Record<string, string>;
 }
-
-/** A gateway call's result as a value, so it can be written after the call with nothing held. */
-export type CallAnswer<T> = { ok: true; value: T } | { ok: false; err: unknown };
 
 type PayoutChanges = Partial<
   Pick<
@@ -107,31 +105,24 @@ export class PayoutProcessor {
     return manager.findOne(PayoutEntity, { where, lock: { mode: 'pessimistic_write' } });
   }
 
-  /** Phase 2 of a create: `withdraw/create`, nothing held, the outcome as a value. */
-  async sendCreate(
+  /** Phase 2 of a create: the `withdraw/create` request of the row and its recipient. */
+  withdraw(
     p: Pick<
       PayoutEntity,
       'shopPaymentId' | 'amount' | 'amountType' | 'shopCurrency' | 'payway' | 'description'
     >,
     recipient: SealedRecipient,
-  ): Promise<CallAnswer<WithdrawCreateResult>> {
-    try {
-      return {
-        ok: true,
-        value: await this.gateway.createWithdraw({
-          shop_payment_id: p.shopPaymentId,
-          amount: p.amount.toString(),
-          amount_type: p.amountType,
-          shop_currency: p.shopCurrency,
-          payway: p.payway,
-          account: recipient.account,
-          account_details: recipient.accountDetails,
-          description: p.description ?? undefined,
-        }),
-      };
-    } catch (err) {
-      return { ok: false, err };
-    }
+  ): Promise<WithdrawCreateResult> {
+    return this.gateway.createWithdraw({
+      shop_payment_id: p.shopPaymentId,
+      amount: p.amount.toString(),
+      amount_type: p.amountType,
+      shop_currency: p.shopCurrency,
+      payway: p.payway,
+      account: recipient.account,
+      account_details: recipient.accountDetails,
+      description: p.description ?? undefined,
+    });
   }
 
   /** Phase 2 of a poll: by withdraw id when known, else by shop_payment_id. */
@@ -139,15 +130,12 @@ export class PayoutProcessor {
     p: Pick<PayoutEntity, 'withdrawId' | 'shopPaymentId'>,
   ): Promise<{ via: string; answer: CallAnswer<PayoutRecord> }> {
     const via = p.withdrawId === null ? 'withdraw/shop_payment_status' : 'withdraw/status';
-    try {
-      const value =
-        p.withdrawId === null
-          ? await this.gateway.withdrawShopPaymentStatus(p.shopPaymentId)
-          : await this.gateway.withdrawStatus(toGatewayId(p.withdrawId));
-      return { via, answer: { ok: true, value } };
-    } catch (err) {
-      return { via, answer: { ok: false, err } };
-    }
+    const answer = await ask(() =>
+      p.withdrawId === null
+        ? this.gateway.withdrawShopPaymentStatus(p.shopPaymentId)
+        : this.gateway.withdrawStatus(toGatewayId(p.withdrawId)),
+    );
+    return { via, answer };
   }
 
   /**
@@ -556,31 +544,43 @@ export class PayoutProcessor {
     opts: {
       owner?: string;
       resend: {
-        payout: Parameters<PayoutProcessor['sendCreate']>[0];
+        payout: Parameters<PayoutProcessor['withdraw']>[0];
         recipient: SealedRecipient;
       } | null;
     },
   ): Promise<void> {
     let attempt = 0;
-    const step = await dataSource.transaction(async (m) => {
-      const row = await this.lock(m, { id });
-      if (row === null || (opts.owner !== undefined && row.leaseOwner !== opts.owner))
-        return 'done';
-      if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > Date.now()) return 'done';
-      const r = await this.applyStatus(m, row, via, answer, cause, opts.resend !== null);
-      if (r === 'done') await this.finishRound(m, row, cause, opts.owner !== undefined);
-      attempt = row.createAttempts;
-      return r;
-    });
-    if (step === 'create' && opts.resend !== null) {
-      const created = await this.sendCreate(opts.resend.payout, opts.resend.recipient);
-      await dataSource.transaction(async (m) => {
-        const row = await this.lock(m, { id });
-        if (row === null) return;
-        await this.applyCreate(m, row, created, cause, attempt);
-        // A create just sent gets its status round before any deadline: flagged now, it would
-        // never be polled again while the gateway pays it.
-        await this.finishRound(m, row, cause, opts.owner !== undefined, undefined, false);
+    const step = await recordAnswer(
+      dataSource,
+      {
+        name: 'payout.status',
+        lock: (m) => this.lock(m, { id }),
+        missing: () => 'done' as const,
+        record: async (m, row, reply) => {
+          if (opts.owner !== undefined && row.leaseOwner !== opts.owner) return 'done';
+          if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > Date.now())
+            return 'done';
+          const r = await this.applyStatus(m, row, via, reply, cause, opts.resend !== null);
+          if (r === 'done') await this.finishRound(m, row, cause, opts.owner !== undefined);
+          attempt = row.createAttempts;
+          return r;
+        },
+      },
+      answer,
+    );
+    const resend = opts.resend;
+    if (step === 'create' && resend !== null) {
+      await runGatewayOperation(dataSource, {
+        name: 'payout.recreate',
+        call: () => this.withdraw(resend.payout, resend.recipient),
+        lock: (m) => this.lock(m, { id }),
+        missing: () => new Error(`payout ${id} is gone`),
+        record: async (m, row, created) => {
+          await this.applyCreate(m, row, created, cause, attempt);
+          // A create just sent gets its status round before any deadline: flagged now, it
+          // would never be polled again while the gateway pays it.
+          await this.finishRound(m, row, cause, opts.owner !== undefined, undefined, false);
+        },
       });
     }
   }

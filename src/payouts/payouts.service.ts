@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { crashPoint } from '../common/crash-point';
+import { runGatewayOperation } from '../jobs/gateway-operation';
 import {
   NotFound,
   RequestInProgress,
@@ -292,17 +292,16 @@ export class PayoutsService {
     attempt: number,
     finish: (m: EntityManager, p: PayoutEntity) => Promise<T>,
   ): Promise<T> {
-    crashPoint('payout.create.after_claim');
-    const answer = await this.processor.sendCreate(row, recipient);
-    crashPoint('payout.create.after_answer');
-    const result = await this.dataSource.transaction(async (m) => {
-      const p = await this.processor.lock(m, { id: row.id });
-      if (p === null) throw new NotFound('Payout', row.shopPaymentId);
-      await this.processor.applyCreate(m, p, answer, cause, attempt);
-      return finish(m, p);
+    return runGatewayOperation(this.dataSource, {
+      name: 'payout.create',
+      call: () => this.processor.withdraw(row, recipient),
+      lock: (m) => this.processor.lock(m, { id: row.id }),
+      missing: () => new NotFound('Payout', row.shopPaymentId),
+      record: async (m, p, answer) => {
+        await this.processor.applyCreate(m, p, answer, cause, attempt);
+        return finish(m, p);
+      },
     });
-    crashPoint('payout.create.after_result');
-    return result;
   }
 
   /**

@@ -12,7 +12,7 @@ import {
   RequestInProgress,
   ValidationFailed,
 } from '../common/errors';
-import { crashPoint } from '../common/crash-point';
+import { runGatewayOperation, type CallAnswer } from '../jobs/gateway-operation';
 import { callLeaseSeconds, waitForAnswer } from '../jobs/in-flight';
 import { INSTANCE_ID } from '../jobs/instance';
 import { logger } from '../common/logger';
@@ -401,20 +401,41 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     claim: Reserved & { claimed: true },
     cause: AuditCause,
   ): Promise<CreateResult> {
-    crashPoint('refund.create.after_claim');
+    return runGatewayOperation(this.dataSource, {
+      name: 'refund.create',
+      call: () =>
+        this.gateway.createRefund({
+          invoice_id: toGatewayId(claim.gatewayInvoiceId),
+          amount: claim.amount.toString(),
+          shop_refund_id: claim.shopRefundId,
+          callback_url: `${this.config.publicBaseUrl}/webhooks/gateway`,
+        }),
+      lock: (m) => lockRefundById(m, claim.id),
+      missing: () => new NotFound('Refund', claim.id),
+      record: (m, refund, reply) => this.createAnswered(m, refund, reply, cause),
+    });
+  }
+
+  /**
+   * Phase 3 of a refund create (the invoice and refund locked): what the answer means
+   * (accepted, refused, not known, never sent), through the state machine; a refusal is
+   * returned so that the FAILED row commits before the shop hears of it.
+   */
+  private async createAnswered(
+    m: EntityManager,
+    refund: RefundEntity,
+    reply: CallAnswer<RefundRecord>,
+    cause: AuditCause,
+  ): Promise<CreateResult | GatewayFailure> {
     let answer: CreateAnswer;
     let record: RefundRecord | null = null;
     let failure: GatewayError | null = null;
     let notSent: GatewayTransportError | null = null;
-    try {
-      record = await this.gateway.createRefund({
-        invoice_id: toGatewayId(claim.gatewayInvoiceId),
-        amount: claim.amount.toString(),
-        shop_refund_id: claim.shopRefundId,
-        callback_url: `${this.config.publicBaseUrl}/webhooks/gateway`,
-      });
+    if (reply.ok) {
+      record = reply.value;
       answer = { kind: 'accepted', status: refundStatusFromGateway(record.status) };
-    } catch (err) {
+    } else {
+      const err = reply.err;
       if (err instanceof GatewayError && err.fatal === true) {
         failure = err;
         record = asRefundRecord(err.data);
@@ -426,7 +447,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
         answer = { kind: 'unknown' };
         failure = err instanceof GatewayError ? err : null;
         this.log.warn(
-          { shopRefundId: claim.shopRefundId, err: (err as Error).message },
+          { shopRefundId: refund.shopRefundId, err: (err as Error).message },
           'refund creation outcome unknown: left to reconciliation',
         );
       } else if (err instanceof GatewayTransportError) {
@@ -436,72 +457,62 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
         throw err;
       }
     }
-    crashPoint('refund.create.after_answer');
-    const result = await this.dataSource.transaction(
-      async (m): Promise<CreateResult | GatewayFailure> => {
-        const refund = await lockRefundById(m, claim.id);
-        if (!refund) throw new NotFound('Refund', claim.id);
-        if (notSent) {
-          // Never reached the gateway: stay pending with no claim, so a repeat sends it.
-          await m.update(RefundEntity, { id: refund.id }, { ...NO_CALL, callStartedAt: null });
-          return new GatewayFailure(
-            `gateway not reachable: ${notSent.kind}`,
-            null,
-            null,
-            null,
-            503,
-          );
-        }
-        await m.update(RefundEntity, { id: refund.id }, NO_CALL);
-        const outcome = outcomeOfCreate(answer);
-        const details = { call: 'invoice/create-refund', errorCode: failure?.errorCode ?? null };
-        const extra = {
-          // An accepted answer is proof the gateway has it, whatever a repeat or the reconciler
-          // made of the call meanwhile; otherwise a notification may have settled it first.
-          submitState:
-            answer.kind === 'accepted' || refund.submitState === 'pending'
-              ? outcome.submitState
-              : refund.submitState,
-          errorCode: failure?.errorCode ?? (record ? record.error_code : null),
-          gatewayMessage: failure?.gatewayMessage ?? null,
-          ...settlementOf(record),
-        };
-        if (outcome.rejected && failure && refund.responseCode === null) {
-          const problem = new GatewayFailure(
-            `the gateway refused refund ${refund.shopRefundId}: ${failure.gatewayMessage}`,
-            failure.errorCode,
-            failure.gatewayMessage,
-            failure.fatal,
-            422,
-          );
-          await transitionRefund(m, refund, outcome.status, cause, details, {
-            ...extra,
-            responseCode: problem.status,
-          });
-          await this.storeResponse(m, refund.id, problem.status, {
-            problem: storeProblem(problem),
-          });
-          // Returned, not thrown: the FAILED/rejected row must commit before the shop hears of it.
-          return problem;
-        }
-        // The gateway has it, yet the refund was already settled FAILED (e.g. absent over the
-        // window while this call hung): the money may move; an operator must look.
-        if (answer.kind === 'accepted' && refund.status === 'FAILED' && outcome.status !== 'FAILED')
-          await raiseAttention(
-            m,
-            { object: 'refund', id: refund.id, shopId: refund.shopRefundId, status: refund.status },
-            'contradiction',
-            `the gateway accepted the refund (${outcome.status}), the refund is FAILED`,
-            cause,
-          );
-        await transitionRefund(m, refund, outcome.status, cause, details, extra);
-        if (refund.responseCode !== null) return replay(refund);
-        return this.storeCreated(m, refund);
-      },
-    );
-    crashPoint('refund.create.after_result');
-    if (result instanceof GatewayFailure) throw result;
-    return result;
+    if (notSent) {
+      // Never reached the gateway: stay pending with no claim, so a repeat sends it.
+      await m.update(RefundEntity, { id: refund.id }, { ...NO_CALL, callStartedAt: null });
+      return new GatewayFailure(
+        `gateway not reachable: ${notSent.kind}`,
+        null,
+        null,
+        null,
+        503,
+      );
+    }
+    await m.update(RefundEntity, { id: refund.id }, NO_CALL);
+    const outcome = outcomeOfCreate(answer);
+    const details = { call: 'invoice/create-refund', errorCode: failure?.errorCode ?? null };
+    const extra = {
+      // An accepted answer is proof the gateway has it, whatever a repeat or the reconciler
+      // made of the call meanwhile; otherwise a notification may have settled it first.
+      submitState:
+        answer.kind === 'accepted' || refund.submitState === 'pending'
+          ? outcome.submitState
+          : refund.submitState,
+      errorCode: failure?.errorCode ?? (record ? record.error_code : null),
+      gatewayMessage: failure?.gatewayMessage ?? null,
+      ...settlementOf(record),
+    };
+    if (outcome.rejected && failure && refund.responseCode === null) {
+      const problem = new GatewayFailure(
+        `the gateway refused refund ${refund.shopRefundId}: ${failure.gatewayMessage}`,
+        failure.errorCode,
+        failure.gatewayMessage,
+        failure.fatal,
+        422,
+      );
+      await transitionRefund(m, refund, outcome.status, cause, details, {
+        ...extra,
+        responseCode: problem.status,
+      });
+      await this.storeResponse(m, refund.id, problem.status, {
+        problem: storeProblem(problem),
+      });
+      // Returned, not thrown: the FAILED/rejected row must commit before the shop hears of it.
+      return problem;
+    }
+    // The gateway has it, yet the refund was already settled FAILED (e.g. absent over the
+    // window while this call hung): the money may move; an operator must look.
+    if (answer.kind === 'accepted' && refund.status === 'FAILED' && outcome.status !== 'FAILED')
+      await raiseAttention(
+        m,
+        { object: 'refund', id: refund.id, shopId: refund.shopRefundId, status: refund.status },
+        'contradiction',
+        `the gateway accepted the refund (${outcome.status}), the refund is FAILED`,
+        cause,
+      );
+    await transitionRefund(m, refund, outcome.status, cause, details, extra);
+    if (refund.responseCode !== null) return replay(refund);
+    return this.storeCreated(m, refund);
   }
 
   private async storeCreated(m: EntityManager, refund: RefundEntity): Promise<CreateResult> {
