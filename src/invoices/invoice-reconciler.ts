@@ -13,6 +13,7 @@ import { applyCheckRecord } from './invoices.service';
 import { isFinal } from './invoice.state';
 import { reconcileRuns } from '../metrics/metrics';
 import { claimDue, forEachBounded } from '../jobs/claim';
+import { runGatewayOperation, type CallAnswer } from '../jobs/gateway-operation';
 import { nextInvoiceCheck } from './invoice-reconciler.schedule';
 import { scheduleJob } from '../jobs/schedule';
 
@@ -115,59 +116,64 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
       );
       return 'rescheduled';
     }
-    let record: InvoiceCheckRecord | null = null;
-    try {
-      record = await this.gateway.checkInvoice(invoice.shopOrderId);
-    } catch (e) {
-      if (!(e instanceof GatewayError && e.isAbsent)) {
-        // Transport or gateway trouble: keep the invoice, ask again later.
-        log.warn(
-          { shopOrderId: invoice.shopOrderId, err: (e as Error).message },
-          'invoice/check failed; will retry',
-        );
-        return this.dataSource.transaction((m) => this.reschedule(m, id));
-      }
-    }
-    return this.dataSource.transaction(async (m): Promise<Outcome> => {
-      const inv = await m.findOne(InvoiceEntity, {
-        where: { id },
-        lock: { mode: 'pessimistic_write' },
-      });
-      if (inv === null) return 'error';
-      if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() > Date.now())
-        return this.reschedule(m, id);
-      if (inv.callLeaseUntil !== null) {
-        // The call's owner died: this check settles it, and the row is free for the next call.
-        await m.update(InvoiceEntity, { id }, { callOwner: null, callLeaseUntil: null });
-      }
-      const policy = absencePolicy(this.config);
-      const verdict = record
-        ? await applyCheckRecord(
-            m,
-            inv,
-            record,
-            'reconciliation',
-            policy,
-            this.keys,
-            this.config.gateway.nowOffset,
-          )
-        : await applyInvoiceEvidence(
-            m,
-            inv,
-            { kind: 'absent' },
-            'reconciliation',
-            { via: 'invoice/check', reason: 'absent' },
-            policy,
-          );
-      if (verdict.kind === 'never_created')
-        log.info({ shopOrderId: inv.shopOrderId }, 'invoice never reached the gateway; rejected');
-      if (isFinal(inv.status)) {
-        await this.release(id, m);
-        return verdict.kind === 'never_created' ? 'never_created' : 'settled';
-      }
-      // Flagged or not, an open invoice stays watched: the flag is beside the status.
-      return this.reschedule(m, id);
+    return runGatewayOperation(this.dataSource, {
+      name: 'invoice.reconcile',
+      call: () => this.gateway.checkInvoice(invoice.shopOrderId),
+      lock: (m) => m.findOne(InvoiceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } }),
+      missing: (): Outcome => 'error',
+      record: (m, inv, answer) => this.checked(m, inv, answer),
     });
+  }
+
+  /** Phase 3 of a check (the row locked): the answer through the invoice rule, then what is next. */
+  private async checked(
+    m: EntityManager,
+    inv: InvoiceEntity,
+    answer: CallAnswer<InvoiceCheckRecord>,
+  ): Promise<Outcome> {
+    const id = inv.id;
+    if (!answer.ok && !(answer.err instanceof GatewayError && answer.err.isAbsent)) {
+      // Transport or gateway trouble: keep the invoice, ask again later.
+      log.warn(
+        { shopOrderId: inv.shopOrderId, err: (answer.err as Error).message },
+        'invoice/check failed; will retry',
+      );
+      return this.reschedule(m, id);
+    }
+    const record = answer.ok ? answer.value : null;
+    if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() > Date.now())
+      return this.reschedule(m, id);
+    if (inv.callLeaseUntil !== null) {
+      // The call's owner died: this check settles it, and the row is free for the next call.
+      await m.update(InvoiceEntity, { id }, { callOwner: null, callLeaseUntil: null });
+    }
+    const policy = absencePolicy(this.config);
+    const verdict = record
+      ? await applyCheckRecord(
+          m,
+          inv,
+          record,
+          'reconciliation',
+          policy,
+          this.keys,
+          this.config.gateway.nowOffset,
+        )
+      : await applyInvoiceEvidence(
+          m,
+          inv,
+          { kind: 'absent' },
+          'reconciliation',
+          { via: 'invoice/check', reason: 'absent' },
+          policy,
+        );
+    if (verdict.kind === 'never_created')
+      log.info({ shopOrderId: inv.shopOrderId }, 'invoice never reached the gateway; rejected');
+    if (isFinal(inv.status)) {
+      await this.release(id, m);
+      return verdict.kind === 'never_created' ? 'never_created' : 'settled';
+    }
+    // Flagged or not, an open invoice stays watched: the flag is beside the status.
+    return this.reschedule(m, id);
   }
 
   /**

@@ -831,46 +831,55 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       );
       return 'waiting';
     }
-    let records: RefundRecord[] | null = null;
     const askedAt = new Date();
-    try {
-      records = await this.gateway.getRefunds(toGatewayId(pre.gatewayInvoiceId));
-    } catch (err) {
+    return runGatewayOperation(this.dataSource, {
+      name: 'refund.reconcile',
+      call: () => this.gateway.getRefunds(toGatewayId(pre.gatewayInvoiceId)),
+      lock: (m) => lockRefundById(m, id),
+      missing: (): ReconcileOutcome => 'done',
+      record: (m, refund, answer) => this.listed(m, refund, answer, askedAt),
+    });
+  }
+
+  /** Phase 3 of a reconciliation (the refund locked): the listing through the refund rule. */
+  private async listed(
+    m: EntityManager,
+    refund: RefundEntity,
+    answer: CallAnswer<RefundRecord[]>,
+    askedAt: Date,
+  ): Promise<ReconcileOutcome> {
+    const id = refund.id;
+    if (isFinalRefund(refund.status)) {
+      await m.update(RefundEntity, { id }, { nextCheckAt: null, leaseUntil: null });
+      return 'done';
+    }
+    if (refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > Date.now())
+      return (await this.reschedule(m, refund)) ? 'needs_attention' : 'waiting';
+    if (refund.callLeaseUntil !== null) {
+      // The submit's owner died: the row is free; this listing settles what happened.
+      await m.update(RefundEntity, { id }, NO_CALL);
+      if (refund.submitState === 'pending')
+        await transitionRefund(
+          m,
+          refund,
+          refund.status,
+          'reconciliation',
+          { reason: 'the create call was lost (its lease ran out)' },
+          { submitState: 'unknown' },
+        );
+    }
+    if (!answer.ok) {
       this.log.warn(
-        { shopRefundId: pre.shopRefundId, err: (err as Error).message },
+        { shopRefundId: refund.shopRefundId, err: (answer.err as Error).message },
         'invoice/get-refunds failed; will retry',
       );
+      return (await this.reschedule(m, refund)) ? 'needs_attention' : 'gateway_error';
     }
-    return this.dataSource.transaction(async (m) => {
-      const refund = await lockRefundById(m, id);
-      if (!refund) return 'done';
-      if (isFinalRefund(refund.status)) {
-        await m.update(RefundEntity, { id }, { nextCheckAt: null, leaseUntil: null });
-        return 'done';
-      }
-      if (refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > Date.now())
-        return (await this.reschedule(m, refund)) ? 'needs_attention' : 'waiting';
-      if (refund.callLeaseUntil !== null) {
-        // The submit's owner died: the row is free; this listing settles what happened.
-        await m.update(RefundEntity, { id }, NO_CALL);
-        if (refund.submitState === 'pending')
-          await transitionRefund(
-            m,
-            refund,
-            refund.status,
-            'reconciliation',
-            { reason: 'the create call was lost (its lease ran out)' },
-            { submitState: 'unknown' },
-          );
-      }
-      if (records === null)
-        return (await this.reschedule(m, refund)) ? 'needs_attention' : 'gateway_error';
-      const outcome = await this.applyListing(m, refund, records, askedAt);
-      if (isFinalRefund(refund.status)) return outcome;
-      // Flagged or not, a WAITING refund stays watched: the flag is beside the status.
-      const flagged = await this.reschedule(m, refund);
-      return flagged || refund.needsAttention ? 'needs_attention' : outcome;
-    });
+    const outcome = await this.applyListing(m, refund, answer.value, askedAt);
+    if (isFinalRefund(refund.status)) return outcome;
+    // Flagged or not, a WAITING refund stays watched: the flag is beside the status.
+    const flagged = await this.reschedule(m, refund);
+    return flagged || refund.needsAttention ? 'needs_attention' : outcome;
   }
 
   /** Applies what the gateway lists for one refund (locked by the caller), cause reconciliation. */
