@@ -381,12 +381,20 @@ function lostOf(acked, statuses) {
  * notification, update the invoice) and the service, on databases seeded with the same number of
  * awaiting-payer invoices, driven by the same bodies and the same 1-in-5 redelivery mix.
  */
+/**
+ * A create's phase 1 writes the invoice's first check (created + INVOICE_RECONCILE_GRACE_S, 120 s)
+ * and its deadline (created + INVOICE_RECONCILE_MAX_S, 2 days): seeded rows carry them too, or the
+ * service's reconciler would schedule every seeded row in one UPDATE during the measured load.
+ */
+const SEEDED_CHECKS = "now() + interval '120 seconds', now() + interval '172800 seconds'";
+
 /** P3's invoices as a create leaves them awaiting the payer (the service's schema must exist). */
 function seedP3Invoices(db) {
   return withClient(db, (c) =>
     c.query(
-      `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, invoice_id, amount, currency, payway, pay_token, response_code, response_body)
-       SELECT $1, 'p3-' || g, md5(g::text) || md5(g::text), 'awaiting_payer', 500000000 + g, '100.00', 643, $2, md5('t' || g), 201, '{}'
+      `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, invoice_id, amount, currency, payway, pay_token, response_code, response_body,
+         next_check_at, check_deadline)
+       SELECT $1, 'p3-' || g, md5(g::text) || md5(g::text), 'awaiting_payer', 500000000 + g, '100.00', 643, $2, md5('t' || g), 201, '{}', ${SEEDED_CHECKS}
          FROM generate_series(0, $3 - 1) g`,
       [SHOP_ID, PAYMENT_PAYWAY, P3_INVOICES],
     ),
@@ -462,10 +470,10 @@ async function seededReadDatabase(name) {
   await withClient(db, (c) =>
     c.query(
       `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, gateway_status, invoice_id, amount, currency, payway,
-         description, pay_token, redirect, response_code, response_body)
+         description, pay_token, redirect, response_code, response_body, next_check_at, check_deadline)
        SELECT $1, 'read-' || g, md5(g::text) || md5(g::text), 'awaiting_payer', 2, 600000000 + g, '100.00', 643, $2,
               'Bench order', md5('t' || g), jsonb_build_object('method', 'GET', 'url', 'https://pay.example/' || g, 'params', '{}'::jsonb),
-              201, '{}'
+              201, '{}', ${SEEDED_CHECKS}
          FROM generate_series(0, $3 - 1) g`,
       [SHOP_ID, PAYMENT_PAYWAY, READ_INVOICES],
     ),

@@ -22,7 +22,7 @@ const BATCH = 100;
 export const CLAIM_HOLD_WARNINGS_SQL = `UPDATE invoices SET hold_expiry_warned_at = now()
   WHERE id IN (
     SELECT id FROM invoices
-     WHERE status = 'held' AND hold_expires_at IS NOT NULL AND shop_id = $1
+     WHERE status = 'held' AND hold_expires_at IS NOT NULL AND processed_at IS NULL AND shop_id = $1
        AND hold_expiry_warned_at IS NULL
        AND hold_expires_at <= now() + make_interval(secs => $2)
      ORDER BY hold_expires_at
@@ -35,7 +35,7 @@ export const CLAIM_HOLD_WARNINGS_SQL = `UPDATE invoices SET hold_expiry_warned_a
  * have put its next check past it.
  */
 export const CHECK_AT_HOLD_EXPIRY_SQL = `UPDATE invoices SET next_check_at = hold_expires_at
-  WHERE status = 'held' AND hold_expires_at IS NOT NULL AND shop_id = $1
+  WHERE status = 'held' AND hold_expires_at IS NOT NULL AND processed_at IS NULL AND shop_id = $1
     AND hold_expires_at > now()
     AND (next_check_at IS NULL OR next_check_at > hold_expires_at)`;
 

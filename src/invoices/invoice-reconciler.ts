@@ -32,7 +32,7 @@ const LEASE_S = 120;
 export const SCHEDULE_OPEN_INVOICES_SQL = `UPDATE invoices
     SET next_check_at = created_at + make_interval(secs => $1),
         check_deadline = COALESCE(check_deadline, created_at + make_interval(secs => $2))
-  WHERE next_check_at IS NULL AND status NOT IN ('succeeded','rejected','unheld')
+  WHERE next_check_at IS NULL AND processed_at IS NULL AND status NOT IN ('succeeded','rejected','unheld')
     AND (needs_attention = false OR created_at > now() - make_interval(secs => $3))`;
 
 type Outcome = 'settled' | 'rescheduled' | 'flagged' | 'never_created' | 'error';

@@ -45,11 +45,13 @@ export interface PaymentTokenInfo {
 /** The console's lists: every shop's rows, newest first (issue #26, large tables). */
 @Index('ix_invoices_created_all', ['createdAt', 'id'])
 @Index('ix_invoices_attention', ['attentionAt'], { where: 'needs_attention' })
+// No predicate names `status` (nor does any index): a status change then updates the row in place
+// (HOT) instead of adding to every index; "not final" is `processed_at IS NULL` (issue #23).
 @Index('ix_invoices_unscheduled', ['createdAt'], {
-  where: `next_check_at IS NULL AND status NOT IN ('succeeded','rejected','unheld')`,
+  where: `next_check_at IS NULL AND processed_at IS NULL`,
 })
 @Index('ix_invoices_hold_expiry', ['holdExpiresAt'], {
-  where: `status = 'held' AND hold_expires_at IS NOT NULL`,
+  where: `hold_expires_at IS NOT NULL AND processed_at IS NULL`,
 })
 // GIN for `metadata @> …` list filters.
 @Index('ix_invoices_metadata', ['metadata'], { type: 'gin' })

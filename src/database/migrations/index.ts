@@ -19,6 +19,7 @@ import { PayoutRecipientIndex1795700000002 } from './1795700000002-PayoutRecipie
 import { PayoutBatches1795700000003 } from './1795700000003-PayoutBatches';
 import { PaymentTokenRegistry1795700000004 } from './1795700000004-PaymentTokenRegistry';
 import { ConsoleSavedSearches1795700000005 } from './1795700000005-ConsoleSavedSearches';
+import { InvoiceUpdatesHot1795800000001 } from './1795800000001-InvoiceUpdatesHot';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   PayoutBatches1795700000003,
   PaymentTokenRegistry1795700000004,
   ConsoleSavedSearches1795700000005,
+  InvoiceUpdatesHot1795800000001,
 ];
