@@ -21,7 +21,9 @@ import { callLeaseSeconds } from '../jobs/in-flight';
 import { INSTANCE_ID } from '../jobs/instance';
 import { maskAccount } from './account-mask';
 import { accountContext } from './account-seal';
-import { registerSnapshotLoader } from '../audit/shop-events';
+import { registerSnapshotLoader, shopEventTypeOf } from '../audit/shop-events';
+import { updateWithEvent } from '../audit/event-write';
+import { rememberForCommit } from '../audit/shop-event-snapshots';
 import { toPayoutView } from './dto/payout.view';
 import { PayoutEntity, type PayoutStatus } from './payout.entity';
 import { amountOf } from './payout-quiet-round';
@@ -478,20 +480,41 @@ export class PayoutProcessor {
       status,
       ...(isFinal(status) ? { finishedAt: new Date(), nextPollAt: null } : {}),
     };
-    // Amount's private fields defeat TypeORM's deep-partial type; the transformer writes it.
-    await m.update(PayoutEntity, { id: p.id }, all as QueryDeepPartialEntity<PayoutEntity>);
+    if (status === from && !gatewayStatusChanged) {
+      // Amount's private fields defeat TypeORM's deep-partial type; the transformer writes it.
+      await m.update(PayoutEntity, { id: p.id }, all as QueryDeepPartialEntity<PayoutEntity>);
+      Object.assign(p, all);
+      return;
+    }
+    // The row and its audit entry / shop event in one statement (issue #23), as for invoices
+    // and refunds; the event carries the payout as this change leaves it (the row is locked),
+    // and ShopEventSnapshots reads it again just before commit.
     Object.assign(p, all);
-    if (status !== from || gatewayStatusChanged) {
-      await this.audit.record(m, {
+    const type = shopEventTypeOf({ entityType: 'payout', fromStatus: from, toStatus: status });
+    const data = type === null ? null : { ...toPayoutView(p) };
+    const { eventId } = await updateWithEvent(m, {
+      table: 'payouts',
+      target: PayoutEntity,
+      rowId: p.id,
+      changes: all,
+      event: {
         entityType: 'payout',
         entityId: p.shopPaymentId,
-        rowId: p.id,
         fromStatus: from,
         toStatus: status,
         cause,
         details,
+        type,
+        data,
+      },
+    });
+    if (data !== null)
+      rememberForCommit(m, {
+        eventId,
+        objectType: 'payout',
+        ref: { rowId: p.id, objectId: p.shopPaymentId },
+        data,
       });
-    }
   }
 
   /**
