@@ -992,7 +992,16 @@ export class InvoicesService {
     answer: CallAnswer<InvoiceRecord>,
   ): Promise<InvoiceView | DomainError> {
     const call = action === 'charge' ? 'invoice/charge' : 'invoice/unhold';
-    const shopOrderId = inv.shopOrderId;
+    // The call is audited even when the status stays (a failure, a non-final answer).
+    const auditCall = (details: Record<string, unknown>): Promise<void> =>
+      this.audit.record(m, {
+        entityType: 'invoice',
+        entityId: inv.shopOrderId,
+        fromStatus: inv.status,
+        toStatus: inv.status,
+        cause: 'api',
+        details: { call, ...details },
+      });
     await m.update(InvoiceEntity, { id: inv.id }, NO_CALL);
     if (!answer.ok) {
       const err = answer.err;
@@ -1009,14 +1018,7 @@ export class InvoicesService {
           { ...this.settleFirst(), nextCheckAt: new Date() },
         );
       }
-      await this.audit.record(m, {
-        entityType: 'invoice',
-        entityId: shopOrderId,
-        fromStatus: inv.status,
-        toStatus: inv.status,
-        cause: 'api',
-        details: { call, failed: describe(err) },
-      });
+      await auditCall({ failed: describe(err) });
       return gatewayFailure(err, call);
     }
     const record = answer.value;
@@ -1038,14 +1040,7 @@ export class InvoicesService {
     await applyGatewayFacts(m, inv, record, this.config.gateway.nowOffset, 'api');
     if (!applied) {
       // Accepted, status unchanged (non-final answer): recorded, the notification follows.
-      await this.audit.record(m, {
-        entityType: 'invoice',
-        entityId: shopOrderId,
-        fromStatus: inv.status,
-        toStatus: inv.status,
-        cause: 'api',
-        details: { call, gatewayStatus },
-      });
+      await auditCall({ gatewayStatus });
       // The gateway took it without a final status: the notification (or invoice/check)
       // settles it; meanwhile no second charge or unhold.
       if (!isFinal(inv.status))
