@@ -597,7 +597,8 @@ export class PayoutProcessor {
         name: 'payout.recreate',
         call: () => this.withdraw(resend.payout, resend.recipient),
         lock: (m) => this.lock(m, { id }),
-        missing: () => new Error(`payout ${id} is gone`),
+        // Gone meanwhile: nothing left to record the answer on.
+        missing: () => undefined,
         record: async (m, row, created) => {
           await this.applyCreate(m, row, created, cause, attempt);
           // A create just sent gets its status round before any deadline: flagged now, it
