@@ -442,10 +442,18 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
 
     it('hold then charge ends succeeded', async () => {
       const inv = await heldInvoice();
-      const res = await ctx.http
-        .post(`/api/v1/invoices/${String(inv.shopOrderId)}/charge`)
-        .set(auth())
-        .expect(200);
+      // The gateway notifies the charge while it answers the call: held back here, so that the
+      // transition asserted below is the one the charge's answer made (not whichever came first).
+      ctx.sandbox.state.settings.suppressNotifications = true;
+      let res;
+      try {
+        res = await ctx.http
+          .post(`/api/v1/invoices/${String(inv.shopOrderId)}/charge`)
+          .set(auth())
+          .expect(200);
+      } finally {
+        ctx.sandbox.state.settings.suppressNotifications = false;
+      }
       expect(res.body).toMatchObject({ status: 'succeeded', gatewayStatus: 4 });
       const ev = await db.query(
         `SELECT cause FROM events WHERE entity_id=$1 AND from_status='held'`,
