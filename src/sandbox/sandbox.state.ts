@@ -211,10 +211,67 @@ export class InsufficientFunds extends Error {
   }
 }
 
+/**
+ * A map by id that also finds its values by a second key (the shop's own id for an object), in
+ * constant time: a gateway that scanned every object it ever made for each create slowed down
+ * as a load went on, so whatever ran later in one run met a slower gateway (issue #23's bench).
+ * The first value set under a key keeps it, as a scan in insertion order would find.
+ */
+export class KeyedMap<V extends { id: number }> extends Map<number, V> {
+  private readonly byKey = new Map<string, V>();
+
+  constructor(private readonly keyOf: (v: V) => string) {
+    super();
+  }
+
+  override set(id: number, value: V): this {
+    if (super.get(id) === value) return this;
+    this.forget(id);
+    super.set(id, value);
+    const key = this.keyOf(value);
+    if (!this.byKey.has(key)) this.byKey.set(key, value);
+    return this;
+  }
+
+  override delete(id: number): boolean {
+    this.forget(id);
+    return super.delete(id);
+  }
+
+  /**
+   * Before the value under `id` goes: when it holds its key, the key passes to the next value
+   * of that key in insertion order, if any (a scan, on the rare removal of a key's holder).
+   */
+  private forget(id: number): void {
+    const old = super.get(id);
+    if (old === undefined) return;
+    const key = this.keyOf(old);
+    if (this.byKey.get(key) !== old) return;
+    this.byKey.delete(key);
+    for (const v of super.values()) {
+      if (v !== old && this.keyOf(v) === key) {
+        this.byKey.set(key, v);
+        return;
+      }
+    }
+  }
+
+  override clear(): void {
+    this.byKey.clear();
+    super.clear();
+  }
+
+  findByKey(key: string): V | undefined {
+    return this.byKey.get(key);
+  }
+}
+
+const shopKey = (shopId: number, own: string): string => `${shopId}\u0000${own}`;
+
 export class SandboxState {
-  invoices = new Map<number, Invoice>();
+  invoices = new KeyedMap<Invoice>((i) => shopKey(i.shopId, i.shopOrderId));
   refunds = new Map<string, Refund>();
-  payouts = new Map<number, Payout>();
+  payouts = new KeyedMap<Payout>((p) => shopKey(p.shopId, p.shopPaymentId));
   tokens = new Map<string, PaymentToken>();
   /** Per shop, per currency. */
   balances = new Map<number, Map<number, Balance>>();
@@ -268,15 +325,11 @@ export class SandboxState {
   }
 
   findInvoiceByOrder(shopId: number, shopOrderId: string): Invoice | undefined {
-    return [...this.invoices.values()].find(
-      (i) => i.shopId === shopId && i.shopOrderId === shopOrderId,
-    );
+    return this.invoices.findByKey(shopKey(shopId, shopOrderId));
   }
 
   findPayoutByShopPaymentId(shopId: number, shopPaymentId: string): Payout | undefined {
-    return [...this.payouts.values()].find(
-      (p) => p.shopId === shopId && p.shopPaymentId === shopPaymentId,
-    );
+    return this.payouts.findByKey(shopKey(shopId, shopPaymentId));
   }
 
   refundsOf(invoiceId: number): Refund[] {
