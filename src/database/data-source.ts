@@ -2,6 +2,7 @@ import { DataSourceOptions } from 'typeorm';
 import { ShopEventSnapshots } from '../audit/shop-event-snapshots';
 import type { DbLimits } from '../config/config';
 import { ENTITIES } from './entities';
+import { GuardedClient } from './guarded-client';
 import { MIGRATIONS } from './migrations';
 
 /** DB_* defaults (src/config/config.ts), for the CLI which reads no other setting. */
@@ -36,6 +37,8 @@ export function dataSourceOptions(url: string, given: Partial<DbLimits> | number
     // exceptions and are logged, redacted, by the problem filter and the jobs instead.
     logging: false,
     extra: {
+      // Never an `error` event without a listener, whoever holds the connection (guarded-client.ts).
+      Client: GuardedClient,
       max: limits.poolSize,
       // pg-pool applies it to opening a connection and to waiting for a free one.
       connectionTimeoutMillis: limits.acquireTimeoutMs,

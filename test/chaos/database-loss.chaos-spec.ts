@@ -69,6 +69,13 @@ it('PostgreSQL restarted mid-load: /health/ready red then green without a restar
   await load;
 
   const result = await settle(world, tracked, 60_000);
+  // The service settles an invoice by its own check when the gateway's notification for it failed
+  // during the outage; the gateway redelivers it later (0.6, 1.2, 2.4, 4.8, 9.6, 19.2 s… apart at
+  // this time scale), possibly after settle returned. Wait for the gateway's outbox to empty,
+  // every notification delivered or out of attempts, before counting what was stored (CI once
+  // counted four whose next attempt was still due).
+  const drainEnd = Date.now() + 60_000;
+  while (world.sandbox.state.outbox.length > 0 && Date.now() < drainEnd) await sleep(200);
   // Every payment the gateway completed was notified; each notification must have been stored.
   const paid = [...tracked.invoices].filter(
     (id) => world.sandbox.state.findInvoiceByOrder(SHOP_ID, id)?.status === 4,
@@ -82,6 +89,8 @@ it('PostgreSQL restarted mid-load: /health/ready red then green without a restar
   const failedDeliveries = world.sandbox.state.deliveries.filter((d) => !d.ok).length;
   const recoveryMs = greenAt === null ? null : greenAt - startedAt;
   const sameProcess = proc.alive() && world.service === proc;
+  // Why it died is in its own last words.
+  if (!sameProcess) console.log(`the service process died:\n${proc.output().slice(-4000)}`);
 
   recordRow({
     scenario: 'database loss (PostgreSQL restarted mid-load)',

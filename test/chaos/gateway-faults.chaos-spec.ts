@@ -116,7 +116,11 @@ it(`${OPS} mixed operations, ${Math.round(FAULT_RATE * 100)} % with gateway faul
     wrong: 0,
     unsettled: 0,
   });
-  for (const r of runs) expect(booksText(r.result.service)).toBe(booksText(r.result.gateway));
+  for (const r of runs) {
+    if (!r.result.booksEqual)
+      console.log(`books differ; flagged apart from the gateway: ${r.result.flaggedApart.join(' | ')}`);
+    expect(booksText(r.result.service)).toBe(booksText(r.result.gateway));
+  }
 });
 
 /** Runs `ops` operations against one world, then lets it settle and reads its books. */
