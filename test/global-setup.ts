@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { freePort } from './support/ports';
 
 /**
  * Integration and e2e suites run against a real PostgreSQL: the server named by
@@ -13,7 +14,7 @@ export default async function globalSetup(): Promise<void> {
   // are `npm run typecheck`'s to report, and checking here cost a third of the build's time.
   execFileSync(process.execPath, ['scripts/build.mjs', '--no-check'], { stdio: 'inherit' });
   if (process.env.TEST_DATABASE_URL) return;
-  const port = 55000 + Math.floor(Math.random() * 5000);
+  const port = await freePort();
   const db = await startEmbeddedPostgres({
     dir: `.data/test-postgres-${port}`,
     port,

@@ -275,7 +275,14 @@ describe('POST /api/v1/payouts', () => {
         r.path === 'withdraw/create' && (r.body as Record<string, unknown>).shop_payment_id === id,
     );
     expect(creates).toHaveLength(2);
-    expect(Date.parse(creates[1].time) - Date.parse(creates[0].time)).toBeGreaterThanOrEqual(4000);
+    // Measured from the service's own claim of the first call (its row, written just before the
+    // call went out) to the sandbox's receipt of the second: the sandbox stamps a request when its
+    // event loop gets to it, late by any lag of this busy process, so two sandbox stamps could be
+    // closer together than the two sends were.
+    const [{ created_at: claimedAt }] = (
+      await db.query(`SELECT created_at FROM payouts WHERE shop_payment_id = $1`, [id])
+    ).rows as Array<{ created_at: Date }>;
+    expect(Date.parse(creates[1].time) - claimedAt.getTime()).toBeGreaterThanOrEqual(4000);
     const absentAnswers = ctx.sandbox.state.requests.filter(
       (r) =>
         r.path === 'withdraw/shop_payment_status' &&

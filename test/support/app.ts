@@ -68,7 +68,28 @@ export async function startTestApp(
   const sandbox = opts.sandbox ?? (await startTestSandbox(shops));
   const db = opts.databaseUrl ? null : await createTestDatabase();
   const databaseUrl = opts.databaseUrl ?? db!.url;
-  const port = await freePort();
+  // The port is chosen before the start (PUBLIC_BASE_URL names it); another suite, or another
+  // app of the same suite, may take it in between, so a taken port is chosen again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(await freePort(), sandbox, databaseUrl, shops, opts, db);
+    } catch (e) {
+      if (attempt < 5 && (e as Error).message.includes('EADDRINUSE')) continue;
+      if (!opts.sandbox) await sandbox.close();
+      if (db) await db.drop();
+      throw e;
+    }
+  }
+}
+
+async function startOn(
+  port: number,
+  sandbox: SandboxHandle,
+  databaseUrl: string,
+  shops: ShopSetup,
+  opts: { env?: Record<string, string>; sandbox?: SandboxHandle },
+  db: { drop(): Promise<void> } | null,
+): Promise<TestContext> {
   const config = loadConfig({
     PORT: String(port),
     DATABASE_URL: databaseUrl,
