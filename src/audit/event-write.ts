@@ -70,6 +70,12 @@ export interface RowChangeWithEvent {
   version?: string;
   /** Property names (of the entity) and their new values; written as the entity's columns. */
   changes: Record<string, unknown>;
+  /**
+   * The columns of the written row to return (database names; the primary key is always there):
+   * only what the caller reads, since every column returned is parsed and hydrated (issue #23).
+   * Absent: every column.
+   */
+  returning?: readonly string[];
   event: {
     entityType: AuditEntityType;
     entityId: string;
@@ -86,8 +92,8 @@ export interface RowChangeWithEvent {
 
 /**
  * Writes the row's changes and its event in one statement; returns the event's id and the row as
- * the statement left it (every column), so the caller can tell whether the view it wrote into the
- * event is the row's.
+ * the statement left it (the `returning` columns), so the caller can tell whether the view it
+ * wrote into the event is the row's.
  */
 export async function updateWithEvent(
   m: EntityManager,
@@ -108,7 +114,11 @@ export async function updateWithEvent(
     values.push(w.version);
     guard = ` AND xmin = $${values.length}::text::xid`;
   }
-  const key = `${w.table}:${sets.join(',')}${guard}`;
+  const returning =
+    w.returning === undefined
+      ? 'u.*'
+      : ['id', ...w.returning.filter((c) => c !== 'id')].map((c) => `u.${c}`).join(', ');
+  const key = `${w.table}:${sets.join(',')}${guard}:${returning}`;
   let st = built.get(key);
   if (!st) {
     const base = values.length;
@@ -122,7 +132,7 @@ export async function updateWithEvent(
              END
         FROM u
       RETURNING id)
-      SELECT e.id AS event_id__, u.* FROM e, u`;
+      SELECT e.id AS event_id__, ${returning} FROM e, u`;
     st = { name: `upd_evt_${createHash('sha1').update(key).digest('hex').slice(0, 16)}`, text };
     built.set(key, st);
   }

@@ -33,8 +33,10 @@ export const INVOICE_SECRET_FIELDS = ['card', 'paymentToken', 'paymentTokenFrom'
  * which fields differ.
  */
 export function invoiceRequestFacts(dto: CreateInvoiceDto): Record<string, unknown> {
-  const hasExtras = dto.extras !== undefined && dto.extras !== null && Object.keys(dto.extras).length > 0;
-  const hasMetadata = dto.metadata !== undefined && dto.metadata !== null && Object.keys(dto.metadata).length > 0;
+  const hasExtras =
+    dto.extras !== undefined && dto.extras !== null && Object.keys(dto.extras).length > 0;
+  const hasMetadata =
+    dto.metadata !== undefined && dto.metadata !== null && Object.keys(dto.metadata).length > 0;
   return JSON.parse(
     canonicalJson({
       amount: Amount.isValid(dto.amount) ? Amount.parse(dto.amount).canonicalText() : dto.amount,

@@ -6,7 +6,7 @@ import { rememberForCommit } from '../audit/shop-event-snapshots';
 import { registerSnapshotLoader, shopEventTypeOf, snapshotContextOf } from '../audit/shop-events';
 import { clientOf, entityFromRow, poolOf, run } from '../common/sql';
 import { InvoiceEntity } from './invoice.entity';
-import { BY_ID, LOCK_BY_SHOP_ORDER_ID } from './invoice-sql';
+import { BY_ID, INVOICE_VIEW_COLUMNS, LOCK_BY_SHOP_ORDER_ID } from './invoice-sql';
 import { toInvoiceView } from './invoice.view';
 import {
   decideTransition,
@@ -114,6 +114,8 @@ export async function transitionInvoice(
     rowId: invoice.id,
     version,
     changes,
+    // The row is read back only for its view (below).
+    returning: INVOICE_VIEW_COLUMNS,
     event: {
       entityType: 'invoice',
       entityId: invoice.shopOrderId,

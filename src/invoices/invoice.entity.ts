@@ -136,7 +136,10 @@ export class InvoiceEntity extends GatewayObjectColumns {
   /** Conflicting repeats of the create's idempotency id (locked past IDEMPOTENCY_CONFLICT_LIMIT). */
   @Column({ name: 'idempotency_conflicts', type: 'int', default: 0 }) idempotencyConflicts: number;
   /** The create's non-secret fields, canonical (amount by value): what a conflict compares. */
-  @Column({ name: 'request_facts', type: 'jsonb', nullable: true }) requestFacts: Record<string, unknown> | null;
+  @Column({ name: 'request_facts', type: 'jsonb', nullable: true }) requestFacts: Record<
+    string,
+    unknown
+  > | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
   @Column({ name: 'processed_at', type: 'timestamptz', nullable: true }) processedAt: Date | null;

@@ -14,7 +14,10 @@ export function paymentTokenContext(invoiceRowId: string): SealContext {
  * The raw recurrent token an invoice received, or null. The one way to read it: the column
  * holds it sealed under the key ring, bound to the invoice's row.
  */
-export function revealPaymentToken(keys: KeyRing, invoice: Pick<InvoiceEntity, 'id' | 'paymentTokenSealed'>): string | null {
+export function revealPaymentToken(
+  keys: KeyRing,
+  invoice: Pick<InvoiceEntity, 'id' | 'paymentTokenSealed'>,
+): string | null {
   if (invoice.paymentTokenSealed === null) return null;
   return keys.unseal(invoice.paymentTokenSealed, paymentTokenContext(invoice.id));
 }

@@ -497,6 +497,8 @@ export class PayoutProcessor {
       target: PayoutEntity,
       rowId: p.id,
       changes: all,
+      // Nothing of the written row is read back.
+      returning: [],
       event: {
         entityType: 'payout',
         entityId: p.shopPaymentId,
