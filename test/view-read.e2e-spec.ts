@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { entityFromRow } from '../src/common/sql';
 import { InvoiceEntity } from '../src/invoices/invoice.entity';
-import { VIEW_BY_SHOP_ORDER_ID } from '../src/invoices/invoice-sql';
+import { VIEWS_BY_SHOP_ORDER_IDS } from '../src/invoices/invoice-sql';
 import { INVOICE_VIEW_FIELDS } from '../src/invoices/invoice.view';
 import { InvoicesService } from '../src/invoices/invoices.service';
 import { admin, auth, startTestApp, TestContext } from './support/app';
@@ -32,7 +32,7 @@ it("the view read selects exactly the view's fields", () => {
     return column.databaseName;
   }).sort();
   const selected = /SELECT([\s\S]*?)FROM/
-    .exec(VIEW_BY_SHOP_ORDER_ID.text)![1]
+    .exec(VIEWS_BY_SHOP_ORDER_IDS.text)![1]
     .split(',')
     .map((c) => c.trim())
     .sort();
@@ -44,10 +44,18 @@ it('answers the same view as one built from the whole row, for a shop key and an
   await ctx.http
     .post('/api/v1/invoices')
     .set(auth())
-    .send({ shopOrderId, amount: '150.50', currency: 643, payway: PAYMENT.card, metadata: { ref: 'a-1' } })
+    .send({
+      shopOrderId,
+      amount: '150.50',
+      currency: 643,
+      payway: PAYMENT.card,
+      metadata: { ref: 'a-1' },
+    })
     .expect(201);
   const ds = ctx.service.app.get(DataSource);
-  const [row] = (await ds.query('SELECT * FROM invoices WHERE shop_order_id = $1', [shopOrderId])) as Array<Record<string, unknown>>;
+  const [row] = (await ds.query('SELECT * FROM invoices WHERE shop_order_id = $1', [
+    shopOrderId,
+  ])) as Array<Record<string, unknown>>;
   const whole = entityFromRow(ds, InvoiceEntity, row);
   const invoices = ctx.service.app.get(InvoicesService);
   for (const [headers, isAdmin] of [
@@ -56,6 +64,61 @@ it('answers the same view as one built from the whole row, for a shop key and an
   ] as const) {
     const got = await ctx.http.get(`/api/v1/invoices/${shopOrderId}`).set(headers).expect(200);
     expect(got.body).toEqual(JSON.parse(JSON.stringify(invoices.view(whole, isAdmin))));
-    expect(got.body).toMatchObject({ shopOrderId, amount: '150.50', metadata: { ref: 'a-1' }, refundedAmount: '0.00' });
+    expect(got.body).toMatchObject({
+      shopOrderId,
+      amount: '150.50',
+      metadata: { ref: 'a-1' },
+      refundedAmount: '0.00',
+    });
   }
+});
+
+it('reads asked at the same moment each answer their own invoice, or 404 (BatchedRead)', async () => {
+  // Some ids carry what a PostgreSQL array literal gives a meaning to (the batch sends the ids as
+  // one text[] parameter): a comma, quotes, braces, a backslash, spaces, the word NULL.
+  const tricky = ['a,b', 'say "hi"', '{x}', 'back\\slash', ' padded ', 'NULL', 'null', 'ünï'];
+  const ids = Array.from(
+    { length: 12 },
+    (_, i) => `batch-${i}-${randomUUID()}${i < tricky.length ? tricky[i] : ''}`,
+  );
+  ids.push('NULL', `{${randomUUID()}}`);
+  await Promise.all(
+    ids.map((shopOrderId, i) =>
+      ctx.http
+        .post('/api/v1/invoices')
+        .set(auth())
+        .send({ shopOrderId, amount: `${10 + i}.25`, currency: 643, payway: PAYMENT.card })
+        .expect(201),
+    ),
+  );
+  // Known ids (some twice), ids that differ only in case or by a trailing space, and unknown ids.
+  const asked = [
+    ...ids,
+    ...ids.slice(0, 4),
+    ids[0].toUpperCase(),
+    `${ids[1]} `,
+    `missing-${randomUUID()}`,
+  ];
+  const answers = await Promise.all(
+    asked.map((id) => ctx.http.get(`/api/v1/invoices/${encodeURIComponent(id)}`).set(auth())),
+  );
+  answers.forEach((res, n) => {
+    const id = asked[n];
+    const i = ids.indexOf(id);
+    if (i < 0) {
+      expect({ id, status: res.status }).toEqual({ id, status: 404 });
+      return;
+    }
+    expect({
+      id,
+      status: res.status,
+      shopOrderId: res.body.shopOrderId,
+      amount: res.body.amount,
+    }).toEqual({
+      id,
+      status: 200,
+      shopOrderId: id,
+      amount: `${10 + i}.25`,
+    });
+  });
 });

@@ -5,7 +5,8 @@ import { DataSource, EntityManager, In } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { RowChanged } from '../audit/event-write';
 import { clientOf, entityFromRow, jsonb, poolOf, run } from '../common/sql';
-import { BY_SHOP_ORDER_ID, INSERT_CLAIMED, VIEW_BY_SHOP_ORDER_ID } from './invoice-sql';
+import { BY_SHOP_ORDER_ID, INSERT_CLAIMED, VIEWS_BY_SHOP_ORDER_IDS } from './invoice-sql';
+import { BatchedRead } from '../common/batched-read';
 import type { AuditCause } from '../audit/audit-event.entity';
 import {
   DomainError,
@@ -422,8 +423,7 @@ export class InvoicesService {
     const req = gatewayCreateRequest(dto, this.webhookUrl);
     return runGatewayOperation(this.dataSource, {
       name: 'invoice.create',
-      call: () =>
-        dto.twoStep ? this.gateway.holdInvoice(req) : this.gateway.createInvoice(req),
+      call: () => (dto.twoStep ? this.gateway.holdInvoice(req) : this.gateway.createInvoice(req)),
       ...(claimed !== undefined
         ? {
             recordUnchanged: async (answer: CallAnswer<InvoiceCreateResult>) =>
@@ -782,10 +782,16 @@ export class InvoicesService {
 
   async get(shopOrderId: string, refresh: boolean, admin: boolean): Promise<InvoiceView> {
     if (refresh) await this.refresh(shopOrderId);
-    const rows = await run(poolOf(this.dataSource), VIEW_BY_SHOP_ORDER_ID, [this.shopId, shopOrderId]);
-    if (rows.length === 0) throw new NotFound('Invoice', shopOrderId);
-    return this.view(this.fromRow(rows[0]), admin);
+    const row = await this.viewReads.get(shopOrderId);
+    if (row === undefined) throw new NotFound('Invoice', shopOrderId);
+    return this.view(this.fromRow(row), admin);
   }
+
+  /** The view's columns of invoices by the shop's id, the turn's reads in one statement. */
+  private readonly viewReads = new BatchedRead<string, Record<string, unknown>>(async (ids) => {
+    const rows = await run(poolOf(this.dataSource), VIEWS_BY_SHOP_ORDER_IDS, [this.shopId, ids]);
+    return new Map(rows.map((r) => [r.shop_order_id as string, r]));
+  });
 
   /**
    * invoice/check, applied through the state machine (cause reconciliation), token kept.
@@ -877,10 +883,7 @@ export class InvoicesService {
     if (!recheck) return undefined;
     const ev = evidenceOfCheck(record);
     const agrees =
-      wasFinal &&
-      verdict.kind !== 'attention' &&
-      ev.kind === 'record' &&
-      ev.status === inv.status;
+      wasFinal && verdict.kind !== 'attention' && ev.kind === 'record' && ev.status === inv.status;
     if (agrees && inv.needsAttention) {
       await resolveAttention(
         m,
@@ -975,7 +978,10 @@ export class InvoicesService {
           : this.gateway.unholdInvoice(id);
       },
       lock: (m) =>
-        m.findOne(InvoiceEntity, { where: { id: claimed.id }, lock: { mode: 'pessimistic_write' } }),
+        m.findOne(InvoiceEntity, {
+          where: { id: claimed.id },
+          lock: { mode: 'pessimistic_write' },
+        }),
       missing: () => new NotFound('Invoice', shopOrderId),
       record: (m, inv, answer) => this.holdAnswered(m, inv, action, answer),
     });
