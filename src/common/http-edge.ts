@@ -157,6 +157,16 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
   // Last before the handler: the guard, the handler and everything they run share one context.
   fastify.addHook('preHandler', (_request, _reply, done) => openRequestContext(done));
 
+  // While the server drains (bootstrap's close), every answer closes its connection: the client
+  // opens its next one elsewhere, and no kept-alive connection is reaped under a request it just
+  // sent.
+  const drain = { on: false };
+  DRAINING.set(fastify, drain);
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
+    if (drain.on) reply.header('connection', 'close');
+    done(null, payload);
+  });
+
   const table: Array<[string, string]> = [];
   ROUTES.set(fastify, table);
   fastify.addHook('onRoute', (route) => {
@@ -171,6 +181,13 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
 }
 
 const ROUTES = new WeakMap<FastifyInstance, Array<[string, string]>>();
+const DRAINING = new WeakMap<FastifyInstance, { on: boolean }>();
+
+/** From now on every answer of this server closes its connection (see installEdge). */
+export function startDraining(fastify: FastifyInstance): void {
+  const drain = DRAINING.get(fastify);
+  if (drain) drain.on = true;
+}
 
 /** Every route registered on the server, as [METHOD, path] (tests walk them all). */
 export function registeredRoutes(fastify: FastifyInstance): ReadonlyArray<[string, string]> {

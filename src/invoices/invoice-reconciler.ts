@@ -12,10 +12,10 @@ import { absencePolicy, applyInvoiceEvidence } from './invoice-evidence';
 import { applyCheckRecord } from './invoices.service';
 import { isFinal } from './invoice.state';
 import { reconcileRuns } from '../metrics/metrics';
-import { claimDue, forEachBounded } from '../jobs/claim';
+import { claimDue, forEachBounded, releaseLeases } from '../jobs/claim';
 import { runGatewayOperation, type CallAnswer } from '../jobs/gateway-operation';
 import { nextInvoiceCheck } from './invoice-reconciler.schedule';
-import { scheduleJob } from '../jobs/schedule';
+import { jobsStopping, scheduleJob } from '../jobs/schedule';
 
 const log = logger.child({ component: 'invoice-reconciler' });
 
@@ -76,14 +76,20 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
       leaseSeconds: LEASE_S,
       shopId: this.gateway.shopId('payment'),
     });
-    await forEachBounded(ids, CONCURRENCY, async (id) => {
-      const outcome = await this.checkOne(id).catch((e: Error) => {
-        log.error({ invoicePk: id, err: e.message }, 'invoice check failed');
-        return 'error' as const;
-      });
-      reconcileRuns.inc({ kind: 'invoice', outcome });
-    });
-    return ids.length;
+    const skipped = await forEachBounded(
+      ids,
+      CONCURRENCY,
+      async (id) => {
+        const outcome = await this.checkOne(id).catch((e: Error) => {
+          log.error({ invoicePk: id, err: e.message }, 'invoice check failed');
+          return 'error' as const;
+        });
+        reconcileRuns.inc({ kind: 'invoice', outcome });
+      },
+      () => jobsStopping(this.scheduler),
+    );
+    await releaseLeases(this.dataSource, 'invoices', skipped);
+    return ids.length - skipped.length;
   }
 
   /** Open invoices without a check time get one (after the grace period) and a deadline. */

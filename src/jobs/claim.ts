@@ -71,18 +71,37 @@ export function claimSql(opts: ClaimOptions, columns: readonly string[] = []): s
       RETURNING id, GREATEST(0, EXTRACT(EPOCH FROM now() - ${opts.dueColumn}))::float8 AS late_s${more}`;
 }
 
-/** Runs `fn` over `items` with at most `concurrency` in flight. */
+/**
+ * Runs `fn` over `items` with at most `concurrency` in flight. Once `stop()` says so (the
+ * application is shutting down), no further item is started; those are returned, so the caller
+ * can hand their leases back at once instead of leaving them to run out.
+ */
 export async function forEachBounded<T>(
   items: T[],
   concurrency: number,
   fn: (item: T) => Promise<void>,
-): Promise<void> {
+  stop: () => boolean = () => false,
+): Promise<T[]> {
   let next = 0;
   const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) {
+    while (next < items.length && !stop()) {
       const item = items[next++];
       await fn(item);
     }
   });
   await Promise.all(workers);
+  return items.slice(next);
+}
+
+/**
+ * Hands back the leases of claimed rows this instance will not work on after all (it is
+ * stopping): another instance, or this one's successor, may claim them at once.
+ */
+export async function releaseLeases(
+  ds: DataSource,
+  table: 'invoices' | 'refunds',
+  ids: readonly string[],
+): Promise<void> {
+  if (ids.length === 0) return;
+  await ds.query(`UPDATE ${table} SET lease_until = NULL WHERE id = ANY($1::uuid[])`, [ids]);
 }

@@ -20,7 +20,7 @@ import {
 } from './payout-quiet-round';
 import { payoutPollLateness } from '../metrics/metrics';
 import { INSTANCE_ID } from '../jobs/instance';
-import { scheduleJob, singleFlight } from '../jobs/schedule';
+import { jobsStopping, scheduleJob, singleFlight } from '../jobs/schedule';
 
 /** Rows claimed at once. */
 const CLAIM_LIMIT = 500;
@@ -85,7 +85,13 @@ export class PayoutPoller implements OnApplicationBootstrap, OnModuleDestroy {
     for (;;) {
       const claimed = await this.claim();
       polled += await this.pollBatch(claimed);
-      if (claimed.length === 0 || this.closing || Date.now() >= until) return polled;
+      if (
+        claimed.length === 0 ||
+        this.closing ||
+        jobsStopping(this.scheduler) ||
+        Date.now() >= until
+      )
+        return polled;
     }
   }
 

@@ -6,8 +6,8 @@ import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { reconcileRuns } from '../metrics/metrics';
 import { RefundsService } from './refunds.service';
-import { claimDue, forEachBounded } from '../jobs/claim';
-import { scheduleJob } from '../jobs/schedule';
+import { claimDue, forEachBounded, releaseLeases } from '../jobs/claim';
+import { jobsStopping, scheduleJob } from '../jobs/schedule';
 
 const BATCH = 50;
 const CONCURRENCY = 4;
@@ -50,19 +50,25 @@ export class RefundReconciler implements OnApplicationBootstrap {
       leaseSeconds: LEASE_S,
       shopId: this.refunds.shopId,
     });
-    await forEachBounded(ids, CONCURRENCY, async (id) => {
-      try {
-        const outcome = await this.refunds.reconcile(id);
-        reconcileRuns.inc({ kind: 'refund', outcome });
-      } catch (err) {
-        // The lease runs out and another run picks the row up again.
-        reconcileRuns.inc({ kind: 'refund', outcome: 'error' });
-        this.log.error(
-          { refundId: id, err: (err as Error).message },
-          'refund reconciliation failed',
-        );
-      }
-    });
-    return ids.length;
+    const skipped = await forEachBounded(
+      ids,
+      CONCURRENCY,
+      async (id) => {
+        try {
+          const outcome = await this.refunds.reconcile(id);
+          reconcileRuns.inc({ kind: 'refund', outcome });
+        } catch (err) {
+          // The lease runs out and another run picks the row up again.
+          reconcileRuns.inc({ kind: 'refund', outcome: 'error' });
+          this.log.error(
+            { refundId: id, err: (err as Error).message },
+            'refund reconciliation failed',
+          );
+        }
+      },
+      () => jobsStopping(this.scheduler),
+    );
+    await releaseLeases(this.dataSource, 'refunds', skipped);
+    return ids.length - skipped.length;
   }
 }
