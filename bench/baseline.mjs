@@ -12,9 +12,18 @@
 // - GET /api/v1/invoices/{shopOrderId} (READ): the primary-key read of the service's own
 //   `invoices` row (the run points this process at the service's database) and its JSON view.
 //
+// With BASELINE_RECORD=1 the two writing routes also keep what the service keeps of them (an
+// information row of the bench, not a goal's reference): a create stores its whole answer (the
+// object's view, for an exact replay) and, in the statement that writes the gateway's answer, an
+// event row holding that view (the feed's and the webhooks' record); a notification's invoice
+// change writes its event row, with the row as JSON, in the same statement. What the ratio to
+// this variant leaves is the price of the rest: framework, validation, idempotency checks, state
+// machine, audit details.
+//
 // Settings by env: PORT, DATABASE_URL, API_KEY, GATEWAY_BASE_URL, GATEWAY_SHOP_ID,
-// GATEWAY_SECRET_KEY, PUBLIC_BASE_URL, DB_POOL_SIZE (default 20, the service's default pool).
-import { createHash, timingSafeEqual } from 'node:crypto';
+// GATEWAY_SECRET_KEY, PUBLIC_BASE_URL, DB_POOL_SIZE (default 20, the service's default pool),
+// BASELINE_RECORD (above).
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Agent, createServer, request } from 'node:http';
 import pg from 'pg';
 
@@ -28,6 +37,7 @@ const bearer = Buffer.from(`Bearer ${env.API_KEY}`, 'utf8');
 const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.DB_POOL_SIZE ?? 20) });
 const agent = new Agent({ keepAlive: true });
 const SIGNED = ['amount', 'currency', 'payway', 'shop_id', 'shop_order_id'];
+const RECORD = env.BASELINE_RECORD === '1';
 
 await pool.query(`CREATE TABLE IF NOT EXISTS baseline_invoices (
   id bigserial PRIMARY KEY,
@@ -42,7 +52,14 @@ await pool.query(`CREATE TABLE IF NOT EXISTS baseline_invoices (
   answer jsonb,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
-  processed_at timestamptz)`);
+  processed_at timestamptz,
+  response_body jsonb)`);
+await pool.query(`CREATE TABLE IF NOT EXISTS baseline_events (
+  id bigserial PRIMARY KEY,
+  entity_id text NOT NULL,
+  type text NOT NULL,
+  view jsonb NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now())`);
 await pool.query(`CREATE TABLE IF NOT EXISTS baseline_notifications (
   id bigserial PRIMARY KEY,
   content_key char(64) NOT NULL UNIQUE,
@@ -134,11 +151,58 @@ async function createInvoice(dto) {
     callback_rejected_url: webhookUrl,
   });
   const status = answer.result === true ? 'awaiting_payer' : 'unknown';
+  if (RECORD) {
+    const view = createdView(dto, status, answer);
+    await pool.query({
+      name: 'answer-with-event',
+      text: `WITH u AS (
+               UPDATE baseline_invoices SET status = $2, invoice_id = $3, answer = $4, response_body = $5, updated_at = now()
+                WHERE id = $1 RETURNING shop_order_id)
+             INSERT INTO baseline_events (entity_id, type, view) SELECT shop_order_id, $6, $5 FROM u`,
+      values: [rows[0].id, status, answer.data?.id ?? null, answer, view, `invoice.${status}`],
+    });
+    return view;
+  }
   await pool.query(
     `UPDATE baseline_invoices SET status = $2, invoice_id = $3, answer = $4, updated_at = now() WHERE id = $1`,
     [rows[0].id, status, answer.data?.id ?? null, answer],
   );
   return { shopOrderId: dto.shopOrderId, status, amount: dto.amount, currency: dto.currency, invoiceId: answer.data?.id ?? null };
+}
+
+/** A created invoice's view with the service's fields (BASELINE_RECORD: its answer and its event). */
+function createdView(dto, status, answer) {
+  const now = new Date().toISOString();
+  const redirect = answer.data?.data ? { url: answer.data.url ?? null, method: answer.data.method ?? null, params: answer.data.data } : null;
+  return {
+    shopOrderId: dto.shopOrderId,
+    invoiceId: answer.data?.id ?? null,
+    paymentId: null,
+    status,
+    gatewayStatus: answer.data?.status ?? null,
+    amount: dto.amount,
+    currency: dto.currency,
+    currencyCode: CURRENCY_CODES.get(dto.currency) ?? null,
+    payway: dto.payway,
+    description: dto.description ?? null,
+    twoStep: false,
+    metadata: {},
+    payerPrice: null,
+    psCurrency: null,
+    refundedAmount: '0',
+    refundPendingAmount: '0',
+    refundableAmount: '0',
+    refundStatus: 'none',
+    redirect,
+    payUrl: redirect ? `${publicBaseUrl}/pay/${encodeURIComponent(dto.shopOrderId)}?t=${randomBytes(24).toString('base64url')}` : null,
+    paymentToken: null,
+    createdAt: now,
+    updatedAt: now,
+    processedAt: null,
+    holdExpiresAt: null,
+    needsAttention: false,
+    attentionReason: null,
+  };
 }
 
 // ------------------------------------------------------------------ POST /webhooks/gateway
@@ -174,7 +238,19 @@ async function applyNotification(text) {
       [expected, text, fields.shop_order_id],
     );
     // Values checked against the invoice in the same statement; a redelivery changes nothing.
-    if (fields.status === 'success') {
+    if (fields.status === 'success' && RECORD) {
+      await client.query({
+        name: 'succeed-with-event',
+        text: `WITH u AS (
+                 UPDATE baseline_invoices
+                    SET status = 'succeeded', payment_id = $3, client_price = $4, updated_at = now(), processed_at = now()
+                  WHERE shop_order_id = $1 AND status = 'awaiting_payer' AND amount = $2::numeric
+                  RETURNING *)
+               INSERT INTO baseline_events (entity_id, type, view)
+               SELECT shop_order_id, 'invoice.succeeded', to_jsonb(u) - 'answer' - 'response_body' FROM u`,
+        values: [fields.shop_order_id, fields.shop_amount, fields.payment_id, fields.client_price],
+      });
+    } else if (fields.status === 'success') {
       await client.query(
         `UPDATE baseline_invoices
             SET status = 'succeeded', payment_id = $3, client_price = $4, updated_at = now(), processed_at = now()

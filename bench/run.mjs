@@ -15,7 +15,7 @@
 // (50) seconds of polling, BENCH_P4_TICK_MS (500), BENCH_P4_CONCURRENCY (16), BENCH_ONLY (e.g.
 // "P1,P3": run only those rows), BENCH_PROFILE=1 (also profile the create path, or with BENCH_PROFILE_PATH=read|notify another, with --cpu-prof and
 // print its top costs), BENCH_SERVICE_ENV (JSON of extra service variables), BENCH_STRICT=1 (exit 1
-// when a goal is missed).
+// when a goal is missed), BENCH_KEEP_DATABASES=1 (leave the run's databases on DATABASE_URL's server).
 import autocannon from 'autocannon';
 import { cpus, loadavg, totalmem, release, platform } from 'node:os';
 import { createRequire } from 'node:module';
@@ -168,9 +168,10 @@ async function startService(databaseUrl, extra = {}, nodeArgs = []) {
   return proc;
 }
 
-async function startBaseline(databaseUrl) {
+async function startBaseline(databaseUrl, extra = {}) {
   const port = await freePort();
   const proc = spawnProcess('baseline', ['bench/baseline.mjs'], {
+    ...extra,
     PORT: String(port),
     DATABASE_URL: databaseUrl,
     API_KEY: SHOP_KEY,
@@ -305,6 +306,25 @@ function cpuRow(name, r, b) {
 }
 const failureCount = (r) => r.non2xx + r.errors + r.timeouts;
 
+/**
+ * The bare script again with BASELINE_RECORD=1 (bench/baseline.mjs): it also writes what the
+ * service keeps of each request (a create's whole answer and an event row with the view, a
+ * notification's event row). Information only: the goals stay ratios to the plain baseline.
+ */
+async function recordBaseline(dbName, measure, seed) {
+  const db = await createDatabase(dbServer.serverUrl, dbName);
+  const proc = await startBaseline(db, { BASELINE_RECORD: '1' });
+  if (seed) await seed(db);
+  const r = await measure(proc.url, proc.pid);
+  await stopProcess(proc);
+  return r;
+}
+
+/** An information row: the service against the baseline that keeps the service's record. */
+function recordRow(name, r, rec) {
+  row(`${name} vs the baseline keeping the service's record (information)`, `${fmt(r.rps)} vs ${fmt(rec.rps)} req/s${r.cpuMsPerOk !== null && rec.cpuMsPerOk !== null ? `; CPU ${fmt(r.cpuMsPerOk, 2)} vs ${fmt(rec.cpuMsPerOk, 2)} ms/req` : ''}`, 'information', atLeast(ratioOf(r.rps, rec.rps)), null);
+}
+
 // ------------------------------------------------------------------ rows
 
 /** P1's figures, for P2's goal (a ratio to P1 of the same run). */
@@ -316,6 +336,8 @@ async function baselineAndP1() {
   const b = await createLoad(baseline.url, 'base', 64, DURATION_S, baseline.pid);
   await stopProcess(baseline);
   row('baseline: bare node:http + pg, POST /invoices, 64 conn', loadFigure(b), 'reference', '', null);
+  const recorded = await recordBaseline('bench_baseline_record', (url, pid) => createLoad(url, 'rec', 64, DURATION_S, pid));
+  row('baseline keeping the service\'s record (stored answer, event), POST /invoices (information)', loadFigure(recorded), 'information', '', null);
 
   const db = await createDatabase(dbServer.serverUrl, 'bench_p1');
   const service = await startService(db);
@@ -333,6 +355,8 @@ async function baselineAndP1() {
   row('P1 p99 after each connection\'s first answer (information)', `${fmt(p1.p99Warm)} vs ${fmt(b.p99Warm)} ms`, 'information', atMost(ratioOf(p1.p99Warm, b.p99Warm)), null);
   row('P1 errors', `${p1.non2xx} non-2xx, ${p1.errors} errors, ${p1.timeouts} time-outs of ${fmt(p1.total)}`, '0', '', p1.ok > 0 && failureCount(p1) === 0);
   cpuRow('P1', p1, b);
+  recordRow('P1', p1, recorded);
+  details.p1.recordBaseline = recorded;
   row('P5 peak RSS of the service during P1', `${fmt(peakMb)} MB`, '≤ 250 MB', '', peakMb !== null && peakMb <= 250);
 }
 
@@ -452,20 +476,30 @@ function seedP3Invoices(db) {
   );
 }
 
-async function p3() {
-  const bodies = notificationBodies();
-
-  const baseDb = await createDatabase(dbServer.serverUrl, 'bench_baseline_p3');
-  const baseline = await startBaseline(baseDb);
-  await withClient(baseDb, (c) =>
+/** P3's invoices in the bare script's table (it creates the table at its start). */
+function seedBaselineP3Invoices(db) {
+  return withClient(db, (c) =>
     c.query(
       `INSERT INTO baseline_invoices (shop_order_id, amount, currency, payway, status, invoice_id)
        SELECT 'p3-' || g, '100.00', 643, $1, 'awaiting_payer', 500000000 + g FROM generate_series(0, $2 - 1) g`,
       [PAYMENT_PAYWAY, P3_INVOICES],
     ),
   );
+}
+
+async function p3() {
+  const bodies = notificationBodies();
+
+  const baseDb = await createDatabase(dbServer.serverUrl, 'bench_baseline_p3');
+  const baseline = await startBaseline(baseDb);
+  await seedBaselineP3Invoices(baseDb);
   const base = await notificationLoad(baseline.url, bodies, baseline.pid);
   await stopProcess(baseline);
+  const recorded = await recordBaseline(
+    'bench_baseline_p3_record',
+    async (url, pid) => (await notificationLoad(url, bodies, pid)).r,
+    seedBaselineP3Invoices,
+  );
   const baseCheck = await withClient(baseDb, async (c) => {
     const inv = await c.query(`SELECT shop_order_id, status FROM baseline_invoices`);
     return lostOf(base.acked, new Map(inv.rows.map((x) => [x.shop_order_id, x.status])));
@@ -498,6 +532,9 @@ async function p3() {
   const ratio = ratioOf(r.rps, b.rps);
   row('P3 notification ingest, 64 conn: req/s', `${fmt(r.rps)} vs ${fmt(b.rps)} req/s, p99 ${fmt(r.p99)} vs ${fmt(b.p99)} ms${failures(r)}`, '≥ 0.6 × baseline', atLeast(ratio), ratio !== null && ratio >= 0.6 && baseCheck.lost === 0);
   cpuRow('P3', r, b);
+  row('baseline keeping the service\'s record (event row), notifications (information)', loadFigure(recorded), 'information', '', null);
+  recordRow('P3', r, recorded);
+  details.p3.recordBaseline = recorded;
   row('P3 lost / applied twice (in the DB)', `${lost} lost, ${counts.twice} twice of ${fmt(ackedCount)} acknowledged (${fmt(redeliveries)} redeliveries)`, '0 lost, 0 twice', '', lost === 0 && counts.twice === 0);
 }
 
@@ -837,8 +874,9 @@ try {
   exitCode = 1;
 } finally {
   for (const c of cleanups.reverse()) await c().catch(() => undefined);
-  if (dbServer && !dbServer.embedded) {
-    for (const name of ['bench_baseline', 'bench_p1', 'bench_p2', 'bench_baseline_p3', 'bench_p3', 'bench_read', 'bench_p4', 'bench_profile']) {
+  // BENCH_KEEP_DATABASES=1 leaves them for inspection (pg_stat_user_tables, row sizes).
+  if (dbServer && !dbServer.embedded && env.BENCH_KEEP_DATABASES !== '1') {
+    for (const name of ['bench_baseline', 'bench_baseline_record', 'bench_baseline_p3_record', 'bench_p1', 'bench_p2', 'bench_baseline_p3', 'bench_p3', 'bench_read', 'bench_p4', 'bench_profile']) {
       await dropDatabase(dbServer.serverUrl, name).catch(() => undefined);
     }
   }
