@@ -5,8 +5,8 @@ import { join } from 'node:path';
  * The service runs with one set of Node flags wherever it is started: `npm start`, `npm run
  * start:prod` and the container image. `--no-allocation-site-pretenuring` keeps V8 from
  * allocating a request's short-lived objects straight into old space after it has seen them
- * survive at start-up; with it on, P5's peak RSS under P1 read 249–281 MB in 7 of 16 bench runs
- * (goal ≤ 250), with it off 162–173 MB in 8 of 8 (docs/design-watch-and-runner.md).
+ * survive at start-up; with it on, P5's peak RSS under P1 read 249–281 MB in 8 of 18 bench runs
+ * (goal ≤ 250), with it off 162–173 MB in 8 of 8 (and 167, 168 in two full runs) (docs/design-watch-and-runner.md).
  */
 const root = join(__dirname, '..');
 
