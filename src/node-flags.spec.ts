@@ -8,7 +8,7 @@ import { join } from 'node:path';
  * survive at start-up; with it on, P5's peak RSS under P1 read 249–281 MB in 8 of 18 bench runs
  * (goal ≤ 250), with it off 162–173 MB in 8 of 8 (and 167, 168 in two full runs) (docs/design-watch-and-runner.md).
  */
-const root = join(__dirname, '..');
+const root = process.cwd();
 
 function flagsOfScript(script: string): string[] {
   const m = /\bexec node((?:\s+--[\w-]+(?:=\S+)?)*)\s+dist\/src\/main\.js$/.exec(script);
