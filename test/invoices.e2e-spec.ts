@@ -570,7 +570,19 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       expect(JSON.stringify(shown.body)).not.toContain(token);
 
       const second = invoiceBody({ paymentToken: token });
-      const charged = (await create(second).expect(201)).body as Json;
+      // The sandbox completes a token charge autoComplete × timeScale after creating it: 1 ms at
+      // the tests' scale, so its notification could overtake the create's answer. Held at 500 ms
+      // here so the answer shows the charge as created, as the gateway's answer has it.
+      const settings = ctx.sandbox.state.settings;
+      const scale = settings.timeScale;
+      settings.timeScale = 0.5;
+      const charged = await (async () => {
+        try {
+          return (await create(second).expect(201)).body as Json;
+        } finally {
+          settings.timeScale = scale;
+        }
+      })();
       expect(charged).toMatchObject({ status: 'created', redirect: null, payUrl: null });
       expect(charged.paymentToken).toEqual({
         account: shown.body.paymentToken.account,
