@@ -181,9 +181,16 @@ describe('admin console in a browser', () => {
     await page.click('nav >> text=Notifications');
     expect(await page.locator('tbody tr').count()).toBeGreaterThanOrEqual(1);
     await check(page, 'notifications');
-    // The feed relays committed events into deliveries; the deliveries page redelivers one.
+    // The feed relays committed events into deliveries; the deliveries page redelivers one. A
+    // feed read while the scheduled relay holds the relay lock positions nothing itself (the
+    // scheduled run does, a moment later), so the page is read again until the deliveries show.
     await ctx.http.get('/api/v1/events').set(auth()).expect(200);
     await page.click('nav >> text=Webhook deliveries');
+    for (let tries = 0; tries < 50 && (await page.locator('tbody tr').count()) === 0; tries++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await ctx.http.get('/api/v1/events').set(auth()).expect(200);
+      await page.reload();
+    }
     expect(await page.locator('tbody tr').count()).toBeGreaterThanOrEqual(1);
     await check(page, 'deliveries');
     await Promise.all([
