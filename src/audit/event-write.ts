@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { currentActor } from '../common/request-context';
+import { BatchedWrite } from '../common/batched-write';
 import { clientOf, poolOf, run, type Statement } from '../common/sql';
 import type { AuditCause, AuditEntityType } from './audit-event.entity';
 
@@ -17,6 +18,8 @@ interface ColumnWrite {
   param: (n: number) => string;
   databaseName: string;
   toDb: (value: unknown) => unknown;
+  /** The value as JSON for jsonb_populate_record (a batch's row): jsonb columns as they are. */
+  toJson: (value: unknown) => unknown;
 }
 
 const built = new Map<string, Statement>();
@@ -44,6 +47,10 @@ function columnWrite(c: ColumnMetadata): ColumnWrite {
       const v = transformer ? transformer.to(value) : value;
       if (type === 'jsonb') return v === null || v === undefined ? null : JSON.stringify(v);
       return v;
+    },
+    toJson: (value) => {
+      const v: unknown = transformer ? transformer.to(value) : value;
+      return v === undefined ? null : v;
     },
   };
 }
@@ -136,6 +143,7 @@ export async function updateWithEvent(
     st = { name: `upd_evt_${createHash('sha1').update(key).digest('hex').slice(0, 16)}`, text };
     built.set(key, st);
   }
+  const keyId = currentActor()?.keyId ?? null;
   values.push(
     w.event.entityType,
     w.event.entityId,
@@ -145,14 +153,125 @@ export async function updateWithEvent(
     JSON.stringify(w.event.details),
     w.event.type,
     w.event.data === null ? null : JSON.stringify(w.event.data),
-    currentActor()?.keyId ?? null,
+    keyId,
   );
-  const on = m.queryRunner ? await clientOf(m) : poolOf(m.connection);
-  const rows = await run(on, st, values);
+  let rows: Record<string, unknown>[];
+  if (w.version !== undefined && !m.queryRunner) {
+    // A conditional write outside a transaction (a create's answer): the turn's share a statement.
+    const set: Record<string, unknown> = {};
+    for (const p of props) set[cols.get(p)!.databaseName] = cols.get(p)!.toJson(w.changes[p]);
+    rows = await batcherFor(
+      m.connection,
+      w,
+      key,
+      st,
+      props.map((p) => cols.get(p)!),
+      returning,
+    ).write({
+      values,
+      row: {
+        id__: w.rowId,
+        version__: w.version,
+        set__: set,
+        ev__: { ...w.event, details: w.event.details, data: w.event.data ?? undefined, keyId },
+      },
+    });
+  } else {
+    const on = m.queryRunner ? await clientOf(m) : poolOf(m.connection);
+    rows = await run(on, st, values);
+  }
   if (rows.length !== 1) {
     if (w.version !== undefined) throw new RowChanged(w.table, w.rowId);
     throw new Error(`updateWithEvent: no ${w.table} row ${w.rowId}`);
   }
   const { event_id__: eventId, ...row } = rows[0];
   return { eventId: eventId as string, row };
+}
+
+/** One conditional row change with its event, queued for a batch (updateWithEvent's values too). */
+interface QueuedChange {
+  /** The single-row statement's parameters. */
+  values: unknown[];
+  /** The same change as one element of the batch statement's JSON array. */
+  row: Record<string, unknown>;
+}
+
+type ChangeBatcher = BatchedWrite<QueuedChange, Record<string, unknown>[]>;
+
+const batchers = new WeakMap<DataSource, Map<string, ChangeBatcher>>();
+
+/**
+ * The batcher of one statement shape (table, columns set, guard, columns returned): conditional
+ * changes of one turn go as one statement and one commit (BatchedWrite); one alone goes as the
+ * single-row statement. A row the batch did not change (its version moved) gets no row back, as
+ * alone, and its caller gets RowChanged.
+ */
+function batcherFor(
+  ds: DataSource,
+  w: RowChangeWithEvent,
+  key: string,
+  single: Statement,
+  set: readonly ColumnWrite[],
+  returning: string,
+): ChangeBatcher {
+  let perSource = batchers.get(ds);
+  if (!perSource) batchers.set(ds, (perSource = new Map()));
+  let batcher = perSource.get(key);
+  if (batcher) return batcher;
+  const many = changesStatement(ds, w, key, set, returning);
+  batcher = new BatchedWrite<QueuedChange, Record<string, unknown>[]>({
+    key: (c) => c.row.id__ as string,
+    one: (c) => run(poolOf(ds), single, c.values),
+    many: async (changes) => {
+      const rows = await run(poolOf(ds), many, [JSON.stringify(changes.map((c) => c.row))]);
+      const byId = new Map<string, Record<string, unknown>>();
+      for (const { row_id__: id, ...row } of rows) byId.set(id as string, row);
+      return changes.map((c) => {
+        const row = byId.get(c.row.id__ as string);
+        return row ? [row] : [];
+      });
+    },
+  });
+  perSource.set(key, batcher);
+  return batcher;
+}
+
+/**
+ * updateWithEvent's statement for several rows: each element of the JSON array `$1` is one row's
+ * id, version, new column values (read as the table's row type, so each takes its column's type)
+ * and event. Each event's id is drawn first, so each row is returned with its own event's id.
+ */
+function changesStatement(
+  ds: DataSource,
+  w: RowChangeWithEvent,
+  key: string,
+  set: readonly ColumnWrite[],
+  returning: string,
+): Statement {
+  const idType = ds.getMetadata(w.target).primaryColumns[0].type;
+  const id = `v.id__::${typeof idType === 'string' ? idType : 'bigint'}`;
+  const ev = (f: string) => `v.ev__->>'${f}'`;
+  const text = `WITH v AS MATERIALIZED (
+      SELECT x->>'id__' AS id__, x->>'version__' AS version__, x->'ev__' AS ev__,
+             nextval(pg_get_serial_sequence('events', 'id')) AS ev_id__,
+             jsonb_populate_record(NULL::${w.table}, x->'set__') AS r
+        FROM jsonb_array_elements($1::jsonb) AS x),
+    u AS (UPDATE ${w.table} t SET ${set.map((c) => `${c.databaseName} = (v.r).${c.databaseName}`).join(', ')}
+        FROM v WHERE t.id = ${id}${w.version !== undefined ? ' AND t.xmin = v.version__::xid' : ''}
+      RETURNING t.*),
+    e AS (INSERT INTO events (id, entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, sequence)
+      SELECT v.ev_id__, ${ev('entityType')}, ${ev('entityId')}, ${ev('fromStatus')}, ${ev('toStatus')},
+             ${ev('cause')}, v.ev__->'details', ${ev('type')}, v.ev__->'data', ${ev('keyId')},
+             CASE WHEN ${ev('type')} IS NULL THEN NULL ELSE
+               (SELECT COALESCE(MAX(s.sequence), 0) + 1 FROM events s
+                 WHERE s.entity_type = ${ev('entityType')} AND s.entity_id = ${ev('entityId')} AND s.sequence IS NOT NULL)
+             END
+        FROM v JOIN u ON u.id = ${id}
+      RETURNING id)
+    SELECT v.id__ AS row_id__, e.id AS event_id__, ${returning}
+      FROM v JOIN u ON u.id = ${id} JOIN e ON e.id = v.ev_id__`;
+  return {
+    name: `upd_evt_many_${createHash('sha1').update(key).digest('hex').slice(0, 16)}`,
+    text,
+  };
 }

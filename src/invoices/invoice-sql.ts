@@ -24,6 +24,54 @@ export const INSERT_CLAIMED = statement(
    RETURNING *, xmin::text AS row_version`,
 );
 
+/** INSERT_CLAIMED's parameters by position, with the array type each has in INSERT_CLAIMED_MANY. */
+const CLAIM_PARAM_TYPES = [
+  'int',
+  'text',
+  'text',
+  'jsonb',
+  'jsonb',
+  'numeric',
+  'int',
+  'text',
+  'numeric',
+  'int',
+  'text',
+  'bool',
+  'text',
+  'bool',
+  'bool',
+  'jsonb',
+  'jsonb',
+  'text',
+  'text',
+  'text',
+  'text',
+  'float8',
+  'timestamptz',
+  'timestamptz',
+] as const;
+
+/**
+ * Phase 1 for the creates of one turn (BatchedWrite): INSERT_CLAIMED for several rows in one
+ * statement and one commit. Parameter n is the array of INSERT_CLAIMED's parameter n over the
+ * rows (distinct shop ids); a row whose id exists already is not returned, as one alone.
+ */
+export const INSERT_CLAIMED_MANY = statement(
+  'invoice_insert_claimed_many',
+  `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, request_facts, metadata, status,
+     amount, currency, payway, payer_price, ps_currency, description, two_step, pay_token,
+     save_payment_token, used_payment_token, payment_token_info, extras, client_ip, success_url,
+     failed_url, call_owner, call_started_at, call_lease_until, next_check_at, check_deadline)
+   SELECT v.p1, v.p2, v.p3, v.p4, v.p5, 'pending', v.p6, v.p7, v.p8, v.p9, v.p10, v.p11, v.p12,
+     v.p13, v.p14, v.p15, v.p16, v.p17, v.p18, v.p19, v.p20, v.p21, now(),
+     now() + make_interval(secs => v.p22), v.p23, v.p24
+   FROM unnest(${CLAIM_PARAM_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
+     AS v(${CLAIM_PARAM_TYPES.map((_, i) => `p${i + 1}`).join(', ')})
+   ON CONFLICT DO NOTHING
+   RETURNING *, xmin::text AS row_version`,
+);
+
 /** One invoice by the shop's id (reads and a repeat's look-up). */
 export const BY_SHOP_ORDER_ID = statement(
   'invoice_by_shop_order_id',

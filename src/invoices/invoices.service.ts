@@ -5,8 +5,14 @@ import { DataSource, EntityManager, In } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { RowChanged } from '../audit/event-write';
 import { clientOf, entityFromRow, jsonb, poolOf, run } from '../common/sql';
-import { BY_SHOP_ORDER_ID, INSERT_CLAIMED, VIEWS_BY_SHOP_ORDER_IDS } from './invoice-sql';
+import {
+  BY_SHOP_ORDER_ID,
+  INSERT_CLAIMED,
+  INSERT_CLAIMED_MANY,
+  VIEWS_BY_SHOP_ORDER_IDS,
+} from './invoice-sql';
 import { BatchedRead } from '../common/batched-read';
+import { BatchedWrite } from '../common/batched-write';
 import type { AuditCause } from '../audit/audit-event.entity';
 import {
   DomainError,
@@ -377,8 +383,23 @@ export class InvoicesService {
     tokenInfo: PaymentTokenInfo | null,
     priced: Awaited<ReturnType<InvoicesService['priceInPaywayCurrency']>>,
   ): Promise<Claimed | null> {
-    const on = m.queryRunner ? await clientOf(m) : poolOf(this.dataSource);
-    const rows = await run(on, INSERT_CLAIMED, [
+    const params = this.claimParams(dto, fingerprint, tokenInfo, priced);
+    // Outside a transaction the turn's claims share one statement (BatchedWrite).
+    const row = m.queryRunner
+      ? ((await run(await clientOf(m), INSERT_CLAIMED, params))[0] ?? null)
+      : await this.claims.write(params);
+    if (row === null) return null;
+    return { inv: this.fromRow(row), version: row.row_version as string };
+  }
+
+  /** INSERT_CLAIMED's parameters for one create. */
+  private claimParams(
+    dto: CreateInvoiceDto,
+    fingerprint: string,
+    tokenInfo: PaymentTokenInfo | null,
+    priced: Awaited<ReturnType<InvoicesService['priceInPaywayCurrency']>>,
+  ): unknown[] {
+    return [
       this.shopId,
       dto.shopOrderId,
       fingerprint,
@@ -404,10 +425,23 @@ export class InvoicesService {
       // Should the answer be lost (crash, time-out), reconciliation settles it with invoice/check.
       this.secondsFromNow(this.config.invoices.reconcileGraceS),
       this.secondsFromNow(this.config.invoices.reconcileMaxS),
-    ]);
-    if (rows.length === 0) return null;
-    return { inv: this.fromRow(rows[0]), version: rows[0].row_version as string };
+    ];
   }
+
+  /**
+   * Phase 1 of the creates of one turn in one statement (issue #23): each row claimed as
+   * INSERT_CLAIMED claims it alone; null for a row whose shop id exists already.
+   */
+  private readonly claims = new BatchedWrite<unknown[], Record<string, unknown> | null>({
+    key: (params) => params[1] as string,
+    one: async (params) => (await run(poolOf(this.dataSource), INSERT_CLAIMED, params))[0] ?? null,
+    many: async (rows) => {
+      const columns = rows[0].map((_, i) => rows.map((r) => r[i]));
+      const inserted = await run(poolOf(this.dataSource), INSERT_CLAIMED_MANY, columns);
+      const byId = new Map(inserted.map((r) => [r.shop_order_id as string, r]));
+      return rows.map((r) => byId.get(r[1] as string) ?? null);
+    },
+  });
 
   /**
    * Phases 2 and 3 for a row this request has claimed. `claimed`: the row as phase 1 inserted it;
