@@ -296,6 +296,28 @@ describe('#22 item 4: an unhold is judged by its record', () => {
     expect((await row(shopOrderId)).unhold_requested_at).not.toBeNull();
   });
 
+  it("the released hold's 6 arriving before the unhold's answer: unheld, and the gateway status is 6 all the same", async () => {
+    const held = await heldInvoice();
+    const shopOrderId = String(held.shopOrderId);
+    // As if our invoice/unhold were in flight: asked for, its answer not back yet.
+    await db.query(`UPDATE invoices SET unhold_requested_at = now() WHERE shop_order_id = $1`, [
+      shopOrderId,
+    ]);
+    await notify({
+      shop_id: String(SHOP_ID),
+      shop_order_id: shopOrderId,
+      shop_amount: '100.00',
+      shop_currency: '643',
+      payment_id: String(held.invoiceId),
+      payway: PAYMENT.card,
+      status: 'rejected',
+      created: '2026-01-01T10:00:00+03:00',
+      updated: '2026-01-01T10:05:00+03:00',
+    });
+    const got = (await get(shopOrderId).expect(200)).body as Json;
+    expect(got).toMatchObject({ status: 'unheld', gatewayStatus: 6, needsAttention: false });
+  });
+
   it('an unhold answered 4 (a charge still queued): charge_on_unhold, never unheld', async () => {
     const held = await heldInvoice();
     const shopOrderId = String(held.shopOrderId);

@@ -6,7 +6,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { invoiceFromRow, lockInvoice } from '../invoices/invoice-transitions';
 import { absencePolicy, applyInvoiceEvidence } from '../invoices/invoice-evidence';
 import { priceFactsOf, takePriceFacts } from '../invoices/invoice-gateway-facts';
-import { statusFromNotification } from '../invoices/invoice.state';
+import { gatewayNumberOf, statusFromNotification } from '../invoices/invoice.state';
 import { storePaymentToken, tokenFromPsData } from '../invoices/payment-token';
 import {
   type ApplyContext,
@@ -65,12 +65,16 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
     const from = invoice.status;
     const paymentId = /^\d+$/.test(fields.payment_id ?? '') ? fields.payment_id : undefined;
     const prices = priceFactsOf(fields);
+    const recordStatus = statusFromNotification(fields.status);
+    // The gateway's own number for what it reported: a released hold is reported as 6, and the
+    // invoice says so whichever came first, the notification or the unhold's answer.
+    const gatewayStatus = recordStatus === null ? null : gatewayNumberOf(recordStatus);
     const verdict = await applyInvoiceEvidence(
       manager,
       invoice,
       {
         kind: 'record',
-        status: statusFromNotification(fields.status),
+        status: recordStatus,
         statusText: fields.status ?? '',
         shopId: fields.shop_id,
         amount: fields.shop_amount,
@@ -82,7 +86,11 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
       { notificationId: ctx.notificationId, gatewayStatusText: fields.status },
       absencePolicy(this.config),
       // The payer's price goes with the status change, so the change's event carries it.
-      { ...(paymentId !== undefined ? { paymentId } : {}), ...prices },
+      {
+        ...(paymentId !== undefined ? { paymentId } : {}),
+        ...(gatewayStatus !== null ? { gatewayStatus } : {}),
+        ...prices,
+      },
     );
     if (verdict.kind === 'attention' && verdict.reason === 'mismatch')
       return this.reject(shopOrderId, verdict.detail, ctx);
