@@ -89,6 +89,22 @@ it('a batch whose outcome is not known (connection lost) fails every caller and 
   }
 });
 
+it('a writer whose rows are idempotent may write each alone after any failure (aloneAfter)', async () => {
+  const statements: string[][] = [];
+  const lost = new Error('Connection terminated');
+  const writes = new BatchedWrite<string, string>({
+    key: (r) => r,
+    one: async (r) => (statements.push([r]), `ok ${r}`),
+    many: async (rows) => {
+      statements.push(rows);
+      throw lost;
+    },
+    aloneAfter: (err) => err === lost,
+  });
+  expect(await Promise.all(['a', 'b'].map((r) => writes.write(r)))).toEqual(['ok a', 'ok b']);
+  expect(statements).toEqual([['a', 'b'], ['a'], ['b']]);
+});
+
 it('two rows with one key never share a statement: the second goes alone after the first answered', async () => {
   const { writes, statements } = store();
   const got = await Promise.all(['a:1', 'b', 'a:2', 'a:3'].map((r) => writes.write(r)));

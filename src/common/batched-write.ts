@@ -31,6 +31,12 @@ export class BatchedWrite<I, O> {
       /** Rows with the same key never share a statement. */
       key: (item: I) => string;
       maxBatch?: number;
+      /**
+       * After `many` failed with `err`, whether each row may be written again alone (default:
+       * refusedWhole, PostgreSQL refused the statement so nothing was written). A writer whose
+       * rows are idempotent (written twice, found the second time) may say yes to any failure.
+       */
+      aloneAfter?: (err: unknown) => boolean;
     },
   ) {
     const max = opts.maxBatch ?? 100;
@@ -77,7 +83,7 @@ export class BatchedWrite<I, O> {
     try {
       outcomes = await this.opts.many(waiters.map((w) => w.item));
     } catch (err) {
-      if (!refusedWhole(err)) {
+      if (!(this.opts.aloneAfter ?? refusedWhole)(err)) {
         for (const w of waiters) w.reject(err);
         return;
       }

@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditEventEntity } from '../audit/audit-event.entity';
 import { crashPoint } from '../common/crash-point';
+import { BatchedWrite } from '../common/batched-write';
 import { clientOf, poolOf, run, statement } from '../common/sql';
 import { NotFound } from '../common/errors';
 import { KeyRing } from '../common/key-ring';
@@ -101,8 +102,81 @@ const RECORD_OUTCOME = statement(
     WHERE id = $1`,
 );
 
+/**
+ * UPSERT_LOCKING_INVOICE for the invoice notifications of one turn (the inbox batch): parameter
+ * n is the array of the single statement's parameter n over the notifications (distinct
+ * invoices, so distinct content keys); each comes back by its ordinal, with its invoice when it
+ * is to be applied.
+ */
+const UPSERT_MANY_LOCKING_INVOICES = statement(
+  'notification_upsert_many_locking_invoices',
+  `WITH v AS (
+     SELECT * FROM unnest($1::text[], $2::bpchar[], $3::jsonb[], $4::text[], $5::text[],
+       $6::bool[], $7::text[], $8::text[], $9::text[], $10::text[], $11::uuid[], $12::int[],
+       $13::int[], $14::int[], $15::text[]) WITH ORDINALITY
+       AS v(type, content_key, payload, content_type, source_ip, verified, status, outcome,
+            shop_order_id, shop_refund_id, id, shop_id, key_version, lock_shop_id,
+            lock_shop_order_id, ord__)),
+   n AS (
+     INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified,
+       status, outcome, shop_order_id, shop_refund_id, id, shop_id, key_version)
+     SELECT type, content_key, payload, content_type, source_ip, verified, status, outcome,
+       shop_order_id, shop_refund_id, id, shop_id, key_version FROM v ORDER BY ord__
+     ON CONFLICT (content_key) DO UPDATE
+       SET delivery_count = notifications.delivery_count + 1, last_received_at = now()
+     RETURNING id, status, (xmax = 0) AS inserted, content_key)
+   SELECT v.ord__, n.id AS n_id, n.status AS n_status, n.inserted AS n_inserted, i.*
+     FROM v JOIN n ON n.content_key = v.content_key
+     LEFT JOIN LATERAL (
+       SELECT * FROM invoices
+        WHERE shop_id = v.lock_shop_id AND shop_order_id = v.lock_shop_order_id
+          AND n.status = 'pending'
+        FOR UPDATE) i ON true`,
+);
+/** RECORD_OUTCOME for several notifications: parameter n is the array of its parameter n. */
+const RECORD_OUTCOMES = statement(
+  'notification_record_outcomes',
+  `UPDATE notifications n
+      SET status = v.status, outcome = v.outcome,
+          applied_at = CASE WHEN v.status = 'applied' THEN now() END,
+          shop_order_id = v.shop_order_id, shop_refund_id = v.shop_refund_id
+     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[])
+       AS v(id, status, outcome, shop_order_id, shop_refund_id)
+    WHERE n.id = v.id`,
+);
+
+/** Rows of parameters into one array per parameter (a batch statement's `unnest`). */
+function columnsOf(rows: unknown[][]): unknown[][] {
+  return rows[0].map((_, i) => rows.map((r) => r[i]));
+}
+
+/** A verified notification on its way to the inbox. */
+interface VerifiedNotification {
+  type: string;
+  fields: Record<string, string>;
+  contentType: string;
+  sourceIp: string;
+  /** The invoice it is about, read and locked when it is stored (see UPSERT_LOCKING_INVOICE). */
+  lockInvoice?: { shopId: number; shopOrderId: string };
+}
+
 /** An applier's outcome, or `ignored` for a kind nobody handles (spec: new kinds may appear). */
 type StoredOutcome = Omit<ApplyOutcome, 'status'> & { status: ApplyOutcome['status'] | 'ignored' };
+
+/** RECORD_OUTCOME's parameters for one applied notification. */
+function outcomeValues(
+  id: string,
+  outcome: StoredOutcome,
+  fields: Record<string, string>,
+): unknown[] {
+  return [
+    id,
+    outcome.status,
+    outcome.outcome,
+    outcome.shopOrderId ?? fields.shop_order_id ?? null,
+    outcome.shopRefundId ?? fields.shop_refund_id ?? null,
+  ];
+}
 
 /**
  * The notifications inbox: verify → store → apply in one transaction → reply. The unique
@@ -172,31 +246,19 @@ export class NotificationsService {
       throw check.unknownShop ? new NotificationShopUnknown() : new NotificationSignatureInvalid();
     }
 
-    const result = await this.dataSource.transaction(async (manager) => {
-      const stored = await this.upsert(manager, {
-        type,
-        fields: check.fields,
-        contentType,
-        sourceIp,
-        verified: true,
-        status: 'pending',
-        outcome: null,
-        lockInvoice: this.appliers.get(type)?.invoiceToLock?.(check.fields) ?? undefined,
-      });
-      if (!stored.inserted && stored.status !== 'pending') {
-        return { id: stored.id, status: stored.status, duplicate: true };
-      }
-      // Stored, not yet applied nor committed: a crash here loses nothing (the gateway re-sends).
-      crashPoint('notification.apply.after_store');
-      const outcome = await this.applyStored(
-        manager,
-        stored.id,
-        type,
-        check.fields,
-        stored.lockedInvoice,
-      );
-      return { id: stored.id, status: outcome.status, duplicate: false };
-    });
+    const verified: VerifiedNotification = {
+      type,
+      fields: check.fields,
+      contentType,
+      sourceIp,
+      lockInvoice: this.appliers.get(type)?.invoiceToLock?.(check.fields) ?? undefined,
+    };
+    // A notification about an invoice shares its turn's transaction (the inbox batch); any
+    // other kind is stored and applied in one of its own.
+    const result =
+      verified.lockInvoice !== undefined
+        ? await this.inbox.write(verified)
+        : await this.storeAndApply(verified);
     // Committed, not yet answered: the re-sent copy finds it applied.
     crashPoint('notification.apply.after_commit');
     notificationsReceived.inc({
@@ -214,6 +276,89 @@ export class NotificationsService {
       'notification received',
     );
     return result;
+  }
+
+  /** Verify → store → apply for one notification: its own transaction. */
+  private storeAndApply(n: VerifiedNotification): Promise<ReceiveResult> {
+    return this.dataSource.transaction(async (manager) => {
+      const stored = await this.upsert(manager, {
+        ...n,
+        verified: true,
+        status: 'pending',
+        outcome: null,
+      });
+      if (!stored.inserted && stored.status !== 'pending') {
+        return { id: stored.id, status: stored.status, duplicate: true };
+      }
+      // Stored, not yet applied nor committed: a crash here loses nothing (the gateway re-sends).
+      crashPoint('notification.apply.after_store');
+      const outcome = await this.applyStored(
+        manager,
+        stored.id,
+        n.type,
+        n.fields,
+        stored.lockedInvoice,
+      );
+      return { id: stored.id, status: outcome.status, duplicate: false };
+    });
+  }
+
+  /**
+   * The invoice notifications of one turn in one transaction (issue #23): one statement stores
+   * them all and locks their invoices, each applier runs in turn on its locked row, one statement
+   * records the outcomes, one commit. Two about one invoice never share it (the second waits for
+   * the first's commit, as it would alone). On any failure nothing of the batch is committed, or,
+   * for a failure at the commit itself, all of it may be: each notification is then stored and
+   * applied again alone, which finds an applied one as a redelivery (the inbox's content key).
+   */
+  private readonly inbox = new BatchedWrite<VerifiedNotification, ReceiveResult>({
+    key: (n) => `${n.lockInvoice!.shopId}:${n.lockInvoice!.shopOrderId}`,
+    one: (n) => this.storeAndApply(n),
+    many: (ns) => this.storeAndApplyMany(ns),
+    aloneAfter: () => true,
+  });
+
+  private storeAndApplyMany(ns: VerifiedNotification[]): Promise<ReceiveResult[]> {
+    return this.dataSource.transaction(async (manager) => {
+      const client = await clientOf(manager);
+      const rows = await run(
+        client,
+        UPSERT_MANY_LOCKING_INVOICES,
+        columnsOf(
+          ns.map((n) => {
+            const { values } = this.upsertValues({
+              ...n,
+              verified: true,
+              status: 'pending',
+              outcome: null,
+            });
+            return [...values, n.lockInvoice!.shopId, n.lockInvoice!.shopOrderId];
+          }),
+        ),
+      );
+      const byOrdinal = new Map(rows.map((r) => [Number(r.ord__), r]));
+      const results: ReceiveResult[] = [];
+      const outcomes: unknown[][] = [];
+      for (const [i, n] of ns.entries()) {
+        const row = byOrdinal.get(i + 1);
+        if (!row) throw new Error(`notification batch: no stored row for element ${i + 1}`);
+        const { ord__: _ord, n_id, n_status, n_inserted, ...invoice } = row;
+        const id = n_id as string;
+        const status = n_status as NotificationStatus;
+        if (!(n_inserted as boolean) && status !== 'pending') {
+          results.push({ id, status, duplicate: true });
+          continue;
+        }
+        // Stored, not yet applied nor committed: a crash here loses nothing (the gateway re-sends).
+        crashPoint('notification.apply.after_store');
+        const lockedInvoice = invoice.id === null || invoice.id === undefined ? null : invoice;
+        const outcome = await this.runApplier(manager, id, n.type, n.fields, lockedInvoice);
+        outcomes.push(outcomeValues(id, outcome, n.fields));
+        results.push({ id, status: outcome.status, duplicate: false });
+      }
+      if (outcomes.length > 0) await run(client, RECORD_OUTCOMES, columnsOf(outcomes));
+      return results;
+    });
   }
 
   /** Re-applies a stored, verified notification (admin); a no-op when it was applied already. */
@@ -286,21 +431,26 @@ export class NotificationsService {
     fields: Record<string, string>,
     lockedInvoice?: Record<string, unknown> | null,
   ): Promise<StoredOutcome> {
+    const outcome = await this.runApplier(manager, id, type, fields, lockedInvoice);
+    await run(await clientOf(manager), RECORD_OUTCOME, outcomeValues(id, outcome, fields));
+    return outcome;
+  }
+
+  /** The type's applier on the stored notification, in the caller's transaction. */
+  private async runApplier(
+    manager: EntityManager,
+    id: string,
+    type: string,
+    fields: Record<string, string>,
+    lockedInvoice?: Record<string, unknown> | null,
+  ): Promise<StoredOutcome> {
     const applier = this.appliers.get(type);
-    const outcome: StoredOutcome = applier
-      ? await applier.apply(manager, fields, {
+    return applier
+      ? applier.apply(manager, fields, {
           notificationId: id,
           ...(lockedInvoice !== undefined ? { lockedInvoice } : {}),
         })
       : { status: 'ignored', outcome: `no handler for notification type "${type}"` };
-    await run(await clientOf(manager), RECORD_OUTCOME, [
-      id,
-      outcome.status,
-      outcome.outcome,
-      outcome.shopOrderId ?? fields.shop_order_id ?? null,
-      outcome.shopRefundId ?? fields.shop_refund_id ?? null,
-    ]);
-    return outcome;
   }
 
   private async storeUnverified(
@@ -341,6 +491,39 @@ export class NotificationsService {
     );
   }
 
+  /** UPSERT's parameters for one notification. */
+  private upsertValues(n: {
+    type: string;
+    fields: Record<string, string>;
+    contentType: string;
+    sourceIp: string;
+    verified: boolean;
+    status: NotificationStatus;
+    outcome: string | null;
+  }): { values: unknown[] } {
+    const key = notificationContentKey(n.fields, n.verified);
+    // The id is chosen here: sealed fields are bound to their row. A redelivery keeps the first
+    // row (and its payload); this id is then unused.
+    const id = randomUUID();
+    return {
+      values: [
+        n.type,
+        key,
+        JSON.stringify(sealNotificationFields(this.keys, id, n.fields)),
+        n.contentType.slice(0, 100),
+        n.sourceIp.slice(0, 64) || null,
+        n.verified,
+        n.status,
+        n.outcome,
+        (n.fields.shop_order_id ?? '').slice(0, 255) || null,
+        (n.fields.shop_refund_id ?? '').slice(0, 255) || null,
+        id,
+        /^\d{1,9}$/.test(n.fields.shop_id ?? '') ? Number(n.fields.shop_id) : null,
+        NOTIFICATION_KEY_VERSION,
+      ],
+    };
+  }
+
   private async upsert(
     manager: EntityManager,
     n: {
@@ -361,26 +544,8 @@ export class NotificationsService {
     /** With `lockInvoice`: the locked row, or null when there is none (or nothing to apply). */
     lockedInvoice?: Record<string, unknown> | null;
   }> {
-    const key = notificationContentKey(n.fields, n.verified);
-    // The id is chosen here: sealed fields are bound to their row. A redelivery keeps the first
-    // row (and its payload); this id is then unused.
-    const id = randomUUID();
+    const { values } = this.upsertValues(n);
     const on = manager.queryRunner ? await clientOf(manager) : poolOf(this.dataSource);
-    const values = [
-      n.type,
-      key,
-      JSON.stringify(sealNotificationFields(this.keys, id, n.fields)),
-      n.contentType.slice(0, 100),
-      n.sourceIp.slice(0, 64) || null,
-      n.verified,
-      n.status,
-      n.outcome,
-      (n.fields.shop_order_id ?? '').slice(0, 255) || null,
-      (n.fields.shop_refund_id ?? '').slice(0, 255) || null,
-      id,
-      /^\d{1,9}$/.test(n.fields.shop_id ?? '') ? Number(n.fields.shop_id) : null,
-      NOTIFICATION_KEY_VERSION,
-    ];
     if (n.lockInvoice === undefined || !manager.queryRunner) {
       const rows = await run<{ id: string; status: NotificationStatus; inserted: boolean }>(
         on,
