@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
+import { updateWithEvent } from '../src/audit/event-write';
 import { lockInvoice, transitionInvoice } from '../src/invoices/invoice-transitions';
 import { InvoiceEntity } from '../src/invoices/invoice.entity';
 import { auth, SHOP_ID, startTestApp, TestContext } from './support/app';
@@ -48,7 +49,8 @@ async function paidWith(after: (m: EntityManager, inv: InvoiceEntity) => Promise
     await transitionInvoice(m, inv!, 'succeeded', 'admin', { note: 'test' });
     await after(m, inv!);
   });
-  const got = (await ctx.http.get(`/api/v1/invoices/${shopOrderId}`).set(auth()).expect(200)).body as Json;
+  const got = (await ctx.http.get(`/api/v1/invoices/${shopOrderId}`).set(auth()).expect(200))
+    .body as Json;
   const events = (
     await db.query(
       `SELECT data FROM events WHERE entity_type = 'invoice' AND entity_id = $1 AND type = 'invoice.succeeded'`,
@@ -65,7 +67,9 @@ it('nothing after the event: the event is the committed view', async () => {
 });
 
 it('a statement on another table after the event: still the committed view', async () => {
-  const { got, event } = await paidWith((m) => m.query(`UPDATE notifications SET outcome = outcome WHERE false`));
+  const { got, event } = await paidWith((m) =>
+    m.query(`UPDATE notifications SET outcome = outcome WHERE false`),
+  );
   expect(event).toEqual(got);
 });
 
@@ -96,10 +100,53 @@ it('an in-memory invoice that does not match its row: the event still ends as th
     await m.query(`UPDATE invoices SET description = 'not mirrored' WHERE id = $1`, [inv!.id]);
     await transitionInvoice(m, inv!, 'succeeded', 'admin', {});
   });
-  const after = (await ctx.http.get(`/api/v1/invoices/${shopOrderId}`).set(auth()).expect(200)).body as Json;
+  const after = (await ctx.http.get(`/api/v1/invoices/${shopOrderId}`).set(auth()).expect(200))
+    .body as Json;
   const [{ data }] = (
-    await db.query(`SELECT data FROM events WHERE entity_id = $1 AND type = 'invoice.succeeded'`, [shopOrderId])
+    await db.query(`SELECT data FROM events WHERE entity_id = $1 AND type = 'invoice.succeeded'`, [
+      shopOrderId,
+    ])
   ).rows as Array<{ data: Json }>;
   expect(after.description).toBe('not mirrored');
   expect(data).toEqual(after);
+});
+
+/** An audit-only change of one row, in the caller's transaction, as updateWithEvent writes it. */
+function auditedChange(m: EntityManager, inv: InvoiceEntity, description: string) {
+  return updateWithEvent(m, {
+    table: 'invoices',
+    target: InvoiceEntity,
+    rowId: inv.id,
+    changes: { description, updatedAt: new Date(Date.now() + 1000) },
+    returning: ['description'],
+    event: {
+      entityType: 'invoice',
+      entityId: inv.shopOrderId,
+      fromStatus: 'succeeded',
+      toStatus: 'succeeded',
+      cause: 'admin',
+      details: {},
+      type: null,
+      data: null,
+    },
+  });
+}
+
+it('the same row changed again by a one-row statement after the event: the event carries the later write', async () => {
+  // A one-row statement (RowScope) on the event's own row still brings the event up to date.
+  const { got, event } = await paidWith((m, inv) => auditedChange(m, inv, 'scoped write'));
+  expect(got.description).toBe('scoped write');
+  expect(event).toEqual(got);
+});
+
+it("another row's one-row statement after the event: each event is its own row's committed view", async () => {
+  // The batch of notifications' shape: invoice A's event, then a change of invoice B.
+  const other = await createdInvoice();
+  const { got, event } = await paidWith(async (m) => {
+    const b = await lockInvoice(m, { shopId: SHOP_ID, shopOrderId: other });
+    await auditedChange(m, b!, 'the other row');
+  });
+  expect(event).toEqual(got);
+  const b = (await ctx.http.get(`/api/v1/invoices/${other}`).set(auth()).expect(200)).body as Json;
+  expect(b.description).toBe('the other row');
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { currentActor } from '../common/request-context';
+import type { RowScope } from './shop-event-snapshots';
 import { BatchedWrite } from '../common/batched-write';
 import { clientOf, poolOf, run, type Statement } from '../common/sql';
 import type { AuditCause, AuditEntityType } from './audit-event.entity';
@@ -176,9 +177,13 @@ export async function updateWithEvent(
         ev__: { ...w.event, details: w.event.details, data: w.event.data ?? undefined, keyId },
       },
     });
+  } else if (m.queryRunner) {
+    // Changes this row only: other rows' events of the transaction stay current (RowScope).
+    const rowScope: RowScope = { table: w.table, rowId: w.rowId };
+    const config = { name: st.name, text: st.text, values, rowScope };
+    rows = (await (await clientOf(m)).query<Record<string, unknown>>(config)).rows;
   } else {
-    const on = m.queryRunner ? await clientOf(m) : poolOf(m.connection);
-    rows = await run(on, st, values);
+    rows = await run(poolOf(m.connection), st, values);
   }
   if (rows.length !== 1) {
     if (w.version !== undefined) throw new RowChanged(w.table, w.rowId);

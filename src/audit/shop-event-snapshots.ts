@@ -22,10 +22,24 @@ interface Pending {
   table?: 'invoices' | 'refunds';
 }
 
-/** What each connection ran: a running count, and the count at the last statement naming a table. */
+/**
+ * What each connection ran: a running count, the count at the last statement naming a table, and
+ * for statements that declare they change one row only (`rowScope`, updateWithEvent's), the
+ * count at the last one per row instead.
+ */
 interface Ran {
   count: number;
   lastNaming: Map<string, number>;
+  lastRow: Map<string, number>;
+}
+
+/**
+ * Set on a query config by a statement that changes exactly one row of one table (and names no
+ * other watched table's rows): it makes other rows' events of the transaction no less current.
+ */
+export interface RowScope {
+  table: string;
+  rowId: string;
 }
 const ran = new WeakMap<object, Ran>();
 const WATCHED_TABLES = ['invoices', 'refunds'] as const;
@@ -38,12 +52,17 @@ const NAMES = new Map(WATCHED_TABLES.map((t) => [t, new RegExp(`\\b${t}\\b`)]));
 function trackStatements(client: { query: (...args: unknown[]) => unknown }): Ran {
   const known = ran.get(client);
   if (known) return known;
-  const state: Ran = { count: 0, lastNaming: new Map() };
+  const state: Ran = { count: 0, lastNaming: new Map(), lastRow: new Map() };
   ran.set(client, state);
   const query = client.query.bind(client);
   client.query = (...args: unknown[]) => {
     state.count += 1;
     const first = args[0];
+    const scope = (first as { rowScope?: RowScope } | null)?.rowScope;
+    if (scope !== undefined) {
+      state.lastRow.set(`${scope.table}:${scope.rowId}`, state.count);
+      return query(...args);
+    }
     const text =
       typeof first === 'string' ? first : ((first as { text?: unknown } | null)?.text ?? '');
     if (typeof text === 'string')
@@ -101,7 +120,8 @@ export class ShopEventSnapshots implements EntitySubscriberInterface {
         at !== undefined &&
         p.table !== undefined &&
         state &&
-        (state.lastNaming.get(p.table) ?? 0) <= at
+        (state.lastNaming.get(p.table) ?? 0) <= at &&
+        (p.ref.rowId === undefined || (state.lastRow.get(`${p.table}:${p.ref.rowId}`) ?? 0) <= at)
       )
         continue;
       const data = await snapshotOf(event.manager, p.objectType, p.ref);
