@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
-import { RowChanged, updateWithEvent } from '../src/audit/event-write';
+import { DataSource, type EntityManager } from 'typeorm';
+import { batchChangesIn, RowChanged, updateWithEvent } from '../src/audit/event-write';
+import { clientOf } from '../src/common/sql';
 import { runAs } from '../src/common/request-context';
 import { InvoiceEntity } from '../src/invoices/invoice.entity';
 import { auth, startTestApp, TestContext } from './support/app';
@@ -223,4 +224,98 @@ it('the same row twice in one turn: the second meets the first as a later writer
   expect(second).toEqual({ status: 'rejected', reason: expect.any(RowChanged) });
   expect((await row(inv.shopOrderId)).description).toBe('first');
   expect(await auditEntries(inv.shopOrderId)).toHaveLength(1);
+});
+
+/** An audit-only change of a row inside the caller's transaction (no version: the row is locked). */
+function changeInTransaction(
+  m: EntityManager,
+  inv: { id: string; shopOrderId: string },
+  description: string,
+) {
+  return updateWithEvent(m, {
+    table: 'invoices',
+    target: InvoiceEntity,
+    rowId: inv.id,
+    changes: { description, updatedAt: new Date() },
+    returning: ['description'],
+    event: {
+      entityType: 'invoice',
+      entityId: inv.shopOrderId,
+      fromStatus: 'awaiting_payer',
+      toStatus: 'awaiting_payer',
+      cause: 'api',
+      details: { batchedTest: description.slice(0, 20) },
+      type: null,
+      data: null,
+    },
+  });
+}
+
+/** Counts the statements sent on a transaction's connection while `fn` runs. */
+async function statementsSent(m: EntityManager, fn: () => Promise<unknown>): Promise<number> {
+  const client = (await clientOf(m)) as unknown as { query: (...a: unknown[]) => unknown };
+  const query = client.query;
+  let sent = 0;
+  client.query = (...a: unknown[]) => {
+    sent++;
+    return query.apply(client, a);
+  };
+  try {
+    await fn();
+  } finally {
+    client.query = query;
+  }
+  return sent;
+}
+
+it('a batching transaction (batchChangesIn): the changes of one turn are one statement, each its own event', async () => {
+  const invs = await awaitingInvoices(3);
+  let sent = 0;
+  const written = await ds.transaction(async (m) => {
+    batchChangesIn(m);
+    let out: Array<{ eventId: string; row: Json }> = [];
+    sent = await statementsSent(m, async () => {
+      out = await Promise.all(invs.map((inv, i) => changeInTransaction(m, inv, `in tx ${i}`)));
+    });
+    return out;
+  });
+  expect(sent).toBe(1);
+  written.forEach((w, i) => expect(w.row).toEqual({ id: invs[i].id, description: `in tx ${i}` }));
+  for (const [i, inv] of invs.entries()) {
+    expect((await row(inv.shopOrderId)).description).toBe(`in tx ${i}`);
+    expect(await auditEntries(inv.shopOrderId)).toEqual([
+      { id: written[i].eventId, details: { batchedTest: `in tx ${i}` }, key_id: null },
+    ]);
+  }
+});
+
+it('a transaction that does not batch sends each change as its own statement', async () => {
+  const invs = await awaitingInvoices(3);
+  let sent = 0;
+  await ds.transaction(async (m) => {
+    sent = await statementsSent(m, () =>
+      Promise.all(invs.map((inv, i) => changeInTransaction(m, inv, `plain ${i}`))),
+    );
+  });
+  expect(sent).toBe(3);
+});
+
+it('a batching transaction whose batch statement fails: every caller gets the error, nothing is kept', async () => {
+  const invs = await awaitingInvoices(3);
+  const texts = ['fine 0', 'x'.repeat(300), 'fine 2'];
+  const outcomes: PromiseSettledResult<unknown>[] = [];
+  await expect(
+    ds.transaction(async (m) => {
+      batchChangesIn(m);
+      outcomes.push(
+        ...(await Promise.allSettled(invs.map((inv, i) => changeInTransaction(m, inv, texts[i])))),
+      );
+      throw new Error('roll back');
+    }),
+  ).rejects.toThrow('roll back');
+  expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+  for (const inv of invs) {
+    expect((await row(inv.shopOrderId)).description).toBe('Tea');
+    expect(await auditEntries(inv.shopOrderId)).toEqual([]);
+  }
 });

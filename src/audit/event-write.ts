@@ -4,7 +4,8 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { currentActor } from '../common/request-context';
 import type { RowScope } from './shop-event-snapshots';
 import { BatchedWrite } from '../common/batched-write';
-import { clientOf, poolOf, run, type Statement } from '../common/sql';
+import type { PoolClient } from 'pg';
+import { clientOf, poolOf, run, type Queryable, type Statement } from '../common/sql';
 import type { AuditCause, AuditEntityType } from './audit-event.entity';
 
 /**
@@ -157,18 +158,10 @@ export async function updateWithEvent(
     keyId,
   );
   let rows: Record<string, unknown>[];
-  if (w.version !== undefined && !m.queryRunner) {
-    // A conditional write outside a transaction (a create's answer): the turn's share a statement.
+  const queued = (): QueuedChange => {
     const set: Record<string, unknown> = {};
     for (const p of props) set[cols.get(p)!.databaseName] = cols.get(p)!.toJson(w.changes[p]);
-    rows = await batcherFor(
-      m.connection,
-      w,
-      key,
-      st,
-      props.map((p) => cols.get(p)!),
-      returning,
-    ).write({
+    return {
       values,
       row: {
         id__: w.rowId,
@@ -176,12 +169,40 @@ export async function updateWithEvent(
         set__: set,
         ev__: { ...w.event, details: w.event.details, data: w.event.data ?? undefined, keyId },
       },
-    });
+    };
+  };
+  const setColumns = () => props.map((p) => cols.get(p)!);
+  if (w.version !== undefined && !m.queryRunner) {
+    // A conditional write outside a transaction (a create's answer): the turn's share a statement.
+    const pool = poolOf(m.connection);
+    rows = await batcherFor(
+      m.connection,
+      m.connection,
+      pool,
+      false,
+      w,
+      key,
+      st,
+      setColumns,
+      returning,
+    ).write(queued());
+  } else if (m.queryRunner && batchingTransactions.has(m.queryRunner)) {
+    // A transaction that applies several objects at once (batchChangesIn): its changes of one
+    // turn share a statement.
+    const client = await clientOf(m);
+    rows = await batcherFor(
+      client,
+      m.connection,
+      client,
+      true,
+      w,
+      key,
+      st,
+      setColumns,
+      returning,
+    ).write(queued());
   } else if (m.queryRunner) {
-    // Changes this row only: other rows' events of the transaction stay current (RowScope).
-    const rowScope: RowScope = { table: w.table, rowId: w.rowId };
-    const config = { name: st.name, text: st.text, values, rowScope };
-    rows = (await (await clientOf(m)).query<Record<string, unknown>>(config)).rows;
+    rows = await runScoped(await clientOf(m), st, values, { table: w.table, rowId: w.rowId });
   } else {
     rows = await run(poolOf(m.connection), st, values);
   }
@@ -203,32 +224,72 @@ interface QueuedChange {
 
 type ChangeBatcher = BatchedWrite<QueuedChange, Record<string, unknown>[]>;
 
-const batchers = new WeakMap<DataSource, Map<string, ChangeBatcher>>();
+/** Per data source (autocommit changes) or per connection (a batching transaction's). */
+const batchers = new WeakMap<object, Map<string, ChangeBatcher>>();
+
+/** Transactions whose changes of one turn share a statement (batchChangesIn). */
+const batchingTransactions = new WeakSet<object>();
 
 /**
- * The batcher of one statement shape (table, columns set, guard, columns returned): conditional
- * changes of one turn go as one statement and one commit (BatchedWrite); one alone goes as the
- * single-row statement. A row the batch did not change (its version moved) gets no row back, as
- * alone, and its caller gets RowChanged.
+ * In this transaction, status changes with their events (updateWithEvent) asked for in the same
+ * turn go as one statement: for a caller that applies several objects concurrently in one
+ * transaction (a batch of notifications). A failed batch statement fails the transaction, so
+ * each of its callers gets the error (nothing is retried inside an aborted transaction).
+ */
+export function batchChangesIn(m: EntityManager): void {
+  if (!m.queryRunner) throw new Error('batchChangesIn: not inside a transaction');
+  batchingTransactions.add(m.queryRunner);
+}
+
+/**
+ * A statement that changes the rows `scope` names only: the shop events' before-commit check
+ * (ShopEventSnapshots) then knows other rows' events of the transaction stay current.
+ */
+async function runScoped(
+  client: PoolClient,
+  st: Statement,
+  values: unknown[],
+  scope: RowScope | RowScope[],
+): Promise<Record<string, unknown>[]> {
+  const config = { name: st.name, text: st.text, values, rowScope: scope };
+  return (await client.query<Record<string, unknown>>(config)).rows;
+}
+
+/**
+ * The batcher of one statement shape (table, columns set, guard, columns returned) on `owner`
+ * (a data source: autocommit; a transaction's connection): the changes of one turn go as one
+ * statement (BatchedWrite); one alone goes as the single-row statement. A row the batch did not
+ * change (its version moved) gets no row back, as alone, and its caller gets RowChanged.
+ * Autocommit: a batch PostgreSQL refused is written again row by row; in a transaction, never.
  */
 function batcherFor(
+  owner: object,
   ds: DataSource,
+  on: Queryable,
+  inTransaction: boolean,
   w: RowChangeWithEvent,
   key: string,
   single: Statement,
-  set: readonly ColumnWrite[],
+  set: () => readonly ColumnWrite[],
   returning: string,
 ): ChangeBatcher {
-  let perSource = batchers.get(ds);
-  if (!perSource) batchers.set(ds, (perSource = new Map()));
-  let batcher = perSource.get(key);
+  let perOwner = batchers.get(owner);
+  if (!perOwner) batchers.set(owner, (perOwner = new Map()));
+  let batcher = perOwner.get(key);
   if (batcher) return batcher;
-  const many = changesStatement(ds, w, key, set, returning);
+  const many = changesStatement(ds, w, key, set(), returning);
+  const scopeOf = (c: QueuedChange): RowScope => ({ table: w.table, rowId: c.row.id__ as string });
   batcher = new BatchedWrite<QueuedChange, Record<string, unknown>[]>({
     key: (c) => c.row.id__ as string,
-    one: (c) => run(poolOf(ds), single, c.values),
+    one: (c) =>
+      inTransaction
+        ? runScoped(on as PoolClient, single, c.values, scopeOf(c))
+        : run(on, single, c.values),
     many: async (changes) => {
-      const rows = await run(poolOf(ds), many, [JSON.stringify(changes.map((c) => c.row))]);
+      const values = [JSON.stringify(changes.map((c) => c.row))];
+      const rows = inTransaction
+        ? await runScoped(on as PoolClient, many, values, changes.map(scopeOf))
+        : await run(on, many, values);
       const byId = new Map<string, Record<string, unknown>>();
       for (const { row_id__: id, ...row } of rows) byId.set(id as string, row);
       return changes.map((c) => {
@@ -236,8 +297,9 @@ function batcherFor(
         return row ? [row] : [];
       });
     },
+    ...(inTransaction ? { aloneAfter: () => false } : {}),
   });
-  perSource.set(key, batcher);
+  perOwner.set(key, batcher);
   return batcher;
 }
 

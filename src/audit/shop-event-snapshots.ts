@@ -34,8 +34,9 @@ interface Ran {
 }
 
 /**
- * Set on a query config by a statement that changes exactly one row of one table (and names no
- * other watched table's rows): it makes other rows' events of the transaction no less current.
+ * Set on a query config by a statement that changes exactly the rows it names (one, or a list for
+ * a batch) and no other row of a watched table: it makes other rows' events of the transaction
+ * no less current.
  */
 export interface RowScope {
   table: string;
@@ -58,9 +59,10 @@ function trackStatements(client: { query: (...args: unknown[]) => unknown }): Ra
   client.query = (...args: unknown[]) => {
     state.count += 1;
     const first = args[0];
-    const scope = (first as { rowScope?: RowScope } | null)?.rowScope;
+    const scope = (first as { rowScope?: RowScope | RowScope[] } | null)?.rowScope;
     if (scope !== undefined) {
-      state.lastRow.set(`${scope.table}:${scope.rowId}`, state.count);
+      for (const one of Array.isArray(scope) ? scope : [scope])
+        state.lastRow.set(`${one.table}:${one.rowId}`, state.count);
       return query(...args);
     }
     const text =

@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditEventEntity } from '../audit/audit-event.entity';
 import { crashPoint } from '../common/crash-point';
+import { batchChangesIn } from '../audit/event-write';
 import { BatchedWrite } from '../common/batched-write';
 import { clientOf, poolOf, run, statement } from '../common/sql';
 import { NotFound } from '../common/errors';
@@ -149,6 +150,8 @@ const RECORD_OUTCOMES = statement(
 function columnsOf(rows: unknown[][]): unknown[][] {
   return rows[0].map((_, i) => rows.map((r) => r[i]));
 }
+
+type Json = Record<string, unknown>;
 
 /** A verified notification on its way to the inbox. */
 interface VerifiedNotification {
@@ -338,23 +341,41 @@ export class NotificationsService {
       );
       const byOrdinal = new Map(rows.map((r) => [Number(r.ord__), r]));
       const results: ReceiveResult[] = [];
-      const outcomes: unknown[][] = [];
-      for (const [i, n] of ns.entries()) {
+      const toApply: Array<{ i: number; id: string; lockedInvoice: Json | null }> = [];
+      for (const [i] of ns.entries()) {
         const row = byOrdinal.get(i + 1);
         if (!row) throw new Error(`notification batch: no stored row for element ${i + 1}`);
         const { ord__: _ord, n_id, n_status, n_inserted, ...invoice } = row;
         const id = n_id as string;
         const status = n_status as NotificationStatus;
         if (!(n_inserted as boolean) && status !== 'pending') {
-          results.push({ id, status, duplicate: true });
+          results[i] = { id, status, duplicate: true };
           continue;
         }
         // Stored, not yet applied nor committed: a crash here loses nothing (the gateway re-sends).
         crashPoint('notification.apply.after_store');
-        const lockedInvoice = invoice.id === null || invoice.id === undefined ? null : invoice;
-        const outcome = await this.runApplier(manager, id, n.type, n.fields, lockedInvoice);
-        outcomes.push(outcomeValues(id, outcome, n.fields));
-        results.push({ id, status: outcome.status, duplicate: false });
+        toApply.push({
+          i,
+          id,
+          lockedInvoice: invoice.id === null || invoice.id === undefined ? null : invoice,
+        });
+      }
+      // Each on its own locked invoice, side by side, so their status changes of one turn share
+      // a statement (batchChangesIn). Every applier has finished before the transaction ends,
+      // whatever one of them threw: no statement of the batch runs after its rollback.
+      batchChangesIn(manager);
+      const applied = await Promise.allSettled(
+        toApply.map((a) =>
+          this.runApplier(manager, a.id, ns[a.i].type, ns[a.i].fields, a.lockedInvoice),
+        ),
+      );
+      const failed = applied.find((o) => o.status === 'rejected');
+      if (failed) throw failed.reason;
+      const outcomes: unknown[][] = [];
+      for (const [k, a] of toApply.entries()) {
+        const outcome = (applied[k] as PromiseFulfilledResult<StoredOutcome>).value;
+        outcomes.push(outcomeValues(a.id, outcome, ns[a.i].fields));
+        results[a.i] = { id: a.id, status: outcome.status, duplicate: false };
       }
       if (outcomes.length > 0) await run(client, RECORD_OUTCOMES, columnsOf(outcomes));
       return results;
