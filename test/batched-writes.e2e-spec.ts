@@ -319,3 +319,22 @@ it('a batching transaction whose batch statement fails: every caller gets the er
     expect(await auditEntries(inv.shopOrderId)).toEqual([]);
   }
 });
+
+it('counts on /metrics what its batches did, per writer (db_write_batches_total)', async () => {
+  // By now this suite has sent batches of claims and of answers, writes alone, and a batch
+  // PostgreSQL refused (written row by row) and one that failed inside a transaction.
+  const text = (await ctx.http.get('/metrics').expect(200)).text;
+  const count = (writer: string, outcome: string): number => {
+    const m = new RegExp(
+      `^db_write_batches_total\\{writer="${writer}",outcome="${outcome}"\\} (\\d+)$`,
+      'm',
+    ).exec(text);
+    return m ? Number(m[1]) : 0;
+  };
+  expect(count('invoice_claim', 'batch')).toBeGreaterThan(0);
+  expect(count('invoice_claim', 'one')).toBeGreaterThan(0);
+  expect(count('status_change', 'batch')).toBeGreaterThan(0);
+  expect(count('status_change', 'row_by_row')).toBeGreaterThan(0);
+  expect(count('status_change_in_transaction', 'batch')).toBeGreaterThan(0);
+  expect(count('status_change_in_transaction', 'failed')).toBeGreaterThan(0);
+});

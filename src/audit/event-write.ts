@@ -280,6 +280,7 @@ function batcherFor(
   const many = changesStatement(ds, w, key, set(), returning);
   const scopeOf = (c: QueuedChange): RowScope => ({ table: w.table, rowId: c.row.id__ as string });
   batcher = new BatchedWrite<QueuedChange, Record<string, unknown>[]>({
+    name: inTransaction ? 'status_change_in_transaction' : 'status_change',
     key: (c) => c.row.id__ as string,
     one: (c) =>
       inTransaction

@@ -19,6 +19,7 @@ function store(opts: { bad?: string[]; fail?: Error; batchFail?: Error } = {}) {
     if (rows.some((r) => opts.bad?.includes(r))) throw opts.fail ?? sqlError('23514');
   };
   const writes = new BatchedWrite<string, string>({
+    name: 'test',
     key: (r) => r.split(':')[0],
     one: async (r) => {
       statements.push([r]);
@@ -56,6 +57,7 @@ it('a row alone goes through the single-row statement; a later turn gets a later
 it('sends at once when maxBatch rows wait, and the rest in the next statement', async () => {
   const statements: string[][] = [];
   const writes = new BatchedWrite<string, string>({
+    name: 'test',
     key: (r) => r,
     one: async (r) => (statements.push([r]), r),
     many: async (rows) => (statements.push(rows), rows),
@@ -93,6 +95,7 @@ it('a writer whose rows are idempotent may write each alone after any failure (a
   const statements: string[][] = [];
   const lost = new Error('Connection terminated');
   const writes = new BatchedWrite<string, string>({
+    name: 'test',
     key: (r) => r,
     one: async (r) => (statements.push([r]), `ok ${r}`),
     many: async (rows) => {
@@ -115,6 +118,7 @@ it('two rows with one key never share a statement: the second goes alone after t
 
 it('a batch statement answering the wrong number of rows fails its callers', async () => {
   const writes = new BatchedWrite<string, string>({
+    name: 'test',
     key: (r) => r,
     one: async (r) => r,
     many: async () => ['only one'],
@@ -125,6 +129,7 @@ it('a batch statement answering the wrong number of rows fails its callers', asy
 
 it('a writer that throws at once (not a rejected promise) fails its callers, not the process', async () => {
   const writes = new BatchedWrite<string, string>({
+    name: 'test',
     key: (r) => r,
     one: () => {
       throw new Error('bad parameters');
@@ -160,7 +165,13 @@ it('refuses a batch size that is not a positive integer', () => {
   for (const n of [0, -1, 1.5, Number.NaN]) {
     expect(
       () =>
-        new BatchedWrite({ key: String, one: async () => 1, many: async () => [], maxBatch: n }),
+        new BatchedWrite({
+          name: 'test',
+          key: String,
+          one: async () => 1,
+          many: async () => [],
+          maxBatch: n,
+        }),
     ).toThrow('maxBatch');
   }
 });

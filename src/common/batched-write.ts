@@ -1,4 +1,5 @@
 import { DatabaseError } from 'pg';
+import { dbWriteBatches } from '../metrics/metrics';
 
 /**
  * Single-row autocommit writes that arrive in the same turn of the event loop go to the
@@ -24,6 +25,8 @@ export class BatchedWrite<I, O> {
 
   constructor(
     private readonly opts: {
+      /** Names the writer in `db_write_batches_total`. */
+      name: string;
       /** The single-row statement. */
       one: (item: I) => Promise<O>;
       /** One statement for several rows (keys distinct); the outcome of each, in `items`' order. */
@@ -64,10 +67,14 @@ export class BatchedWrite<I, O> {
     batch.sent = true;
     if (this.pending === batch) this.pending = null;
     const waiters = [...batch.rows.values()];
+    if (waiters.length === 1) this.count('one');
     const done = waiters.length === 1 ? this.alone(waiters[0]) : this.together(waiters);
     // A repeated key meets the first row's statement as a later request would.
     void done.then(() => {
-      for (const w of batch.repeats) void this.alone(w);
+      for (const w of batch.repeats) {
+        this.count('one');
+        void this.alone(w);
+      }
     });
   }
 
@@ -84,9 +91,11 @@ export class BatchedWrite<I, O> {
       outcomes = await this.opts.many(waiters.map((w) => w.item));
     } catch (err) {
       if (!(this.opts.aloneAfter ?? refusedWhole)(err)) {
+        this.count('failed');
         for (const w of waiters) w.reject(err);
         return;
       }
+      this.count('row_by_row');
       // Nothing was written: each row on its own, each caller its own outcome.
       await Promise.all(waiters.map((w) => this.alone(w)));
       return;
@@ -98,7 +107,12 @@ export class BatchedWrite<I, O> {
       for (const w of waiters) w.reject(err);
       return;
     }
+    this.count('batch');
     waiters.forEach((w, i) => w.resolve(outcomes[i]));
+  }
+
+  private count(outcome: 'one' | 'batch' | 'row_by_row' | 'failed'): void {
+    dbWriteBatches.inc({ writer: this.opts.name, outcome });
   }
 }
 

@@ -433,6 +433,7 @@ export class InvoicesService {
    * INSERT_CLAIMED claims it alone; null for a row whose shop id exists already.
    */
   private readonly claims = new BatchedWrite<unknown[], Record<string, unknown> | null>({
+    name: 'invoice_claim',
     key: (params) => params[1] as string,
     one: async (params) => (await run(poolOf(this.dataSource), INSERT_CLAIMED, params))[0] ?? null,
     many: async (rows) => {

@@ -34,6 +34,13 @@ export const reconcileRuns = new Counter({
   registers: [registry],
 });
 
+export const dbWriteBatches = new Counter({
+  name: 'db_write_batches_total',
+  help: 'Writes of one event-loop turn sent together (BatchedWrite), by writer and outcome: one (a write alone), batch (one statement for several), row_by_row (a batch refused, its writes sent again alone), failed (a batch failed, its callers told)',
+  labelNames: ['writer', 'outcome'] as const,
+  registers: [registry],
+});
+
 export const rateLimited = new Counter({
   name: 'rate_limited_total',
   help: 'Requests refused with 429, by limit (key, pay, webhook, unauthenticated)',

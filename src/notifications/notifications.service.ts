@@ -315,6 +315,7 @@ export class NotificationsService {
    * applied again alone, which finds an applied one as a redelivery (the inbox's content key).
    */
   private readonly inbox = new BatchedWrite<VerifiedNotification, ReceiveResult>({
+    name: 'notification_inbox',
     key: (n) => `${n.lockInvoice!.shopId}:${n.lockInvoice!.shopOrderId}`,
     one: (n) => this.storeAndApply(n),
     many: (ns) => this.storeAndApplyMany(ns),
