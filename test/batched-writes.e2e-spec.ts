@@ -53,15 +53,17 @@ async function row(shopOrderId: string): Promise<Json & { id: string; version: s
 
 /** A status-less change of an invoice's description, with an audit entry, conditional on `version`. */
 function changeDescription(
-  inv: { id: string; version: string },
+  inv: { id: string; version?: string },
   shopOrderId: string,
   description: string,
+  /** Inside this transaction, unconditionally (the row is locked); else on condition of the version. */
+  inTransaction?: EntityManager,
 ) {
-  return updateWithEvent(ds.manager, {
+  return updateWithEvent(inTransaction ?? ds.manager, {
     table: 'invoices',
     target: InvoiceEntity,
     rowId: inv.id,
-    version: inv.version,
+    ...(inTransaction ? {} : { version: inv.version }),
     changes: { description, updatedAt: new Date() },
     returning: ['description'],
     event: {
@@ -226,29 +228,13 @@ it('the same row twice in one turn: the second meets the first as a later writer
   expect(await auditEntries(inv.shopOrderId)).toHaveLength(1);
 });
 
-/** An audit-only change of a row inside the caller's transaction (no version: the row is locked). */
+/** The same change inside the caller's transaction (no version: the row is locked). */
 function changeInTransaction(
   m: EntityManager,
   inv: { id: string; shopOrderId: string },
   description: string,
 ) {
-  return updateWithEvent(m, {
-    table: 'invoices',
-    target: InvoiceEntity,
-    rowId: inv.id,
-    changes: { description, updatedAt: new Date() },
-    returning: ['description'],
-    event: {
-      entityType: 'invoice',
-      entityId: inv.shopOrderId,
-      fromStatus: 'awaiting_payer',
-      toStatus: 'awaiting_payer',
-      cause: 'api',
-      details: { batchedTest: description.slice(0, 20) },
-      type: null,
-      data: null,
-    },
-  });
+  return changeDescription(inv, inv.shopOrderId, description, m);
 }
 
 /** Counts the statements sent on a transaction's connection while `fn` runs. */

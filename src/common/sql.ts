@@ -54,6 +54,14 @@ export async function clientOf(m: EntityManager): Promise<PoolClient> {
   return (await runner.connect()) as PoolClient;
 }
 
+/**
+ * Rows of parameters as one array per parameter (row i's parameter n is element i of array n):
+ * the parameters of a statement that reads several rows through `unnest`.
+ */
+export function byColumn(rows: readonly (readonly unknown[])[]): unknown[][] {
+  return rows[0].map((_, i) => rows.map((r) => r[i]));
+}
+
 /** A jsonb parameter: written as JSON text, so an array is never taken for a PostgreSQL array. */
 export function jsonb(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);

@@ -4,7 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { RowChanged } from '../audit/event-write';
-import { clientOf, entityFromRow, jsonb, poolOf, run } from '../common/sql';
+import { byColumn, clientOf, entityFromRow, jsonb, poolOf, run } from '../common/sql';
 import {
   BY_SHOP_ORDER_ID,
   INSERT_CLAIMED,
@@ -437,8 +437,7 @@ export class InvoicesService {
     key: (params) => params[1] as string,
     one: async (params) => (await run(poolOf(this.dataSource), INSERT_CLAIMED, params))[0] ?? null,
     many: async (rows) => {
-      const columns = rows[0].map((_, i) => rows.map((r) => r[i]));
-      const inserted = await run(poolOf(this.dataSource), INSERT_CLAIMED_MANY, columns);
+      const inserted = await run(poolOf(this.dataSource), INSERT_CLAIMED_MANY, byColumn(rows));
       const byId = new Map(inserted.map((r) => [r.shop_order_id as string, r]));
       return rows.map((r) => byId.get(r[1] as string) ?? null);
     },

@@ -6,7 +6,7 @@ import { AuditEventEntity } from '../audit/audit-event.entity';
 import { crashPoint } from '../common/crash-point';
 import { batchChangesIn } from '../audit/event-write';
 import { BatchedWrite } from '../common/batched-write';
-import { clientOf, poolOf, run, statement } from '../common/sql';
+import { byColumn, clientOf, poolOf, run, statement } from '../common/sql';
 import { NotFound } from '../common/errors';
 import { KeyRing } from '../common/key-ring';
 import { logger } from '../common/logger';
@@ -146,12 +146,18 @@ const RECORD_OUTCOMES = statement(
     WHERE n.id = v.id`,
 );
 
-/** Rows of parameters into one array per parameter (a batch statement's `unnest`). */
-function columnsOf(rows: unknown[][]): unknown[][] {
-  return rows[0].map((_, i) => rows.map((r) => r[i]));
-}
-
 type Json = Record<string, unknown>;
+
+/** What the inbox stores of a notification, verified or not. */
+interface InboxRow {
+  type: string;
+  fields: Record<string, string>;
+  contentType: string;
+  sourceIp: string;
+  verified: boolean;
+  status: NotificationStatus;
+  outcome: string | null;
+}
 
 /** A verified notification on its way to the inbox. */
 interface VerifiedNotification {
@@ -328,7 +334,7 @@ export class NotificationsService {
       const rows = await run(
         client,
         UPSERT_MANY_LOCKING_INVOICES,
-        columnsOf(
+        byColumn(
           ns.map((n) => {
             const { values } = this.upsertValues({
               ...n,
@@ -378,7 +384,7 @@ export class NotificationsService {
         outcomes.push(outcomeValues(a.id, outcome, ns[a.i].fields));
         results[a.i] = { id: a.id, status: outcome.status, duplicate: false };
       }
-      if (outcomes.length > 0) await run(client, RECORD_OUTCOMES, columnsOf(outcomes));
+      if (outcomes.length > 0) await run(client, RECORD_OUTCOMES, byColumn(outcomes));
       return results;
     });
   }
@@ -514,15 +520,7 @@ export class NotificationsService {
   }
 
   /** UPSERT's parameters for one notification. */
-  private upsertValues(n: {
-    type: string;
-    fields: Record<string, string>;
-    contentType: string;
-    sourceIp: string;
-    verified: boolean;
-    status: NotificationStatus;
-    outcome: string | null;
-  }): { values: unknown[] } {
+  private upsertValues(n: InboxRow): { values: unknown[] } {
     const key = notificationContentKey(n.fields, n.verified);
     // The id is chosen here: sealed fields are bound to their row. A redelivery keeps the first
     // row (and its payload); this id is then unused.
@@ -548,14 +546,7 @@ export class NotificationsService {
 
   private async upsert(
     manager: EntityManager,
-    n: {
-      type: string;
-      fields: Record<string, string>;
-      contentType: string;
-      sourceIp: string;
-      verified: boolean;
-      status: NotificationStatus;
-      outcome: string | null;
+    n: InboxRow & {
       /** Also read and lock this invoice in the same statement (see UPSERT_LOCKING_INVOICE). */
       lockInvoice?: { shopId: number; shopOrderId: string };
     },
