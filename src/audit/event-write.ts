@@ -4,8 +4,8 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { currentActor } from '../common/request-context';
 import type { RowScope } from './shop-event-snapshots';
 import { BatchedWrite } from '../common/batched-write';
-import type { PoolClient } from 'pg';
-import { clientOf, poolOf, run, type Queryable, type Statement } from '../common/sql';
+import type { Pool, PoolClient } from 'pg';
+import { clientOf, poolOf, run, type Statement } from '../common/sql';
 import type { AuditCause, AuditEntityType } from './audit-event.entity';
 
 /**
@@ -171,36 +171,17 @@ export async function updateWithEvent(
       },
     };
   };
-  const setColumns = () => props.map((p) => cols.get(p)!);
+  const shape = { ds: m.connection, w, key, single: st, returning };
+  const set = () => props.map((p) => cols.get(p)!);
   if (w.version !== undefined && !m.queryRunner) {
     // A conditional write outside a transaction (a create's answer): the turn's share a statement.
-    const pool = poolOf(m.connection);
-    rows = await batcherFor(
-      m.connection,
-      m.connection,
-      pool,
-      false,
-      w,
-      key,
-      st,
-      setColumns,
-      returning,
-    ).write(queued());
+    const on = { owner: m.connection, pool: poolOf(m.connection) };
+    rows = await batcherFor(on, shape, set).write(queued());
   } else if (m.queryRunner && batchingTransactions.has(m.queryRunner)) {
     // A transaction that applies several objects at once (batchChangesIn): its changes of one
     // turn share a statement.
     const client = await clientOf(m);
-    rows = await batcherFor(
-      client,
-      m.connection,
-      client,
-      true,
-      w,
-      key,
-      st,
-      setColumns,
-      returning,
-    ).write(queued());
+    rows = await batcherFor({ owner: client, client }, shape, set).write(queued());
   } else if (m.queryRunner) {
     rows = await runScoped(await clientOf(m), st, values, { table: w.table, rowId: w.rowId });
   } else {
@@ -263,34 +244,37 @@ async function runScoped(
  * Autocommit: a batch PostgreSQL refused is written again row by row; in a transaction, never.
  */
 function batcherFor(
-  owner: object,
-  ds: DataSource,
-  on: Queryable,
-  inTransaction: boolean,
-  w: RowChangeWithEvent,
-  key: string,
-  single: Statement,
+  on: { owner: DataSource; pool: Pool } | { owner: PoolClient; client: PoolClient },
+  shape: {
+    ds: DataSource;
+    w: RowChangeWithEvent;
+    key: string;
+    single: Statement;
+    returning: string;
+  },
   set: () => readonly ColumnWrite[],
-  returning: string,
 ): ChangeBatcher {
-  let perOwner = batchers.get(owner);
-  if (!perOwner) batchers.set(owner, (perOwner = new Map()));
+  const { ds, w, key, single, returning } = shape;
+  let perOwner = batchers.get(on.owner);
+  if (!perOwner) batchers.set(on.owner, (perOwner = new Map()));
   let batcher = perOwner.get(key);
   if (batcher) return batcher;
+  const inTransaction = 'client' in on;
   const many = changesStatement(ds, w, key, set(), returning);
   const scopeOf = (c: QueuedChange): RowScope => ({ table: w.table, rowId: c.row.id__ as string });
   batcher = new BatchedWrite<QueuedChange, Record<string, unknown>[]>({
     name: inTransaction ? 'status_change_in_transaction' : 'status_change',
     key: (c) => c.row.id__ as string,
     one: (c) =>
-      inTransaction
-        ? runScoped(on as PoolClient, single, c.values, scopeOf(c))
-        : run(on, single, c.values),
+      'client' in on
+        ? runScoped(on.client, single, c.values, scopeOf(c))
+        : run(on.pool, single, c.values),
     many: async (changes) => {
       const values = [JSON.stringify(changes.map((c) => c.row))];
-      const rows = inTransaction
-        ? await runScoped(on as PoolClient, many, values, changes.map(scopeOf))
-        : await run(on, many, values);
+      const rows =
+        'client' in on
+          ? await runScoped(on.client, many, values, changes.map(scopeOf))
+          : await run(on.pool, many, values);
       const byId = new Map<string, Record<string, unknown>>();
       for (const { row_id__: id, ...row } of rows) byId.set(id as string, row);
       return changes.map((c) => {

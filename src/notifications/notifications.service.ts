@@ -172,6 +172,25 @@ interface VerifiedNotification {
 /** An applier's outcome, or `ignored` for a kind nobody handles (spec: new kinds may appear). */
 type StoredOutcome = Omit<ApplyOutcome, 'status'> & { status: ApplyOutcome['status'] | 'ignored' };
 
+/**
+ * A row of UPSERT_LOCKING_INVOICE (or of its batch form): the inbox row's id, status and whether
+ * it is new, and the invoice it locked (null when there is none, or nothing to apply).
+ */
+function storedWithInvoice(row: Json): {
+  id: string;
+  status: NotificationStatus;
+  inserted: boolean;
+  lockedInvoice: Json | null;
+} {
+  const { n_id, n_status, n_inserted, ...invoice } = row;
+  return {
+    id: n_id as string,
+    status: n_status as NotificationStatus,
+    inserted: n_inserted as boolean,
+    lockedInvoice: invoice.id === null || invoice.id === undefined ? null : invoice,
+  };
+}
+
 /** RECORD_OUTCOME's parameters for one applied notification. */
 function outcomeValues(
   id: string,
@@ -314,8 +333,9 @@ export class NotificationsService {
 
   /**
    * The invoice notifications of one turn in one transaction (issue #23): one statement stores
-   * them all and locks their invoices, each applier runs in turn on its locked row, one statement
-   * records the outcomes, one commit. Two about one invoice never share it (the second waits for
+   * them all and locks their invoices, their appliers run side by side, each on its own locked row
+   * (their status changes of one turn share a statement), one statement records the outcomes,
+   * one commit. Two about one invoice never share it (the second waits for
    * the first's commit, as it would alone). On any failure nothing of the batch is committed, or,
    * for a failure at the commit itself, all of it may be: each notification is then stored and
    * applied again alone, which finds an applied one as a redelivery (the inbox's content key).
@@ -336,7 +356,7 @@ export class NotificationsService {
         UPSERT_MANY_LOCKING_INVOICES,
         byColumn(
           ns.map((n) => {
-            const { values } = this.upsertValues({
+            const values = this.upsertValues({
               ...n,
               verified: true,
               status: 'pending',
@@ -352,20 +372,15 @@ export class NotificationsService {
       for (const [i] of ns.entries()) {
         const row = byOrdinal.get(i + 1);
         if (!row) throw new Error(`notification batch: no stored row for element ${i + 1}`);
-        const { ord__: _ord, n_id, n_status, n_inserted, ...invoice } = row;
-        const id = n_id as string;
-        const status = n_status as NotificationStatus;
-        if (!(n_inserted as boolean) && status !== 'pending') {
+        const { ord__: _ord, ...rest } = row;
+        const { id, status, inserted, lockedInvoice } = storedWithInvoice(rest);
+        if (!inserted && status !== 'pending') {
           results[i] = { id, status, duplicate: true };
           continue;
         }
         // Stored, not yet applied nor committed: a crash here loses nothing (the gateway re-sends).
         crashPoint('notification.apply.after_store');
-        toApply.push({
-          i,
-          id,
-          lockedInvoice: invoice.id === null || invoice.id === undefined ? null : invoice,
-        });
+        toApply.push({ i, id, lockedInvoice });
       }
       // Each on its own locked invoice, side by side, so their status changes of one turn share
       // a statement (batchChangesIn). Every applier has finished before the transaction ends,
@@ -520,28 +535,26 @@ export class NotificationsService {
   }
 
   /** UPSERT's parameters for one notification. */
-  private upsertValues(n: InboxRow): { values: unknown[] } {
+  private upsertValues(n: InboxRow): unknown[] {
     const key = notificationContentKey(n.fields, n.verified);
     // The id is chosen here: sealed fields are bound to their row. A redelivery keeps the first
     // row (and its payload); this id is then unused.
     const id = randomUUID();
-    return {
-      values: [
-        n.type,
-        key,
-        JSON.stringify(sealNotificationFields(this.keys, id, n.fields)),
-        n.contentType.slice(0, 100),
-        n.sourceIp.slice(0, 64) || null,
-        n.verified,
-        n.status,
-        n.outcome,
-        (n.fields.shop_order_id ?? '').slice(0, 255) || null,
-        (n.fields.shop_refund_id ?? '').slice(0, 255) || null,
-        id,
-        /^\d{1,9}$/.test(n.fields.shop_id ?? '') ? Number(n.fields.shop_id) : null,
-        NOTIFICATION_KEY_VERSION,
-      ],
-    };
+    return [
+      n.type,
+      key,
+      JSON.stringify(sealNotificationFields(this.keys, id, n.fields)),
+      n.contentType.slice(0, 100),
+      n.sourceIp.slice(0, 64) || null,
+      n.verified,
+      n.status,
+      n.outcome,
+      (n.fields.shop_order_id ?? '').slice(0, 255) || null,
+      (n.fields.shop_refund_id ?? '').slice(0, 255) || null,
+      id,
+      /^\d{1,9}$/.test(n.fields.shop_id ?? '') ? Number(n.fields.shop_id) : null,
+      NOTIFICATION_KEY_VERSION,
+    ];
   }
 
   private async upsert(
@@ -557,7 +570,7 @@ export class NotificationsService {
     /** With `lockInvoice`: the locked row, or null when there is none (or nothing to apply). */
     lockedInvoice?: Record<string, unknown> | null;
   }> {
-    const { values } = this.upsertValues(n);
+    const values = this.upsertValues(n);
     const on = manager.queryRunner ? await clientOf(manager) : poolOf(this.dataSource);
     if (n.lockInvoice === undefined || !manager.queryRunner) {
       const rows = await run<{ id: string; status: NotificationStatus; inserted: boolean }>(
@@ -572,12 +585,6 @@ export class NotificationsService {
       n.lockInvoice.shopId,
       n.lockInvoice.shopOrderId,
     ]);
-    const { n_id, n_status, n_inserted, ...invoice } = row as Record<string, unknown>;
-    return {
-      id: n_id as string,
-      status: n_status as NotificationStatus,
-      inserted: n_inserted as boolean,
-      lockedInvoice: invoice.id === null || invoice.id === undefined ? null : invoice,
-    };
+    return storedWithInvoice(row as Json);
   }
 }
