@@ -13,7 +13,7 @@
 // Settings (env): BENCH_DURATION_S (10) seconds per measured load, BENCH_WARMUP_S (3),
 // BENCH_P3_INVOICES (40000), BENCH_READ_INVOICES (20000), BENCH_P4_PAYOUTS (20000), BENCH_P4_S
 // (50) seconds of polling, BENCH_P4_TICK_MS (500), BENCH_P4_CONCURRENCY (16), BENCH_ONLY (e.g.
-// "P1,P3": run only those rows), BENCH_PROFILE=1 (also profile the create path, or with BENCH_PROFILE_PATH=read|notify another, with --cpu-prof and
+// "P1,P3": run only those rows), BENCH_PROFILE=1 (also profile the create path, or with BENCH_PROFILE_PATH=read|notify|p2 another, with --cpu-prof and
 // print its top costs), BENCH_SERVICE_ENV (JSON of extra service variables), BENCH_STRICT=1 (exit 1
 // when a goal is missed), BENCH_KEEP_DATABASES=1 (leave the run's databases on DATABASE_URL's server).
 import autocannon from 'autocannon';
@@ -245,6 +245,7 @@ async function load(url, { connections, durationS, method = 'POST', path, header
     // shared machine, since it does not move with what else holds the cores.
     cpuMsPerOk: cpuBefore !== null && cpuAfter !== null && ok > 0 ? (cpuAfter.total - cpuBefore.total) / ok : null,
     systemCpuMsPerOk: cpuBefore !== null && cpuAfter !== null && ok > 0 ? (cpuAfter.system - cpuBefore.system) / ok : null,
+    mean: result.latency.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     // p99 of the answers that were not a connection's first (information, beside p99).
@@ -256,6 +257,8 @@ async function load(url, { connections, durationS, method = 'POST', path, header
     total: result.requests.total,
   };
 }
+
+const cpuPerOk = (before, after, ok) => (before !== null && after !== null && ok > 0 ? (after.total - before.total) / ok : null);
 
 /** User + system CPU milliseconds a process has used so far, and the system part (Linux /proc; null elsewhere). */
 function cpuMsOf(pid) {
@@ -288,8 +291,27 @@ const invoiceBody = (prefix) => () =>
   });
 const auth = { authorization: `Bearer ${SHOP_KEY}` };
 
+const createOptions = (prefix, connections, durationS, pid) => ({ connections, durationS, path: '/api/v1/invoices', headers: auth, body: invoiceBody(prefix), pid });
+
 function createLoad(url, prefix, connections, durationS, pid) {
-  return warmAndLoad(url, { connections, durationS, path: '/api/v1/invoices', headers: auth, body: invoiceBody(prefix), pid });
+  return warmAndLoad(url, createOptions(prefix, connections, durationS, pid));
+}
+
+/** The service's own time on creates and on its gateway create calls so far (sums and counts of its /metrics histograms). */
+async function timeSpent(url) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const sum = (re) => [...text.matchAll(re)].reduce((a, m) => a + Number(m[1]), 0);
+  return {
+    httpS: sum(/^http_request_duration_seconds_sum\{[^}]*route="\/api\/v1\/invoices"[^}]*status="201"[^}]*\} (\S+)$/gm),
+    httpN: sum(/^http_request_duration_seconds_count\{[^}]*route="\/api\/v1\/invoices"[^}]*status="201"[^}]*\} (\S+)$/gm),
+    gatewayS: sum(/^gateway_call_duration_seconds_sum\{path="invoice\/create"[^}]*\} (\S+)$/gm),
+    gatewayN: sum(/^gateway_call_duration_seconds_count\{path="invoice\/create"[^}]*\} (\S+)$/gm),
+  };
+}
+
+function spentBetween(a, b) {
+  const per = (s, n) => (n > 0 ? (s * 1000) / n : null);
+  return { serviceMs: per(b.httpS - a.httpS, b.httpN - a.httpN), gatewayMs: per(b.gatewayS - a.gatewayS, b.gatewayN - a.gatewayN) };
 }
 
 // A ratio is printed rounded towards missing its goal (down for "≥", up for "≤"), so a printed
@@ -342,7 +364,10 @@ async function baselineAndP1() {
   const db = await createDatabase(dbServer.serverUrl, 'bench_p1');
   const service = await startService(db);
   const rss = rssSampler(service.pid);
-  const p1 = await createLoad(service.url, 'p1', 64, DURATION_S, service.pid);
+  if (WARMUP_S > 0) await load(service.url, createOptions('p1w', 16, WARMUP_S));
+  const sandboxCpu = cpuMsOf(sandbox.pid);
+  const p1 = await load(service.url, createOptions('p1', 64, DURATION_S, service.pid));
+  p1.sandboxCpuMsPerOk = cpuPerOk(sandboxCpu, cpuMsOf(sandbox.pid), p1.ok);
   const peakMb = rss.stop();
   await stopProcess(service);
   p1Result = p1;
@@ -365,13 +390,36 @@ async function p2() {
   const service = await startService(db, { DB_POOL_SIZE: '10' });
   await sandboxControl('POST', '/settings', { latencyMs: 200 });
   try {
-    const r = await createLoad(service.url, 'p2', 256, DURATION_S, service.pid);
+    if (WARMUP_S > 0) await load(service.url, { ...createOptions('p2w', 16, WARMUP_S) });
+    const before = await timeSpent(service.url);
+    const sandboxCpu = cpuMsOf(sandbox.pid);
+    const r = await load(service.url, createOptions('p2', 256, DURATION_S, service.pid));
+    const sandboxCpuAfter = cpuMsOf(sandbox.pid);
+    const spent = spentBetween(before, await timeSpent(service.url));
     const bound = 256 / 0.2;
-    details.p2 = { ...r, p1Rps: p1Result?.rps ?? null, littleBound: bound };
+    details.p2 = { ...r, p1Rps: p1Result?.rps ?? null, littleBound: bound, spent };
     const ratio = ratioOf(r.rps, p1Result?.rps ?? null);
     row('P2 gateway 200 ms, pool 10, 256 conn: req/s', `${fmt(r.rps)} vs P1 ${fmt(p1Result?.rps)} req/s, p99 ${fmt(r.p99)} ms${failures(r)}`, '≥ 0.9 × P1 (same run)', atLeast(ratio), ratio !== null && ratio >= 0.9);
     // Little's law: 256 requests in flight, each held ≥ 200 ms by the gateway, cannot beat 1,280/s.
     row('P2 vs the Little bound (information)', `${fmt(r.rps)} of ${fmt(bound)} req/s (256 conn / 0.2 s)`, 'information', fmt(r.rps / bound, 2), null);
+    // Where a create's time goes beyond the gateway's 200 ms: the client's mean answer time, the
+    // service's own (from its request's start to its answer) and the gateway call as the service
+    // timed it (both from its /metrics), and the sandbox's CPU per create.
+    const sandboxMs = cpuPerOk(sandboxCpu, sandboxCpuAfter, r.ok);
+    row(
+      'P2 where a create\'s time goes (information)',
+      `client ${fmt(r.mean)} ms mean; in the service ${fmt(spent.serviceMs)} ms, of which the gateway call ${fmt(spent.gatewayMs)} ms`,
+      'information',
+      '',
+      null,
+    );
+    row(
+      'P2 CPU per create (information)',
+      `service ${fmt(r.cpuMsPerOk, 2)} vs P1 ${fmt(p1Result?.cpuMsPerOk, 2)} ms; sandbox ${fmt(sandboxMs, 2)} vs P1 ${fmt(p1Result?.sandboxCpuMsPerOk, 2)} ms`,
+      'information',
+      '',
+      null,
+    );
   } finally {
     await sandboxControl('POST', '/settings', { latencyMs: 0 });
     await stopProcess(service);
@@ -786,8 +834,17 @@ async function profile() {
   mkdirSync(dir, { recursive: true });
   const read = PROFILE_PATH === 'read';
   const db = read ? await seededReadDatabase('bench_profile') : await createDatabase(dbServer.serverUrl, 'bench_profile');
-  const service = await startService(db, {}, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  const slow = PROFILE_PATH === 'p2';
+  const service = await startService(db, slow ? { DB_POOL_SIZE: '10' } : {}, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
   if (read) await warmAndLoad(service.url, readLoad());
+  else if (slow) {
+    await sandboxControl('POST', '/settings', { latencyMs: 200 });
+    try {
+      await createLoad(service.url, 'prof', 256, DURATION_S);
+    } finally {
+      await sandboxControl('POST', '/settings', { latencyMs: 0 });
+    }
+  }
   else if (PROFILE_PATH === 'notify') {
     await seedP3Invoices(db);
     await notificationLoad(service.url, notificationBodies());
