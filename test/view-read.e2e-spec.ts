@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
 import { DataSource } from 'typeorm';
 import { entityFromRow } from '../src/common/sql';
 import { InvoiceEntity } from '../src/invoices/invoice.entity';
@@ -71,6 +72,44 @@ it('answers the same view as one built from the whole row, for a shop key and an
       refundedAmount: '0.00',
     });
   }
+});
+
+it("a row read by plain SQL becomes the entity TypeORM's own read makes, with V8's fast properties", async () => {
+  const shopOrderId = `mapped-${randomUUID()}`;
+  await ctx.http
+    .post('/api/v1/invoices')
+    .set(auth())
+    .send({
+      shopOrderId,
+      amount: '12.34',
+      currency: 643,
+      payway: PAYMENT.card,
+      metadata: { k: 'v' },
+    })
+    .expect(201);
+  const ds = ctx.service.app.get(DataSource);
+  const [row] = (await ds.query('SELECT * FROM invoices WHERE shop_order_id = $1', [
+    shopOrderId,
+  ])) as Array<Record<string, unknown>>;
+  const mapped = entityFromRow(ds, InvoiceEntity, row);
+  const byTypeorm = await ds.getRepository(InvoiceEntity).findOneByOrFail({ shopOrderId });
+  expect(mapped).toBeInstanceOf(InvoiceEntity);
+  expect(mapped).toEqual(byTypeorm);
+  expect(mapped.amount.toString()).toBe('12.34');
+  expect(mapped.createdAt).toBeInstanceOf(Date);
+  // A column the row does not carry stays undefined.
+  expect(entityFromRow(ds, InvoiceEntity, { id: row.id }).shopOrderId).toBeUndefined();
+  // Fast properties, not a dictionary: reads, copies and spreads of a row stay cheap (#23).
+  setFlagsFromString('--allow-natives-syntax');
+  const hasFastProperties = new Function('o', 'return %HasFastProperties(o)') as (
+    o: object,
+  ) => boolean;
+  setFlagsFromString('--no-allow-natives-syntax');
+  expect(hasFastProperties(mapped)).toBe(true);
+  // The check itself tells the two apart: the same fields set by name on a bare object are not.
+  const bare = Object.create(InvoiceEntity.prototype) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(mapped)) bare[k] = v;
+  expect(hasFastProperties(bare)).toBe(false);
 });
 
 it('reads asked at the same moment each answer their own invoice, or 404 (BatchedRead)', async () => {

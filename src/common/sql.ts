@@ -68,24 +68,29 @@ export function jsonb(value: unknown): string | null {
 }
 
 /**
- * Rows of one entity's table into entity objects, as TypeORM hydrates them (each column's driver
- * conversion and transformer), without its query builder. Columns missing from the row are left
- * unset.
+ * Rows of one entity's table into entity objects, as TypeORM hydrates them (the entity's
+ * constructor, then each column's driver conversion and transformer), without its query builder.
+ * Columns missing from the row stay undefined.
+ *
+ * The constructor matters for speed: it defines every declared field, so the object keeps V8's
+ * fast properties. Built from `Object.create(prototype)` instead, the 50-odd properties set by a
+ * computed name turned it into a dictionary after the twelfth, and every later read, copy and
+ * spread of the row paid a hash lookup per field (#23; `test/row-mapper.e2e-spec.ts` holds it).
  */
 export class RowMapper<T extends ObjectLiteral> {
   private readonly columns: readonly ColumnMetadata[];
-  private readonly proto: object;
+  private readonly make: new () => object;
   private readonly driver: PostgresDriver;
 
   constructor(ds: DataSource, target: EntityTarget<T>) {
     const meta = ds.getMetadata(target);
     this.columns = meta.columns;
-    this.proto = (meta.target as { prototype: object }).prototype;
+    this.make = meta.target as new () => object;
     this.driver = ds.driver as PostgresDriver;
   }
 
   map(row: Record<string, unknown>): T {
-    const entity = Object.create(this.proto) as Record<string, unknown>;
+    const entity = new this.make() as Record<string, unknown>;
     for (const c of this.columns) {
       const raw = row[c.databaseName];
       if (raw === undefined) continue;

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { RowChanged } from '../audit/event-write';
@@ -91,6 +91,7 @@ import {
 } from './payment-token';
 import { KeyRing, SealError } from '../common/key-ring';
 import { applyGatewayFacts, priceFactsOf, takePriceFacts } from './invoice-gateway-facts';
+import { randomToken } from '../common/random-token';
 import { toInvoiceView, type InvoiceView, type InvoiceViewSource } from './invoice.view';
 import { absencePolicy, applyInvoiceEvidence, evidenceOfCheck } from './invoice-evidence';
 import type { AbsencePolicy, InvoiceVerdict } from './invoice.rules';
@@ -412,7 +413,7 @@ export class InvoicesService {
       priced ? priced.psCurrency : null,
       dto.description ?? null,
       dto.twoStep ?? false,
-      randomBytes(32).toString('base64url'),
+      randomToken(32),
       dto.savePaymentToken ?? false,
       dto.paymentToken !== undefined,
       jsonb(tokenInfo),
@@ -642,12 +643,9 @@ export class InvoicesService {
     const facts = createFacts(result);
     const updatedAt = new Date();
     const gatewayStatus = gatewayNumberOf(to) ?? inv.gatewayStatus;
-    const after = Object.assign(Object.create(InvoiceEntity.prototype) as InvoiceEntity, inv, {
-      ...facts,
-      status: to,
-      gatewayStatus,
-      updatedAt,
-    });
+    // A plain copy: the view reads fields only (a spread copies a row's 50-odd fields several
+    // times faster than Object.assign onto an entity prototype; profiled under P1).
+    const after: InvoiceViewSource = { ...inv, ...facts, status: to, gatewayStatus, updatedAt };
     const body = this.view(after);
     await transitionInvoice(
       m,
