@@ -835,12 +835,13 @@ async function profile() {
   const read = PROFILE_PATH === 'read';
   const db = read ? await seededReadDatabase('bench_profile') : await createDatabase(dbServer.serverUrl, 'bench_profile');
   const slow = PROFILE_PATH === 'p2';
+  let answered = null;
   const service = await startService(db, slow ? { DB_POOL_SIZE: '10' } : {}, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
   if (read) await warmAndLoad(service.url, readLoad());
   else if (slow) {
     await sandboxControl('POST', '/settings', { latencyMs: 200 });
     try {
-      await createLoad(service.url, 'prof', 256, DURATION_S);
+      answered = (await createLoad(service.url, 'prof', 256, DURATION_S)).ok;
     } finally {
       await sandboxControl('POST', '/settings', { latencyMs: 0 });
     }
@@ -848,13 +849,13 @@ async function profile() {
   else if (PROFILE_PATH === 'notify') {
     await seedP3Invoices(db);
     await notificationLoad(service.url, notificationBodies());
-  } else await createLoad(service.url, 'prof', 64, DURATION_S);
+  } else answered = (await createLoad(service.url, 'prof', 64, DURATION_S)).ok;
   await stopProcess(service);
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error('no CPU profile written');
   const summary = summariseProfile(JSON.parse(readFileSync(join(dir, file), 'utf8')));
   details.profile = { file: join(dir, file), ...summary };
-  console.log(`\nCPU profile of the ${PROFILE_PATH} path (self time):`);
+  console.log(`\nCPU profile of the ${PROFILE_PATH} path (self time${answered === null ? '' : `; ${fmt(answered)} creates answered 2xx in the measured load`}):`);
   for (const f of summary.functions.slice(0, 15)) console.log(`  ${fmt(f.percent, 1).padStart(5)} %  ${f.name}`);
   console.log('By package / area:');
   for (const f of summary.areas.slice(0, 12)) console.log(`  ${fmt(f.percent, 1).padStart(5)} %  ${f.name}`);
