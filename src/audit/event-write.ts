@@ -110,28 +110,94 @@ export async function updateWithEvent(
 ): Promise<{ eventId: string; row: Record<string, unknown> }> {
   const cols = columnsOf(m.connection, w.target);
   const props = Object.keys(w.changes).filter((p) => w.changes[p] !== undefined);
-  const sets: string[] = [];
-  const values: unknown[] = [w.rowId];
+  const set: ColumnWrite[] = [];
   for (const p of props) {
     const col = cols.get(p);
     if (!col) throw new Error(`updateWithEvent: ${w.table} has no column for ${p}`);
-    values.push(col.toDb(w.changes[p]));
-    sets.push(`${col.databaseName} = ${col.param(values.length)}`);
-  }
-  let guard = '';
-  if (w.version !== undefined) {
-    values.push(w.version);
-    guard = ` AND xmin = $${values.length}::text::xid`;
+    set.push(col);
   }
   const returning =
     w.returning === undefined
       ? 'u.*'
       : ['id', ...w.returning.filter((c) => c !== 'id')].map((c) => `u.${c}`).join(', ');
-  const key = `${w.table}:${sets.join(',')}${guard}:${returning}`;
-  let st = built.get(key);
-  if (!st) {
-    const base = values.length;
-    const text = `WITH u AS (UPDATE ${w.table} SET ${sets.join(', ')} WHERE id = $1${guard} RETURNING *),
+  // The statement's identity: the table, the columns set in order (their parameters and casts
+  // follow from them), the version guard and the columns returned.
+  const guarded = w.version !== undefined;
+  const key = `${w.table}:${set.map((c) => c.databaseName).join(',')}${guarded ? ':xmin' : ''}:${returning}`;
+  const st = built.get(key) ?? singleStatement(w.table, set, guarded, returning, key);
+  const keyId = currentActor()?.keyId ?? null;
+  // The single-row statement's parameters, built only when that statement is sent: a batched
+  // change goes as its row's JSON instead, so a batched create's answer is serialised once (#23).
+  const values = (): unknown[] => {
+    const out: unknown[] = [w.rowId];
+    for (let i = 0; i < set.length; i++) out.push(set[i].toDb(w.changes[props[i]]));
+    if (guarded) out.push(w.version);
+    out.push(
+      w.event.entityType,
+      w.event.entityId,
+      w.event.fromStatus,
+      w.event.toStatus,
+      w.event.cause,
+      JSON.stringify(w.event.details),
+      w.event.type,
+      w.event.data === null ? null : JSON.stringify(w.event.data),
+      keyId,
+    );
+    return out;
+  };
+  let rows: Record<string, unknown>[];
+  const queued = (): QueuedChange => {
+    const columns: Record<string, unknown> = {};
+    for (let i = 0; i < set.length; i++)
+      columns[set[i].databaseName] = set[i].toJson(w.changes[props[i]]);
+    return {
+      values,
+      row: {
+        id__: w.rowId,
+        version__: w.version,
+        set__: columns,
+        ev__: { ...w.event, details: w.event.details, data: w.event.data ?? undefined, keyId },
+      },
+    };
+  };
+  const shape = { ds: m.connection, w, key, single: st, returning };
+  if (guarded && !m.queryRunner) {
+    // A conditional write outside a transaction (a create's answer): the turn's share a statement.
+    const on = { owner: m.connection, pool: poolOf(m.connection) };
+    rows = await batcherFor(on, shape, set).write(queued());
+  } else if (m.queryRunner && batchingTransactions.has(m.queryRunner)) {
+    // A transaction that applies several objects at once (batchChangesIn): its changes of one
+    // turn share a statement.
+    const client = await clientOf(m);
+    rows = await batcherFor({ owner: client, client }, shape, set).write(queued());
+  } else if (m.queryRunner) {
+    rows = await runScoped(await clientOf(m), st, values(), { table: w.table, rowId: w.rowId });
+  } else {
+    rows = await run(poolOf(m.connection), st, values());
+  }
+  if (rows.length !== 1) {
+    if (guarded) throw new RowChanged(w.table, w.rowId);
+    throw new Error(`updateWithEvent: no ${w.table} row ${w.rowId}`);
+  }
+  const { event_id__: eventId, ...row } = rows[0];
+  return { eventId: eventId as string, row };
+}
+
+/**
+ * updateWithEvent's single-row statement for one shape: `$1` the row's id, then one parameter
+ * per column set, the version when guarded, then the event's nine. Built once per shape (`key`).
+ */
+function singleStatement(
+  table: RowChangeWithEvent['table'],
+  set: readonly ColumnWrite[],
+  guarded: boolean,
+  returning: string,
+  key: string,
+): Statement {
+  const sets = set.map((c, i) => `${c.databaseName} = ${c.param(i + 2)}`);
+  const guard = guarded ? ` AND xmin = $${set.length + 2}::text::xid` : '';
+  const base = set.length + 1 + (guarded ? 1 : 0);
+  const text = `WITH u AS (UPDATE ${table} SET ${sets.join(', ')} WHERE id = $1${guard} RETURNING *),
       e AS (INSERT INTO events (entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, sequence)
       SELECT $${base + 1}::varchar, $${base + 2}::varchar, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}::jsonb,
              $${base + 7}::varchar, $${base + 8}::jsonb, $${base + 9},
@@ -142,63 +208,15 @@ export async function updateWithEvent(
         FROM u
       RETURNING id)
       SELECT e.id AS event_id__, ${returning} FROM e, u`;
-    st = { name: `upd_evt_${createHash('sha1').update(key).digest('hex').slice(0, 16)}`, text };
-    built.set(key, st);
-  }
-  const keyId = currentActor()?.keyId ?? null;
-  values.push(
-    w.event.entityType,
-    w.event.entityId,
-    w.event.fromStatus,
-    w.event.toStatus,
-    w.event.cause,
-    JSON.stringify(w.event.details),
-    w.event.type,
-    w.event.data === null ? null : JSON.stringify(w.event.data),
-    keyId,
-  );
-  let rows: Record<string, unknown>[];
-  const queued = (): QueuedChange => {
-    const set: Record<string, unknown> = {};
-    for (const p of props) set[cols.get(p)!.databaseName] = cols.get(p)!.toJson(w.changes[p]);
-    return {
-      values,
-      row: {
-        id__: w.rowId,
-        version__: w.version,
-        set__: set,
-        ev__: { ...w.event, details: w.event.details, data: w.event.data ?? undefined, keyId },
-      },
-    };
-  };
-  const shape = { ds: m.connection, w, key, single: st, returning };
-  const set = () => props.map((p) => cols.get(p)!);
-  if (w.version !== undefined && !m.queryRunner) {
-    // A conditional write outside a transaction (a create's answer): the turn's share a statement.
-    const on = { owner: m.connection, pool: poolOf(m.connection) };
-    rows = await batcherFor(on, shape, set).write(queued());
-  } else if (m.queryRunner && batchingTransactions.has(m.queryRunner)) {
-    // A transaction that applies several objects at once (batchChangesIn): its changes of one
-    // turn share a statement.
-    const client = await clientOf(m);
-    rows = await batcherFor({ owner: client, client }, shape, set).write(queued());
-  } else if (m.queryRunner) {
-    rows = await runScoped(await clientOf(m), st, values, { table: w.table, rowId: w.rowId });
-  } else {
-    rows = await run(poolOf(m.connection), st, values);
-  }
-  if (rows.length !== 1) {
-    if (w.version !== undefined) throw new RowChanged(w.table, w.rowId);
-    throw new Error(`updateWithEvent: no ${w.table} row ${w.rowId}`);
-  }
-  const { event_id__: eventId, ...row } = rows[0];
-  return { eventId: eventId as string, row };
+  const st = { name: `upd_evt_${createHash('sha1').update(key).digest('hex').slice(0, 16)}`, text };
+  built.set(key, st);
+  return st;
 }
 
 /** One conditional row change with its event, queued for a batch (updateWithEvent's values too). */
 interface QueuedChange {
-  /** The single-row statement's parameters. */
-  values: unknown[];
+  /** The single-row statement's parameters (built when it is sent alone). */
+  values: () => unknown[];
   /** The same change as one element of the batch statement's JSON array. */
   row: Record<string, unknown>;
 }
@@ -252,7 +270,7 @@ function batcherFor(
     single: Statement;
     returning: string;
   },
-  set: () => readonly ColumnWrite[],
+  set: readonly ColumnWrite[],
 ): ChangeBatcher {
   const { ds, w, key, single, returning } = shape;
   let perOwner = batchers.get(on.owner);
@@ -260,15 +278,15 @@ function batcherFor(
   let batcher = perOwner.get(key);
   if (batcher) return batcher;
   const inTransaction = 'client' in on;
-  const many = changesStatement(ds, w, key, set(), returning);
+  const many = changesStatement(ds, w, key, set, returning);
   const scopeOf = (c: QueuedChange): RowScope => ({ table: w.table, rowId: c.row.id__ as string });
   batcher = new BatchedWrite<QueuedChange, Record<string, unknown>[]>({
     name: inTransaction ? 'status_change_in_transaction' : 'status_change',
     key: (c) => c.row.id__ as string,
     one: (c) =>
       'client' in on
-        ? runScoped(on.client, single, c.values, scopeOf(c))
-        : run(on.pool, single, c.values),
+        ? runScoped(on.client, single, c.values(), scopeOf(c))
+        : run(on.pool, single, c.values()),
     many: async (changes) => {
       const values = [JSON.stringify(changes.map((c) => c.row))];
       const rows =

@@ -12,14 +12,35 @@ const TABLE: Record<AttentionObject, string> = {
   payout: 'payouts',
 };
 
-/** JSON with object keys sorted at every level, so key order never changes a comparison. */
+/**
+ * JSON with object keys sorted at every level, so key order never changes a comparison. Stored
+ * fingerprints are hashes of this text: it must not change by a byte (the spec holds it against
+ * the first version's output). Built with one key array per object and no intermediate entry
+ * arrays: a create computes it on every request (#23).
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ',';
+      // As Array.prototype.join: an element JSON has no text for (undefined) adds nothing.
+      out += canonicalJson(value[i] as unknown) ?? '';
+    }
+    return `${out}]`;
+  }
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    const object = value as Record<string, unknown>;
+    // Default sort: by UTF-16 code units, as the comparison of the first version.
+    const keys = Object.keys(object).sort();
+    let out = '{';
+    let first = true;
+    for (const k of keys) {
+      const v = object[k];
+      if (v === undefined) continue;
+      out += `${first ? '' : ','}${JSON.stringify(k)}:${canonicalJson(v)}`;
+      first = false;
+    }
+    return `${out}}`;
   }
   return JSON.stringify(value);
 }
