@@ -58,15 +58,19 @@ export function invoiceRequestFacts(dto: CreateInvoiceDto): Record<string, unkno
 /**
  * The fingerprint of rows written since issue #25: the facts above and the secret fields a
  * repeat must match too (the token, or the invoice it was taken from), card excluded as before.
- * `v: 2` keeps it apart from the older form.
+ * `v: 2` keeps it apart from the older form. `facts`: invoiceRequestFacts(dto), passed by a
+ * caller that has it already (a create stores them too).
  */
-export function requestFingerprintV2(dto: CreateInvoiceDto): string {
+export function requestFingerprintV2(
+  dto: CreateInvoiceDto,
+  facts: Record<string, unknown> = invoiceRequestFacts(dto),
+): string {
   const secret =
     dto.paymentTokenFrom !== undefined
       ? { paymentTokenFrom: dto.paymentTokenFrom }
       : { paymentToken: dto.paymentToken ?? null };
   return createHash('sha256')
-    .update(canonicalJson({ v: 2, facts: invoiceRequestFacts(dto), secret }))
+    .update(canonicalJson({ v: 2, facts, secret }))
     .digest('hex');
 }
 

@@ -129,6 +129,12 @@ const CREATE_PATH = '/api/v1/invoices';
 /** No gateway call in flight for the row. */
 const NO_CALL = { callOwner: null, callLeaseUntil: null } as const;
 
+/** A create request's idempotency fingerprint and the canonical facts it was made of. */
+interface RequestIdentity {
+  fingerprint: string;
+  facts: Record<string, unknown>;
+}
+
 /** A row this request inserted and claimed (phase 1), with its version for phase 3. */
 interface Claimed {
   inv: InvoiceEntity;
@@ -316,7 +322,9 @@ export class InvoicesService {
    * invoice/check, never sends the create again.
    */
   async create(dto: CreateInvoiceDto): Promise<StoredResponse> {
-    const fingerprint = requestFingerprintV2(dto);
+    // The request's facts, once: its fingerprint and the row's stored facts are both made of them.
+    const facts = invoiceRequestFacts(dto);
+    const fingerprint = requestFingerprintV2(dto, facts);
     // Look-up first in effect: configuration only judges a new row. Checking the (cached)
     // configuration before the look-up saves a round trip on the hot path; a refusal is only
     // answered once we know no earlier copy of this request exists.
@@ -333,7 +341,7 @@ export class InvoicesService {
       throw err;
     }
     const tokenInfo = dto.paymentToken ? await this.shownInfoOfToken(dto.paymentToken) : null;
-    const claimed = await this.insertClaimed(dto, fingerprint, tokenInfo, priced);
+    const claimed = await this.insertClaimed(dto, { fingerprint, facts }, tokenInfo, priced);
     if (claimed === null) {
       const existing = await this.findInvoice(dto.shopOrderId);
       if (!existing) throw new NotFound('Invoice', dto.shopOrderId);
@@ -345,18 +353,18 @@ export class InvoicesService {
   /** Phase 1: the row and the claim on its gateway call, one statement. Null: the id exists. */
   private async insertClaimed(
     dto: CreateInvoiceDto,
-    fingerprint: string,
+    request: RequestIdentity,
     tokenInfo: PaymentTokenInfo | null,
     priced: Awaited<ReturnType<InvoicesService['priceInPaywayCurrency']>>,
   ): Promise<Claimed | null> {
     if (dto.paymentToken === undefined)
-      return this.insertClaimedIn(this.dataSource.manager, dto, fingerprint, tokenInfo, priced);
+      return this.insertClaimedIn(this.dataSource.manager, dto, request, tokenInfo, priced);
     // The token's registry entry stays locked until the row is in: a revocation committed first
     // refuses this invoice, one committed after it finds the invoice already accepted.
     const token = dto.paymentToken;
     return this.dataSource.transaction(async (m) => {
       await this.refuseRevokedToken(m, dto, true);
-      const claimed = await this.insertClaimedIn(m, dto, fingerprint, tokenInfo, priced);
+      const claimed = await this.insertClaimedIn(m, dto, request, tokenInfo, priced);
       if (claimed !== null)
         await markTokenUsed(m, this.shopId, this.keys.blindIndexes(token, PAYMENT_TOKEN_INDEX));
       return claimed;
@@ -380,11 +388,11 @@ export class InvoicesService {
   private async insertClaimedIn(
     m: EntityManager,
     dto: CreateInvoiceDto,
-    fingerprint: string,
+    request: RequestIdentity,
     tokenInfo: PaymentTokenInfo | null,
     priced: Awaited<ReturnType<InvoicesService['priceInPaywayCurrency']>>,
   ): Promise<Claimed | null> {
-    const params = this.claimParams(dto, fingerprint, tokenInfo, priced);
+    const params = this.claimParams(dto, request, tokenInfo, priced);
     // Outside a transaction the turn's claims share one statement (BatchedWrite).
     const row = m.queryRunner
       ? ((await run(await clientOf(m), INSERT_CLAIMED, params))[0] ?? null)
@@ -396,7 +404,7 @@ export class InvoicesService {
   /** INSERT_CLAIMED's parameters for one create. */
   private claimParams(
     dto: CreateInvoiceDto,
-    fingerprint: string,
+    { fingerprint, facts }: RequestIdentity,
     tokenInfo: PaymentTokenInfo | null,
     priced: Awaited<ReturnType<InvoicesService['priceInPaywayCurrency']>>,
   ): unknown[] {
@@ -404,7 +412,7 @@ export class InvoicesService {
       this.shopId,
       dto.shopOrderId,
       fingerprint,
-      jsonb(invoiceRequestFacts(dto)),
+      jsonb(facts),
       jsonb(metadataOf(dto.metadata)),
       Amount.parse(dto.amount).toString(),
       dto.currency,
