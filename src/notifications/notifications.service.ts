@@ -369,7 +369,7 @@ export class NotificationsService {
       const byOrdinal = new Map(rows.map((r) => [Number(r.ord__), r]));
       const results: ReceiveResult[] = [];
       const toApply: Array<{ i: number; id: string; lockedInvoice: Json | null }> = [];
-      for (const [i] of ns.entries()) {
+      for (let i = 0; i < ns.length; i++) {
         const row = byOrdinal.get(i + 1);
         if (!row) throw new Error(`notification batch: no stored row for element ${i + 1}`);
         const { ord__: _ord, ...rest } = row;
