@@ -9,7 +9,8 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const service = await startService(config);
   // Graceful shutdown: stop taking requests, finish in-flight work, then close the database;
-  // bounded in time, and a second signal exits at once (src/common/graceful-stop.ts).
+  // bounded in time, and a second signal exits at once; the same signal delivered twice (to the
+  // process group and again by npm) is one stop (src/common/graceful-stop.ts).
   // Installed as soon as the service listens, before the banner waits for the logs: a signal in
   // between used to end the process at once, under requests already in flight.
   const stop = gracefulStop({

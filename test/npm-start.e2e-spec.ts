@@ -109,4 +109,62 @@ describe('npm start under a process manager', () => {
     },
     150_000,
   );
+
+  it('Ctrl-C in a terminal (SIGINT to the whole process group, forwarded again by npm a moment later) is one graceful stop', async () => {
+    const [port, sandboxPort, pgPort] = [await freePort(), await freePort(), await freePort()];
+    const svc = npmStart({
+      PORT: String(port),
+      SANDBOX_PORT: String(sandboxPort),
+      EMBEDDED_PG_PORT: String(pgPort),
+      DATA_DIR: dataDir,
+    });
+    try {
+      const ready = await waitForStatus(`http://127.0.0.1:${port}/health/ready`, 200, 90_000, svc);
+      expect({ ready, output: ready ? '' : svc.output().slice(-3000) }).toEqual({
+        ready: true,
+        output: '',
+      });
+      // As a terminal delivers it: to every process of the foreground group at once; npm then
+      // sends the service the SIGINT it got, so the service sees the one Ctrl-C twice. The two
+      // may reach it together and merge into one pending signal; npm's forward arriving a moment
+      // later (its event loop busy) is the case that used to force an exit, so it is made here.
+      process.kill(-svc.child.pid!, 'SIGINT');
+      await new Promise((r) => setTimeout(r, 100));
+      svc.child.kill('SIGINT');
+      const stopped = await within(10_000, async () => {
+        const [service, sandbox, pg] = await Promise.all([
+          listening(port),
+          listening(sandboxPort),
+          listening(pgPort),
+        ]);
+        return !service && !sandbox && !pg;
+      });
+      const code = await Promise.race([
+        svc.exited,
+        new Promise<number>((r) => setTimeout(() => r(-1), 5000).unref()),
+      ]);
+      const out = svc.output();
+      expect({
+        stopped,
+        code,
+        shuttingDown: out.includes('"msg":"shutting down"'),
+        forced: out.includes('second stop signal'),
+        repeatSeen: out.includes('stop signal delivered again'),
+        output: stopped && code === 0 ? '' : out.slice(-3000),
+      }).toEqual({
+        stopped: true,
+        code: 0,
+        shuttingDown: true,
+        forced: false,
+        repeatSeen: true,
+        output: '',
+      });
+    } finally {
+      try {
+        process.kill(-svc.child.pid!, 'SIGKILL');
+      } catch {
+        // already gone: the test's own point
+      }
+    }
+  }, 150_000);
 });

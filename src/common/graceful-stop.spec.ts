@@ -1,6 +1,6 @@
 import { gracefulStop, shutdownDeadlineMs } from './graceful-stop';
 
-function harness(close: () => Promise<void>, deadlineMs = 50) {
+function harness(close: () => Promise<void>, deadlineMs = 50, repeatWindowMs = 0) {
   const exits: number[] = [];
   const lines: string[] = [];
   const log = {
@@ -13,6 +13,7 @@ function harness(close: () => Promise<void>, deadlineMs = 50) {
     deadlineMs,
     exit: (c) => void exits.push(c),
     log: log as never,
+    repeatWindowMs,
   });
   return { stop, exits, lines };
 }
@@ -51,6 +52,44 @@ it('a second signal while closing exits 1 at once', async () => {
   h.stop('SIGINT');
   expect(h.exits).toEqual([1]);
   expect(closes).toBe(1);
+  expect(h.lines).toContain('warn second stop signal: exiting now, shutdown not finished');
+});
+
+it('the same stop delivered twice at once (process group and npm) is one stop', async () => {
+  let closes = 0;
+  let finish!: () => void;
+  const h = harness(
+    () => {
+      closes++;
+      return new Promise<void>((r) => (finish = r));
+    },
+    10_000,
+    200,
+  );
+  h.stop('SIGINT');
+  h.stop('SIGINT');
+  await sleep(50);
+  h.stop('SIGINT');
+  expect(h.exits).toEqual([]);
+  expect(closes).toBe(1);
+  expect(h.lines).toEqual([
+    'info shutting down',
+    'info stop signal delivered again: already shutting down',
+    'info stop signal delivered again: already shutting down',
+  ]);
+  finish();
+  await sleep(0);
+  expect(h.exits).toEqual([0]);
+});
+
+it('a signal after the repeat window is a second Ctrl-C: exits 1 at once', async () => {
+  const h = harness(() => new Promise<void>(() => undefined), 10_000, 100);
+  h.stop('SIGINT');
+  h.stop('SIGINT');
+  expect(h.exits).toEqual([]);
+  await sleep(150);
+  h.stop('SIGINT');
+  expect(h.exits).toEqual([1]);
   expect(h.lines).toContain('warn second stop signal: exiting now, shutdown not finished');
 });
 

@@ -8,21 +8,33 @@ import type { Logger } from 'pino';
  * A second signal while closing exits at once with code 1 (a second Ctrl-C). Either way nothing
  * is lost: the work a forced exit cuts short is what a crash leaves, and reconciliation settles
  * it (an outcome not known is `unknown`, never sent twice).
+ *
+ * One stop often arrives twice: a terminal's Ctrl-C goes to the whole process group, and npm
+ * (`npm start`) forwards the SIGINT it got to the service as well; systemd's default
+ * `KillMode=control-group` does the same with SIGTERM. A signal within `repeatWindowMs` of the
+ * first is taken as that same stop, not as a second Ctrl-C.
  */
 export function gracefulStop(opts: {
   close: () => Promise<void>;
   deadlineMs: number;
   exit: (code: number) => void;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** Signals this soon after the first are the same stop delivered twice. */
+  repeatWindowMs?: number;
 }): (signal: string) => void {
-  let stopping = false;
+  const repeatWindowMs = opts.repeatWindowMs ?? STOP_REPEAT_WINDOW_MS;
+  let firstAt: number | null = null;
   return (signal) => {
-    if (stopping) {
+    if (firstAt !== null) {
+      if (performance.now() - firstAt < repeatWindowMs) {
+        opts.log.info({ signal }, 'stop signal delivered again: already shutting down');
+        return;
+      }
       opts.log.warn({ signal }, 'second stop signal: exiting now, shutdown not finished');
       opts.exit(1);
       return;
     }
-    stopping = true;
+    firstAt = performance.now();
     opts.log.info({ signal, deadlineMs: opts.deadlineMs }, 'shutting down');
     const deadline = setTimeout(() => {
       opts.log.error({ deadlineMs: opts.deadlineMs }, 'shutdown did not finish in time: exiting');
@@ -41,6 +53,9 @@ export function gracefulStop(opts: {
     );
   };
 }
+
+/** How soon after the first a stop signal counts as the same stop (see gracefulStop). */
+export const STOP_REPEAT_WINDOW_MS = 1000;
 
 /**
  * How long a shutdown may take: the longest a request in flight can legitimately last (one
