@@ -154,7 +154,9 @@ it('a second signal exits at once with 1; the next process settles the create it
   await untilAtGateway(shopOrderId);
   const code = exited(svc.child);
   svc.child.kill('SIGTERM');
-  await sleep(200);
+  // Past the repeat window: a signal within a second of the first is the same stop delivered
+  // twice (process group and npm), not a second Ctrl-C (src/common/graceful-stop.ts).
+  await sleep(1300);
   expect(svc.child.exitCode).toBeNull(); // still closing: the create waits for the gateway
   const signalled = Date.now();
   svc.child.kill('SIGINT');
