@@ -124,6 +124,31 @@ describe('npm start under a process manager', () => {
         ready: true,
         output: '',
       });
+      // A create in flight (the sandbox answers after 3 s) keeps the service closing, and npm
+      // running its child, while the repeat arrives.
+      const banner = await within(30_000, async () => /shop: +dev_\S+/.test(svc.output()));
+      const shopKey = /shop: +(dev_\S+)/.exec(svc.output())?.[1];
+      expect({ banner, shopKey: typeof shopKey }).toEqual({ banner: true, shopKey: 'string' });
+      const settings = await fetch(`http://127.0.0.1:${sandboxPort}/sandbox/settings`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ latencyMs: 3000 }),
+      });
+      expect(settings.status).toBe(200);
+      const inFlight = fetch(`http://127.0.0.1:${port}/api/v1/invoices`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${shopKey}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          shopOrderId: `ctrl-c-${Date.now()}`,
+          amount: '100.00',
+          currency: 643,
+          payway: 'card_core_payin_rub[mock_server,success_with_callback]',
+        }),
+      }).then(
+        (r) => r.status,
+        () => 'no answer',
+      );
+      await new Promise((r) => setTimeout(r, 500));
       // As a terminal delivers it: to every process of the foreground group at once; npm then
       // sends the service the SIGINT it got, so the service sees the one Ctrl-C twice. The two
       // may reach it together and merge into one pending signal; npm's forward arriving a moment
@@ -131,6 +156,7 @@ describe('npm start under a process manager', () => {
       process.kill(-svc.child.pid!, 'SIGINT');
       await new Promise((r) => setTimeout(r, 100));
       svc.child.kill('SIGINT');
+      await inFlight;
       const stopped = await within(10_000, async () => {
         const [service, sandbox, pg] = await Promise.all([
           listening(port),
