@@ -59,58 +59,18 @@ describe('npm start under a process manager', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it.each(['SIGTERM', 'SIGINT'] as const)(
-    '%s to the npm process stops the service and its PostgreSQL within 10 s; an unchanged tree is not rebuilt',
-    async (signal) => {
-      const [port, sandboxPort, pgPort] = [await freePort(), await freePort(), await freePort()];
-      const svc = npmStart({
-        PORT: String(port),
-        SANDBOX_PORT: String(sandboxPort),
-        EMBEDDED_PG_PORT: String(pgPort),
-        DATA_DIR: dataDir,
-      });
-      try {
-        const ready = await waitForStatus(
-          `http://127.0.0.1:${port}/health/ready`,
-          200,
-          90_000,
-          svc,
-        );
-        expect({ ready, output: ready ? '' : svc.output().slice(-3000) }).toEqual({
-          ready: true,
-          output: '',
-        });
-        expect(svc.output()).toContain('dist/ is up to date with the sources, not rebuilt');
-        expect(await listening(pgPort)).toBe(true);
-
-        svc.child.kill(signal);
-        const stopped = await within(10_000, async () => {
-          const [service, sandbox, pg] = await Promise.all([
-            listening(port),
-            listening(sandboxPort),
-            listening(pgPort),
-          ]);
-          return !service && !sandbox && !pg;
-        });
-        expect({ stopped, output: stopped ? '' : svc.output().slice(-3000) }).toEqual({
-          stopped: true,
-          output: '',
-        });
-        expect(
-          await Promise.race([svc.exited.then(() => true), within(2000, async () => false)]),
-        ).toBe(true);
-      } finally {
-        try {
-          process.kill(-svc.child.pid!, 'SIGKILL');
-        } catch {
-          // already gone: the test's own point
-        }
-      }
-    },
-    150_000,
-  );
-
-  it('Ctrl-C in a terminal (SIGINT to the whole process group, forwarded again by npm a moment later) is one graceful stop', async () => {
+  /**
+   * `npm start` on ports of its own, ready before `test` runs; afterwards its whole process group
+   * is killed, whatever the test left running.
+   */
+  async function withNpmStart(
+    test: (s: {
+      svc: ServiceProcess;
+      port: number;
+      sandboxPort: number;
+      pgPort: number;
+    }) => Promise<void>,
+  ): Promise<void> {
     const [port, sandboxPort, pgPort] = [await freePort(), await freePort(), await freePort()];
     const svc = npmStart({
       PORT: String(port),
@@ -124,67 +84,7 @@ describe('npm start under a process manager', () => {
         ready: true,
         output: '',
       });
-      // A create in flight (the sandbox answers after 3 s) keeps the service closing, and npm
-      // running its child, while the repeat arrives.
-      const banner = await within(30_000, async () => /shop: +dev_\S+/.test(svc.output()));
-      const shopKey = /shop: +(dev_\S+)/.exec(svc.output())?.[1];
-      expect({ banner, shopKey: typeof shopKey }).toEqual({ banner: true, shopKey: 'string' });
-      const settings = await fetch(`http://127.0.0.1:${sandboxPort}/sandbox/settings`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ latencyMs: 3000 }),
-      });
-      expect(settings.status).toBe(200);
-      const inFlight = fetch(`http://127.0.0.1:${port}/api/v1/invoices`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${shopKey}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({
-          shopOrderId: `ctrl-c-${Date.now()}`,
-          amount: '100.00',
-          currency: 643,
-          payway: 'card_core_payin_rub[mock_server,success_with_callback]',
-        }),
-      }).then(
-        (r) => r.status,
-        () => 'no answer',
-      );
-      await new Promise((r) => setTimeout(r, 500));
-      // As a terminal delivers it: to every process of the foreground group at once; npm then
-      // sends the service the SIGINT it got, so the service sees the one Ctrl-C twice. The two
-      // may reach it together and merge into one pending signal; npm's forward arriving a moment
-      // later (its event loop busy) is the case that used to force an exit, so it is made here.
-      process.kill(-svc.child.pid!, 'SIGINT');
-      await new Promise((r) => setTimeout(r, 100));
-      svc.child.kill('SIGINT');
-      await inFlight;
-      const stopped = await within(10_000, async () => {
-        const [service, sandbox, pg] = await Promise.all([
-          listening(port),
-          listening(sandboxPort),
-          listening(pgPort),
-        ]);
-        return !service && !sandbox && !pg;
-      });
-      const code = await Promise.race([
-        svc.exited,
-        new Promise<number>((r) => setTimeout(() => r(-1), 5000).unref()),
-      ]);
-      const out = svc.output();
-      expect({
-        stopped,
-        code,
-        shuttingDown: out.includes('"msg":"shutting down"'),
-        forced: out.includes('second stop signal'),
-        repeatSeen: out.includes('stop signal delivered again'),
-        output: stopped && code === 0 ? '' : out.slice(-3000),
-      }).toEqual({
-        stopped: true,
-        code: 0,
-        shuttingDown: true,
-        forced: false,
-        repeatSeen: true,
-        output: '',
-      });
+      await test({ svc, port, sandboxPort, pgPort });
     } finally {
       try {
         process.kill(-svc.child.pid!, 'SIGKILL');
@@ -192,5 +92,91 @@ describe('npm start under a process manager', () => {
         // already gone: the test's own point
       }
     }
-  }, 150_000);
+  }
+
+  /** True once nothing listens on any of `ports` (within 10 s). */
+  const allStopped = (...ports: number[]) =>
+    within(10_000, async () => !(await Promise.all(ports.map(listening))).some(Boolean));
+
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s to the npm process stops the service and its PostgreSQL within 10 s; an unchanged tree is not rebuilt',
+    (signal) =>
+      withNpmStart(async ({ svc, port, sandboxPort, pgPort }) => {
+        expect(svc.output()).toContain('dist/ is up to date with the sources, not rebuilt');
+        expect(await listening(pgPort)).toBe(true);
+
+        svc.child.kill(signal);
+        const stopped = await allStopped(port, sandboxPort, pgPort);
+        expect({ stopped, output: stopped ? '' : svc.output().slice(-3000) }).toEqual({
+          stopped: true,
+          output: '',
+        });
+        expect(
+          await Promise.race([svc.exited.then(() => true), within(2000, async () => false)]),
+        ).toBe(true);
+      }),
+    150_000,
+  );
+
+  it(
+    'Ctrl-C in a terminal (SIGINT to the whole process group, forwarded again by npm a moment later) is one graceful stop',
+    () =>
+      withNpmStart(async ({ svc, port, sandboxPort, pgPort }) => {
+        // A create in flight (the sandbox answers after 3 s) keeps the service closing, and npm
+        // running its child, while the repeat arrives.
+        const banner = await within(30_000, async () => /shop: +dev_\S+/.test(svc.output()));
+        const shopKey = /shop: +(dev_\S+)/.exec(svc.output())?.[1];
+        expect({ banner, shopKey: typeof shopKey }).toEqual({ banner: true, shopKey: 'string' });
+        const settings = await fetch(`http://127.0.0.1:${sandboxPort}/sandbox/settings`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ latencyMs: 3000 }),
+        });
+        expect(settings.status).toBe(200);
+        const inFlight = fetch(`http://127.0.0.1:${port}/api/v1/invoices`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${shopKey}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({
+            shopOrderId: `ctrl-c-${Date.now()}`,
+            amount: '100.00',
+            currency: 643,
+            payway: 'card_core_payin_rub[mock_server,success_with_callback]',
+          }),
+        }).then(
+          (r) => r.status,
+          () => 'no answer',
+        );
+        await new Promise((r) => setTimeout(r, 500));
+        // As a terminal delivers it: to every process of the foreground group at once; npm then
+        // sends the service the SIGINT it got, so the service sees the one Ctrl-C twice. The two
+        // may reach it together and merge into one pending signal; npm's forward arriving a moment
+        // later (its event loop busy) is the case that used to force an exit, so it is made here.
+        process.kill(-svc.child.pid!, 'SIGINT');
+        await new Promise((r) => setTimeout(r, 100));
+        svc.child.kill('SIGINT');
+        await inFlight;
+        const stopped = await allStopped(port, sandboxPort, pgPort);
+        const code = await Promise.race([
+          svc.exited,
+          new Promise<number>((r) => setTimeout(() => r(-1), 5000).unref()),
+        ]);
+        const out = svc.output();
+        expect({
+          stopped,
+          code,
+          shuttingDown: out.includes('"msg":"shutting down"'),
+          forced: out.includes('second stop signal'),
+          repeatSeen: out.includes('stop signal delivered again'),
+          output: stopped && code === 0 ? '' : out.slice(-3000),
+        }).toEqual({
+          stopped: true,
+          code: 0,
+          shuttingDown: true,
+          forced: false,
+          repeatSeen: true,
+          output: '',
+        });
+      }),
+    150_000,
+  );
 });

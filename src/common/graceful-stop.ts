@@ -55,7 +55,7 @@ export function gracefulStop(opts: {
 }
 
 /** How soon after the first a stop signal counts as the same stop (see gracefulStop). */
-export const STOP_REPEAT_WINDOW_MS = 1000;
+const STOP_REPEAT_WINDOW_MS = 1000;
 
 /**
  * How long a shutdown may take: the longest a request in flight can legitimately last (one
