@@ -86,7 +86,13 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
     if (databaseUrl) {
       await checkDatabase(databaseUrl);
     } else {
-      const db = await startEmbeddedPostgres({ dir: `${config.dataDir}/postgres`, port: config.embeddedPgPort });
+      const db = await startEmbeddedPostgres({ dir: `${config.dataDir}/postgres`, port: config.embeddedPgPort }).catch(
+        (e: Error) => {
+          throw new StartupError(
+            `Cannot start the embedded PostgreSQL on EMBEDDED_PG_PORT ${config.embeddedPgPort} (or set DATABASE_URL): ${e.message}`,
+          );
+        },
+      );
       cleanups.push(() => db.stop());
       databaseUrl = db.url;
       logger.info({ port: config.embeddedPgPort, dir: `${config.dataDir}/postgres` }, 'embedded PostgreSQL started');

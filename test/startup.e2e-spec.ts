@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './support/ports';
@@ -90,6 +91,33 @@ describe('start-up', () => {
     } finally {
       svc.child.kill('SIGTERM');
       expect(await svc.exited).toBe(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('EMBEDDED_PG_PORT taken: exits 1 naming the setting and PostgreSQL\'s own reason', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-data-'));
+    const [port, sandboxPort, pgPort] = [await freePort(), await freePort(), await freePort()];
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(pgPort, '127.0.0.1', resolve));
+    const svc = spawnService({
+      PORT: String(port),
+      SANDBOX_PORT: String(sandboxPort),
+      EMBEDDED_PG_PORT: String(pgPort),
+      DATA_DIR: dataDir,
+    });
+    try {
+      const code = await Promise.race([svc.exited, new Promise((r) => setTimeout(() => r('still running'), 60_000))]);
+      const output = svc.output();
+      expect({ code, output }).toMatchObject({ code: 1 });
+      expect(output).toContain(`Cannot start the embedded PostgreSQL on EMBEDDED_PG_PORT ${pgPort}`);
+      expect(output).toContain('Address already in use');
+      expect(output).not.toContain('undefined');
+      // Nothing was left listening: the service's own port was never opened.
+      expect(await fetch(`http://127.0.0.1:${port}/health/live`).then(() => 'answered', () => 'refused')).toBe('refused');
+    } finally {
+      if (svc.child.exitCode === null) svc.child.kill('SIGKILL');
+      await new Promise((r) => holder.close(r));
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);

