@@ -88,7 +88,7 @@ export async function startDatabaseServer(require) {
     return { serverUrl: process.env.DATABASE_URL, embedded: false, stop: async () => undefined };
   }
   const { startEmbeddedPostgres } = require('../dist/src/database/embedded-postgres.js');
-  const port = 56000 + Math.floor(Math.random() * 4000);
+  const port = await freePort();
   const db = await startEmbeddedPostgres({ dir: `.data/bench-postgres-${port}`, port, persistent: false, database: 'postgres' });
   return { serverUrl: db.url, embedded: true, port, stop: () => db.stop() };
 }

@@ -128,7 +128,9 @@ export class ControlledPostgres {
   ) {}
 
   static async start(): Promise<ControlledPostgres> {
-    const port = 57000 + Math.floor(Math.random() * 3000);
+    // Below the ephemeral range (freePort): the restart reuses the port, and under the other
+    // scenarios' load a random one in that range was once taken as an outgoing connection's.
+    const port = await freePort();
     const pg = new ControlledPostgres(port, `.data/chaos-postgres-${port}`);
     await pg.start();
     return pg;
