@@ -81,6 +81,10 @@ export const COMPRESSED_ENV: Record<string, string> = {
   PAYOUT_POLL_INTERVAL_S: '1',
   PAYOUT_POLL_MAX_S: '40',
   PAYOUT_LEASE_S: '4',
+  // The watch after a flag, compressed like the deadlines (600 s to 7200 s in production): at
+  // its default a payout flagged at the 40 s deadline was next polled 10 minutes later, after
+  // the suite's settle window (a crash-points run on a loaded machine: books differed).
+  WATCH_INTERVAL_S: '3',
   PAYWAY_REFRESH_S: '3600',
   // #13's settings (ignored by a service that does not have them yet).
   ABSENT_CHECKS: '3',
