@@ -351,11 +351,14 @@ function recordRow(name, r, rec) {
 
 /** P1's figures, for P2's goal (a ratio to P1 of the same run). */
 let p1Result = null;
+/** The bare script's create figures under P1's load, for its own run under P2's (information). */
+let baselineP1 = null;
 
 async function baselineAndP1() {
   const baseDb = await createDatabase(dbServer.serverUrl, 'bench_baseline');
   const baseline = await startBaseline(baseDb);
   const b = await createLoad(baseline.url, 'base', 64, DURATION_S, baseline.pid);
+  baselineP1 = b;
   await stopProcess(baseline);
   row('baseline: bare node:http + pg, POST /invoices, 64 conn', loadFigure(b), 'reference', '', null);
   const recorded = await recordBaseline('bench_baseline_record', (url, pid) => createLoad(url, 'rec', 64, DURATION_S, pid));
@@ -423,6 +426,35 @@ async function p2() {
   } finally {
     await sandboxControl('POST', '/settings', { latencyMs: 0 });
     await stopProcess(service);
+  }
+  await p2Baseline();
+}
+
+/**
+ * The bare script under P2's load (the gateway at 200 ms, 256 connections), against its own
+ * figure under P1's (information): what the same machine gives a process that does nothing but
+ * the durable work when the requests in flight quadruple and each waits 200 ms. P2's goal asks
+ * the service for 0.9 of its own P1; this row shows what that ratio is for the bare script.
+ */
+async function p2Baseline() {
+  const db = await createDatabase(dbServer.serverUrl, 'bench_p2_baseline');
+  const baseline = await startBaseline(db);
+  await sandboxControl('POST', '/settings', { latencyMs: 200 });
+  try {
+    if (WARMUP_S > 0) await load(baseline.url, { ...createOptions('p2bw', 16, WARMUP_S) });
+    const r = await load(baseline.url, createOptions('p2b', 256, DURATION_S, baseline.pid));
+    details.p2 = { ...(details.p2 ?? {}), baseline: r };
+    const ratio = ratioOf(r.rps, baselineP1?.rps ?? null);
+    row(
+      'P2\'s load on the bare script (information)',
+      `${fmt(r.rps)} vs its P1 ${fmt(baselineP1?.rps)} req/s, p99 ${fmt(r.p99)} ms${r.cpuMsPerOk === null ? '' : `; CPU ${fmt(r.cpuMsPerOk, 2)} vs ${fmt(baselineP1?.cpuMsPerOk, 2)} ms/req`}${failures(r)}`,
+      'information',
+      atLeast(ratio),
+      null,
+    );
+  } finally {
+    await sandboxControl('POST', '/settings', { latencyMs: 0 });
+    await stopProcess(baseline);
   }
 }
 
