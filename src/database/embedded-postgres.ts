@@ -38,8 +38,9 @@ export async function startEmbeddedPostgres(opts: {
   // The server's last lines: the package rejects with nothing when the server exits while
   // starting (its port taken, a broken data directory), so the reason is only in its output.
   let lastOutput = '';
-  const keep = (m: unknown): void => {
+  const heard = (m: unknown): void => {
     lastOutput = (lastOutput + String(m)).slice(-4000);
+    log.debug(String(m));
   };
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
@@ -58,14 +59,8 @@ export async function startEmbeddedPostgres(opts: {
       '-c',
       'fsync=on',
     ],
-    onLog: (m: unknown) => {
-      keep(m);
-      log.debug(String(m));
-    },
-    onError: (m: unknown) => {
-      keep(m);
-      log.debug(String(m));
-    },
+    onLog: heard,
+    onError: heard,
   });
   if (!existsSync(join(dir, 'PG_VERSION'))) {
     await pg.initialise();
@@ -94,7 +89,7 @@ export async function startEmbeddedPostgres(opts: {
  * do (for a taken port, "could not bind IPv4 address ... Address already in use", logged at LOG
  * level before the FATAL), else its last line.
  */
-export function serverReason(output: string): string {
+function serverReason(output: string): string {
   const lines = output
     .split('\n')
     .map((l) => l.trim())
