@@ -3,8 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './support/ports';
-import { waitForStatus, type ServiceProcess } from './support/process';
+import { startEnv, startPorts, waitForStatus, type ServiceProcess } from './support/process';
 
 /**
  * `npm start` as a process manager runs it (issue #25): the build is skipped when nothing
@@ -71,13 +70,9 @@ describe('npm start under a process manager', () => {
       pgPort: number;
     }) => Promise<void>,
   ): Promise<void> {
-    const [port, sandboxPort, pgPort] = [await freePort(), await freePort(), await freePort()];
-    const svc = npmStart({
-      PORT: String(port),
-      SANDBOX_PORT: String(sandboxPort),
-      EMBEDDED_PG_PORT: String(pgPort),
-      DATA_DIR: dataDir,
-    });
+    const ports = await startPorts();
+    const { port, sandboxPort, pgPort } = ports;
+    const svc = npmStart(startEnv(ports, dataDir));
     try {
       const ready = await waitForStatus(`http://127.0.0.1:${port}/health/ready`, 200, 90_000, svc);
       expect({ ready, output: ready ? '' : svc.output().slice(-3000) }).toEqual({

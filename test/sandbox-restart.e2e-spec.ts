@@ -2,8 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PAYMENT, PAYOUT } from './support/payways';
-import { freePort } from './support/ports';
-import { spawnService, waitForStatus, type ServiceProcess } from './support/process';
+import {
+  spawnService,
+  startEnv,
+  startPorts,
+  waitForStatus,
+  type ServiceProcess,
+} from './support/process';
 
 /**
  * Issue #25: a restart in sandbox mode changes nothing either side can see. The service as
@@ -36,14 +41,11 @@ describe('sandbox mode: a restart remembers', () => {
   let svc: ServiceProcess | undefined;
 
   beforeAll(async () => {
-    const [port, sandboxPort, pgPort] = [await freePort(), await freePort(), await freePort()];
-    base = `http://127.0.0.1:${port}`;
-    sandboxOrigin = `http://127.0.0.1:${sandboxPort}`;
+    const ports = await startPorts();
+    base = `http://127.0.0.1:${ports.port}`;
+    sandboxOrigin = `http://127.0.0.1:${ports.sandboxPort}`;
     env = {
-      PORT: String(port),
-      SANDBOX_PORT: String(sandboxPort),
-      EMBEDDED_PG_PORT: String(pgPort),
-      DATA_DIR: dataDir,
+      ...startEnv(ports, dataDir),
       // Payouts are sent at once and succeed 15 ms later; the poller looks every second.
       SANDBOX_TIME_SCALE: '0.01',
       PAYOUT_POLL_INTERVAL_S: '1',

@@ -2,8 +2,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './support/ports';
-import { spawnService, waitForStatus } from './support/process';
+import { spawnService, startEnv, startPorts, waitForStatus } from './support/process';
 
 async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
@@ -34,13 +33,9 @@ function parseCurl(line: string): { method: string; url: string; headers: Record
 describe('start-up', () => {
   it('with no settings starts an embedded PostgreSQL and the sandbox, and is ready within 60 s', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-data-'));
-    const [port, sandboxPort, pgPort] = [await freePort(), await freePort(), await freePort()];
-    const svc = spawnService({
-      PORT: String(port),
-      SANDBOX_PORT: String(sandboxPort),
-      EMBEDDED_PG_PORT: String(pgPort),
-      DATA_DIR: dataDir,
-    });
+    const ports = await startPorts();
+    const { port, sandboxPort } = ports;
+    const svc = spawnService(startEnv(ports, dataDir));
     try {
       const ready = await waitForStatus(`http://127.0.0.1:${port}/health/ready`, 200, 60_000, svc);
       expect({ ready, output: ready ? '' : svc.output() }).toEqual({ ready: true, output: '' });
@@ -97,15 +92,11 @@ describe('start-up', () => {
 
   it('EMBEDDED_PG_PORT taken: exits 1 naming the setting and PostgreSQL\'s own reason', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-data-'));
-    const [port, sandboxPort, pgPort] = [await freePort(), await freePort(), await freePort()];
+    const ports = await startPorts();
+    const { port, pgPort } = ports;
     const holder = createServer();
     await new Promise<void>((resolve) => holder.listen(pgPort, '127.0.0.1', resolve));
-    const svc = spawnService({
-      PORT: String(port),
-      SANDBOX_PORT: String(sandboxPort),
-      EMBEDDED_PG_PORT: String(pgPort),
-      DATA_DIR: dataDir,
-    });
+    const svc = spawnService(startEnv(ports, dataDir));
     try {
       const code = await Promise.race([svc.exited, new Promise((r) => setTimeout(() => r('still running'), 60_000))]);
       const output = svc.output();

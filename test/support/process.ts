@@ -1,4 +1,26 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { freePort } from './ports';
+
+/** The three listeners of a service started with no settings (npm start's): each its own port. */
+export interface StartPorts {
+  port: number;
+  sandboxPort: number;
+  pgPort: number;
+}
+
+export async function startPorts(): Promise<StartPorts> {
+  return { port: await freePort(), sandboxPort: await freePort(), pgPort: await freePort() };
+}
+
+/** The settings that put such a service's listeners on `ports` and its data under `dataDir`. */
+export function startEnv(ports: StartPorts, dataDir: string): Record<string, string> {
+  return {
+    PORT: String(ports.port),
+    SANDBOX_PORT: String(ports.sandboxPort),
+    EMBEDDED_PG_PORT: String(ports.pgPort),
+    DATA_DIR: dataDir,
+  };
+}
 
 export interface ServiceProcess {
   child: ChildProcess;
