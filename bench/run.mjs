@@ -388,10 +388,20 @@ async function baselineAndP1() {
   row('P5 peak RSS of the service during P1', `${fmt(peakMb)} MB`, '≤ 250 MB', '', peakMb !== null && peakMb <= 250);
 }
 
+/** P2's load (the sandbox answering in 200 ms) on the service, then on the bare script. */
 async function p2() {
+  await sandboxControl('POST', '/settings', { latencyMs: 200 });
+  try {
+    await p2Service();
+    await p2Baseline();
+  } finally {
+    await sandboxControl('POST', '/settings', { latencyMs: 0 });
+  }
+}
+
+async function p2Service() {
   const db = await createDatabase(dbServer.serverUrl, 'bench_p2');
   const service = await startService(db, { DB_POOL_SIZE: '10' });
-  await sandboxControl('POST', '/settings', { latencyMs: 200 });
   try {
     if (WARMUP_S > 0) await load(service.url, { ...createOptions('p2w', 16, WARMUP_S) });
     const before = await timeSpent(service.url);
@@ -424,10 +434,8 @@ async function p2() {
       null,
     );
   } finally {
-    await sandboxControl('POST', '/settings', { latencyMs: 0 });
     await stopProcess(service);
   }
-  await p2Baseline();
 }
 
 /**
@@ -439,7 +447,6 @@ async function p2() {
 async function p2Baseline() {
   const db = await createDatabase(dbServer.serverUrl, 'bench_p2_baseline');
   const baseline = await startBaseline(db);
-  await sandboxControl('POST', '/settings', { latencyMs: 200 });
   try {
     if (WARMUP_S > 0) await load(baseline.url, { ...createOptions('p2bw', 16, WARMUP_S) });
     const r = await load(baseline.url, createOptions('p2b', 256, DURATION_S, baseline.pid));
@@ -453,7 +460,6 @@ async function p2Baseline() {
       null,
     );
   } finally {
-    await sandboxControl('POST', '/settings', { latencyMs: 0 });
     await stopProcess(baseline);
   }
 }
