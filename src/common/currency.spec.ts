@@ -1,4 +1,31 @@
-import { alphabeticCurrency, currencyCodeOf, parseCurrencyInput } from './currency';
+import currencyCodes from 'currency-codes';
+import { alphabeticCurrency, currencyCodeOf, minorUnits, parseCurrencyInput } from './currency';
+
+describe("lookups made once agree with the package's own search", () => {
+  it('every numeric code 1-999 and every alphabetic code, in any case', () => {
+    for (let n = 1; n <= 999; n++) {
+      const entry = currencyCodes.number(String(n).padStart(3, '0'));
+      expect({ n, digits: minorUnits(n), code: alphabeticCurrency(n) }).toEqual({
+        n,
+        digits: entry ? entry.digits : null,
+        code: entry?.code ?? null,
+      });
+    }
+    for (const { code } of currencyCodes.data) {
+      for (const spelling of [code, code.toLowerCase()]) {
+        const entry = currencyCodes.code(spelling);
+        expect({ spelling, n: parseCurrencyInput(spelling) }).toEqual({
+          spelling,
+          n: entry ? parseInt(entry.number, 10) : null,
+        });
+      }
+    }
+    expect(minorUnits(643)).toBe(2);
+    expect(minorUnits(392)).toBe(0);
+    expect(alphabeticCurrency(643)).toBe('RUB');
+    expect(parseCurrencyInput('rub')).toBe(643);
+  });
+});
 
 describe('currencyCodeOf', () => {
   it.each([

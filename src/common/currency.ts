@@ -1,12 +1,26 @@
 import currencyCodes from 'currency-codes';
 
+type CurrencyEntry = NonNullable<ReturnType<typeof currencyCodes.number>>;
+
+/**
+ * The list by numeric and by alphabetic code, made once: the package searches its whole list on
+ * every lookup, and a create looks a currency up several times (issue #23).
+ */
+const byNumber = new Map<number, CurrencyEntry>();
+const byCode = new Map<string, CurrencyEntry>();
+for (const entry of currencyCodes.data) {
+  const n = parseInt(entry.number, 10);
+  if (Number.isInteger(n) && !byNumber.has(n)) byNumber.set(n, entry);
+  if (!byCode.has(entry.code)) byCode.set(entry.code, entry);
+}
+
 /**
  * ISO 4217 minor units by numeric code, from the maintained `currency-codes` list (643 → 2,
  * 392 → 0, 48 → 3). Null for a code the list does not know (the payway check decides then).
  */
 export function minorUnits(currency: number): number | null {
   if (!Number.isInteger(currency) || currency < 1 || currency > 999) return null;
-  const entry = currencyCodes.number(String(currency).padStart(3, '0'));
+  const entry = byNumber.get(currency);
   return entry ? entry.digits : null;
 }
 
@@ -52,12 +66,12 @@ export function parseCurrencyInput(value: unknown): number | null {
     return n >= 1 ? n : null;
   }
   if (!/^[A-Za-z]{3}$/.test(value)) return null;
-  const entry = currencyCodes.code(value.toUpperCase());
+  const entry = byCode.get(value.toUpperCase());
   return entry ? parseInt(entry.number, 10) : null;
 }
 
 /** The ISO 4217 alphabetic code of a numeric one (643 → "RUB"), or null when not listed. */
 export function alphabeticCurrency(currency: number | null): string | null {
   if (currency === null || !Number.isInteger(currency) || currency < 1 || currency > 999) return null;
-  return currencyCodes.number(String(currency).padStart(3, '0'))?.code ?? null;
+  return byNumber.get(currency)?.code ?? null;
 }

@@ -1,4 +1,6 @@
-import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { ValidationError, ValidationPipe, type ValidationPipeOptions } from '@nestjs/common';
+import type { ValidatorOptions } from 'class-validator';
+import { passesQuickly, quickCheckApplies } from './compiled-validation';
 import { FieldError, ValidationFailed } from './errors';
 import { METADATA_CONSTRAINT, METADATA_FILTER_CONSTRAINT, metadataProblems } from './metadata';
 
@@ -41,14 +43,45 @@ function withoutSubject(message: string, property: string): string {
   return message;
 }
 
+/**
+ * Nest's ValidationPipe, whose class-validator call first asks the compiled check
+ * (compiled-validation.ts): a body it passes has no errors to report, so class-validator runs
+ * only for the rest, and makes their errors exactly as before.
+ */
+class QuickValidationPipe extends ValidationPipe {
+  /**
+   * The nested-binary scan's metadata by class, kept across requests (Nest's pipe makes it per
+   * call): a class's metadata does not change once its decorators have run.
+   */
+  private readonly scanMetadata = new Map<unknown, unknown[]>();
+
+  protected override findNestedBinaryValues(
+    object: unknown,
+    metadataCache: Map<unknown, unknown[]> = this.scanMetadata,
+  ): ValidationError[] {
+    return super.findNestedBinaryValues(object, metadataCache);
+  }
+
+  protected override validate(
+    object: object,
+    validatorOptions?: ValidatorOptions,
+  ): Promise<ValidationError[]> | ValidationError[] {
+    if (quickCheckApplies(validatorOptions) && passesQuickly(object)) return [];
+    return super.validate(object, validatorOptions);
+  }
+}
+
+/** The pipe's options (the differential test builds class-validator's own pipe from them). */
+export const VALIDATION_PIPE_OPTIONS: ValidationPipeOptions = {
+  whitelist: true,
+  forbidNonWhitelisted: true,
+  transform: true,
+  // The value is read only to tell a missing field from a wrong one (flattenValidationErrors);
+  // it is never echoed back: it may be card data.
+  validationError: { target: false, value: true },
+  exceptionFactory: (errors) => new ValidationFailed(flattenValidationErrors(errors)),
+};
+
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    transform: true,
-    // The value is read only to tell a missing field from a wrong one (flattenValidationErrors);
-    // it is never echoed back: it may be card data.
-    validationError: { target: false, value: true },
-    exceptionFactory: (errors) => new ValidationFailed(flattenValidationErrors(errors)),
-  });
+  return new QuickValidationPipe(VALIDATION_PIPE_OPTIONS);
 }

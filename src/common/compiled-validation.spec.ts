@@ -1,0 +1,249 @@
+import 'reflect-metadata';
+import { ValidationPipe, type ArgumentMetadata } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { getMetadataStorage } from 'class-validator/cjs/metadata/MetadataStorage';
+import { passesQuickly, planOf } from './compiled-validation';
+import { createValidationPipe, VALIDATION_PIPE_OPTIONS } from './validation';
+import { CreateInvoiceDto, QuoteInvoiceDto } from '../invoices/dto/create-invoice.dto';
+import '../attention/dto/resolve-attention.dto';
+import '../invoices/dto/invoice-queries.dto';
+import '../notifications/dto/list-notifications.dto';
+import '../events/dto/event-queries.dto';
+import '../refunds/dto/list-refunds.query';
+import '../refunds/dto/create-refund.dto';
+import '../payouts/dto/payout-decision.dto';
+import '../payouts/dto/list-payouts.query';
+import '../payouts/dto/payout-requests.dto';
+import '../payouts/dto/payout-batch.schemas';
+import '../reports/dto/daily-report.dto';
+import '../payway-config/dto/list-payways.query';
+import '../payment-tokens/dto/payment-token.view';
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- class-validator's key type
+type Class = Function;
+
+/** Every class class-validator holds rules for (the storage's own map; a test may look inside). */
+function validatedClasses(): Class[] {
+  const map = (getMetadataStorage() as unknown as { validationMetadatas: Map<unknown, unknown> })
+    .validationMetadatas;
+  return [...map.keys()].filter((k): k is Class => typeof k === 'function');
+}
+
+/** A body from the classes' own OpenAPI examples (nested classes too). */
+function sampleOf(cls: Class, depth = 0): Record<string, unknown> {
+  const names = (Reflect.getMetadata('swagger/apiModelPropertiesArray', cls.prototype) ??
+    []) as string[];
+  const out: Record<string, unknown> = {};
+  for (const raw of names) {
+    const name = raw.replace(/^:/, '');
+    const meta = (Reflect.getMetadata('swagger/apiModelProperties', cls.prototype, name) ?? {}) as {
+      example?: unknown;
+      type?: unknown;
+    };
+    if (meta.example !== undefined) out[name] = meta.example;
+    else if (typeof meta.type === 'function' && planOf(meta.type) !== null && depth < 3)
+      out[name] = sampleOf(meta.type, depth + 1);
+  }
+  return out;
+}
+
+const WRONG_VALUES: unknown[] = [
+  null,
+  '',
+  ' ',
+  'x',
+  'x'.repeat(3000),
+  0,
+  1,
+  -1,
+  1.5,
+  '100.10',
+  '100.123',
+  '-5',
+  '1e3',
+  true,
+  false,
+  'true',
+  {},
+  [],
+  ['x'],
+  { a: 'b' },
+  { a: 1 },
+  '643',
+  643,
+  'RUB',
+  '127.0.0.1',
+  '::1',
+  'https://shop.example/x',
+  'javascript:alert(1)',
+  '4111111111111111',
+  '12',
+  '123',
+  '\u0000',
+  'ab\ncd',
+  '2026-11-27',
+  'card_core_payin_rub[mock_server,success_with_callback]',
+];
+
+const EXTRA_KEYS = [
+  'unknownField',
+  'constructor',
+  'hasOwnProperty',
+  'toString',
+  'valueOf',
+  '__proto__',
+  'isPrototypeOf',
+];
+
+/** The sample, then every property missing, wrong in every way, and every extra key (as JSON text). */
+function inputsOf(cls: Class): string[] {
+  const sample = sampleOf(cls);
+  const out = new Set<string>([JSON.stringify(sample), '{}']);
+  const names = Object.keys(sample);
+  const plan = planOf(cls);
+  for (const p of plan?.properties ?? []) if (!names.includes(p.name)) names.push(p.name);
+  for (const name of names) {
+    const { [name]: nested, ...without } = sample;
+    out.add(JSON.stringify(without));
+    for (const v of WRONG_VALUES) out.add(JSON.stringify({ ...sample, [name]: v }));
+    if (nested !== null && typeof nested === 'object' && !Array.isArray(nested)) {
+      const inner = nested as Record<string, unknown>;
+      for (const key of Object.keys(inner)) {
+        const { [key]: _gone, ...rest } = inner;
+        out.add(JSON.stringify({ ...sample, [name]: rest }));
+        for (const v of WRONG_VALUES)
+          out.add(JSON.stringify({ ...sample, [name]: { ...inner, [key]: v } }));
+      }
+      for (const extra of EXTRA_KEYS)
+        out.add(`${JSON.stringify({ ...sample, [name]: inner }).slice(0, -2)},"${extra}":"x"}}`);
+      out.add(JSON.stringify({ ...sample, [name]: [inner] }));
+    }
+  }
+  const body = JSON.stringify(sample);
+  for (const extra of EXTRA_KEYS) {
+    out.add(body === '{}' ? `{"${extra}":"x"}` : `${body.slice(0, -1)},"${extra}":"x"}`);
+    out.add(body === '{}' ? `{"${extra}":{}}` : `${body.slice(0, -1)},"${extra}":{}}`);
+  }
+  return [...out];
+}
+
+/** The instance class-validator is given: the body without its prototype keys (as the pipe strips them), transformed. */
+function instanceOf(cls: Class, json: string): object {
+  const strip = (v: unknown): void => {
+    if (v === null || typeof v !== 'object') return;
+    for (const key of ['__proto__', 'prototype', 'constructor'])
+      delete (v as Record<string, unknown>)[key];
+    for (const inner of Object.values(v)) strip(inner);
+  };
+  const body = JSON.parse(json) as object;
+  strip(body);
+  return plainToInstance(cls as never, body) as object;
+}
+
+type Outcome = { ok: true; value: unknown; type: unknown } | { ok: false; error: unknown };
+
+async function outcome(
+  pipe: ValidationPipe,
+  json: string,
+  meta: ArgumentMetadata,
+): Promise<Outcome> {
+  try {
+    const value: unknown = await pipe.transform(JSON.parse(json), meta);
+    return {
+      ok: true,
+      value: JSON.parse(JSON.stringify(value)),
+      type: (value as object)?.constructor,
+    };
+  } catch (e) {
+    const error = e as { getResponse?: () => unknown; message?: string };
+    return { ok: false, error: error.getResponse ? error.getResponse() : String(error.message) };
+  }
+}
+
+describe('compiled validation (a quick yes, class-validator for the rest)', () => {
+  const quick = createValidationPipe();
+  const reference = new ValidationPipe(VALIDATION_PIPE_OPTIONS);
+  const classes = validatedClasses();
+
+  it("knows the service's DTO classes", () => {
+    expect(classes).toContain(CreateInvoiceDto);
+    expect(classes.length).toBeGreaterThan(15);
+  });
+
+  it("the pipe answers exactly as class-validator's own pipe for every DTO and every input", async () => {
+    let compared = 0;
+    let quickYes = 0;
+    for (const cls of classes) {
+      for (const type of ['body', 'query'] as const) {
+        const meta: ArgumentMetadata = { type, metatype: cls as never, data: '' };
+        for (const json of inputsOf(cls)) {
+          const [a, b] = await Promise.all([
+            outcome(quick, json, meta),
+            outcome(reference, json, meta),
+          ]);
+          expect({ cls: cls.name, json, outcome: a }).toEqual({ cls: cls.name, json, outcome: b });
+          compared++;
+          // The quick check's yes is only ever given where class-validator finds nothing wrong.
+          if (passesQuickly(instanceOf(cls, json))) {
+            quickYes++;
+            expect({ cls: cls.name, json, passed: b.ok }).toEqual({
+              cls: cls.name,
+              json,
+              passed: true,
+            });
+          }
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(1000);
+    expect(quickYes).toBeGreaterThan(20);
+  });
+
+  it('a usual create passes quickly, and each wrong field is left to class-validator', () => {
+    const body = {
+      shopOrderId: 'order-1',
+      amount: '100.10',
+      currency: 643,
+      payway: 'card_core_payin_rub[mock_server,success_with_callback]',
+      description: 'Order',
+      clientInfo: { browserLanguage: 'ru-RU' },
+      metadata: { cartId: 'c-7' },
+    };
+    expect(passesQuickly(plainToInstance(CreateInvoiceDto, body))).toBe(true);
+    for (const wrong of [
+      { amount: 100.1 },
+      { amount: '100.123' },
+      { currency: 'XXX' },
+      { shopOrderId: '' },
+      { payway: 'a b' },
+      { clientInfo: { browserLanguage: 'x'.repeat(17) } },
+      { clientInfo: { other: 'x' } },
+      { clientInfo: 'x' },
+      { clientInfo: [{ browserLanguage: 'ru-RU' }] },
+      { metadata: { k: 1 } },
+      { other: 1 },
+      { successUrl: 'javascript:alert(1)' },
+    ])
+      expect({
+        wrong,
+        quick: passesQuickly(plainToInstance(CreateInvoiceDto, { ...body, ...wrong })),
+      }).toEqual({
+        wrong,
+        quick: false,
+      });
+    const { shopOrderId: _id, ...missing } = body;
+    expect(passesQuickly(plainToInstance(CreateInvoiceDto, missing))).toBe(false);
+    // The parent class has its own plan: the child's fields are unknown keys there.
+    const { clientInfo: _c, metadata: _m, ...quote } = body;
+    expect(passesQuickly(plainToInstance(QuoteInvoiceDto, quote))).toBe(true);
+    expect(passesQuickly(plainToInstance(QuoteInvoiceDto, body))).toBe(false);
+  });
+
+  it('a plain object or a class without rules is never passed quickly', () => {
+    expect(passesQuickly({ shopOrderId: 'x' })).toBe(false);
+    class NoRules {
+      name?: string;
+    }
+    expect(passesQuickly(Object.assign(new NoRules(), { name: 'x' }))).toBe(false);
+  });
+});
