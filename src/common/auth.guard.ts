@@ -1,7 +1,8 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA } from '@nestjs/common/constants.js';
 import { Reflector } from '@nestjs/core';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { sha256Bytes } from './sha256';
 import type { FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { ACCESS, type Access } from './access.decorator';
@@ -25,7 +26,7 @@ export class Forbidden extends DomainError {
   }
 }
 
-const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+const digest = sha256Bytes;
 
 /** The key's public name in logs, audit entries and events: the first 12 hex digits of its SHA-256. */
 export const keyIdOf = (key: string): string => digest(key).toString('hex').slice(0, 12);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../common/sha256';
 import { isLosslessNumber, stringifyLossless } from './lossless';
 
 /**
@@ -18,9 +18,7 @@ export function signText(value: unknown): string {
 
 /** SHA-256 lowercase hex of the sign string with the secret appended. */
 export function digest(signString: string, secret: string): string {
-  return createHash('sha256')
-    .update(signString + secret, 'utf8')
-    .digest('hex');
+  return sha256Hex(signString + secret);
 }
 
 /** The string to sign, without the secret. Exported for tests; never log it. */

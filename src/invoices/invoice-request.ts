@@ -2,10 +2,10 @@
  * Pure mapping of the shop's create request: its idempotency fingerprint (card data excluded)
  * and the gateway's invoice/create body.
  */
-import { createHash } from 'node:crypto';
 import type { ClientInfo, InvoiceCreateRequest } from '../gateway/gateway.types';
 import type { ClientInfoDto, CreateInvoiceDto } from './dto/create-invoice.dto';
 import { canonicalJson } from '../common/idempotency';
+import { sha256Hex } from '../common/sha256';
 import { Amount } from '../common/money';
 
 export { canonicalJson };
@@ -21,7 +21,7 @@ export function requestFingerprint(dto: CreateInvoiceDto): string {
   void _metadata;
   // With paymentTokenFrom the token was looked up, not sent: the request is what the shop sent.
   if (rest.paymentTokenFrom !== undefined) delete rest.paymentToken;
-  return createHash('sha256').update(canonicalJson(rest)).digest('hex');
+  return sha256Hex(canonicalJson(rest));
 }
 
 /** Fields a conflict answer never compares one by one (see secretFieldsEntry). */
@@ -69,9 +69,7 @@ export function requestFingerprintV2(
     dto.paymentTokenFrom !== undefined
       ? { paymentTokenFrom: dto.paymentTokenFrom }
       : { paymentToken: dto.paymentToken ?? null };
-  return createHash('sha256')
-    .update(canonicalJson({ v: 2, facts, secret }))
-    .digest('hex');
+  return sha256Hex(canonicalJson({ v: 2, facts, secret }));
 }
 
 function clientInfoBody(ci: ClientInfoDto | undefined): ClientInfo | undefined {
