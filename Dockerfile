@@ -36,4 +36,4 @@ EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # The Node flags of package.json's start script (src/node-flags.spec.ts holds the two equal).
-CMD ["node", "--no-allocation-site-pretenuring", "dist/src/main.js"]
+CMD ["node", "--no-allocation-site-pretenuring", "--max-semi-space-size=32", "dist/src/main.js"]
