@@ -173,6 +173,6 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^HEALTHCHECK [\s\S]*\/health\/ready/m);
     expect(dockerfile).toMatch(/^ENV NODE_ENV=production/m);
     // The flags are the start script's (src/node-flags.spec.ts).
-    expect(dockerfile).toMatch(/^CMD \["node", ("--[\w-]+", )*"dist\/src\/main\.js"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", ("--[\w-]+(=[\w.-]+)?", )*"dist\/src\/main\.js"\]$/m);
   });
 });
