@@ -1,11 +1,4 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHmac,
-  hkdfSync,
-  randomBytes,
-  timingSafeEqual,
-} from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * The data-encryption key ring (`DATA_ENCRYPTION_KEYS`): secrets kept at rest (payout accounts,
@@ -161,13 +154,6 @@ export class KeyRing {
       .update(`${purpose}\u0000${value}`, 'utf8')
       .digest('hex');
   }
-}
-
-/** Constant-time equality of two secrets of any length. */
-export function sameSecret(given: string, expected: string): boolean {
-  const a = createHmac('sha256', 'compare').update(given).digest();
-  const b = createHmac('sha256', 'compare').update(expected).digest();
-  return timingSafeEqual(a, b);
 }
 
 function derive(key: Buffer, purpose: string): Buffer {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sha256Bytes, sha256Hex } from './sha256';
+import { sameSecret, sha256Bytes, sha256Hex } from './sha256';
 
 describe('sha256', () => {
   it.each(['', 'abc', 'é🙂\u0000', 'x'.repeat(10_000), '\uD800 lone surrogate'])(
@@ -15,5 +15,12 @@ describe('sha256', () => {
     expect(sha256Hex('abc')).toBe(
       'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
     );
+  });
+
+  it('compares secrets of any length', () => {
+    expect(sameSecret('Bearer abc', 'Bearer abc')).toBe(true);
+    expect(sameSecret('Bearer ab', 'Bearer abc')).toBe(false);
+    expect(sameSecret('', 'Bearer abc')).toBe(false);
+    expect(sameSecret('Bearer abd', 'Bearer abc')).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { sha256Bytes, sha256Hex } from '../common/sha256';
 import { DataSource } from 'typeorm';
 import { keyIdOf } from '../common/auth.guard';
 import { logger } from '../common/logger';
@@ -30,13 +31,6 @@ export interface SessionListing {
 const LAST_SEEN_EVERY_S = 60;
 const HANDLE = /^[0-9a-f]{64}$/;
 
-const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
-
-/** Constant-time equality of two short texts (CSRF tokens, keys), whatever their lengths. */
-export function sameText(a: string, b: string): boolean {
-  return timingSafeEqual(sha256(a), sha256(b));
-}
-
 /**
  * Server-side console sessions. The cookie holds a random id; the database holds only its
  * SHA-256, the admin key's id and the session's CSRF token, so a database reader cannot
@@ -58,8 +52,8 @@ export class ConsoleSessions implements OnApplicationBootstrap {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {
-    this.adminKeys = config.adminApiKeys.map(sha256);
-    this.shopKeys = config.apiKeys.map(sha256);
+    this.adminKeys = config.adminApiKeys.map(sha256Bytes);
+    this.shopKeys = config.apiKeys.map(sha256Bytes);
     this.adminKeyIds = [...new Set(config.adminApiKeys.map(keyIdOf))];
   }
 
@@ -109,7 +103,7 @@ export class ConsoleSessions implements OnApplicationBootstrap {
     key: string,
     address: string,
   ): Promise<{ id: string; session: ConsoleSession } | null> {
-    const given = sha256(key);
+    const given = sha256Bytes(key);
     let admin = false;
     let shop = false;
     for (const k of this.adminKeys) if (timingSafeEqual(k, given)) admin = true;
@@ -126,7 +120,7 @@ export class ConsoleSessions implements OnApplicationBootstrap {
       keyId: keyIdOf(key),
       csrfToken: randomBytes(32).toString('base64url'),
       expiresAt: new Date(Date.now() + this.ttlS * 1000),
-      handle: sha256(id).toString('hex'),
+      handle: sha256Hex(id),
     };
     await this.dataSource.query(
       `INSERT INTO admin_sessions (id_hash, key_id, csrf_token, expires_at, client_address)
@@ -144,7 +138,7 @@ export class ConsoleSessions implements OnApplicationBootstrap {
    */
   async find(id: string | undefined): Promise<ConsoleSession | null> {
     if (!id || id.length > 128) return null;
-    const handle = sha256(id).toString('hex');
+    const handle = sha256Hex(id);
     const rows = (await this.dataSource.query(
       `SELECT key_id, csrf_token, expires_at, last_seen_at < now() - make_interval(secs => $3) AS stale
          FROM admin_sessions
@@ -205,8 +199,6 @@ export class ConsoleSessions implements OnApplicationBootstrap {
 
   async signOut(id: string | undefined): Promise<void> {
     if (!id || id.length > 128) return;
-    await this.dataSource.query(`DELETE FROM admin_sessions WHERE id_hash = $1`, [
-      sha256(id).toString('hex'),
-    ]);
+    await this.dataSource.query(`DELETE FROM admin_sessions WHERE id_hash = $1`, [sha256Hex(id)]);
   }
 }

@@ -21,7 +21,8 @@ import {
   type ObjectType,
   type SearchFilter,
 } from './console.service';
-import { ConsoleSessions, sameText, type ConsoleSession } from './console-sessions';
+import { ConsoleSessions, type ConsoleSession } from './console-sessions';
+import { sameSecret } from '../common/sha256';
 import { ConsoleActions, FINAL_STATUSES } from './console-actions';
 import { DomainError, ValidationFailed } from '../common/errors';
 import {
@@ -207,7 +208,7 @@ export class ConsoleController {
       return null;
     }
     const token = field(req, '_csrf', 128);
-    if (!token || !sameText(token, s.csrfToken)) {
+    if (!token || !sameSecret(token, s.csrfToken)) {
       this.message(
         res,
         403,
@@ -255,7 +256,7 @@ export class ConsoleController {
     }
     const expected = cookie(req, LOGIN_COOKIE);
     const token = field(req, '_csrf', 128);
-    if (!expected || !token || !sameText(expected, token)) {
+    if (!expected || !token || !sameSecret(expected, token)) {
       consoleSignIns.inc({ result: 'bad_csrf' });
       this.message(
         res,

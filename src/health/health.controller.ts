@@ -11,7 +11,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { sameSecret } from '../common/key-ring';
+import { sameSecret } from '../common/sha256';
 import { Public } from '../common/public.decorator';
 import { Unauthorized } from '../common/auth.guard';
 import { RateLimitStore } from '../common/rate-limit-store';

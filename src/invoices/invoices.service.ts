@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { sameSecret } from '../common/sha256';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { RowChanged } from '../audit/event-write';
@@ -1185,12 +1185,6 @@ export class InvoicesService {
   private secondsFromNow(s: number): Date {
     return new Date(Date.now() + s * 1000);
   }
-}
-
-/** Constant-time comparison of two secrets of any length (compared as SHA-256 digests). */
-export function sameSecret(given: string, expected: string): boolean {
-  const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(given), digest(expected));
 }
 
 /** Facts of an invoice record (check, charge) that fill what we did not know yet. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../common/sha256';
 import { notificationSignString } from '../gateway';
 
 /** Bumped when the key's recipe changes: rows of an older recipe are re-keyed at start-up. */
@@ -16,9 +16,7 @@ export function notificationContentKey(
   fields: Readonly<Record<string, string>>,
   verified = true,
 ): string {
-  return createHash('sha256')
-    .update(JSON.stringify([verified ? 'v' : 'u', notificationSignString(fields)]), 'utf8')
-    .digest('hex');
+  return sha256Hex(JSON.stringify([verified ? 'v' : 'u', notificationSignString(fields)]));
 }
 
 /** `::ffff:127.0.0.1` (IPv4 mapped into IPv6, as Node reports it on a dual-stack socket) → `127.0.0.1`. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../common/sha256';
 import type { DataSource } from 'typeorm';
 import { isSealed, type KeyRing } from '../common/key-ring';
 import { notificationContentKey, NOTIFICATION_KEY_VERSION } from './notification-key';
@@ -93,7 +93,7 @@ async function rekeyRow(
     if ((e as { code?: string }).code !== '23505') throw e;
   }
   await ds.query(`UPDATE notifications SET content_key = $1, key_version = $2 WHERE id = $3`, [
-    createHash('sha256').update(`superseded:${id}`).digest('hex'),
+    sha256Hex(`superseded:${id}`),
     NOTIFICATION_KEY_VERSION,
     id,
   ]);

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../common/sha256';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
@@ -981,7 +981,7 @@ function fingerprintOf(shopOrderId: string, dto: CreateRefundDto): string {
     currency: dto.currency ?? null,
     metadata: metadataOf(dto.metadata),
   });
-  return createHash('sha256').update(canonical).digest('hex');
+  return sha256Hex(canonical);
 }
 
 /**
