@@ -49,8 +49,8 @@ interface PropertyPlan {
   conditions: Metadata[];
   /** `IsDefined` first, then the custom rules, as class-validator runs them. */
   rules: Rule[];
-  /** `ValidateNested`: how many (each checks the same value). */
-  nested: number;
+  /** `ValidateNested` (however many, each checks the same value). */
+  nested: boolean;
 }
 
 interface Plan {
@@ -68,10 +68,6 @@ const KNOWN_TYPES = new Set<string>([
 
 const plans = new Map<Class, Plan | null>();
 
-function storage(): Storage {
-  return getMetadataStorage();
-}
-
 /** The class's plan, made on first use (every decorator has run by then); null: never quick. */
 export function planOf(cls: Class): Plan | null {
   let plan = plans.get(cls);
@@ -85,7 +81,13 @@ export function planOf(cls: Class): Plan | null {
 function makePlan(cls: Class): Plan | null {
   // The arguments class-validator's executor passes with no groups, `always` and `strictGroups`
   // off; the schema name only matters for string targets (schemas), refused below.
-  const metadatas = storage().getTargetValidationMetadatas(cls, '', false, false, undefined);
+  const metadatas = getMetadataStorage().getTargetValidationMetadatas(
+    cls,
+    '',
+    false,
+    false,
+    undefined,
+  );
   if (metadatas.length === 0) return null;
   const byName = new Map<string, Metadata[]>();
   for (const m of metadatas) {
@@ -103,11 +105,11 @@ function makePlan(cls: Class): Plan | null {
       conditions: list.filter((m) => m.type === ValidationTypes.CONDITIONAL_VALIDATION),
       rules: [...defined, ...custom].map((metadata) => ({
         metadata,
-        validators: storage()
+        validators: getMetadataStorage()
           .getTargetValidatorConstraints(metadata.constraintCls)
           .map((c) => c.instance),
       })),
-      nested: list.filter((m) => m.type === ValidationTypes.NESTED_VALIDATION).length,
+      nested: list.some((m) => m.type === ValidationTypes.NESTED_VALIDATION),
     });
   }
   return { allowed: new Set(byName.keys()), properties };
@@ -152,7 +154,7 @@ function passes(object: Record<string, unknown>, plan: Plan): boolean {
         Boolean((c.constraints[0] as (o: object, v: unknown) => boolean)(object, value)) && applies;
     if (!applies) continue;
     for (const rule of p.rules) if (!rulePasses(object, value, rule)) return false;
-    if (p.nested > 0 && value !== undefined) {
+    if (p.nested && value !== undefined) {
       if (isCollection(value) || !(value instanceof Object)) return false;
       const inner = planOf((value as object).constructor);
       if (inner === null || !passes(value as Record<string, unknown>, inner)) return false;
