@@ -460,13 +460,14 @@ async function createRows() {
   }
   const peakMb = rss.stop();
   const recorded = await recordBaseline('bench_baseline_record', (url, pid) => createLoad(url, 'rec', 64, DURATION_S, pid));
-  p1Rows(rounds, recorded, peakMb);
-  if (withP2) p2Rows(rounds);
+  // P1's and the bare script's figures over the rounds, for P1's rows and P2's (its ratios' other side).
+  const p1 = medianLoad(rounds.map((r) => r.p1));
+  const b = medianLoad(rounds.map((r) => r.base));
+  p1Rows(rounds, p1, b, recorded, peakMb);
+  if (withP2) p2Rows(rounds, p1, b);
 }
 
-function p1Rows(rounds, recorded, peakMb) {
-  const b = medianLoad(rounds.map((r) => r.base));
-  const p1 = medianLoad(rounds.map((r) => r.p1));
+function p1Rows(rounds, p1, b, recorded, peakMb) {
   details.p1 = { ...p1, peakRssMb: peakMb, baseline: b, rounds: rounds.map((r) => ({ p1: r.p1, baseline: r.base })), recordBaseline: recorded };
   const rpsRatios = rounds.map((r) => ratioOf(r.p1.rps, r.base.rps));
   const p99Ratios = rounds.map((r) => (r.p1.ok > 0 ? ratioOf(r.p1.p99, r.base.p99) : null));
@@ -485,9 +486,7 @@ function p1Rows(rounds, recorded, peakMb) {
   row('P5 peak RSS of the service during P1', `${fmt(peakMb)} MB`, '≤ 250 MB', '', peakMb !== null && peakMb <= 250);
 }
 
-function p2Rows(rounds) {
-  const p1 = medianLoad(rounds.map((r) => r.p1));
-  const b = medianLoad(rounds.map((r) => r.base));
+function p2Rows(rounds, p1, b) {
   const r = medianLoad(rounds.map((x) => x.p2));
   const bare = medianLoad(rounds.map((x) => x.baseP2));
   const spent = {
