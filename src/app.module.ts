@@ -15,7 +15,7 @@ import { HealthModule } from './health/health.module';
 import { NotificationAppliersModule } from './notifications/notification-appliers.module';
 
 @Module({})
-/** The edge (headers, key gate, bodies, input guard, request context) is in common/http-edge.ts. */
+/** The edge (headers, key gate, bodies, input guard) is in common/http-edge.ts. */
 export class AppModule {
   static forRoot(config: AppConfig & { databaseUrl: string }): DynamicModule {
     return {

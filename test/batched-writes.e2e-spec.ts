@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
 import { batchChangesIn, RowChanged, updateWithEvent } from '../src/audit/event-write';
 import { clientOf } from '../src/common/sql';
-import { runAs } from '../src/common/request-context';
+import { managerFor, type By } from '../src/common/actor';
 import { InvoiceEntity } from '../src/invoices/invoice.entity';
 import { auth, startTestApp, TestContext } from './support/app';
 import { PAYMENT } from './support/payways';
@@ -58,8 +58,10 @@ function changeDescription(
   description: string,
   /** Inside this transaction, unconditionally (the row is locked); else on condition of the version. */
   inTransaction?: EntityManager,
+  /** Outside a transaction: who acts. */
+  by?: By,
 ) {
-  return updateWithEvent(inTransaction ?? ds.manager, {
+  return updateWithEvent(inTransaction ?? managerFor(ds, by), {
     table: 'invoices',
     target: InvoiceEntity,
     rowId: inv.id,
@@ -167,9 +169,11 @@ it("changes of one turn: one statement, each row its own event and the actor's k
   const actors = ['key_a', 'key_b', 'key_c'];
   const written = await Promise.all(
     invs.map((inv, i) =>
-      runAs({ keyId: actors[i], role: 'shop', scopes: ['payments'] }, () =>
-        changeDescription(inv, inv.shopOrderId, `batched ${i}`),
-      ),
+      changeDescription(inv, inv.shopOrderId, `batched ${i}`, undefined, {
+        keyId: actors[i],
+        role: 'shop',
+        scopes: ['payments'],
+      }),
     ),
   );
   written.forEach((w, i) => expect(w.row).toEqual({ id: invs[i].id, description: `batched ${i}` }));

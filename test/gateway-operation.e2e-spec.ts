@@ -59,6 +59,7 @@ describe('runGatewayOperation', () => {
     const phases: string[] = [];
     const result = await runGatewayOperation(ds, {
       name: 'test.op',
+      by: undefined,
       call: async () => {
         // The pool has one connection: this query runs only if the runner holds none.
         const [{ n }] = (await ds.query(`SELECT 1 AS n`)) as Array<{ n: number }>;
@@ -89,6 +90,7 @@ describe('runGatewayOperation', () => {
     let seen: CallAnswer<number> | undefined;
     await runGatewayOperation(ds, {
       name: 'test.op',
+      by: undefined,
       call: () => Promise.reject(timeout),
       lock: lockRow(id),
       missing: () => new Error('gone'),
@@ -107,6 +109,7 @@ describe('runGatewayOperation', () => {
     await expect(
       runGatewayOperation(ds, {
         name: 'test.op',
+        by: undefined,
         call: async () => 0,
         lock: lockRow(id),
         missing: () => new Error('gone'),
@@ -124,6 +127,7 @@ describe('runGatewayOperation', () => {
     await expect(
       runGatewayOperation(ds, {
         name: 'test.op',
+        by: undefined,
         call: async () => 0,
         lock: lockRow(id),
         missing: () => new Error('gone'),
@@ -142,6 +146,7 @@ describe('runGatewayOperation', () => {
     const locked: number[] = [];
     const op = (id: number, unchanged: boolean) => ({
       name: 'test.op',
+      by: undefined,
       call: async () => 'answer',
       recordUnchanged: async () => {
         if (!unchanged) return null;
@@ -168,6 +173,7 @@ describe('runGatewayOperation', () => {
     const gone = nextId++;
     const base = {
       name: 'test.op',
+      by: undefined,
       lock: lockRow(gone),
       record: async () => 'recorded',
     };

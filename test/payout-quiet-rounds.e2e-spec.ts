@@ -186,6 +186,7 @@ describe.each<[string, (shopPaymentIds: string[]) => Promise<void>]>([
     await processor.checkOnce(dataSource, viaRow.id, 'reconciliation', {
       owner: 'per-row',
       mayCreate: true,
+      by: undefined,
     });
     const rowDone = Date.now();
     expect(perRow).toHaveBeenCalledTimes(1);

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Acting, type Actor } from '../common/actor';
 import {
   ApiBearerAuth,
   ApiExtraModels,
@@ -82,9 +83,10 @@ export class AttentionController {
     @Param('kind') kind: string,
     @Param('id') id: string,
     @Body() dto: ResolveAttentionDto,
+    @Acting() by: Actor,
   ): Promise<unknown> {
     const object = KINDS[kind];
     if (object === undefined) throw new NotFound('Route', `admin/${kind}`);
-    return this.attention.resolve(object, id, dto);
+    return this.attention.resolve(object, id, dto, by);
   }
 }

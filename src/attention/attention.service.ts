@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { transactionFor, type By } from '../common/actor';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { resolveAttention, type AttentionObject } from '../common/attention';
@@ -104,16 +105,22 @@ export class AttentionService {
     }));
   }
 
-  async resolve(object: AttentionObject, id: string, dto: ResolveAttentionDto): Promise<unknown> {
-    if (dto.action === 'accept') return this.accept(object, id, dto.status ?? '', dto.note ?? '');
+  async resolve(
+    object: AttentionObject,
+    id: string,
+    dto: ResolveAttentionDto,
+    by: By,
+  ): Promise<unknown> {
+    if (dto.action === 'accept')
+      return this.accept(object, id, dto.status ?? '', dto.note ?? '', by);
     if (dto.action === 'charge' || dto.action === 'unhold')
-      return this.settleHold(object, id, dto.action);
+      return this.settleHold(object, id, dto.action, by);
     // Recheck asks now and applies through the object's rule; it never clears a flag by itself
     // nor unschedules anything (issue #22): each recheck clears only a final object's flag that
     // the gateway's fresh answer confirms.
-    if (object === 'invoice') return this.invoices.recheck(id);
-    if (object === 'refund') return this.refunds.recheck(id);
-    return this.payouts.reconcile(id);
+    if (object === 'invoice') return this.invoices.recheck(id, by);
+    if (object === 'refund') return this.refunds.recheck(id, by);
+    return this.payouts.reconcile(id, by);
   }
 
   /** The gateway shop an object of that kind belongs to. */
@@ -133,6 +140,7 @@ export class AttentionService {
     id: string,
     status: string,
     note: string,
+    by: By,
   ): Promise<unknown> {
     const finals: readonly string[] =
       object === 'invoice'
@@ -159,7 +167,7 @@ export class AttentionService {
     };
     const details = { attention: 'accept', note, ...facts };
     const resolution = { action: 'accept', status, note, ...facts };
-    return this.dataSource.transaction(async (m) => {
+    return transactionFor(this.dataSource, by, async (m) => {
       if (object === 'invoice') {
         const inv = await lockInvoice(m, { shopId, shopOrderId: id });
         if (!inv) throw new NotFound('Invoice', id);
@@ -254,6 +262,7 @@ export class AttentionService {
     object: AttentionObject,
     id: string,
     action: 'charge' | 'unhold',
+    by: By,
   ): Promise<unknown> {
     if (object !== 'invoice')
       throw new ValidationFailed([
@@ -263,8 +272,8 @@ export class AttentionService {
       .getRepository(InvoiceEntity)
       .findOneBy({ shopId: this.shopOf(object), shopOrderId: id });
     if (before === null) throw new NotFound('Invoice', id);
-    await (action === 'charge' ? this.invoices.charge(id) : this.invoices.unhold(id));
-    await this.dataSource.transaction(async (m) => {
+    await (action === 'charge' ? this.invoices.charge(id, by) : this.invoices.unhold(id, by));
+    await transactionFor(this.dataSource, by, async (m) => {
       const inv = await lockInvoice(m, { shopId: this.shopOf(object), shopOrderId: id });
       if (!inv) throw new NotFound('Invoice', id);
       if (
@@ -278,7 +287,7 @@ export class AttentionService {
           { action, status: inv.status },
         );
     });
-    return this.invoices.get(id, false, true);
+    return this.invoices.get(id, false, true, by);
   }
 }
 

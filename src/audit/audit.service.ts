@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { currentActor } from '../common/request-context';
+import { actingKeyOf } from '../common/actor';
 import type { AuditCause, AuditEntityType } from './audit-event.entity';
 import { rememberForCommit } from './shop-event-snapshots';
 import {
@@ -41,11 +41,12 @@ export interface AuditRecord {
  * holds the object's row lock, which serialises the sequence; the unique index backs it. Just
  * before commit the last event of each object is brought up to the committed view
  * (ShopEventSnapshots), so what the write path changes after recording still shows. The acting
- * key's id comes from the request context (set by the auth guard), so no caller passes it along.
+ * key's id is the one the manager acts for (`transactionFor`, src/common/actor.ts).
  */
 @Injectable()
 export class AuditService {
   async record(manager: EntityManager, event: AuditRecord): Promise<void> {
+    const keyId = actingKeyOf(manager);
     const type = shopEventTypeOf(event);
     const data =
       type === null
@@ -71,7 +72,7 @@ export class AuditService {
         event.details ?? null,
         type,
         data,
-        currentActor()?.keyId ?? null,
+        keyId,
       ],
     )) as Array<{ id: string }>;
     if (type !== null && data !== null && event.committedView === undefined)

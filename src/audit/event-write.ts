@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
-import { currentActor } from '../common/request-context';
+import { actingKeyOf } from '../common/actor';
 import type { RowScope } from './shop-event-snapshots';
 import { BatchedWrite } from '../common/batched-write';
 import type { Pool, PoolClient } from 'pg';
@@ -125,7 +125,7 @@ export async function updateWithEvent(
   const guarded = w.version !== undefined;
   const key = `${w.table}:${set.map((c) => c.databaseName).join(',')}${guarded ? ':xmin' : ''}:${returning}`;
   const st = built.get(key) ?? singleStatement(w.table, set, guarded, returning, key);
-  const keyId = currentActor()?.keyId ?? null;
+  const keyId = actingKeyOf(m);
   // The single-row statement's parameters, built only when that statement is sent: a batched
   // change goes as its row's JSON instead, so a batched create's answer is serialised once (#23).
   const values = (): unknown[] => {

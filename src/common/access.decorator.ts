@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import type { Scope } from './request-context';
+import type { Scope } from './actor';
 
 export const ACCESS = 'access';
 

@@ -6,7 +6,6 @@ import { allows, AuthGuard, Forbidden, keyIdOf, Unauthorized } from './auth.guar
 import { Public } from './public.decorator';
 import { RateLimiter } from './rate-limit';
 import { RateLimitStore } from './rate-limit-store';
-import { currentActor, runAs } from './request-context';
 
 const SHOP = 'shop-key-0123456789abcdef';
 const READER = 'read-key-0123456789abcdef';
@@ -61,7 +60,7 @@ describe('AuthGuard', () => {
   it('refuses a guarded route that declares no access rule to every key, admin included (fails closed)', async () => {
     for (const key of [SHOP, READER, ADMIN]) {
       for (const m of ['list', 'create']) {
-        await expect(runAs(undefined, () => g.canActivate(context(Undeclared, m, key)))).rejects.toThrow(Forbidden);
+        await expect(g.canActivate(context(Undeclared, m, key))).rejects.toThrow(Forbidden);
       }
     }
     await expect(g.canActivate(context(Undeclared, 'list'))).rejects.toThrow(Unauthorized);
@@ -82,11 +81,10 @@ describe('AuthGuard', () => {
     expect(await g.canActivate(context(Open, 'page'))).toBe(true);
   });
 
-  it('puts the acting key id (never the key) in the request context', async () => {
-    const seen = await runAs(undefined, async () => {
-      await g.canActivate(context(Payments, 'create', SHOP));
-      return currentActor();
-    });
+  it('puts the acting key id (never the key) on the request, for @Acting()', async () => {
+    const ctx = context(Payments, 'create', SHOP);
+    await g.canActivate(ctx);
+    const seen = (ctx.switchToHttp().getRequest() as { actor?: unknown }).actor;
     expect(seen).toEqual({ keyId: keyIdOf(SHOP), role: 'shop', scopes: ['payments'] });
     expect(keyIdOf(SHOP)).toMatch(/^[0-9a-f]{12}$/);
   });

@@ -10,9 +10,9 @@ import { DomainError } from './errors';
 import { logger } from './logger';
 import { IS_PUBLIC, PER_ADDRESS_LIMIT } from './public.decorator';
 import { RateLimiter } from './rate-limit';
-import { SCOPES, setCurrentActor, type Actor, type Role, type Scope } from './request-context';
+import { SCOPES, type Actor, type Role, type Scope } from './actor';
 
-export type { Role } from './request-context';
+export type { Role } from './actor';
 
 export class Unauthorized extends DomainError {
   constructor() {
@@ -67,7 +67,7 @@ export class ApiKeyTable {
  * from the route's own metadata (@AdminOnly / @Scopes on the handler or controller), never from
  * the URL, so no spelling of a path (case, encoding, slashes, absolute form) changes the answer.
  * A guarded route that declares nothing is refused to every key. Keys are compared in constant
- * time; the acting key is put in the request context for the audit trail.
+ * time; the acting key is put on the request (`@Acting()`), for the audit trail.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -101,7 +101,7 @@ export class AuthGuard implements CanActivate {
     if (!allows(actor, access, Reflect.getMetadata(METHOD_METADATA, context.getHandler()) === RequestMethod.GET)) {
       throw new Forbidden(access.kind === 'admin' ? undefined : `This route needs a key with the scope ${access.anyOf.join(' or ')}`);
     }
-    setCurrentActor(actor);
+    req.actor = actor;
     req.role = actor.role;
     await this.limiter.takeForKey(actor.keyId);
     return true;

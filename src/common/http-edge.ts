@@ -9,7 +9,7 @@ import type { ApiKeyTable } from './auth.guard';
 import { inputProblem, unsupportedBody, PAYOUT_BATCH_BODY_LIMIT, PAYOUT_BATCH_ROUTE } from './input-guard';
 import { PROBLEM_BASE, toProblem } from './problem.filter';
 import { RateLimited, type RateLimiter } from './rate-limit';
-import { openRequestContext, type Actor } from './request-context';
+import type { Actor } from './actor';
 import { ValidationFailed } from './errors';
 
 /**
@@ -23,7 +23,9 @@ import { ValidationFailed } from './errors';
  *   route 5 MB), the raw bytes kept for the webhook's signature; a keyless request's body is
  *   never read.
  * - preValidation: what no field may hold (NUL, lone surrogates, depth, width, reserved keys).
- * - preHandler: the request's context (the acting key, for the audit trail).
+ *
+ * No request context is opened: the guard puts the acting key on the request, and the handler
+ * passes it on (src/common/actor.ts).
  */
 
 /** Every route but the payout batch upload reads at most this many bytes of body. */
@@ -57,6 +59,8 @@ declare module 'fastify' {
     keyless: boolean;
     /** The gate's reading of the Authorization header (undefined: not read), for the guard. */
     keyActor: Actor | null | undefined;
+    /** Set by the guard: the key this request acts for (`@Acting()`); undefined on public routes. */
+    actor: Actor | undefined;
     startedAt: bigint;
   }
 }
@@ -73,6 +77,7 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
   fastify.decorateRequest('rawBody', undefined);
   fastify.decorateRequest('keyless', false);
   fastify.decorateRequest('keyActor', undefined);
+  fastify.decorateRequest('actor', undefined);
   fastify.decorateRequest('startedAt', BigInt(0));
 
   const apiHeaders: Record<string, string> = { ...opts.fixedHeaders, 'cache-control': 'no-store' };
@@ -153,9 +158,6 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
     const problem = inputProblem(request.url, request.query, request.body);
     done(problem ? new ValidationFailed([problem]) : undefined);
   });
-
-  // Last before the handler: the guard, the handler and everything they run share one context.
-  fastify.addHook('preHandler', (_request, _reply, done) => openRequestContext(done));
 
   // While the server drains (bootstrap's close), every answer closes its connection: the client
   // opens its next one elsewhere, and no kept-alive connection is reaped under a request it just

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { transactionFor, type By } from './actor';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
 import { idempotencyConflicts } from '../metrics/metrics';
@@ -104,12 +105,13 @@ export function refuseIfLocked(t: ConflictTarget, limit: number): void {
  */
 export async function recordConflict(
   ds: DataSource,
+  by: By,
   t: ConflictTarget,
   limit: number,
   errors: FieldError[],
   cause: AuditCause,
 ): Promise<never> {
-  const count = await ds.transaction(async (m) => {
+  const count = await transactionFor(ds, by, async (m) => {
     const rows = (await m.query(
       `UPDATE ${TABLE[t.object]} SET idempotency_conflicts = idempotency_conflicts + 1
         WHERE id = $1 AND idempotency_conflicts < $2

@@ -12,7 +12,7 @@ import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSyn
 import { join } from 'node:path';
 import { type DataKey, generateKeyRingText, parseKeyRing } from '../common/key-ring';
 import { isIP } from 'node:net';
-import { SCOPES, type Scope } from '../common/request-context';
+import { SCOPES, type Scope } from '../common/actor';
 import { isTrustPreset, wideTrustProblem } from './trusted-proxies';
 import { minorUnitsProblem, parseCurrencyInput } from '../common/currency';
 import { Amount } from '../common/money';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AttentionService } from '../attention/attention.service';
-import { runAs, SCOPES } from '../common/request-context';
+import { SCOPES, type Actor } from '../common/actor';
 import { PayoutsService } from '../payouts/payouts.service';
 import type { ObjectType } from './console.service';
 import type { ConsoleSession } from './console-sessions';
@@ -39,20 +39,21 @@ export class ConsoleActions {
   decide(
     id: string,
     decision: { action: 'approve'; note?: string } | { action: 'reject'; reason: string },
+    by: Actor,
   ): Promise<unknown> {
     return decision.action === 'approve'
-      ? this.payouts.approve(id, decision.note)
-      : this.payouts.rejectPayout(id, decision.reason);
+      ? this.payouts.approve(id, by, decision.note)
+      : this.payouts.rejectPayout(id, decision.reason, by);
   }
 
-  /** Runs a form's action as the signed-in admin key, so the audit trail records its key id. */
-  asOperator<T>(session: ConsoleSession, fn: () => Promise<T>): Promise<T> {
-    return runAs({ keyId: session.keyId, role: 'admin', scopes: SCOPES }, fn);
+  /** The signed-in admin key a form acts as: the audit trail records its key id. */
+  operator(session: ConsoleSession): Actor {
+    return { keyId: session.keyId, role: 'admin', scopes: SCOPES };
   }
 
   /** The same guarded service method as the admin route: the console cannot bypass accept's guard. */
-  resolve(type: ObjectType, id: string, command: ResolveCommand): Promise<unknown> {
-    return this.attention.resolve(type, id, command);
+  resolve(type: ObjectType, id: string, command: ResolveCommand, by: Actor): Promise<unknown> {
+    return this.attention.resolve(type, id, command, by);
   }
 
   queue(): ReturnType<AttentionService['list']> {

@@ -426,13 +426,12 @@ export class ConsoleController {
     }
     let status: string;
     try {
-      const p = (await this.actions.asOperator(session, () =>
-        this.actions.decide(
-          id,
-          decision === 'approve'
-            ? { action: 'approve', note: text === '' ? undefined : text }
-            : { action: 'reject', reason: text },
-        ),
+      const p = (await this.actions.decide(
+        id,
+        decision === 'approve'
+          ? { action: 'approve', note: text === '' ? undefined : text }
+          : { action: 'reject', reason: text },
+        this.actions.operator(session),
       )) as { status: string };
       status = p.status;
     } catch (e) {
@@ -477,7 +476,7 @@ export class ConsoleController {
     if (!session) return;
     const id = String(params(req).id);
     try {
-      await this.actions.asOperator(session, () => this.notifications.replay(id));
+      await this.notifications.replay(id, this.actions.operator(session));
     } catch (e) {
       this.message(
         res,
@@ -517,7 +516,7 @@ export class ConsoleController {
     if (!session) return;
     const id = String(params(req).id);
     try {
-      await this.actions.asOperator(session, () => this.events.redeliver(id));
+      await this.events.redeliver(id);
     } catch (e) {
       this.message(
         res,
@@ -558,7 +557,7 @@ export class ConsoleController {
     if (!session) return;
     const id = String(params(req).id);
     try {
-      await this.actions.asOperator(session, () => this.tokens.revoke(id));
+      await this.tokens.revoke(id, this.actions.operator(session));
     } catch (e) {
       this.message(
         res,
@@ -944,8 +943,11 @@ export class ConsoleController {
       return;
     }
     try {
-      await this.actions.asOperator(session, () =>
-        this.actions.resolve(type, id, action === 'accept' ? { action, status, note } : { action }),
+      await this.actions.resolve(
+        type,
+        id,
+        action === 'accept' ? { action, status, note } : { action },
+        this.actions.operator(session),
       );
     } catch (e) {
       this.message(

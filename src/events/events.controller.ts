@@ -9,7 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { AdminOnly, Scopes } from '../common/access.decorator';
 import { ApiProblems } from '../common/openapi';
-import { currentActor } from '../common/request-context';
+import { Acting, type Actor } from '../common/actor';
 import type { Page } from '../common/pagination';
 import { DELIVERY_STATES, EventFeedQuery, ListDeliveriesQuery } from './dto/event-queries.dto';
 import { ApiShopEventModels, SHOP_EVENT_SCHEMA, ShopEventPage, type ShopEvent } from './event.view';
@@ -46,8 +46,8 @@ export class EventsController {
   @ApiOperation({ summary: 'Shop events after a cursor (gap-free feed)', description: FEED_DOC })
   @ApiOkResponse({ type: ShopEventPage })
   @ApiProblems(400, 403, 410)
-  feed(@Query() q: EventFeedQuery): Promise<Page<ShopEvent>> {
-    return this.events.feed(q, feedObjectTypes(currentActor()));
+  feed(@Query() q: EventFeedQuery, @Acting() by: Actor): Promise<Page<ShopEvent>> {
+    return this.events.feed(q, feedObjectTypes(by));
   }
 
   @Get(':id')
@@ -60,8 +60,8 @@ export class EventsController {
   @ApiShopEventModels()
   @ApiOkResponse({ schema: SHOP_EVENT_SCHEMA })
   @ApiProblems(404, 410)
-  get(@Param('id') id: string): Promise<ShopEvent> {
-    return this.events.get(id, feedObjectTypes(currentActor()));
+  get(@Param('id') id: string, @Acting() by: Actor): Promise<ShopEvent> {
+    return this.events.get(id, feedObjectTypes(by));
   }
 }
 

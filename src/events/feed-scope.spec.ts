@@ -1,5 +1,5 @@
-import type { Actor, Scope } from '../common/request-context';
-import { SCOPES } from '../common/request-context';
+import type { Actor, Scope } from '../common/actor';
+import { SCOPES } from '../common/actor';
 import { feedObjectTypes, objectTypeOfEventType } from './feed-scope';
 
 const shop = (...scopes: Scope[]): Actor => ({ keyId: 'k', role: 'shop', scopes });

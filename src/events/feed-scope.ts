@@ -1,5 +1,5 @@
 import { EVENT_OBJECT_TYPES, type EventObjectType } from '../audit/shop-events';
-import type { Actor, Scope } from '../common/request-context';
+import type { Actor, Scope } from '../common/actor';
 
 /** The object types each shop scope covers in the event feed (shared/API.md, Scopes). */
 const COVERS: Partial<Record<Scope, readonly EventObjectType[]>> = {

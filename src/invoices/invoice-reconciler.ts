@@ -124,6 +124,8 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
     }
     return runGatewayOperation(this.dataSource, {
       name: 'invoice.reconcile',
+      // The reconciler acts for nobody: its writes record no key.
+      by: undefined,
       call: () => this.gateway.checkInvoice(invoice.shopOrderId),
       lock: (m) => m.findOne(InvoiceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } }),
       missing: (): Outcome => 'error',

@@ -17,6 +17,7 @@ import { GetInvoiceQuery, ListInvoicesQuery } from './dto/invoice-queries.dto';
 import type { InvoiceView } from './invoice.view';
 import { InvoicesService, type QuoteView } from './invoices.service';
 import { Scopes } from '../common/access.decorator';
+import { Acting, type Actor } from '../common/actor';
 import { REPLAYED_HEADER, ValidationFailed } from '../common/errors';
 import { holdActionBodyErrors } from './hold-action-body';
 
@@ -67,9 +68,11 @@ export class InvoicesController {
   async create(
     @Body() dto: CreateInvoiceDto,
     @Res({ passthrough: true }) res: FastifyReply,
+    @Acting() by: Actor,
   ): Promise<unknown> {
     const { code, body, replayed } = await this.invoices.create(
       await this.invoices.resolvePaymentTokenFrom(dto),
+      by,
     );
     res.status(code);
     if (replayed) res.header(REPLAYED_HEADER, 'true');
@@ -96,8 +99,9 @@ export class InvoicesController {
     @Param('shopOrderId') shopOrderId: string,
     @Query() q: GetInvoiceQuery,
     @Req() req: FastifyRequest,
+    @Acting() by: Actor,
   ): Promise<InvoiceView> {
-    return this.invoices.get(shopOrderId, q.refresh ?? false, isAdmin(req));
+    return this.invoices.get(shopOrderId, q.refresh ?? false, isAdmin(req), by);
   }
 
   @Post(':shopOrderId/charge')
@@ -111,9 +115,13 @@ export class InvoicesController {
   @ApiOkResponse({ type: InvoiceSchema })
   @ApiParam(SHOP_ORDER_ID)
   @ApiProblems(400, 404, 409, 502, 504)
-  charge(@Param('shopOrderId') shopOrderId: string, @Body() body: unknown): Promise<InvoiceView> {
+  charge(
+    @Param('shopOrderId') shopOrderId: string,
+    @Body() body: unknown,
+    @Acting() by: Actor,
+  ): Promise<InvoiceView> {
     refuseBodyFields(body);
-    return this.invoices.charge(shopOrderId);
+    return this.invoices.charge(shopOrderId, by);
   }
 
   @Post(':shopOrderId/unhold')
@@ -127,9 +135,13 @@ export class InvoicesController {
   @ApiOkResponse({ type: InvoiceSchema })
   @ApiParam(SHOP_ORDER_ID)
   @ApiProblems(400, 404, 409, 502, 504)
-  unhold(@Param('shopOrderId') shopOrderId: string, @Body() body: unknown): Promise<InvoiceView> {
+  unhold(
+    @Param('shopOrderId') shopOrderId: string,
+    @Body() body: unknown,
+    @Acting() by: Actor,
+  ): Promise<InvoiceView> {
     refuseBodyFields(body);
-    return this.invoices.unhold(shopOrderId);
+    return this.invoices.unhold(shopOrderId, by);
   }
 }
 

@@ -1,3 +1,4 @@
+import { managerFor, transactionFor, type By } from '../common/actor';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { sameSecret } from '../common/sha256';
@@ -321,7 +322,7 @@ export class InvoicesService {
    * between phases leaves a claim whose lease runs out; the repeat or the reconciler then asks
    * invoice/check, never sends the create again.
    */
-  async create(dto: CreateInvoiceDto): Promise<StoredResponse> {
+  async create(dto: CreateInvoiceDto, by: By): Promise<StoredResponse> {
     // The request's facts, once: its fingerprint and the row's stored facts are both made of them.
     const facts = invoiceRequestFacts(dto);
     const fingerprint = requestFingerprintV2(dto, facts);
@@ -337,7 +338,7 @@ export class InvoicesService {
       priced = await this.priceInPaywayCurrency(dto, payway);
     } catch (err) {
       const existing = await this.findInvoice(dto.shopOrderId);
-      if (existing) return this.answerRepeat(existing, dto, fingerprint);
+      if (existing) return this.answerRepeat(existing, dto, fingerprint, by);
       throw err;
     }
     const tokenInfo = dto.paymentToken ? await this.shownInfoOfToken(dto.paymentToken) : null;
@@ -345,9 +346,9 @@ export class InvoicesService {
     if (claimed === null) {
       const existing = await this.findInvoice(dto.shopOrderId);
       if (!existing) throw new NotFound('Invoice', dto.shopOrderId);
-      return this.answerRepeat(existing, dto, fingerprint);
+      return this.answerRepeat(existing, dto, fingerprint, by);
     }
-    return this.sendCreate(claimed.inv.id, dto, claimed);
+    return this.sendCreate(claimed.inv.id, dto, by, claimed);
   }
 
   /** Phase 1: the row and the claim on its gateway call, one statement. Null: the id exists. */
@@ -460,17 +461,19 @@ export class InvoicesService {
   private async sendCreate(
     id: string,
     dto: CreateInvoiceDto,
+    by: By,
     claimed?: Claimed,
   ): Promise<StoredResponse> {
     const call = dto.twoStep ? 'invoice/hold' : 'invoice/create';
     const req = gatewayCreateRequest(dto, this.webhookUrl);
     return runGatewayOperation(this.dataSource, {
       name: 'invoice.create',
+      by,
       call: () => (dto.twoStep ? this.gateway.holdInvoice(req) : this.gateway.createInvoice(req)),
       ...(claimed !== undefined
         ? {
             recordUnchanged: async (answer: CallAnswer<InvoiceCreateResult>) =>
-              answer.ok ? this.answerUnchanged(claimed, call, answer.value) : null,
+              answer.ok ? this.answerUnchanged(claimed, call, answer.value, by) : null,
           }
         : {}),
       lock: (m) => m.findOne(InvoiceEntity, { where: { id }, lock: { mode: 'pessimistic_write' } }),
@@ -492,10 +495,11 @@ export class InvoicesService {
     claimed: Claimed,
     call: string,
     result: InvoiceCreateResult,
+    by: By,
   ): Promise<StoredResponse | null> {
     try {
       return await this.answerUsual(
-        this.dataSource.manager,
+        managerFor(this.dataSource, by),
         claimed.inv,
         call,
         result,
@@ -516,8 +520,9 @@ export class InvoicesService {
     existing: InvoiceEntity,
     dto: CreateInvoiceDto,
     fingerprint: string,
+    by: By,
   ): Promise<StoredResponse> {
-    await this.sameRequestOrConflict(existing, dto, fingerprint);
+    await this.sameRequestOrConflict(existing, dto, fingerprint, by);
     let row: InvoiceEntity | null = existing;
     const next = await waitForAnswer(async () => {
       row ??= await this.findInvoice(dto.shopOrderId);
@@ -526,11 +531,11 @@ export class InvoicesService {
       if (!r) throw new NotFound('Invoice', dto.shopOrderId);
       if (r.responseCode !== null) return { code: r.responseCode, body: r.responseBody };
       if (r.callLeaseUntil !== null && r.callLeaseUntil.getTime() > Date.now()) return undefined;
-      return this.takeOver(r.id);
+      return this.takeOver(r.id, by);
     }, this.config.createWaitMs);
     if (next === undefined) throw new RequestInProgress('shopOrderId', dto.shopOrderId, 1);
-    if (next === 'send') return this.sendCreate(existing.id, dto);
-    if (next === 'wait') return this.answerRepeat(existing, dto, fingerprint);
+    if (next === 'send') return this.sendCreate(existing.id, dto, by);
+    if (next === 'wait') return this.answerRepeat(existing, dto, fingerprint, by);
     return { ...next, replayed: true };
   }
 
@@ -544,6 +549,7 @@ export class InvoicesService {
     existing: InvoiceEntity,
     dto: CreateInvoiceDto,
     fingerprint: string,
+    by: By,
   ): Promise<void> {
     const target = {
       object: 'invoice' as const,
@@ -567,6 +573,7 @@ export class InvoicesService {
         : [{ field: 'body', message: 'differs from the first request' }];
     await recordConflict(
       this.dataSource,
+      by,
       target,
       limit,
       [...named, secretFieldsEntry(INVOICE_SECRET_FIELDS)],
@@ -579,8 +586,10 @@ export class InvoicesService {
    * over). Never sent → this request claims and sends it; lost in flight → `unknown`, checked
    * now; settled meanwhile → what we know now is the answer.
    */
-  private async takeOver(id: string): Promise<StoredResponse | 'send' | 'wait'> {
-    const outcome = await this.dataSource.transaction(
+  private async takeOver(id: string, by: By): Promise<StoredResponse | 'send' | 'wait'> {
+    const outcome = await transactionFor(
+      this.dataSource,
+      by,
       async (m): Promise<StoredResponse | 'send' | 'wait'> => {
         const inv = await m.findOne(InvoiceEntity, {
           where: { id },
@@ -820,8 +829,8 @@ export class InvoicesService {
 
   // ------------------------------------------------------------------ read
 
-  async get(shopOrderId: string, refresh: boolean, admin: boolean): Promise<InvoiceView> {
-    if (refresh) await this.refresh(shopOrderId);
+  async get(shopOrderId: string, refresh: boolean, admin: boolean, by: By): Promise<InvoiceView> {
+    if (refresh) await this.refresh(shopOrderId, by);
     const row = await this.viewReads.get(shopOrderId);
     if (row === undefined) throw new NotFound('Invoice', shopOrderId);
     return this.view(this.fromRow(row), admin);
@@ -837,8 +846,8 @@ export class InvoicesService {
    * invoice/check, applied through the state machine (cause reconciliation), token kept.
    * Concurrent refreshes of one invoice share one call.
    */
-  refresh(shopOrderId: string): Promise<void> {
-    return this.refreshes.run(shopOrderId, () => this.checkAndApply(shopOrderId));
+  refresh(shopOrderId: string, by: By): Promise<void> {
+    return this.refreshes.run(shopOrderId, () => this.checkAndApply(shopOrderId, by));
   }
 
   /**
@@ -847,9 +856,9 @@ export class InvoicesService {
    * keeps (or gets) its next check while its watch lasts. The flag is cleared here only when the
    * invoice is final already and the gateway's fresh record says the same.
    */
-  async recheck(shopOrderId: string): Promise<InvoiceView> {
-    await this.checkAndApply(shopOrderId, true);
-    return this.get(shopOrderId, false, true);
+  async recheck(shopOrderId: string, by: By): Promise<InvoiceView> {
+    await this.checkAndApply(shopOrderId, by, true);
+    return this.get(shopOrderId, false, true, by);
   }
 
   /**
@@ -862,13 +871,14 @@ export class InvoicesService {
    * refresh (GET ?refresh=true), a recheck and the payer's return; the reconciler's batch asks
    * the same way. An absent answer is one more piece of evidence of absence.
    */
-  private async checkAndApply(shopOrderId: string, recheck = false): Promise<void> {
+  private async checkAndApply(shopOrderId: string, by: By, recheck = false): Promise<void> {
     const exists = await this.dataSource
       .getRepository(InvoiceEntity)
       .existsBy({ shopId: this.shopId, shopOrderId });
     if (!exists) throw new NotFound('Invoice', shopOrderId);
     await runGatewayOperation(this.dataSource, {
       name: 'invoice.check',
+      by,
       call: () => this.gateway.checkInvoice(shopOrderId),
       lock: (m) => lockInvoice(m, { shopId: this.shopId, shopOrderId }),
       missing: () => undefined,
@@ -979,12 +989,12 @@ export class InvoicesService {
 
   // ------------------------------------------------------------------ two-step
 
-  charge(shopOrderId: string): Promise<InvoiceView> {
-    return this.settleHold(shopOrderId, 'charge');
+  charge(shopOrderId: string, by: By): Promise<InvoiceView> {
+    return this.settleHold(shopOrderId, 'charge', by);
   }
 
-  unhold(shopOrderId: string): Promise<InvoiceView> {
-    return this.settleHold(shopOrderId, 'unhold');
+  unhold(shopOrderId: string, by: By): Promise<InvoiceView> {
+    return this.settleHold(shopOrderId, 'unhold', by);
   }
 
   /**
@@ -995,13 +1005,17 @@ export class InvoicesService {
    * yet is first asked about (invoice/check, nothing held). A repeat of what already happened
    * answers the invoice as it is.
    */
-  private async settleHold(shopOrderId: string, action: 'charge' | 'unhold'): Promise<InvoiceView> {
+  private async settleHold(
+    shopOrderId: string,
+    action: 'charge' | 'unhold',
+    by: By,
+  ): Promise<InvoiceView> {
     let row = await this.claimHold(shopOrderId, action);
     if (row === undefined) {
       const inv = await this.findInvoice(shopOrderId);
       if (inv?.status === 'held' && inv.invoiceId === null && inv.callLeaseUntil === null) {
         // The id its create answer lost: the first invoice/check brings it.
-        await this.refresh(shopOrderId).catch((e: unknown) => {
+        await this.refresh(shopOrderId, by).catch((e: unknown) => {
           if (!(e instanceof DomainError)) throw e;
         });
         row = await this.claimHold(shopOrderId, action);
@@ -1011,6 +1025,7 @@ export class InvoicesService {
     const claimed = row;
     return runGatewayOperation(this.dataSource, {
       name: `invoice.${action}`,
+      by,
       call: () => {
         const id = toGatewayId(claimed.invoice_id);
         return action === 'charge'

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { transactionFor, type By } from '../common/actor';
 import { crashPoint } from '../common/crash-point';
 
 /**
@@ -36,6 +37,8 @@ export async function ask<T>(call: () => Promise<T>): Promise<CallAnswer<T>> {
 export interface GatewayOperation<Row, T, R> {
   /** `<object>.<operation>`, e.g. `invoice.create`: names the operation's crash points. */
   name: string;
+  /** Who the operation acts for: phase 3's transaction records its key (undefined: the service). */
+  by: By;
   /** Phase 2: the gateway call. */
   call: () => Promise<T>;
   /**
@@ -84,7 +87,7 @@ export async function recordAnswer<Row, T, R>(
       return written as Exclude<R, Error>;
     }
   }
-  const result = await dataSource.transaction(async (m) => {
+  const result = await transactionFor(dataSource, op.by, async (m) => {
     const row = await op.lock(m);
     return row === null ? op.missing() : op.record(m, row, answer);
   });

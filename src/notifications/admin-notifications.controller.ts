@@ -1,4 +1,5 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Acting, type Actor } from '../common/actor';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { AuditEventEntity } from '../audit/audit-event.entity';
 import { ApiProblems, pageOf } from '../common/openapi';
@@ -113,9 +114,9 @@ export class AdminNotificationsController {
     example: '4f6c1c1e-8c3b-4a57-9d55-0d1f0c0a7b21',
   })
   @ApiProblems(404, 409)
-  async replay(@Param('id') id: string): Promise<NotificationView> {
+  async replay(@Param('id') id: string, @Acting() by: Actor): Promise<NotificationView> {
     await this.notifications.get(id);
-    return notificationView(await this.notifications.replay(id));
+    return notificationView(await this.notifications.replay(id, by));
   }
 
   @Get('events')

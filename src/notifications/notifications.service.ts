@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { transactionFor, type By } from '../common/actor';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -404,9 +405,12 @@ export class NotificationsService {
     });
   }
 
-  /** Re-applies a stored, verified notification (admin); a no-op when it was applied already. */
-  async replay(id: string): Promise<NotificationEntity> {
-    await this.dataSource.transaction(async (manager) => {
+  /**
+   * Re-applies a stored, verified notification (admin); a no-op when it was applied already. What
+   * it changes is recorded under the operator's key (`by`).
+   */
+  async replay(id: string, by: By): Promise<NotificationEntity> {
+    await transactionFor(this.dataSource, by, async (manager) => {
       const n = await manager.findOne(NotificationEntity, {
         where: { id },
         lock: { mode: 'pessimistic_write' },

@@ -1,4 +1,5 @@
 import { Controller, Delete, Get, HttpCode, Param, Query } from '@nestjs/common';
+import { Acting, type Actor } from '../common/actor';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Scopes } from '../common/access.decorator';
 import { ApiProblems, pageOf } from '../common/openapi';
@@ -37,7 +38,7 @@ export class PaymentTokensController {
   @ApiParam({ name: 'id', format: 'uuid', example: '0b6f6a52-3c1e-4a8f-9a7e-2d5c1f0e9b11' })
   @ApiOkResponse({ description: 'The token, revoked', type: PaymentTokenView })
   @ApiProblems(404)
-  revoke(@Param('id') id: string): Promise<PaymentTokenView> {
-    return this.tokens.revoke(id);
+  revoke(@Param('id') id: string, @Acting() by: Actor): Promise<PaymentTokenView> {
+    return this.tokens.revoke(id, by);
   }
 }

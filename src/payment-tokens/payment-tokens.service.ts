@@ -5,7 +5,7 @@ import { AuditService } from '../audit/audit.service';
 import { registerSnapshotLoader } from '../audit/shop-events';
 import { NotFound } from '../common/errors';
 import { afterCursorSql, decodeCursor, DEFAULT_PAGE_SIZE, type Page, toPage } from '../common/pagination';
-import { currentActor } from '../common/request-context';
+import { transactionFor, type By } from '../common/actor';
 import { GatewayService } from '../gateway/gateway.service';
 import type { ListPaymentTokensQuery, PaymentTokenStatus, PaymentTokenView } from './dto/payment-token.view';
 
@@ -112,20 +112,19 @@ export class PaymentTokensService {
    * audited with the acting key's id in the same transaction, as the event
    * `payment_token.revoked`. Only this shop's tokens are found, by their id exactly.
    */
-  async revoke(id: string): Promise<PaymentTokenView> {
+  async revoke(id: string, by: By): Promise<PaymentTokenView> {
     if (!UUID.test(id)) throw new NotFound('Payment token', id);
     const rowId = id.toLowerCase();
-    return this.dataSource.transaction(async (m) => {
+    return transactionFor(this.dataSource, by, async (m) => {
       const found = (await m.query(
         `SELECT status FROM payment_tokens WHERE id = $1 AND shop_id = $2 FOR UPDATE`,
         [rowId, this.shopId],
       )) as Array<{ status: string }>;
       if (found.length === 0) throw new NotFound('Payment token', id);
       if (found[0].status !== 'revoked') {
-        const actor = currentActor();
         await m.query(
           `UPDATE payment_tokens SET status = 'revoked', revoked_at = now(), revoked_by = $2 WHERE id = $1`,
-          [rowId, actor?.keyId ?? null],
+          [rowId, by?.keyId ?? null],
         );
         await this.audit.record(m, {
           entityType: 'payment_token',
@@ -133,7 +132,7 @@ export class PaymentTokensService {
           rowId,
           fromStatus: 'active',
           toStatus: 'revoked',
-          cause: actor?.role === 'admin' ? 'admin' : 'api',
+          cause: by?.role === 'admin' ? 'admin' : 'api',
         });
       }
       return (await loadView(m, rowId))!;

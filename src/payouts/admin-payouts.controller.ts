@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Acting, type Actor } from '../common/actor';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiProblems, pageOf } from '../common/openapi';
 import type { Page } from '../common/pagination';
@@ -28,8 +29,11 @@ export class AdminPayoutsController {
   @ApiOkResponse({ type: PayoutView })
   @ApiParam({ name: 'shopPaymentId', description: "The shop's payout id", example: 'payout-2001' })
   @ApiProblems(404, 502, 504)
-  reconcile(@Param('shopPaymentId') shopPaymentId: string): Promise<PayoutView> {
-    return this.payouts.reconcile(shopPaymentId);
+  reconcile(
+    @Param('shopPaymentId') shopPaymentId: string,
+    @Acting() by: Actor,
+  ): Promise<PayoutView> {
+    return this.payouts.reconcile(shopPaymentId, by);
   }
 
   @Post(':shopPaymentId/approve')
@@ -43,8 +47,9 @@ export class AdminPayoutsController {
   approve(
     @Param('shopPaymentId') shopPaymentId: string,
     @Body() body: ApprovePayoutDto,
+    @Acting() by: Actor,
   ): Promise<PayoutView> {
-    return this.payouts.approve(shopPaymentId, body.note);
+    return this.payouts.approve(shopPaymentId, by, body.note);
   }
 
   @Post(':shopPaymentId/reject')
@@ -56,7 +61,8 @@ export class AdminPayoutsController {
   reject(
     @Param('shopPaymentId') shopPaymentId: string,
     @Body() body: RejectPayoutDto,
+    @Acting() by: Actor,
   ): Promise<PayoutView> {
-    return this.payouts.rejectPayout(shopPaymentId, body.reason);
+    return this.payouts.rejectPayout(shopPaymentId, body.reason, by);
   }
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { transactionFor, type By } from '../common/actor';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Coalescer } from '../common/coalesce';
@@ -174,6 +175,7 @@ export class PayoutControls {
   async admit<T>(
     a: Admission,
     shopPaymentId: string,
+    by: By,
     insert: (m: EntityManager | null) => Promise<T>,
   ): Promise<T> {
     const { dailyCap, recipientDailyCap } = this.config.payoutControls;
@@ -183,7 +185,7 @@ export class PayoutControls {
       return insert(null);
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.dataSource.transaction(async (m) => {
+        return await transactionFor(this.dataSource, by, async (m) => {
           await m.query(
             `SELECT pg_advisory_xact_lock(hashtext('payout-controls:' || $1 || ':' || $2 || ':' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')))`,
             [a.shopId, a.currency],
@@ -207,7 +209,7 @@ export class PayoutControls {
       } catch (err) {
         if (!(err instanceof StaleBalance) || attempt > 0 || a.balance === null) throw err;
         const fresh = await this.readBalance(true);
-        if (fresh === null) return this.admit({ ...a, balance: null }, shopPaymentId, insert);
+        if (fresh === null) return this.admit({ ...a, balance: null }, shopPaymentId, by, insert);
         a = { ...a, balance: { ...a.balance, read: fresh } };
       }
     }

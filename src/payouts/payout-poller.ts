@@ -44,7 +44,8 @@ export class PayoutPoller implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = logger.child({ component: 'payout-poller' });
   /** Lease owner of this instance. */
   readonly instanceId = `${INSTANCE_ID}-${randomBytes(3).toString('hex')}`;
-  private readonly perRow = { owner: this.instanceId, mayCreate: true };
+  // The poller acts for nobody: its writes record no key.
+  private readonly perRow = { owner: this.instanceId, mayCreate: true, by: undefined };
   /** Set when the application closes: a tick in progress ends after its batch. */
   private closing = false;
 
@@ -169,6 +170,7 @@ export class PayoutPoller implements OnApplicationBootstrap, OnModuleDestroy {
     return this.processor.recordStatus(this.dataSource, id, via, answer, CAUSE, {
       owner: this.instanceId,
       resend: null,
+      by: undefined,
     });
   }
 

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { transactionFor, type By } from '../common/actor';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AuditService } from '../audit/audit.service';
@@ -528,7 +529,8 @@ export class PayoutProcessor {
     dataSource: DataSource,
     id: string,
     cause: AuditCause,
-    opts: { owner?: string; mayCreate: boolean; force?: boolean },
+    /** `by`: who acts (an admin's recheck); undefined for the poller. */
+    opts: { owner?: string; mayCreate: boolean; force?: boolean; by: By },
   ): Promise<boolean> {
     const p = await dataSource.getRepository(PayoutEntity).findOneBy({ id });
     if (p === null || (opts.owner !== undefined && p.leaseOwner !== opts.owner)) return false;
@@ -543,9 +545,10 @@ export class PayoutProcessor {
       await this.recordStatus(dataSource, id, via, answer, cause, {
         owner: opts.owner,
         resend: recipient === null ? null : { payout: p, recipient },
+        by: opts.by,
       });
     } else if (opts.owner !== undefined) {
-      await dataSource.transaction(async (m) => {
+      await transactionFor(dataSource, opts.by, async (m) => {
         const row = await this.lock(m, { id });
         if (row === null || row.leaseOwner !== opts.owner) return;
         await this.finishRound(m, row, cause, true, inFlight ? row.callLeaseUntil : undefined);
@@ -572,6 +575,7 @@ export class PayoutProcessor {
         payout: Parameters<PayoutProcessor['withdraw']>[0];
         recipient: SealedRecipient;
       } | null;
+      by: By;
     },
   ): Promise<void> {
     let attempt = 0;
@@ -579,6 +583,7 @@ export class PayoutProcessor {
       dataSource,
       {
         name: 'payout.status',
+        by: opts.by,
         lock: (m) => this.lock(m, { id }),
         missing: () => 'done' as const,
         record: async (m, row, reply) => {
@@ -597,6 +602,7 @@ export class PayoutProcessor {
     if (step === 'create' && resend !== null) {
       await runGatewayOperation(dataSource, {
         name: 'payout.recreate',
+        by: opts.by,
         call: () => this.withdraw(resend.payout, resend.recipient),
         lock: (m) => this.lock(m, { id }),
         // Gone meanwhile: nothing left to record the answer on.
@@ -773,11 +779,11 @@ export class PayoutProcessor {
    * rule (a different final status is a contradiction); the flag is cleared only when the
    * gateway's record is ours and says the same final status.
    */
-  async recheckFinal(dataSource: DataSource, id: string): Promise<void> {
+  async recheckFinal(dataSource: DataSource, id: string, by: By): Promise<void> {
     const p = await dataSource.getRepository(PayoutEntity).findOneBy({ id });
     if (p === null || !isFinal(p.status) || !p.needsAttention) return;
     const { via, answer } = await this.askStatus(p);
-    await dataSource.transaction(async (m) => {
+    await transactionFor(dataSource, by, async (m) => {
       const row = await this.lock(m, { id });
       if (row === null || !isFinal(row.status)) return;
       const agrees =

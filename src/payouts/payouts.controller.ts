@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Acting, type Actor } from '../common/actor';
 import {
   ApiAcceptedResponse,
   ApiBearerAuth,
@@ -68,8 +69,9 @@ export class PayoutsController {
   async create(
     @Body() dto: CreatePayoutDto,
     @Res({ passthrough: true }) res: FastifyReply,
+    @Acting() by: Actor,
   ): Promise<PayoutView> {
-    const stored = await this.payouts.create(dto);
+    const stored = await this.payouts.create(dto, by);
     res.status(stored.code);
     if (stored.replayed) res.header(REPLAYED_HEADER, 'true');
     return stored.body;

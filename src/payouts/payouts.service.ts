@@ -12,7 +12,7 @@ import {
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
-import { currentActor } from '../common/request-context';
+import { transactionFor, type By } from '../common/actor';
 import { amountForApproval, approvalsNeeded } from './payout-approval';
 import { callLeaseSeconds, waitForAnswer } from '../jobs/in-flight';
 import { INSTANCE_ID } from '../jobs/instance';
@@ -174,7 +174,7 @@ export class PayoutsService {
    * judges new rows) and replays it, waits (bounded) while the first copy is in phase 2, or gets
    * 409 "request in progress"; another body is 409 conflict.
    */
-  async create(dto: CreatePayoutDto): Promise<StoredResponse> {
+  async create(dto: CreatePayoutDto, by: By): Promise<StoredResponse> {
     const shopId = this.shopId;
     const fingerprint = this.fingerprints.of(dto);
     let priced: Awaited<ReturnType<PayoutsService['priceInPaywayCurrency']>> | null;
@@ -189,7 +189,7 @@ export class PayoutsService {
     } catch (err) {
       // A repeat is answered whatever the configuration says now (limits lowered, payway gone).
       const existing = await this.find(dto.shopPaymentId);
-      if (existing) return this.answerRepeat(existing, dto);
+      if (existing) return this.answerRepeat(existing, dto, by);
       throw err;
     }
     const { pollMaxS } = this.config.payouts;
@@ -241,9 +241,9 @@ export class PayoutsService {
     // Awaiting payouts hold their share of the caps from now; the balance is checked when the
     // last approval sends them.
     if (needed !== 0)
-      return this.createAwaiting(stored, needed, dto, { ...admission, balance: null });
+      return this.createAwaiting(stored, needed, dto, { ...admission, balance: null }, by);
     // prettier-ignore
-    const inserted = await this.controls.admit(admission, dto.shopPaymentId, (m) => (m ?? this.dataSource)
+    const inserted = await this.controls.admit(admission, dto.shopPaymentId, by, (m) => (m ?? this.dataSource)
       .createQueryBuilder()
       .insert()
       .into(PayoutEntity)
@@ -268,13 +268,14 @@ export class PayoutsService {
         { account: dto.account, accountDetails: dto.accountDetails },
         'api',
         1,
+        by,
         (m, p) => this.storeResponse(m, p),
       );
     }
     const existing = await this.find(dto.shopPaymentId);
     if (existing === null)
       throw new Error(`payout ${dto.shopPaymentId} vanished after a conflicting insert`);
-    return this.answerRepeat(existing, dto);
+    return this.answerRepeat(existing, dto, by);
   }
 
   /**
@@ -290,10 +291,12 @@ export class PayoutsService {
     recipient: SealedRecipient,
     cause: AuditCause,
     attempt: number,
+    by: By,
     finish: (m: EntityManager, p: PayoutEntity) => Promise<T>,
   ): Promise<T> {
     return runGatewayOperation(this.dataSource, {
       name: 'payout.create',
+      by,
       call: () => this.processor.withdraw(row, recipient),
       lock: (m) => this.processor.lock(m, { id: row.id }),
       missing: () => new NotFound('Payout', row.shopPaymentId),
@@ -315,6 +318,7 @@ export class PayoutsService {
     needed: 1 | 2,
     dto: CreatePayoutDto,
     admission: Admission,
+    by: By,
   ): Promise<StoredResponse> {
     const { pollMaxS } = this.config.payouts;
     const write = async (m: EntityManager): Promise<StoredResponse | null> => {
@@ -350,14 +354,14 @@ export class PayoutsService {
       return this.storeResponse(m, p);
     };
     // Under the caps' locks (issue #27), in their transaction when caps apply.
-    const stored = await this.controls.admit(admission, dto.shopPaymentId, (m) =>
-      m !== null ? write(m) : this.dataSource.transaction(write),
+    const stored = await this.controls.admit(admission, dto.shopPaymentId, by, (m) =>
+      m !== null ? write(m) : transactionFor(this.dataSource, by, write),
     );
     if (stored !== null) return stored;
     const existing = await this.find(dto.shopPaymentId);
     if (existing === null)
       throw new Error(`payout ${dto.shopPaymentId} vanished after a conflicting insert`);
-    return this.answerRepeat(existing, dto);
+    return this.answerRepeat(existing, dto, by);
   }
 
   /**
@@ -369,14 +373,14 @@ export class PayoutsService {
    * status it just read, so concurrent approvals send it once. Then the create's own phases 2
    * and 3 send it.
    */
-  async approve(shopPaymentId: string, note?: string): Promise<PayoutView> {
-    const keyId = this.approverKeyId();
+  async approve(shopPaymentId: string, by: By, note?: string): Promise<PayoutView> {
+    const keyId = this.approverKeyId(by);
     await this.balanceBeforeLastApproval(shopPaymentId);
     const { pollMaxS } = this.config.payouts;
     const leaseS = callLeaseSeconds(this.config.gateway.timeoutMs);
     const graceS =
       Math.ceil(this.config.gateway.timeoutMs / 1000) + this.config.payouts.pollIntervalS;
-    const claimed = await this.dataSource.transaction(async (m) => {
+    const claimed = await transactionFor(this.dataSource, by, async (m) => {
       const p = await this.lockAwaiting(m, shopPaymentId, 'approve');
       const added = (await m.query(
         `INSERT INTO payout_approvals (payout_id, key_id, decision, note) VALUES ($1, $2, 'approve', $3)
@@ -434,7 +438,7 @@ export class PayoutsService {
       return { p, send: true as const, recipient, attempt: claim[0][0].create_attempts };
     });
     if (!claimed.send) return toPayoutView(claimed.p);
-    return this.sendClaimed(claimed.p, claimed.recipient, 'admin', claimed.attempt, (_m, p) =>
+    return this.sendClaimed(claimed.p, claimed.recipient, 'admin', claimed.attempt, by, (_m, p) =>
       Promise.resolve(toPayoutView(p)),
     );
   }
@@ -459,11 +463,11 @@ export class PayoutsService {
    * `payout.rejected` with `rejectedBy: 'operator'` and the reason in its details (a gateway's
    * rejection has `call` and `gatewayStatus` instead).
    */
-  async rejectPayout(shopPaymentId: string, reason: string): Promise<PayoutView> {
-    const keyId = this.approverKeyId();
+  async rejectPayout(shopPaymentId: string, reason: string, by: By): Promise<PayoutView> {
+    const keyId = this.approverKeyId(by);
     const why = reason.trim();
     if (why === '') throw new ValidationFailed([{ field: 'reason', message: 'must not be blank' }]);
-    return this.dataSource.transaction(async (m) => {
+    return transactionFor(this.dataSource, by, async (m) => {
       const p = await this.lockAwaiting(m, shopPaymentId, 'reject');
       await m.query(
         `INSERT INTO payout_approvals (payout_id, key_id, decision, note) VALUES ($1, $2, 'reject', $3)
@@ -505,10 +509,9 @@ export class PayoutsService {
   }
 
   /** The acting admin key's id: approvals are recorded under it (never the key itself). */
-  private approverKeyId(): string {
-    const actor = currentActor();
-    if (actor === undefined || actor.role !== 'admin') throw new ApproverUnknown();
-    return actor.keyId;
+  private approverKeyId(by: By): string {
+    if (by === undefined || by.role !== 'admin') throw new ApproverUnknown();
+    return by.keyId;
   }
 
   private async lockAwaiting(
@@ -545,8 +548,9 @@ export class PayoutsService {
   private async answerRepeat(
     existing: PayoutEntity,
     dto: CreatePayoutDto,
+    by: By,
   ): Promise<StoredResponse> {
-    await this.sameRequestOrConflict(existing, dto);
+    await this.sameRequestOrConflict(existing, dto, by);
     let first: PayoutEntity | null = existing;
     const answer = await waitForAnswer(async () => {
       const p = first ?? (await this.find(existing.shopPaymentId));
@@ -555,7 +559,7 @@ export class PayoutsService {
       if (p.responseCode !== null)
         return { code: p.responseCode, body: p.responseBody as PayoutView };
       if (p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > Date.now()) return undefined;
-      return this.dataSource.transaction(async (m) => {
+      return transactionFor(this.dataSource, by, async (m) => {
         const row = await this.processor.lock(m, { id: p.id });
         if (row === null) throw new NotFound('Payout', existing.shopPaymentId);
         if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > Date.now())
@@ -583,7 +587,11 @@ export class PayoutsService {
    * every conflict, one entry for the secret fields whether they differ or not: the answer to a
    * guessed account is the same as to a wrong one (issue #24), and the conflicts are capped.
    */
-  private async sameRequestOrConflict(existing: PayoutEntity, dto: CreatePayoutDto): Promise<void> {
+  private async sameRequestOrConflict(
+    existing: PayoutEntity,
+    dto: CreatePayoutDto,
+    by: By,
+  ): Promise<void> {
     const target = {
       object: 'payout' as const,
       id: existing.id,
@@ -615,6 +623,7 @@ export class PayoutsService {
     if (fields.length === 0 && this.fingerprints.matches(existing.requestFingerprint, dto)) return;
     await recordConflict(
       this.dataSource,
+      by,
       target,
       limit,
       [...differs(fields), secretFieldsEntry(PAYOUT_SECRET_FIELDS)],
@@ -663,16 +672,17 @@ export class PayoutsService {
    * keeps its next poll (issue #22). A final flagged payout is cleared only when the gateway
    * confirms its status.
    */
-  async reconcile(shopPaymentId: string): Promise<PayoutView> {
+  async reconcile(shopPaymentId: string, by: By): Promise<PayoutView> {
     const p = await this.find(shopPaymentId);
     if (p === null) throw new NotFound('Payout', shopPaymentId);
     if (!isFinal(p.status)) {
       await this.processor.checkOnce(this.dataSource, p.id, 'admin', {
         mayCreate: !p.needsAttention && p.status !== 'needs_attention',
         force: true,
+        by,
       });
     } else {
-      await this.processor.recheckFinal(this.dataSource, p.id);
+      await this.processor.recheckFinal(this.dataSource, p.id, by);
     }
     return this.get(shopPaymentId);
   }

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Acting, type Actor } from '../common/actor';
 import {
   ApiBearerAuth,
   ApiCreatedResponse,
@@ -42,8 +43,9 @@ export class RefundsController {
     @Param('shopOrderId') shopOrderId: string,
     @Body() dto: CreateRefundDto,
     @Res({ passthrough: true }) res: FastifyReply,
+    @Acting() by: Actor,
   ): Promise<RefundView> {
-    const result = await this.refunds.create(shopOrderId, dto, 'api');
+    const result = await this.refunds.create(shopOrderId, dto, 'api', by);
     res.status(result.code);
     if (result.replayed) res.header(REPLAYED_HEADER, 'true');
     return result.body;
@@ -57,8 +59,9 @@ export class RefundsController {
   list(
     @Param('shopOrderId') shopOrderId: string,
     @Query() q: InvoiceRefundsQuery,
+    @Acting() by: Actor,
   ): Promise<Page<RefundView>> {
-    return this.refunds.listForInvoice(shopOrderId, q);
+    return this.refunds.listForInvoice(shopOrderId, q, by);
   }
 }
 
@@ -79,8 +82,9 @@ export class AdminRefundsController {
     @Param('shopOrderId') shopOrderId: string,
     @Body() dto: CreateRefundDto,
     @Res({ passthrough: true }) res: FastifyReply,
+    @Acting() by: Actor,
   ): Promise<RefundView> {
-    const result = await this.refunds.create(shopOrderId, dto, 'admin');
+    const result = await this.refunds.create(shopOrderId, dto, 'admin', by);
     res.status(result.code);
     if (result.replayed) res.header(REPLAYED_HEADER, 'true');
     return result.body;

@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { transactionFor, type By } from '../common/actor';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { sha256Hex } from '../common/sha256';
 import { DataSource, EntityManager } from 'typeorm';
@@ -159,6 +160,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     shopOrderId: string,
     dto: CreateRefundDto,
     cause: Extract<AuditCause, 'api' | 'admin'>,
+    by: By,
   ): Promise<CreateResult> {
     const amount = Amount.parse(dto.amount);
     if (!amount.isPositive())
@@ -166,19 +168,19 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     const fingerprint = fingerprintOf(shopOrderId, dto);
     let reserved: Reserved;
     try {
-      reserved = await this.reserve(shopOrderId, dto, amount, fingerprint, cause);
+      reserved = await this.reserve(shopOrderId, dto, amount, fingerprint, cause, by);
     } catch (e) {
       if (!(e instanceof InvoiceIdNotKnown)) throw e;
       // The invoice id its create answer lost: the first invoice/check brings it (nothing held
       // during the call); then the refund is reserved as usual, or refused as before.
-      await this.invoices.refresh(shopOrderId).catch((err: unknown) => {
+      await this.invoices.refresh(shopOrderId, by).catch((err: unknown) => {
         if (!(err instanceof DomainError)) throw err;
       });
-      reserved = await this.reserve(shopOrderId, dto, amount, fingerprint, cause);
+      reserved = await this.reserve(shopOrderId, dto, amount, fingerprint, cause, by);
     }
-    if (reserved.claimed) return this.send(reserved, cause);
-    await this.sameRequestOrConflict(reserved.id, shopOrderId, dto, cause);
-    return this.answerRepeat(reserved.id, cause);
+    if (reserved.claimed) return this.send(reserved, cause, by);
+    await this.sameRequestOrConflict(reserved.id, shopOrderId, dto, cause, by);
+    return this.answerRepeat(reserved.id, cause, by);
   }
 
   /**
@@ -192,6 +194,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     shopOrderId: string,
     dto: CreateRefundDto,
     cause: AuditCause,
+    by: By,
   ): Promise<void> {
     const r = await this.dataSource.getRepository(RefundEntity).findOneBy({ id });
     if (!r) throw new NotFound('Refund', dto.shopRefundId);
@@ -220,7 +223,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       repeat.currency = dto.currency;
     }
     const fields = differingFields(first, repeat);
-    if (fields.length > 0) await recordConflict(this.dataSource, target, limit, differs(fields), cause);
+    if (fields.length > 0) await recordConflict(this.dataSource, by, target, limit, differs(fields), cause);
   }
 
   /**
@@ -236,8 +239,9 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     amount: Amount,
     fingerprint: string,
     cause: AuditCause,
+    by: By,
   ): Promise<Reserved> {
-    return this.dataSource.transaction(async (m) => {
+    return transactionFor(this.dataSource, by, async (m) => {
       const invoice = await lockInvoice(m, { shopId: this.shopId, shopOrderId });
       if (!invoice) throw new NotFound('Invoice', shopOrderId);
       const existing = await m.findOne(RefundEntity, {
@@ -329,7 +333,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
    * the gateway, a bounded wait then 409 "request in progress"; a copy that never reached the
    * gateway is sent by this one; one whose call was lost (lease over) is settled by reconciliation.
    */
-  private async answerRepeat(id: string, cause: AuditCause): Promise<CreateResult> {
+  private async answerRepeat(id: string, cause: AuditCause, by: By): Promise<CreateResult> {
     let shopRefundId = id;
     const next = await waitForAnswer(async () => {
       const r = await this.dataSource.getRepository(RefundEntity).findOneBy({ id });
@@ -337,18 +341,22 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       shopRefundId = r.shopRefundId;
       if (r.responseCode !== null) return replay(r);
       if (r.callLeaseUntil !== null && r.callLeaseUntil.getTime() > Date.now()) return undefined;
-      return this.takeOver(id, cause);
+      return this.takeOver(id, cause, by);
     }, this.config.createWaitMs);
     if (next === undefined) throw new RequestInProgress('shopRefundId', shopRefundId, 1);
-    if (next === 'wait') return this.answerRepeat(id, cause);
+    if (next === 'wait') return this.answerRepeat(id, cause, by);
     if ('claimed' in next)
-      return next.claimed ? this.send(next, cause) : this.answerRepeat(id, cause);
+      return next.claimed ? this.send(next, cause, by) : this.answerRepeat(id, cause, by);
     return { ...next, replayed: true };
   }
 
   /** Under the locks, with no call in flight: send it (never sent), or answer what we know. */
-  private takeOver(id: string, cause: AuditCause): Promise<CreateResult | Reserved | 'wait'> {
-    return this.dataSource.transaction(async (m): Promise<CreateResult | Reserved | 'wait'> => {
+  private takeOver(
+    id: string,
+    cause: AuditCause,
+    by: By,
+  ): Promise<CreateResult | Reserved | 'wait'> {
+    return transactionFor(this.dataSource, by, async (m): Promise<CreateResult | Reserved | 'wait'> => {
       const refund = await lockRefundById(m, id);
       if (!refund) throw new NotFound('Refund', id);
       if (refund.responseCode !== null) return replay(refund);
@@ -400,9 +408,11 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
   private async send(
     claim: Reserved & { claimed: true },
     cause: AuditCause,
+    by: By,
   ): Promise<CreateResult> {
     return runGatewayOperation(this.dataSource, {
       name: 'refund.create',
+      by,
       call: () =>
         this.gateway.createRefund({
           invoice_id: toGatewayId(claim.gatewayInvoiceId),
@@ -687,13 +697,17 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
 
   // ------------------------------------------------------------------ reading
 
-  async listForInvoice(shopOrderId: string, q: InvoiceRefundsQuery): Promise<Page<RefundView>> {
+  async listForInvoice(
+    shopOrderId: string,
+    q: InvoiceRefundsQuery,
+    by: By,
+  ): Promise<Page<RefundView>> {
     const invoice = await this.dataSource
       .getRepository(InvoiceEntity)
       .findOne({ where: { shopId: this.shopId, shopOrderId } });
     if (!invoice) throw new NotFound('Invoice', shopOrderId);
     // Concurrent refreshes of one invoice's refunds share one invoice/get-refunds call.
-    if (q.refresh) await this.refreshes.run(invoice.id, () => this.refreshInvoice(invoice));
+    if (q.refresh) await this.refreshes.run(invoice.id, () => this.refreshInvoice(invoice, by));
     return this.page({ shopOrderId, metadata: q.metadata }, q.limit, q.cursor);
   }
 
@@ -730,12 +744,12 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
   // ------------------------------------------------------------------ settling
 
   /** `?refresh=true`: asks invoice/get-refunds and applies every listed refund we know. */
-  private async refreshInvoice(invoice: InvoiceEntity): Promise<void> {
+  private async refreshInvoice(invoice: InvoiceEntity, by: By): Promise<void> {
     if (invoice.invoiceId === null) return;
     // Asked with nothing held; applied under the locks in one short transaction.
     const askedAt = new Date();
     const records = await this.getRefundsOrFail(toGatewayId(invoice.invoiceId));
-    await this.dataSource.transaction(async (m) => {
+    await transactionFor(this.dataSource, by, async (m) => {
       await lockInvoice(m, { shopId: this.shopId, shopOrderId: invoice.shopOrderId });
       const refunds = await m.find(RefundEntity, {
         where: { invoicePk: invoice.id },
@@ -756,14 +770,14 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
    * unschedules: a WAITING refund keeps (or gets) its next check while its watch lasts. The
    * flag is cleared here only when the refund is final already and the listing says the same.
    */
-  async recheck(shopRefundId: string): Promise<RefundView> {
+  async recheck(shopRefundId: string, by: By): Promise<RefundView> {
     const pre = await this.dataSource
       .getRepository(RefundEntity)
       .findOneBy({ shopId: this.shopId, shopRefundId });
     if (!pre) throw new NotFound('Refund', shopRefundId);
     const askedAt = new Date();
     const records = await this.getRefundsOrFail(toGatewayId(pre.gatewayInvoiceId));
-    return this.dataSource.transaction(async (m) => {
+    return transactionFor(this.dataSource, by, async (m) => {
       const refund = await lockRefundById(m, pre.id);
       if (!refund) throw new NotFound('Refund', shopRefundId);
       // A create call still in flight is its own evidence: its answer, not this listing, settles it.
@@ -834,6 +848,8 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
     const askedAt = new Date();
     return runGatewayOperation(this.dataSource, {
       name: 'refund.reconcile',
+      // The reconciler's job: its writes record no key.
+      by: undefined,
       call: () => this.gateway.getRefunds(toGatewayId(pre.gatewayInvoiceId)),
       lock: (m) => lockRefundById(m, id),
       missing: (): ReconcileOutcome => 'done',
