@@ -529,6 +529,18 @@ function p2Rows(rounds, p1, b) {
     atLeast(median(bareRatios)),
     null,
   );
+  // The service against the bare script under the same load, round by round (information): P2's
+  // goal compares the service with itself, and on a 2-core machine what 256 connections and a
+  // 200 ms gateway cost the sandbox, PostgreSQL and the load generator moves both of its sides;
+  // this compares the service with the bare work under that load.
+  const sameLoad = rounds.map((x) => ratioOf(x.p2.rps, x.baseP2.rps));
+  row(
+    'P2 vs the bare script under P2\'s load (information)',
+    `${fmt(r.rps)} vs ${fmt(bare.rps)} req/s; P2 ÷ P1 ${atLeast(ratio)} vs the bare script's ${atLeast(median(bareRatios))}${roundRatios(sameLoad)}`,
+    'information',
+    atLeast(median(sameLoad)),
+    null,
+  );
 }
 
 /** Signed `success` notifications for P3's seeded awaiting-payer invoices `p3-0` … (same bodies for the baseline). */
