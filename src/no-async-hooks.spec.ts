@@ -26,7 +26,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** The file's lines that use a forbidden API, as `path:line`. */
-export function asyncHookUses(path: string, text: string): string[] {
+function asyncHookUses(path: string, text: string): string[] {
   const code = text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' '));
   return code.split('\n').flatMap((line, i) => {
     const bare = line.replace(/\/\/.*$/, '');
