@@ -5,6 +5,8 @@ import { ValidationPipe, type ArgumentMetadata } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage } from 'class-validator/cjs/metadata/MetadataStorage';
 import { passesQuickly, planOf } from './compiled-validation';
+import { ValidationFailed } from './errors';
+import { inheritedNameErrors } from './inherited-names';
 import { createValidationPipe, VALIDATION_PIPE_OPTIONS } from './validation';
 import { CreateInvoiceDto, QuoteInvoiceDto } from '../invoices/dto/create-invoice.dto';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- class-validator's key type
@@ -159,6 +161,7 @@ async function outcome(
       type: (value as object)?.constructor,
     };
   } catch (e) {
+    if (e instanceof ValidationFailed) return { ok: false, error: e.errors };
     const error = e as { getResponse?: () => unknown; message?: string };
     return { ok: false, error: error.getResponse ? error.getResponse() : String(error.message) };
   }
@@ -190,9 +193,10 @@ describe('compiled validation (a quick yes, class-validator for the rest)', () =
     expect(classes.length).toBeGreaterThan(15);
   });
 
-  it("the pipe answers exactly as class-validator's own pipe for every DTO and every input", async () => {
+  it("the pipe answers exactly as class-validator's own pipe for every DTO and every input, but for inherited names", async () => {
     let compared = 0;
     let quickYes = 0;
+    let inheritedInputs = 0;
     for (const cls of classes) {
       for (const type of ['body', 'query'] as const) {
         const meta: ArgumentMetadata = { type, metatype: cls as never, data: '' };
@@ -201,7 +205,20 @@ describe('compiled validation (a quick yes, class-validator for the rest)', () =
             outcome(quick, json, meta),
             outcome(reference, json, meta),
           ]);
-          expect({ cls: cls.name, json, outcome: a }).toEqual({ cls: cls.name, json, outcome: b });
+          // One difference, on purpose: a key named like an inherited member, which Nest's pipe
+          // drops without a word, is refused beside whatever else Nest's pipe finds
+          // (inherited-names.ts; test/inherited-names.e2e-spec.ts names each case by hand).
+          const inherited = inheritedNameErrors(JSON.parse(json), cls);
+          if (inherited.length > 0) inheritedInputs++;
+          const expected: Outcome =
+            inherited.length === 0
+              ? b
+              : { ok: false, error: [...inherited, ...(b.ok ? [] : (b.error as unknown[]))] };
+          expect({ cls: cls.name, json, outcome: a }).toEqual({
+            cls: cls.name,
+            json,
+            outcome: expected,
+          });
           compared++;
           // The quick check's yes is only ever given where class-validator finds nothing wrong.
           if (passesQuickly(instanceOf(cls, json))) {
@@ -217,6 +234,7 @@ describe('compiled validation (a quick yes, class-validator for the rest)', () =
     }
     expect(compared).toBeGreaterThan(1000);
     expect(quickYes).toBeGreaterThan(20);
+    expect(inheritedInputs).toBeGreaterThan(100);
   });
 
   it('a usual create passes quickly, and each wrong field is left to class-validator', () => {

@@ -43,7 +43,7 @@ interface Rule {
   validators: ValidatorConstraintInterface[];
 }
 
-interface PropertyPlan {
+export interface PropertyPlan {
   name: string;
   /** `IsOptional` and `ValidateIf`: all are evaluated; any false skips the property. */
   conditions: Metadata[];
@@ -53,7 +53,7 @@ interface PropertyPlan {
   nested: boolean;
 }
 
-interface Plan {
+export interface Plan {
   allowed: Set<string>;
   properties: PropertyPlan[];
 }

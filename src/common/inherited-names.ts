@@ -1,0 +1,69 @@
+import type { FieldError } from './errors';
+import { METADATA_CONSTRAINT, METADATA_FILTER_CONSTRAINT } from './metadata';
+import { planOf, type PropertyPlan } from './compiled-validation';
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- class-validator's own key type
+type Class = Function;
+
+/**
+ * Keys no field of this API has, that an object answers for without holding them: the members of
+ * `Object.prototype` (`toString`, `valueOf`, `hasOwnProperty`, `__proto__`, `constructor`, …),
+ * `prototype`, and what the DTO class itself inherits.
+ *
+ * The validation pipe would never see them: Nest strips `__proto__`, `prototype` and `constructor`
+ * from the body before anything reads it (prototype pollution), and class-transformer skips a key
+ * whose name the new instance already answers with a function. An unknown field of any other name
+ * is a 400 ("should not exist"); these were accepted and dropped without a word.
+ */
+export function isInheritedName(key: string, cls?: Class): boolean {
+  return (
+    key === '__proto__' ||
+    key === 'prototype' ||
+    key in Object.prototype ||
+    (cls !== undefined && key in (cls.prototype as object))
+  );
+}
+
+/** Names the metadata rules own: their keys are checked there (reserved ones refused, others kept). */
+const OWN_RULES = new Set<string>([METADATA_CONSTRAINT, METADATA_FILTER_CONSTRAINT]);
+
+/** A property given as a map of the caller's names (`extras`): `@IsObject()` with no class of its own. */
+const isMap = (p: PropertyPlan): boolean => p.rules.some((r) => r.metadata.name === 'isObject');
+const ownedByRules = (p: PropertyPlan): boolean =>
+  p.rules.some((r) => OWN_RULES.has(String(r.metadata.name)));
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * One "should not exist" error for each inherited name among the keys of a plain value bound for
+ * `cls`, read before the framework strips or skips them: at the top, in nested objects of a
+ * declared class (`card`, `clientInfo`), and among the keys of a map (`extras`). `metadata` keeps
+ * its own rules. The value is not changed.
+ */
+export function inheritedNameErrors(value: unknown, cls: Class, path = ''): FieldError[] {
+  if (!isRecord(value)) return [];
+  const plan = planOf(cls);
+  const properties = new Map((plan?.properties ?? []).map((p) => [p.name, p]));
+  const errors: FieldError[] = [];
+  for (const key of Object.keys(value)) {
+    const field = path ? `${path}.${key}` : key;
+    const p = properties.get(key);
+    if (p === undefined) {
+      if (isInheritedName(key, cls)) errors.push({ field, message: 'should not exist' });
+      continue;
+    }
+    if (ownedByRules(p)) continue;
+    const inner = value[key];
+    if (p.nested) {
+      const type: unknown = Reflect.getMetadata('design:type', cls.prototype as object, key);
+      if (typeof type === 'function' && type !== Object)
+        errors.push(...inheritedNameErrors(inner, type, field));
+    } else if (isMap(p) && isRecord(inner)) {
+      for (const name of Object.keys(inner))
+        if (isInheritedName(name))
+          errors.push({ field: `${field}.${name}`, message: 'should not exist' });
+    }
+  }
+  return errors;
+}
