@@ -35,6 +35,18 @@ const ownedByRules = (p: PropertyPlan): boolean =>
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
+const byClass = new Map<Class, Map<string, PropertyPlan>>();
+
+/** The class's planned properties by name, made once per class. */
+function propertiesOf(cls: Class): Map<string, PropertyPlan> {
+  let properties = byClass.get(cls);
+  if (properties === undefined) {
+    properties = new Map((planOf(cls)?.properties ?? []).map((p) => [p.name, p]));
+    byClass.set(cls, properties);
+  }
+  return properties;
+}
+
 /**
  * One "should not exist" error for each inherited name among the keys of a plain value bound for
  * `cls`, read before the framework strips or skips them: at the top, in nested objects of a
@@ -43,8 +55,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
  */
 export function inheritedNameErrors(value: unknown, cls: Class, path = ''): FieldError[] {
   if (!isRecord(value)) return [];
-  const plan = planOf(cls);
-  const properties = new Map((plan?.properties ?? []).map((p) => [p.name, p]));
+  const properties = propertiesOf(cls);
   const errors: FieldError[] = [];
   for (const key of Object.keys(value)) {
     const field = path ? `${path}.${key}` : key;
