@@ -86,7 +86,12 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
     if (databaseUrl) {
       await checkDatabase(databaseUrl);
     } else {
-      const db = await startEmbeddedPostgres({ dir: `${config.dataDir}/postgres`, port: config.embeddedPgPort }).catch(
+      // In a process group of its own: a Ctrl-C stops the service, which stops the database last.
+      const db = await startEmbeddedPostgres({
+        dir: `${config.dataDir}/postgres`,
+        port: config.embeddedPgPort,
+        ownProcessGroup: true,
+      }).catch(
         (e: Error) => {
           throw new StartupError(
             `Cannot start the embedded PostgreSQL on EMBEDDED_PG_PORT ${config.embeddedPgPort} (or set DATABASE_URL): ${e.message}`,

@@ -3,7 +3,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEnv, startPorts, waitForStatus, type ServiceProcess } from './support/process';
+import { readFileSync } from 'node:fs';
+import {
+  embeddedPostmaster,
+  killEmbeddedPostgres,
+  startEnv,
+  startPorts,
+  waitForStatus,
+  type ServiceProcess,
+} from './support/process';
 
 /**
  * `npm start` as a process manager runs it (issue #25): the build is skipped when nothing
@@ -86,6 +94,7 @@ describe('npm start under a process manager', () => {
       } catch {
         // already gone: the test's own point
       }
+      killEmbeddedPostgres(dataDir);
     }
   }
 
@@ -128,6 +137,14 @@ describe('npm start under a process manager', () => {
           body: JSON.stringify({ latencyMs: 3000 }),
         });
         expect(settings.status).toBe(200);
+        // The embedded PostgreSQL is the leader of a process group of its own: the terminal's
+        // SIGINT below does not reach it, and the service stops it once its requests are done.
+        const postmaster = embeddedPostmaster(dataDir);
+        const groupOf = (pid: number): number =>
+          Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[2]);
+        expect(postmaster).not.toBeNull();
+        expect(groupOf(postmaster!)).toBe(postmaster);
+        expect(groupOf(postmaster!)).not.toBe(groupOf(svc.child.pid!));
         const inFlight = fetch(`http://127.0.0.1:${port}/api/v1/invoices`, {
           method: 'POST',
           headers: { Authorization: `Bearer ${shopKey}`, 'Content-Type': 'application/json' },
@@ -138,7 +155,10 @@ describe('npm start under a process manager', () => {
             payway: 'card_core_payin_rub[mock_server,success_with_callback]',
           }),
         }).then(
-          (r) => r.status,
+          async (r) => ({
+            status: r.status,
+            invoiceId: ((await r.json()) as { invoiceId?: unknown }).invoiceId,
+          }),
           () => 'no answer',
         );
         await new Promise((r) => setTimeout(r, 500));
@@ -149,7 +169,9 @@ describe('npm start under a process manager', () => {
         process.kill(-svc.child.pid!, 'SIGINT');
         await new Promise((r) => setTimeout(r, 100));
         svc.child.kill('SIGINT');
-        await inFlight;
+        // The create in flight finishes: the gateway's answer is recorded and sent (before, the
+        // same SIGINT stopped the database under it, and it answered 500).
+        expect(await inFlight).toEqual({ status: 201, invoiceId: expect.any(String) });
         const stopped = await allStopped(port, sandboxPort, pgPort);
         const code = await Promise.race([
           svc.exited,

