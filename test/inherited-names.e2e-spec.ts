@@ -175,6 +175,18 @@ describe('a key named like an inherited member is an unknown field, not a droppe
     expect(await footprint()).toBe(before);
   });
 
+  it('beside more than 20 other errors, the count of those left out stays exact', async () => {
+    const body = invoice();
+    for (let i = 0; i < 25; i++) body[`bogus${i}`] = i;
+    const res = await postJson('/api/v1/invoices', withKey(body, 'toString', '"x"'));
+    expect(res.status).toBe(400);
+    const errors = res.body.errors as Array<{ field: string; message: string }>;
+    // 26 errors: the first 20 named, then one entry for the 6 others.
+    expect(errors).toHaveLength(21);
+    expect(errors[0]).toEqual({ field: 'toString', message: 'should not exist' });
+    expect(errors[20]).toEqual({ field: 'body', message: 'and 6 more' });
+  });
+
   it('names that are no inherited member, and metadata keys that are not reserved, keep their meaning', async () => {
     // Near misses are ordinary unknown fields, refused by the validator itself.
     expectRefused(await postJson('/api/v1/invoices', withKey(invoice(), 'ToString', '"x"')), [

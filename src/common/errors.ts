@@ -46,6 +46,8 @@ export function capFieldErrors(errors: readonly FieldError[]): FieldError[] {
  */
 export class ValidationFailed extends DomainError {
   readonly errors: FieldError[];
+  /** Every error, before the cap (for a caller that adds errors of its own); never sent. */
+  readonly uncapped: readonly FieldError[];
 
   constructor(errors: FieldError[]) {
     const capped = capFieldErrors(errors);
@@ -57,6 +59,7 @@ export class ValidationFailed extends DomainError {
       { errors: capped },
     );
     this.errors = capped;
+    this.uncapped = errors;
   }
 }
 

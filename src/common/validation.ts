@@ -95,7 +95,7 @@ class ServiceValidationPipe extends QuickValidationPipe {
       await super.transform(value, metadata);
     } catch (e) {
       if (!(e instanceof ValidationFailed)) throw e;
-      rest = e.errors;
+      rest = [...e.uncapped];
     }
     throw new ValidationFailed([...inherited, ...rest]);
   }
