@@ -208,6 +208,7 @@ async function migrate(db) {
  */
 async function load(url, { connections, durationS, method = 'POST', path, headers = {}, body, pathOf, onResponse, pid }) {
   const cpuBefore = pid === undefined ? null : cpuMsOf(pid);
+  const callsBefore = pid === undefined ? null : syscallsOf(pid);
   // Each connection's answers after its first: the first waits for the server to accept a new
   // connection, which libuv does one per event-loop iteration, so a busy server takes up to
   // seconds to accept a burst of new connections (see p99Warm).
@@ -241,12 +242,18 @@ async function load(url, { connections, durationS, method = 'POST', path, header
   warm.sort((a, b) => a - b);
   const ok = result['2xx'];
   const cpuAfter = pid === undefined ? null : cpuMsOf(pid);
+  const callsAfter = pid === undefined ? null : syscallsOf(pid);
+  const perOk = (k) => (callsBefore !== null && callsAfter !== null && ok > 0 ? (callsAfter[k] - callsBefore[k]) / ok : null);
   return {
     rps: ok / (result.duration || durationS),
     // CPU time of the loaded process per 2xx answer (user + system): steadier than req/s on a
     // shared machine, since it does not move with what else holds the cores.
     cpuMsPerOk: cpuBefore !== null && cpuAfter !== null && ok > 0 ? (cpuAfter.total - cpuBefore.total) / ok : null,
     systemCpuMsPerOk: cpuBefore !== null && cpuAfter !== null && ok > 0 ? (cpuAfter.system - cpuBefore.system) / ok : null,
+    // Read and write system calls of the loaded process per 2xx answer (socket reads and writes
+    // above all): what batching the statements of one turn saves, beside what the bare script makes.
+    readsPerOk: perOk('reads'),
+    writesPerOk: perOk('writes'),
     mean: result.latency.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -270,6 +277,18 @@ function cpuMsOf(pid) {
     // clock ticks (100 per second on Linux).
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return { total: ((Number(f[11]) + Number(f[12])) * 1000) / 100, system: (Number(f[12]) * 1000) / 100 };
+  } catch {
+    return null;
+  }
+}
+
+/** Read and write system calls a process has made so far (Linux /proc/<pid>/io; null elsewhere). */
+function syscallsOf(pid) {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const count = (name) => Number(new RegExp(`^${name}:\\s*(\\d+)`, 'm').exec(io)?.[1] ?? NaN);
+    const calls = { reads: count('syscr'), writes: count('syscw') };
+    return Number.isFinite(calls.reads) && Number.isFinite(calls.writes) ? calls : null;
   } catch {
     return null;
   }
@@ -329,6 +348,18 @@ function cpuRow(name, r, b) {
   row(`${name}: CPU per request (information)`, `${fmt(r.cpuMsPerOk, 2)} (system ${fmt(r.systemCpuMsPerOk, 2)}) vs ${fmt(b.cpuMsPerOk, 2)} (system ${fmt(b.systemCpuMsPerOk, 2)}) ms`, 'information', fmt(b.cpuMsPerOk / r.cpuMsPerOk, 2), null);
 }
 const failureCount = (r) => r.non2xx + r.errors + r.timeouts;
+/**
+ * An information row: read and write system calls per request of the service and of its bare
+ * script, for each named pair of loads (medians over the rounds). Skipped where /proc has none.
+ */
+function syscallRow(name, pairs) {
+  const known = pairs.filter(([, r, b]) => r.readsPerOk !== null && b.readsPerOk !== null);
+  if (known.length === 0) return;
+  const figure = known
+    .map(([label, r, b]) => `${label} ${fmt(r.readsPerOk, 1)} reads, ${fmt(r.writesPerOk, 1)} writes vs ${fmt(b.readsPerOk, 1)}, ${fmt(b.writesPerOk, 1)}`)
+    .join('; ');
+  row(`${name}: system calls per request, service vs bare script (information)`, figure, 'information', '', null);
+}
 
 /**
  * The bare script again with BASELINE_RECORD=1 (bench/baseline.mjs): it also writes what the
@@ -375,6 +406,8 @@ function medianLoad(rs) {
     cpuMsPerOk: m('cpuMsPerOk'),
     systemCpuMsPerOk: m('systemCpuMsPerOk'),
     sandboxCpuMsPerOk: m('sandboxCpuMsPerOk'),
+    readsPerOk: m('readsPerOk'),
+    writesPerOk: m('writesPerOk'),
     ok: sum('ok'),
     non2xx: sum('non2xx'),
     errors: sum('errors'),
@@ -482,6 +515,7 @@ function p1Rows(rounds, p1, b, recorded, peakMb) {
   row('P1 p99 after each connection\'s first answer (information)', `${fmt(p1.p99Warm)} vs ${fmt(b.p99Warm)} ms`, 'information', atMost(median(rounds.map((r) => ratioOf(r.p1.p99Warm, r.base.p99Warm)))), null);
   row('P1 errors', `${p1.non2xx} non-2xx, ${p1.errors} errors, ${p1.timeouts} time-outs of ${fmt(p1.total)}`, '0', '', p1.ok > 0 && failureCount(p1) === 0);
   cpuRow('P1', p1, b);
+  syscallRow('P1', [['P1', p1, b]]);
   recordRow('P1', p1, recorded);
   row('P5 peak RSS of the service during P1', `${fmt(peakMb)} MB`, '≤ 250 MB', '', peakMb !== null && peakMb <= 250);
 }
@@ -511,6 +545,7 @@ function p2Rows(rounds, p1, b) {
     '',
     null,
   );
+  syscallRow('P2', [['P2', r, bare]]);
   row(
     'P2 CPU per create (information)',
     `service ${fmt(r.cpuMsPerOk, 2)} vs P1 ${fmt(p1.cpuMsPerOk, 2)} ms; sandbox ${fmt(r.sandboxCpuMsPerOk, 2)} vs P1 ${fmt(p1.sandboxCpuMsPerOk, 2)} ms`,
@@ -697,6 +732,7 @@ async function p3() {
   const ratio = ratioOf(r.rps, b.rps);
   row('P3 notification ingest, 64 conn: req/s', `${fmt(r.rps)} vs ${fmt(b.rps)} req/s, p99 ${fmt(r.p99)} vs ${fmt(b.p99)} ms${failures(r)}`, '≥ 0.6 × baseline', atLeast(ratio), ratio !== null && ratio >= 0.6 && baseCheck.lost === 0);
   cpuRow('P3', r, b);
+  syscallRow('P3', [['P3', r, b]]);
   row('baseline keeping the service\'s record (event row), notifications (information)', loadFigure(recorded), 'information', '', null);
   recordRow('P3', r, recorded);
   details.p3.recordBaseline = recorded;
@@ -765,6 +801,7 @@ async function reads() {
   const note = differing.length > 0 ? `; views differ in ${differing.join(', ')}` : '';
   row(`READ GET /invoices/{id}, ${fmt(READ_INVOICES)} rows, 64 conn: req/s`, `${fmt(r.rps)} vs ${fmt(b.rps)} req/s, p99 ${fmt(r.p99)} vs ${fmt(b.p99)} ms${failures(r)}${note}`, '≥ 0.8 × baseline', atLeast(ratio), ratio !== null && ratio >= 0.8 && differing.length === 0);
   cpuRow('READ', r, b);
+  syscallRow('READ', [['READ', r, b]]);
 }
 
 /**
