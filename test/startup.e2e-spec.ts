@@ -36,6 +36,13 @@ function parseCurl(line: string): { method: string; url: string; headers: Record
   return out;
 }
 
+/** Ends what a test started on `dataDir`: the services still running, their database, the directory. */
+function endAll(dataDir: string, ...services: Array<ReturnType<typeof spawnService> | undefined>): void {
+  for (const svc of services) if (svc && svc.child.exitCode === null) svc.child.kill('SIGKILL');
+  killEmbeddedPostgres(dataDir);
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
 /** The service as `npm start` runs it: a real process, its real configuration handling. */
 describe('start-up', () => {
   it('with no settings starts an embedded PostgreSQL and the sandbox, and is ready within 60 s', async () => {
@@ -133,10 +140,7 @@ describe('start-up', () => {
       expect(await second.exited).toBe(0);
       expect(await waitFor(() => !alive(running), 10_000)).toBe(true);
     } finally {
-      if (first.child.exitCode === null) first.child.kill('SIGKILL');
-      if (second && second.child.exitCode === null) second.child.kill('SIGKILL');
-      killEmbeddedPostgres(dataDir);
-      rmSync(dataDir, { recursive: true, force: true });
+      endAll(dataDir, first, second);
     }
   }, 150_000);
 
@@ -161,10 +165,7 @@ describe('start-up', () => {
       first.child.kill('SIGTERM');
       expect(await first.exited).toBe(0);
     } finally {
-      if (first.child.exitCode === null) first.child.kill('SIGKILL');
-      if (second && second.child.exitCode === null) second.child.kill('SIGKILL');
-      killEmbeddedPostgres(dataDir);
-      rmSync(dataDir, { recursive: true, force: true });
+      endAll(dataDir, first, second);
     }
   }, 150_000);
 
