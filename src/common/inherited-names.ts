@@ -17,7 +17,6 @@ type Class = Function;
  */
 export function isInheritedName(key: string, cls?: Class): boolean {
   return (
-    key === '__proto__' ||
     key === 'prototype' ||
     key in Object.prototype ||
     (cls !== undefined && key in (cls.prototype as object))
@@ -27,21 +26,33 @@ export function isInheritedName(key: string, cls?: Class): boolean {
 /** Names the metadata rules own: their keys are checked there (reserved ones refused, others kept). */
 const OWN_RULES = new Set<string>([METADATA_CONSTRAINT, METADATA_FILTER_CONSTRAINT]);
 
-/** A property given as a map of the caller's names (`extras`): `@IsObject()` with no class of its own. */
-const isMap = (p: PropertyPlan): boolean => p.rules.some((r) => r.metadata.name === 'isObject');
-const ownedByRules = (p: PropertyPlan): boolean =>
-  p.rules.some((r) => OWN_RULES.has(String(r.metadata.name)));
+/**
+ * What the walk does with a declared property's value: nothing (a scalar, or `metadata`, whose
+ * own rules read its keys); read its keys (`extras`, an `@IsObject()` map of the caller's names);
+ * or walk it as an object of its declared class (`card`, `clientInfo`).
+ */
+type Inner = 'skip' | 'map' | Class;
+
+function innerOf(cls: Class, p: PropertyPlan): Inner {
+  const names = p.rules.map((r) => String(r.metadata.name));
+  if (names.some((n) => OWN_RULES.has(n))) return 'skip';
+  if (p.nested) {
+    const type: unknown = Reflect.getMetadata('design:type', cls.prototype as object, p.name);
+    return typeof type === 'function' && type !== Object ? (type as Class) : 'skip';
+  }
+  return names.includes('isObject') ? 'map' : 'skip';
+}
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
-const byClass = new Map<Class, Map<string, PropertyPlan>>();
+const byClass = new Map<Class, Map<string, Inner>>();
 
-/** The class's planned properties by name, made once per class. */
-function propertiesOf(cls: Class): Map<string, PropertyPlan> {
+/** The class's declared properties by name, each with what the walk does with it; made once per class. */
+function propertiesOf(cls: Class): Map<string, Inner> {
   let properties = byClass.get(cls);
   if (properties === undefined) {
-    properties = new Map((planOf(cls)?.properties ?? []).map((p) => [p.name, p]));
+    properties = new Map((planOf(cls)?.properties ?? []).map((p) => [p.name, innerOf(cls, p)]));
     byClass.set(cls, properties);
   }
   return properties;
@@ -59,21 +70,17 @@ export function inheritedNameErrors(value: unknown, cls: Class, path = ''): Fiel
   const errors: FieldError[] = [];
   for (const key of Object.keys(value)) {
     const field = path ? `${path}.${key}` : key;
-    const p = properties.get(key);
-    if (p === undefined) {
+    const inner = properties.get(key);
+    if (inner === undefined) {
       if (isInheritedName(key, cls)) errors.push({ field, message: 'should not exist' });
-      continue;
-    }
-    if (ownedByRules(p)) continue;
-    const inner = value[key];
-    if (p.nested) {
-      const type: unknown = Reflect.getMetadata('design:type', cls.prototype as object, key);
-      if (typeof type === 'function' && type !== Object)
-        errors.push(...inheritedNameErrors(inner, type, field));
-    } else if (isMap(p) && isRecord(inner)) {
-      for (const name of Object.keys(inner))
-        if (isInheritedName(name))
-          errors.push({ field: `${field}.${name}`, message: 'should not exist' });
+    } else if (inner === 'map') {
+      const map = value[key];
+      if (isRecord(map))
+        for (const name of Object.keys(map))
+          if (isInheritedName(name))
+            errors.push({ field: `${field}.${name}`, message: 'should not exist' });
+    } else if (inner !== 'skip') {
+      errors.push(...inheritedNameErrors(value[key], inner, field));
     }
   }
   return errors;
