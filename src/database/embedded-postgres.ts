@@ -80,7 +80,7 @@ export async function startEmbeddedPostgres(opts: {
   }
   const started =
     opts.ownProcessGroup && process.platform !== 'win32'
-      ? startInOwnGroup(pg, { dir, port: opts.port, flags: SERVER_FLAGS, heard })
+      ? startInOwnGroup(pg, { dir, port: opts.port, heard })
       : pg.start();
   await started.catch((e: unknown) => {
     if (e instanceof Error) throw e;
@@ -116,7 +116,7 @@ interface PackageInternals {
  */
 async function startInOwnGroup(
   pg: EmbeddedPostgresClass,
-  o: { dir: string; port: number; flags: string[]; heard: (m: unknown) => void },
+  o: { dir: string; port: number; heard: (m: unknown) => void },
 ): Promise<void> {
   const postgres = await serverBinary();
   try {
@@ -126,7 +126,7 @@ async function startInOwnGroup(
   }
   const internals = pg as unknown as PackageInternals;
   const ids = await internals.getUidAndGid();
-  const server = spawn(postgres, ['-D', o.dir, '-p', String(o.port), ...o.flags], {
+  const server = spawn(postgres, ['-D', o.dir, '-p', String(o.port), ...SERVER_FLAGS], {
     ...ids,
     env: { ...process.env, LC_MESSAGES: 'C' },
     detached: true,
