@@ -40,7 +40,9 @@ describe('loadConfig', () => {
     expect(c.notifyAllowedIps).toEqual(
       expect.arrayContaining(['35.198.100.222', '35.198.175.25', '127.0.0.1']),
     );
-    expect(c.payouts.pollIntervalS).toBe(30);
+    // Sandbox mode is for building against: payouts move on every 2 s unless set.
+    expect(c.payouts.pollIntervalS).toBe(2);
+    expect(c.payouts.leaseS).toBe(60);
     expect(c.payouts.pollMaxS).toBe(7200);
     expect(c.gateway.timeoutMs).toBe(30000);
     expect(c.publicBaseUrl).toBe('http://localhost:3000');
@@ -59,6 +61,7 @@ describe('loadConfig', () => {
     expect(c.gateway.duplicateErrorCode).toBe(6);
     expect(c.gateway.absentErrorCode).toBe(7);
     expect(c.payouts.status).toEqual({ success: [5], failed: [8], rejected: [6] });
+    expect(c.payouts.pollIntervalS).toBe(30);
     expect(c.notifyAllowedIps).toEqual(['35.198.100.222', '35.198.175.25']);
   });
 
