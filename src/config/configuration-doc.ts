@@ -29,7 +29,7 @@ function cell(text: string): string {
 }
 
 function row(v: VarInfo): string {
-  const type = v.secret ? `${v.type}, secret` : v.type;
+  const type = `${v.type}${v.unit ? ` (${v.unit})` : ''}${v.secret ? ', secret' : ''}`;
   return `| \`${v.name}\` | ${cell(type)} | ${cell(v.default)} | ${cell(v.bounds)} | ${cell(v.doc)} |`;
 }
 

@@ -52,7 +52,10 @@ export const RECONCILIATION = group(
       min: 1,
       max: 100,
     }),
-    ABSENT_WINDOW_S: decimal({ doc: 'spread over at least this window', default: 1800 }),
+    ABSENT_WINDOW_S: decimal({
+      doc: 'the "absent" answers of ABSENT_CHECKS must spread over at least this long',
+      default: 1800,
+    }),
     CREATE_WAIT_MS: integer({
       doc: 'how long a repeat waits for an identical create still talking to the gateway before `409`',
       default: 10000,
@@ -73,6 +76,7 @@ export const RECONCILIATION = group(
     RECONCILE_BOOKS_AT: integer({
       doc: 'minutes after the end of a `REPORT_TIMEZONE` day at which that day is reconciled with the gateway',
       default: 60,
+      unit: 'minutes',
     }),
   },
 );

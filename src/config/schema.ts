@@ -144,7 +144,7 @@ export const GATEWAY = group('Gateway', 'The payment gateway and its two shops.'
   }),
   GATEWAY_SECRET_KEY: optionalText({
     doc: "the payment shop's secret key (the sandbox's public one is refused)",
-    defaultText: 'the sandbox payment shop in sandbox mode; required otherwise',
+    defaultText: "the sandbox payment shop's in sandbox mode; required otherwise",
     secret: true,
   }),
   GATEWAY_PAYOUT_SHOP_ID: optionalInteger({

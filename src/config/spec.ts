@@ -31,6 +31,8 @@ export interface VarInfo {
   readonly bounds: string;
   /** Never repeated in a message or a log line. */
   readonly secret: boolean;
+  /** e.g. `seconds`; from the name's ending (`_S`, `_MS`, `_DAYS`) unless declared. */
+  readonly unit: string;
 }
 
 export interface Var<T, C = void> extends VarInfo {
@@ -71,10 +73,19 @@ interface Common {
   secret?: boolean;
   /** The document's default when the value alone would not say it (e.g. `unset: no tracing`). */
   defaultText?: string;
+  /** When the name does not end in it (`_S`, `_MS`, `_DAYS`), e.g. `minutes`. */
+  unit?: string;
 }
 
 function info(o: Common, type: string, def: string, bounds = ''): Draft<never>['info'] {
-  return { doc: o.doc, type, default: o.defaultText ?? def, bounds, secret: o.secret ?? false };
+  return {
+    doc: o.doc,
+    type,
+    default: o.defaultText ?? def,
+    bounds,
+    secret: o.secret ?? false,
+    unit: o.unit ?? '',
+  };
 }
 
 const code = (v: string): string => `\`${v}\``;
@@ -223,6 +234,13 @@ export interface Group<D extends Record<string, AnyDraft>> {
   readonly vars: Named<D>;
 }
 
+const UNITS: Record<string, string> = { S: 'seconds', MS: 'milliseconds', DAYS: 'days' };
+
+function unitOf(name: string): string {
+  const m = /_(S|MS|DAYS)$/.exec(name);
+  return m === null ? '' : UNITS[m[1]];
+}
+
 /** Names each draft after its key (the variable's name) and files it under the heading. */
 export function group<D extends Record<string, AnyDraft>>(
   title: string,
@@ -233,6 +251,7 @@ export function group<D extends Record<string, AnyDraft>>(
   for (const [name, d] of Object.entries(drafts) as Array<[string, Draft<unknown, unknown>]>) {
     vars[name] = {
       ...d.info,
+      unit: d.info.unit || unitOf(name),
       name,
       group: title,
       read: (env: Env, ctx: unknown) => d.read(env, name, ctx) as unknown,
