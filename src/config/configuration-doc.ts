@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIG_GROUPS } from './schema';
-import type { VarInfo } from './spec';
+import type { VarInfo } from './schema-builders';
 
 /** Relative to the working directory: npm scripts and the tests run from the package's root. */
 export const CONFIGURATION_DOC_PATH = join(process.cwd(), 'docs', 'configuration.md');

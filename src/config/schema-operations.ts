@@ -1,9 +1,9 @@
 /**
  * The variables of the jobs and controls around money: reconciliation, the watch, payouts and
  * their controls, shop events, retention and tracing. Declared like those of schema.ts (which
- * lists every group in CONFIG_GROUPS); the builders are in spec.ts.
+ * lists every group in CONFIG_GROUPS); the builders are in schema-builders.ts.
  */
-import { custom, decimal, derived, group, httpUrl, integer, text } from './spec';
+import { custom, decimal, derived, group, httpUrl, integer, text } from './schema-builders';
 import { currencyAmounts, thresholdMap, timeZone, webhookSecret, webhookUrls } from './values';
 
 const MAX_RETENTION_DAYS = 36500;

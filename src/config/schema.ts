@@ -2,7 +2,10 @@
  * Every environment variable the service reads, declared once: name (the key), type, default,
  * bounds, group (the heading) and one line of documentation. `loadConfig` reads them through
  * these declarations, the cross-field rules live in rules.ts, and docs/configuration.md is
- * generated from this file (`npm run docs:config`). The builders are in spec.ts.
+ * generated from this file (`npm run docs:config`). The builders are in schema-builders.ts,
+ * a small local schema rather than zod, envalid or convict (not installed, and no dependency is
+ * added for this): the one-line error messages are pinned by tests, money bounds are exact
+ * decimals, and several rules span variables (its first comment says more).
  */
 import { gatewayCalls } from './gateway-calls';
 import { PAYOUTS, RECONCILIATION, RETENTION, SHOP_EVENTS, TRACING } from './schema-operations';
@@ -20,7 +23,7 @@ import {
   optionalText,
   stringList,
   text,
-} from './spec';
+} from './schema-builders';
 import {
   bearerKeys,
   databaseUrl,
