@@ -102,13 +102,17 @@ export function headerColumns(cells: readonly string[]): Column[] {
     const field = dot < 0 ? name : name.slice(0, dot);
     const known =
       dot < 0 ? PLAIN_COLUMNS.has(name) : OBJECT_COLUMNS.has(field) && dot < name.length - 1;
-    if (!known) throw new CsvProblem({ field: shown, message: 'is not a field of a payout create' });
+    if (!known)
+      throw new CsvProblem({ field: shown, message: 'is not a field of a payout create' });
     if (seen.has(name)) throw new CsvProblem({ field: shown, message: 'appears twice' });
     seen.add(name);
     if (dot >= 0) {
       // As in a JSON row: a key the framework would drop is refused by name.
-      const reserved = reservedMetadataKey({ [field === 'metadata' ? 'metadata' : '-']: { [name.slice(dot + 1)]: '' } });
-      if (reserved !== null) throw new CsvProblem({ ...reserved, field: `header.${reserved.field}` });
+      const reserved = reservedMetadataKey({
+        [field === 'metadata' ? 'metadata' : '-']: { [name.slice(dot + 1)]: '' },
+      });
+      if (reserved !== null)
+        throw new CsvProblem({ ...reserved, field: `header.${reserved.field}` });
       const n = (perObject.get(field) ?? 0) + 1;
       const limit = OBJECT_COLUMNS.get(field) ?? 0;
       if (n > limit)

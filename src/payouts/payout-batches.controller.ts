@@ -79,8 +79,14 @@ export class PayoutBatchesController {
       csv: { value: CSV_EXAMPLE },
     },
   })
-  @ApiAcceptedResponse({ type: PayoutBatchSummarySchema, description: 'Stored; sent in the background' })
-  @ApiOkResponse({ type: PayoutBatchDryRunSchema, description: 'dryRun=true: per-row results, nothing stored' })
+  @ApiAcceptedResponse({
+    type: PayoutBatchSummarySchema,
+    description: 'Stored; sent in the background',
+  })
+  @ApiOkResponse({
+    type: PayoutBatchDryRunSchema,
+    description: 'dryRun=true: per-row results, nothing stored',
+  })
   @ApiProblems(409, 413)
   async submit(
     @Body() body: unknown,
@@ -105,7 +111,9 @@ export class PayoutBatchesController {
   }
 
   @Get(':batchId')
-  @ApiOperation({ summary: "A batch: counts by state, its payouts' statuses, and its rows in order (paged)" })
+  @ApiOperation({
+    summary: "A batch: counts by state, its payouts' statuses, and its rows in order (paged)",
+  })
   @ApiParam({ name: 'batchId', example: 'payroll-2026-01' })
   @ApiOkResponse({ type: PayoutBatchWithRowsSchema })
   @ApiProblems(404)

@@ -34,7 +34,11 @@ export async function cancelBatch(d: BatchDeps, batchId: string, by: By): Promis
       `UPDATE payout_batches SET cancelled_at = COALESCE(cancelled_at, now()) WHERE id = $1`,
       [found.id],
     );
-    const rows = returned<{ row_no: number; shop_payment_id: string; request: Record<string, unknown> }>(
+    const rows = returned<{
+      row_no: number;
+      shop_payment_id: string;
+      request: Record<string, unknown>;
+    }>(
       await m.query(
         `UPDATE payout_batch_rows
             SET state = 'cancelled', lease_until = NULL, updated_at = now(),

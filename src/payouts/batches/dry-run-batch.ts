@@ -186,12 +186,18 @@ async function priceRows(
       if (e instanceof ValidationFailed) continue;
       throw e;
     }
-    if (boundsCheckFor(dto.shopCurrency, payway.currency) !== 'local') foreign.push({ i, dto, payway });
+    if (boundsCheckFor(dto.shopCurrency, payway.currency) !== 'local')
+      foreign.push({ i, dto, payway });
   }
   const quotes = new Map<string, Promise<Priced>>();
   const out = new Map<number, Priced>();
   await forEachBounded(foreign, PRICING_CONCURRENCY, async ({ i, dto, payway }) => {
-    const terms = [Amount.parse(dto.amount).canonicalText(), dto.amountType, dto.shopCurrency, dto.payway];
+    const terms = [
+      Amount.parse(dto.amount).canonicalText(),
+      dto.amountType,
+      dto.shopCurrency,
+      dto.payway,
+    ];
     const key = JSON.stringify(terms);
     let quote = quotes.get(key);
     if (quote === undefined) {
@@ -220,7 +226,10 @@ async function quoteRow(d: BatchDeps, dto: CreatePayoutDto, payway: OutputPayway
     return {
       shopWriteOff: Amount.parse(dto.amount),
       problems: [
-        { field: 'shopCurrency', message: 'could not be priced in the payway currency now (withdraw/try failed)' },
+        {
+          field: 'shopCurrency',
+          message: 'could not be priced in the payway currency now (withdraw/try failed)',
+        },
       ],
     };
   }
