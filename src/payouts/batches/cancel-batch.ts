@@ -3,6 +3,7 @@ import { NotFound } from '../../common/errors';
 import { PayoutBatchEntity } from '../payout-batch.entity';
 import type { BatchDeps } from './batch-deps';
 import { type BatchSummary, returned, summaryOf } from './batch-view';
+import { completeBatchIfDone } from './complete-batch';
 
 export interface CancelAnswer extends BatchSummary {
   /** Rows this request cancelled (rows not begun, and payouts still waiting for approval). */
@@ -70,6 +71,8 @@ export async function cancelBatch(d: BatchDeps, batchId: string, by: By): Promis
   let payoutsCancelled = 0;
   for (const a of awaiting)
     if (await cancelAwaitingPayout(d, found, a.shop_payment_id, by)) payoutsCancelled += 1;
+  // Nothing left to send: the batch completes now (its event), not at the runner's next tick.
+  await completeBatchIfDone(d, found.id);
   const batch = await repo.findOneByOrFail({ id: found.id });
   return {
     ...(await summaryOf(d.dataSource.manager, batch)),

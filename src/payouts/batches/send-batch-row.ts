@@ -5,7 +5,7 @@ import { toProblem } from '../../common/problem.filter';
 import { CreatePayoutDto } from '../dto/payout-requests.dto';
 import { PayoutBatchEntity, type PayoutBatchRowState } from '../payout-batch.entity';
 import type { BatchDeps } from './batch-deps';
-import { batchRowContext, returned, summaryOf } from './batch-view';
+import { batchRowContext, returned } from './batch-view';
 import { cancelAwaitingPayout } from './cancel-batch';
 
 /**
@@ -73,35 +73,4 @@ export async function sendBatchRow(d: BatchDeps, batchPk: string, rowNo: number)
     if (batch?.cancelledAt != null) await cancelAwaitingPayout(d, batch, shopPaymentId, by);
   }
   return true;
-}
-
-/**
- * Completes a batch whose every row has an answer, with its event, in one transaction. Two
- * instances finishing the last rows at once: the batch row's lock lets one of them through.
- */
-export async function completeBatchIfDone(d: BatchDeps, batchPk: string): Promise<boolean> {
-  return d.dataSource.transaction(async (m) => {
-    const done = returned<{ id: string }>(
-      await m.query(
-        `UPDATE payout_batches SET status = 'completed', completed_at = now()
-          WHERE id = $1 AND status <> 'completed'
-            AND NOT EXISTS (SELECT 1 FROM payout_batch_rows WHERE batch_pk = $1 AND state = 'pending')
-          RETURNING id`,
-        [batchPk],
-      ),
-    );
-    if (done.length === 0) return false;
-    const batch = await m.findOneByOrFail(PayoutBatchEntity, { id: batchPk });
-    const view = await summaryOf(m, batch);
-    await d.audit.record(m, {
-      entityType: 'payout_batch',
-      entityId: batch.batchId,
-      fromStatus: 'processing',
-      toStatus: 'completed',
-      cause: 'api',
-      rowId: batch.id,
-      committedView: { ...view },
-    });
-    return true;
-  });
 }
