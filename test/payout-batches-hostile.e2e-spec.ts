@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { PayoutBatchRunner } from '../src/payouts/payout-batch-runner';
+import { PayoutBatchesService } from '../src/payouts/payout-batches.service';
 import { admin, auth, startTestApp, TestContext } from './support/app';
 import { PAYOUT } from './support/payways';
 
@@ -174,6 +175,51 @@ describe('POST /payouts/batches/{batchId}/cancel', () => {
     }
     // What the cancel answered is what it did.
     expect(cancel.body.counts.cancelled).toBe(cancelled);
+  });
+
+  it('each order of a cancel and a row begun: a begun row goes on (a waiting payout of it cancelled after), a cancelled one is never sent', async () => {
+    const tag = uid();
+    const rows = [
+      row(`co-${tag}-1`),
+      row(`co-${tag}-2`, { amount: '6000.00' }),
+      row(`co-${tag}-3`),
+    ];
+    expect((await post({ batchId: `co-${tag}`, rows })).status).toBe(202);
+    const pk = (await db.query(`SELECT id FROM payout_batches WHERE batch_id = $1`, [`co-${tag}`]))
+      .rows[0].id as string;
+    // Rows 1 and 2 were begun by a runner (their creates are on their way) when the cancel came.
+    await db.query(
+      `UPDATE payout_batch_rows SET send_started_at = now(), lease_until = now() + interval '1 hour'
+        WHERE batch_pk = $1 AND row_no IN (1, 2)`,
+      [pk],
+    );
+    // Row 3 is claimed by a runner that has not begun it.
+    await db.query(
+      `UPDATE payout_batch_rows SET lease_until = now() + interval '1 hour' WHERE batch_pk = $1 AND row_no = 3`,
+      [pk],
+    );
+    const cancel = await ctx.http.post(`/api/v1/payouts/batches/co-${tag}/cancel`).set(auth());
+    expect(cancel.body).toMatchObject({ cancelledNow: 1, counts: { pending: 2, cancelled: 1 } });
+    const batches = ctx.service.app.get(PayoutBatchesService);
+    // The runner that claimed row 3 goes on with it: nothing is sent.
+    expect(await batches.sendRow(pk, 3)).toBe(true);
+    expect(creates(`co-${tag}-3`)).toBe(0);
+    // The begun rows finish: row 1 is sent; row 2 waits for approval, so it is cancelled now.
+    await batches.sendRow(pk, 1);
+    await batches.sendRow(pk, 2);
+    expect([creates(`co-${tag}-1`), creates(`co-${tag}-2`)]).toEqual([1, 0]);
+    expect((await ctx.http.get(`/api/v1/payouts/co-${tag}-2`).set(auth())).body.status).toBe(
+      'cancelled',
+    );
+    const states = await db.query(
+      `SELECT row_no, state FROM payout_batch_rows WHERE batch_pk = $1 ORDER BY row_no`,
+      [pk],
+    );
+    expect(states.rows.map((r: { state: string }) => r.state)).toEqual([
+      'sent',
+      'sent',
+      'cancelled',
+    ]);
   });
 });
 
