@@ -51,6 +51,7 @@ export const SHOP_EVENT_TYPES: readonly string[] = [
     'rejected',
     'unknown',
     'needs_attention',
+    'cancelled',
   ].map((s) => `payout.${s}`),
   ...FLAGGED_OBJECT_TYPES.flatMap((o) => [`${o}.attention_raised`, `${o}.attention_resolved`]),
   ...INVOICE_NOTICES.map((n) => `invoice.${n}`),
