@@ -270,7 +270,7 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       expect(res.body.errors).toEqual([
         {
           field: 'amount',
-          message: 'must be at most 500000.0 in currency 643 (it converts to 502506.25)',
+          message: 'must be at most 500000.0 in RUB (643) (it converts to 502506.25)',
         },
       ]);
       expect(await rowCount(String(body.shopOrderId))).toBe(0);

@@ -32,6 +32,7 @@ import { callLeaseSeconds, waitForAnswer } from '../jobs/in-flight';
 import { INSTANCE_ID } from '../jobs/instance';
 import { logger } from '../common/logger';
 import { Amount } from '../common/money';
+import { currencyCodeOf, currencyName } from '../common/currency';
 import {
   afterCursorSql,
   decodeCursor,
@@ -58,10 +59,10 @@ import type { ListInvoicesQuery } from './dto/invoice-queries.dto';
 import { InvoiceEntity, type PaymentTokenInfo, type RedirectData } from './invoice.entity';
 import {
   gatewayCreateRequest,
-  INVOICE_SECRET_FIELDS,
   invoiceRequestFacts,
   requestFingerprint,
   requestFingerprintV2,
+  sentSecretFields,
 } from './invoice-request';
 import {
   differingFields,
@@ -227,7 +228,7 @@ export class InvoicesService {
         description: dto.description,
       });
     } catch (err) {
-      throw gatewayFailure(err, 'invoice/try');
+      throw pricingFailure(err, dto, payway);
     }
     if (boundsCheckFor(dto.currency, payway.currency) === 'gateway') {
       const errors = checkConvertedBounds(
@@ -269,6 +270,8 @@ export class InvoicesService {
         currency: dto.currency,
         extras: dto.extras,
         checkExtras: withExtras,
+        suggestions:
+          payway === undefined ? await this.payways.closestAliases('payment', dto.payway) : undefined,
       },
       payway,
     );
@@ -301,7 +304,7 @@ export class InvoicesService {
         description: dto.description,
       });
     } catch (err) {
-      throw gatewayFailure(err, 'invoice/try');
+      throw pricingFailure(err, dto, payway);
     }
     const errors = checkConvertedBounds({ amount: r.payer_price, currency: r.ps_currency }, payway);
     if (errors.length > 0) throw new ValidationFailed(errors);
@@ -576,7 +579,7 @@ export class InvoicesService {
       by,
       target,
       limit,
-      [...named, secretFieldsEntry(INVOICE_SECRET_FIELDS)],
+      [...named, ...secretEntries(sentSecretFields(dto))],
       'api',
     );
   }
@@ -1259,6 +1262,41 @@ export async function applyCheckRecord(
     await storePaymentToken(m, inv, token.token, tokenInfoFromCheck(token), keys);
   }
   return verdict;
+}
+
+/**
+ * invoice/try refused an order in another currency than its payway's: the gateway cannot price
+ * it in the payway's currency (no rate, or the price falls outside the payway's bounds). That is
+ * the caller's currency choice, answered as a 400 naming `currency`, never a gateway 5xx; a
+ * transport failure or an unclassified code stays a gateway failure.
+ */
+export function pricingFailure(
+  err: unknown,
+  dto: QuoteInvoiceDto,
+  payway: InputPayway,
+): DomainError {
+  if (
+    err instanceof GatewayError &&
+    err.fatal === true &&
+    boundsCheckFor(dto.currency, payway.currency) === 'gateway'
+  ) {
+    const paywayCurrency = currencyCodeOf(payway.currency);
+    const theirs = paywayCurrency === null ? 'its own currency' : currencyName(paywayCurrency);
+    return new ValidationFailed([
+      {
+        field: 'currency',
+        message:
+          `${currencyName(dto.currency)}: the gateway would not price this order in the currency of payway ` +
+          `${dto.payway}, ${theirs} (gateway error ${err.errorCode}); send the amount in ${theirs}`,
+      },
+    ]);
+  }
+  return gatewayFailure(err, 'invoice/try');
+}
+
+/** The group entry for the secret fields a repeat sent; none when it sent none. */
+function secretEntries(sent: readonly string[]) {
+  return sent.length > 0 ? [secretFieldsEntry(sent)] : [];
 }
 
 function describe(err: unknown): string {
