@@ -1287,9 +1287,10 @@ export function pricingFailure(
         field: 'currency',
         message:
           `${currencyName(dto.currency)}: the gateway would not price this order in the currency of payway ` +
-          `${dto.payway}, ${theirs} (gateway error ${err.errorCode}); send the amount in ${theirs}`,
+          `${dto.payway}, ${theirs} (gateway error ${err.errorCode}: no rate, or a price outside the payway's ` +
+          `limits); send the amount in ${theirs}, or check it first with POST /api/v1/invoices/quote`,
       },
-    ]);
+    ], { gatewayErrorCode: err.errorCode, fatal: true });
   }
   return gatewayFailure(err, 'invoice/try');
 }
