@@ -69,11 +69,19 @@ class QuickValidationPipe extends ValidationPipe {
     return super.findNestedBinaryValues(object, metadataCache);
   }
 
-  protected override async validate(
+  protected override validate(
+    object: object,
+    validatorOptions?: ValidatorOptions,
+  ): Promise<ValidationError[]> | ValidationError[] {
+    // A body that passes is answered at once, as before: the hints cost only a refused body.
+    if (quickCheckApplies(validatorOptions) && passesQuickly(object)) return [];
+    return this.validateWithHints(object, validatorOptions);
+  }
+
+  private async validateWithHints(
     object: object,
     validatorOptions?: ValidatorOptions,
   ): Promise<ValidationError[]> {
-    if (quickCheckApplies(validatorOptions) && passesQuickly(object)) return [];
     const errors = await super.validate(object, validatorOptions);
     suggestFieldNames(errors, object, { left: MAX_SUGGESTIONS });
     return errors;
