@@ -788,6 +788,19 @@ describe('errors that teach: payways, field names, amounts, conflicts', () => {
     else expect(message).toContain('GET /api/v1/payways?direction=payment');
   });
 
+  it('a payway written with spaces is shown without them; that spelling then gets its suggestion', async () => {
+    const spaced = await createInvoice(invoiceBody({ payway: `${BASE}[mock_server, rejected]` }));
+    expect(spaced.status).toBe(400);
+    expect(spaced.body.errors).toEqual([
+      {
+        field: 'payway',
+        message: `may hold only letters, underscore, comma and square brackets (no spaces: ${BASE}[mock_server,rejected])`,
+      },
+    ]);
+    const joined = await createInvoice(invoiceBody({ payway: `${BASE}[mock_server,rejected]` }));
+    expect(joined.body.errors[0].message).toContain(`did you mean ${PAYMENT.cardRejected}`);
+  });
+
   it('a payout payway without its scenario suggests its forms too', async () => {
     const base = PAYOUT.card.slice(0, PAYOUT.card.indexOf('['));
     const po = payoutBody({ payway: base });

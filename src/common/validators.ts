@@ -44,13 +44,26 @@ export function IsDecimalAmount(options?: ValidationOptions): PropertyDecorator 
 /** The gateway's payway charset: letters, underscore, comma, square brackets (scenario suffixes). */
 const PAYWAY_PATTERN = /^[A-Za-z_,[\]]+$/;
 
+/**
+ * What a payway outside the charset is told; one written with spaces (`[mock_server, rejected]`)
+ * is shown without them, as the payway list writes it.
+ */
+export function paywayCharsetProblem(value: unknown): string {
+  const base = 'may hold only letters, underscore, comma and square brackets';
+  if (typeof value !== 'string' || value.length > 150) return base;
+  const joined = value.replace(/\s+/g, '');
+  return joined !== value && PAYWAY_PATTERN.test(joined)
+    ? `${base} (no spaces: ${joined})`
+    : base;
+}
+
 /** A payway as the gateway accepts it: at most 150 characters of its charset. */
 export function IsPayway(): PropertyDecorator {
   return applyDecorators(
     IsString(),
     MaxLength(150),
     Matches(PAYWAY_PATTERN, {
-      message: 'may hold only letters, underscore, comma and square brackets',
+      message: (args) => paywayCharsetProblem(args.value),
     }),
   );
 }
