@@ -69,6 +69,12 @@ describe('closestAliases', () => {
     );
   });
 
+  it('an alias in capitals: the listed spelling first', () => {
+    expect(closestAliases(`${CARD}[mock_server,success]`.toUpperCase(), KNOWN)[0]).toBe(
+      `${CARD}[mock_server,success]`,
+    );
+  });
+
   it('nothing close: no suggestion; never more than five', () => {
     expect(closestAliases('nope_rub', KNOWN)).toEqual([]);
     expect(closestAliases('x'.repeat(1000), KNOWN)).toEqual([]);

@@ -64,8 +64,12 @@ export function closestField(name: string, fields: Iterable<string>): string | n
   return best;
 }
 
-/** `card_core_payin_rub[mock_server,success]` → base and scenario (`mock_server,success`). */
-function splitAlias(alias: string): { base: string; scenario: string | null } {
+/**
+ * `card_core_payin_rub[mock_server,success]` → base and scenario (`mock_server,success`),
+ * compared in lower case (an alias written in capitals is close to the listed one).
+ */
+function splitAlias(given: string): { base: string; scenario: string | null } {
+  const alias = given.toLowerCase();
   const open = alias.indexOf('[');
   if (open < 0) return { base: alias, scenario: null };
   const close = alias.lastIndexOf(']');
