@@ -70,7 +70,7 @@ import {
   type RefundEvidence,
   type RefundVerdict,
 } from './refund.state';
-import { minorUnitsProblem } from '../common/currency';
+import { currencyName, minorUnitsProblem } from '../common/currency';
 import {
   canonicalJson,
   differingFields,
@@ -252,7 +252,7 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
         throw new InvalidState('Invoice', shopOrderId, invoice.status, 'refund');
       if (dto.currency !== undefined && dto.currency !== invoice.currency) {
         throw new ValidationFailed([
-          { field: 'currency', message: `must be the invoice currency ${invoice.currency}` },
+          { field: 'currency', message: `must be the invoice currency ${currencyName(invoice.currency)}` },
         ]);
       }
       const tooFine = minorUnitsProblem(dto.amount, invoice.currency);
