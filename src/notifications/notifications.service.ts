@@ -100,7 +100,7 @@ const RECORD_OUTCOME = statement(
   'notification_record_outcome',
   `UPDATE notifications
       SET status = $2::varchar, outcome = $3, applied_at = CASE WHEN $2::varchar = 'applied' THEN now() END,
-          shop_order_id = $4, shop_refund_id = $5
+          shop_order_id = $4, shop_refund_id = $5, status_effect = $6
     WHERE id = $1`,
 );
 
@@ -141,9 +141,10 @@ const RECORD_OUTCOMES = statement(
   `UPDATE notifications n
       SET status = v.status, outcome = v.outcome,
           applied_at = CASE WHEN v.status = 'applied' THEN now() END,
-          shop_order_id = v.shop_order_id, shop_refund_id = v.shop_refund_id
-     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[])
-       AS v(id, status, outcome, shop_order_id, shop_refund_id)
+          shop_order_id = v.shop_order_id, shop_refund_id = v.shop_refund_id,
+          status_effect = v.status_effect
+     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+       AS v(id, status, outcome, shop_order_id, shop_refund_id, status_effect)
     WHERE n.id = v.id`,
 );
 
@@ -171,7 +172,11 @@ interface VerifiedNotification {
 }
 
 /** An applier's outcome, or `ignored` for a kind nobody handles (spec: new kinds may appear). */
-type StoredOutcome = Omit<ApplyOutcome, 'status'> & { status: ApplyOutcome['status'] | 'ignored' };
+type StoredOutcome = Omit<ApplyOutcome, 'status' | 'statusEffect'> &
+  (
+    | Pick<ApplyOutcome, 'status' | 'statusEffect'>
+    | { status: 'ignored'; statusEffect: null }
+  );
 
 /**
  * A row of UPSERT_LOCKING_INVOICE (or of its batch form): the inbox row's id, status and whether
@@ -204,6 +209,7 @@ function outcomeValues(
     outcome.outcome,
     outcome.shopOrderId ?? fields.shop_order_id ?? null,
     outcome.shopRefundId ?? fields.shop_refund_id ?? null,
+    outcome.statusEffect,
   ];
 }
 
@@ -497,7 +503,11 @@ export class NotificationsService {
           notificationId: id,
           ...(lockedInvoice !== undefined ? { lockedInvoice } : {}),
         })
-      : { status: 'ignored', outcome: `no handler for notification type "${type}"` };
+      : {
+          status: 'ignored',
+          outcome: `no handler for notification type "${type}"`,
+          statusEffect: null,
+        };
   }
 
   private async storeUnverified(

@@ -43,6 +43,7 @@ import {
   type ApplyOutcome,
   type NotificationApplier,
 } from '../notifications/notification-appliers';
+import { statusEffectOf } from '../notifications/notification.rules';
 import type { CreateRefundDto } from './dto/create-refund.dto';
 import type { AdminRefundsQuery, InvoiceRefundsQuery } from './dto/list-refunds.query';
 import { RefundView, toRefundView } from './dto/refund.view';
@@ -552,29 +553,36 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
   async apply(manager: EntityManager, fields: Record<string, string>): Promise<ApplyOutcome> {
     const shopRefundId = fields.shop_refund_id;
     const base = { shopRefundId, shopOrderId: fields.shop_order_id };
-    if (!shopRefundId) return { ...base, status: 'rejected', outcome: 'no shop_refund_id' };
+    const rejected = (shopOrderId: string | undefined, outcome: string): ApplyOutcome => ({
+      shopRefundId,
+      shopOrderId,
+      status: 'rejected',
+      outcome,
+      statusEffect: 'not_applied',
+    });
+    if (!shopRefundId) return rejected(base.shopOrderId, 'no shop_refund_id');
     if (fields.shop_id !== String(this.shopId))
-      return { ...base, status: 'rejected', outcome: `shop_id ${fields.shop_id} is not ours` };
+      return rejected(base.shopOrderId, `shop_id ${fields.shop_id} is not ours`);
     const found = await manager.findOne(RefundEntity, {
       where: { shopId: this.shopId, shopRefundId },
     });
-    if (!found) return { ...base, status: 'rejected', outcome: `unknown refund ${shopRefundId}` };
+    if (!found) return rejected(base.shopOrderId, `unknown refund ${shopRefundId}`);
     const refund = await lockRefundById(manager, found.id);
-    if (!refund) return { ...base, status: 'rejected', outcome: `unknown refund ${shopRefundId}` };
+    if (!refund) return rejected(base.shopOrderId, `unknown refund ${shopRefundId}`);
     const result = { shopRefundId, shopOrderId: refund.shopOrderId };
     if (fields.shop_order_id !== undefined && fields.shop_order_id !== refund.shopOrderId)
-      return {
-        ...result,
-        status: 'rejected',
-        outcome: `does not match the stored refund: shop_order_id ${fields.shop_order_id} is not ${refund.shopOrderId}`,
-      };
+      return rejected(
+        refund.shopOrderId,
+        `does not match the stored refund: shop_order_id ${fields.shop_order_id} is not ${refund.shopOrderId}`,
+      );
     const from = refund.status;
+    const status = refundStatusFromGateway(fields.status);
     const verdict = await this.applyEvidence(
       manager,
       refund,
       {
         kind: 'record',
-        status: refundStatusFromGateway(fields.status),
+        status,
         statusText: String(fields.status),
         reported: { shopId: fields.shop_id, amount: fields.amount, invoiceId: fields.invoice_id },
       },
@@ -582,36 +590,46 @@ export class RefundsService implements OnModuleInit, NotificationApplier {
       { errorCode: fields.error_code ?? null },
       { errorCode: intOrNull(fields.error_code) },
     );
+    const changed =
+      verdict.kind === 'apply' && (from !== refund.status || verdict.changed === true);
+    const statusEffect = statusEffectOf(
+      verdict.kind === 'apply' ? { kind: 'apply', changed } : verdict,
+      status !== null,
+    );
     switch (verdict.kind) {
       case 'attention':
         return verdict.reason === 'mismatch'
-          ? {
-              ...result,
-              status: 'rejected',
-              outcome: `does not match the stored refund: ${verdict.detail}`,
-            }
+          ? rejected(refund.shopOrderId, `does not match the stored refund: ${verdict.detail}`)
           : {
               ...result,
               status: 'stale',
               outcome: `not applied, needs attention: ${verdict.detail}`,
+              statusEffect,
             };
       case 'apply':
-        return from !== refund.status || verdict.changed
-          ? { ...result, status: 'applied', outcome: `refund ${from} -> ${verdict.to}` }
+        return changed
+          ? {
+              ...result,
+              status: 'applied',
+              outcome: `refund ${from} -> ${verdict.to}`,
+              statusEffect,
+            }
           : {
               ...result,
               status: 'stale',
               outcome: `refund already ${from}: ${verdict.to} changes nothing`,
+              statusEffect,
             };
       case 'ignore':
         // An unknown word cannot be applied (kept for an operator); a late status is stale.
         return {
           ...result,
-          status: refundStatusFromGateway(fields.status) === null ? 'rejected' : 'stale',
+          status: status === null ? 'rejected' : 'stale',
           outcome: verdict.reason,
+          statusEffect,
         };
       default:
-        return { ...result, status: 'stale', outcome: 'nothing to change' };
+        return { ...result, status: 'stale', outcome: 'nothing to change', statusEffect };
     }
   }
 
