@@ -105,7 +105,8 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
     const statusEffect = statusEffectOf(verdict, recordStatus !== null);
     // Why its status did not move: said in the outcome whatever else it taught.
     let notApplied: string | null = null;
-    if (verdict.kind === 'attention') notApplied = `not applied, needs attention: ${verdict.detail}`;
+    if (verdict.kind === 'attention')
+      notApplied = `not applied, needs attention: ${verdict.detail}`;
     else if (verdict.kind === 'ignore') notApplied = `not applied: ${verdict.reason}`;
 
     // The token comes only with a successful payment; keep it even when the status was settled earlier.

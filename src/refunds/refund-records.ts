@@ -1,9 +1,8 @@
+/** Reading the gateway's refund records: the facts a record carries besides its status. */
 import { Amount } from '../common/money';
 import { parseGatewayTime } from '../gateway/gateway-time';
 import { type RefundRecord } from '../gateway';
 import { RefundEntity } from './refund.entity';
-
-/** Reading the gateway's refund records: the facts a record carries besides its status. */
 
 export function settlementOf(
   record: RefundRecord | null,

@@ -1,3 +1,4 @@
+/** The refund rule (judgeRefund) on evidence about a locked refund, and what it says done. */
 import { EntityManager } from 'typeorm';
 import type { AuditCause } from '../../audit/audit-event.entity';
 import { RefundEntity } from '../refund.entity';
@@ -10,8 +11,6 @@ import {
 } from '../refund.state';
 import { clearFlagOnFinal, raiseAttention } from '../../common/attention';
 import { type RefundDeps } from './refund-deps';
-
-/** The refund rule (judgeRefund) on evidence about a locked refund, and what it says done. */
 
 /**
  * Runs the refund rule on evidence about a locked refund and does what it says in the caller's
@@ -78,6 +77,7 @@ export async function applyRefundEvidence(
       return verdict;
   }
 }
+
 /** A final status applied by the rule clears a "not final yet" flag (cause gateway, #22). */
 async function settleFlag(
   m: EntityManager,
@@ -92,6 +92,7 @@ async function settleFlag(
     typeof details.call === 'string' ? { call: details.call } : {},
   );
 }
+
 /** Once the gateway reports a refund, it exists there: pending/unknown become accepted. */
 export function acceptedState(refund: RefundEntity): RefundEntity['submitState'] {
   return refund.submitState === 'rejected' ? 'rejected' : 'accepted';

@@ -1,3 +1,8 @@
+/**
+ * Creating a refund (POST .../refunds): idempotent by shopRefundId, guarded by the invoice's row
+ * lock so the refunds that count never exceed the paid amount (fitsPaidAmount); phase 1 of the
+ * atomic phases here, the call and its answer in send-refund.ts.
+ */
 import { transactionFor, type By } from '../../common/actor';
 import { sha256Hex } from '../../common/sha256';
 import type { AuditCause } from '../../audit/audit-event.entity';
@@ -29,12 +34,6 @@ import { COUNTED_REFUNDS_SQL, INSERT_REFUND_SQL } from '../refund-sql';
 import { answerRepeat, sendRefund } from './send-refund';
 import { fitsPaidAmount } from '../refund.rules';
 
-/**
- * Creating a refund (POST .../refunds): idempotent by shopRefundId, guarded by the invoice's row
- * lock so the refunds that count never exceed the paid amount (fitsPaidAmount); phase 1 of the
- * atomic phases here, the call and its answer in send-refund.ts.
- */
-
 export async function createRefund(
   d: RefundDeps,
   shopOrderId: string,
@@ -62,6 +61,7 @@ export async function createRefund(
   await sameRequestOrConflict(d, reserved.id, shopOrderId, dto, cause, by);
   return answerRepeat(d, reserved.id, cause, by);
 }
+
 /**
  * A repeat is the same request when the invoice, the amount (by value), the currency when
  * given and the metadata match the refund's own columns; otherwise a conflict naming the
@@ -106,6 +106,7 @@ async function sameRequestOrConflict(
   if (fields.length > 0)
     await recordConflict(d.dataSource, by, target, limit, differs(fields), cause);
 }
+
 /**
  * First transaction: under the invoice's row lock, check the status and the paid amount and
  * commit the refund as WAITING/pending before the gateway hears of it, so a crash after this
@@ -195,6 +196,7 @@ function reserve(
     };
   });
 }
+
 /** SHA-256 of the request as the shop sent it, keys in a fixed order. */
 /** Kept with the row: the request as compared (amount by value, metadata, currency when given). */
 function fingerprintOf(shopOrderId: string, dto: CreateRefundDto): string {

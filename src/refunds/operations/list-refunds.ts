@@ -1,3 +1,4 @@
+/** Listing refunds: an invoice's (optionally refreshed from the gateway first) and the admin list. */
 import { type By } from '../../common/actor';
 import { NotFound } from '../../common/errors';
 import {
@@ -28,6 +29,7 @@ export async function listInvoiceRefunds(
   if (q.refresh) await d.refreshes.run(invoice.id, () => refreshInvoiceRefunds(d, invoice, by));
   return page(d, { shopOrderId, metadata: q.metadata }, q.limit, q.cursor);
 }
+
 export function listAllRefunds(d: RefundDeps, q: AdminRefundsQuery): Promise<Page<RefundView>> {
   return page(
     d,
@@ -36,6 +38,7 @@ export function listAllRefunds(d: RefundDeps, q: AdminRefundsQuery): Promise<Pag
     q.cursor,
   );
 }
+
 async function page(
   d: RefundDeps,
   filter: { shopOrderId?: string; status?: string; metadata?: Record<string, string> },

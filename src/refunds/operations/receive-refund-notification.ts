@@ -1,3 +1,4 @@
+/** A verified `type=refund` notification applied to the stored refund through the refund rule. */
 import { EntityManager } from 'typeorm';
 import { type ApplyOutcome } from '../../notifications/notification-appliers';
 import { statusEffectOf } from '../../notifications/notification.rules';

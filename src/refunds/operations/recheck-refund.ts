@@ -1,3 +1,7 @@
+/**
+ * An operator's recheck of one refund, and `?refresh=true` on an invoice's refunds: the listing
+ * asked with nothing held, then applied under the locks through the refund rule.
+ */
 import { transactionFor, type By } from '../../common/actor';
 import { NotFound } from '../../common/errors';
 import { toGatewayId } from '../../gateway';
@@ -53,6 +57,7 @@ export async function recheckRefund(
     return toRefundView(await m.findOneByOrFail(RefundEntity, { id: refund.id }));
   });
 }
+
 /** `?refresh=true`: asks invoice/get-refunds and applies every listed refund we know. */
 export async function refreshInvoiceRefunds(
   d: RefundDeps,

@@ -1,3 +1,7 @@
+/**
+ * Phases 2 and 3 of a refund create: the gateway call with nothing held, its answer through the
+ * state machine; a repeat's answer, and the take-over of a copy whose caller went away.
+ */
 import { transactionFor, type By } from '../../common/actor';
 import { EntityManager } from 'typeorm';
 import type { AuditCause } from '../../audit/audit-event.entity';
@@ -30,11 +34,6 @@ import { settlementOf, asRefundRecord } from '../refund-records';
 import { STORE_RESPONSE_SQL } from '../refund-sql';
 
 /**
- * Phases 2 and 3 of a refund create: the gateway call with nothing held, its answer through the
- * state machine; a repeat's answer, and the take-over of a copy whose caller went away.
- */
-
-/**
  * A repeat (or a race lost at the insert): the stored answer; while the first copy waits for
  * the gateway, a bounded wait then 409 "request in progress"; a copy that never reached the
  * gateway is sent by this one; one whose call was lost (lease over) is settled by reconciliation.
@@ -60,6 +59,7 @@ export async function answerRepeat(
     return next.claimed ? sendRefund(d, next, cause, by) : answerRepeat(d, id, cause, by);
   return { ...next, replayed: true };
 }
+
 /** Under the locks, with no call in flight: send it (never sent), or answer what we know. */
 function takeOver(
   d: RefundDeps,
@@ -99,6 +99,7 @@ function takeOver(
     return storeCreated(m, refund);
   });
 }
+
 function claimOf(
   d: RefundDeps,
 ): Pick<RefundEntity, 'callOwner' | 'callStartedAt' | 'callLeaseUntil'> {
@@ -108,6 +109,7 @@ function claimOf(
     callLeaseUntil: new Date(Date.now() + callLeaseSeconds(d.config.gateway.timeoutMs) * 1000),
   };
 }
+
 /**
  * Phases 2 and 3 for a refund this request has claimed: the gateway call with nothing held,
  * then, under the invoice and refund locks, the answer through the state machine.
@@ -133,6 +135,7 @@ export async function sendRefund(
     record: (m, refund, reply) => createAnswered(d, m, refund, reply, cause),
   });
 }
+
 /**
  * Phase 3 of a refund create (the invoice and refund locked): what the answer means
  * (accepted, refused, not known, never sent), through the state machine; a refusal is
@@ -226,12 +229,14 @@ async function createAnswered(
   if (refund.responseCode !== null) return replay(refund);
   return storeCreated(m, refund);
 }
+
 export async function storeCreated(m: EntityManager, refund: RefundEntity): Promise<CreateResult> {
   const fresh = await m.findOneOrFail(RefundEntity, { where: { id: refund.id } });
   const body = toRefundView(fresh);
   await storeResponse(m, refund.id, 201, { refund: body });
   return { code: 201, body };
 }
+
 /** The answer replayed to a repeated request (same status code, same body). */
 async function storeResponse(
   m: EntityManager,
@@ -241,6 +246,7 @@ async function storeResponse(
 ): Promise<void> {
   await m.query(STORE_RESPONSE_SQL, [id, code, JSON.stringify(body)]);
 }
+
 /**
  * A repeat's answer: the refund as it is now, with the first answer's status code (a refund
  * that was WAITING then may be SUCCESS now); a stored problem is given again as it was.

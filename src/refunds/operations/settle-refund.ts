@@ -1,3 +1,7 @@
+/**
+ * Settling a WAITING refund through invoice/get-refunds (the reconciler's work): atomic phases,
+ * the listing through the refund rule, the watch's next check.
+ */
 import { EntityManager } from 'typeorm';
 import { GatewayFailure } from '../../common/errors';
 import { runGatewayOperation, type CallAnswer } from '../../jobs/gateway-operation';
@@ -10,11 +14,6 @@ import { raiseAttention, watchMayFlag, WATCH_ENDED_DETAIL } from '../../common/a
 import { log, NO_CALL, type RefundDeps, type ReconcileOutcome } from './refund-deps';
 import { settlementOf, processedAtOf } from '../refund-records';
 import { applyRefundEvidence } from './apply-refund-evidence';
-
-/**
- * Settling a WAITING refund through invoice/get-refunds (the reconciler's work): atomic phases,
- * the listing through the refund rule, the watch's next check.
- */
 
 /**
  * Settles one claimed refund through invoice/get-refunds in atomic phases: read it, ask with
@@ -51,6 +50,7 @@ export async function reconcileRefund(d: RefundDeps, id: string): Promise<Reconc
     record: (m, refund, answer) => listed(d, m, refund, answer, askedAt),
   });
 }
+
 /** Phase 3 of a reconciliation (the refund locked): the listing through the refund rule. */
 async function listed(
   d: RefundDeps,
@@ -92,6 +92,7 @@ async function listed(
   const flagged = await reschedule(d, m, refund);
   return flagged || refund.needsAttention ? 'needs_attention' : outcome;
 }
+
 /** Applies what the gateway lists for one refund (locked by the caller), cause reconciliation. */
 export async function applyRefundListing(
   d: RefundDeps,
@@ -133,6 +134,7 @@ export async function applyRefundListing(
   if (v.kind === 'attention') return 'needs_attention';
   return isFinalRefund(refund.status) ? 'settled' : 'waiting';
 }
+
 /**
  * Next check with backoff; past the deadline flagged and checked every WATCH_INTERVAL_S; past
  * the watch end flagged `watch_ended` and no longer checked. Returns true when the watch
@@ -159,6 +161,7 @@ async function reschedule(d: RefundDeps, m: EntityManager, refund: RefundEntity)
   );
   return true;
 }
+
 function nextCheck(d: RefundDeps, refund: RefundEntity, attempts: number): WatchStep {
   return nextRefundCheck({
     now: new Date(),
@@ -169,6 +172,7 @@ function nextCheck(d: RefundDeps, refund: RefundEntity, attempts: number): Watch
     watch: d.config.watch,
   });
 }
+
 /** A WAITING refund within its watch always has a next check (a recheck never drops it). */
 export async function keepWatched(
   d: RefundDeps,
@@ -181,6 +185,7 @@ export async function keepWatched(
   await m.update(RefundEntity, { id: refund.id }, { nextCheckAt: next.nextAt });
   refund.nextCheckAt = next.nextAt;
 }
+
 export async function getRefundsOrFail(d: RefundDeps, invoiceId: number): Promise<RefundRecord[]> {
   try {
     return await d.gateway.getRefunds(invoiceId);
