@@ -7,10 +7,12 @@ import { PayoutsModule } from '../payouts/payouts.module';
 import { ReportsModule } from '../reports/reports.module';
 import { PaymentTokensModule } from '../payment-tokens/payment-tokens.module';
 import { ConsoleActions } from './console-actions';
-import { ConsoleController } from './console.controller';
+import { CONSOLE_CONTROLLERS } from './console.controller';
 import { ConsoleService } from './console.service';
 import { ConsoleSessions } from './console-sessions';
 import { ConsoleSavedSearches } from './console-saved-searches';
+import { ConsoleWeb } from './console-web';
+import { RefundsModule } from '../refunds/refunds.module';
 
 /** The operators' console at /admin: server-rendered pages, sessions, CSRF-protected actions. */
 @Module({
@@ -22,8 +24,9 @@ import { ConsoleSavedSearches } from './console-saved-searches';
     ReportsModule,
     PayoutsModule,
     PaymentTokensModule,
+    RefundsModule,
   ],
-  controllers: [ConsoleController],
-  providers: [ConsoleService, ConsoleSessions, ConsoleActions, ConsoleSavedSearches],
+  controllers: CONSOLE_CONTROLLERS,
+  providers: [ConsoleService, ConsoleSessions, ConsoleActions, ConsoleSavedSearches, ConsoleWeb],
 })
 export class ConsoleModule {}
