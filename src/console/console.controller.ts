@@ -47,6 +47,4 @@ export const CONSOLE_ROUTES = [
   'admin/ui/:kind',
   'admin/ui/:kind/:id',
   'admin/ui/:kind/:id/resolve',
-  // Any other /admin address: the console's "not found" page (JSON for API clients).
-  'admin/{*path}',
 ];

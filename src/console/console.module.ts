@@ -1,4 +1,6 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance } from 'fastify';
 import { AttentionModule } from '../attention/attention.module';
 import { BalanceModule } from '../balance/balance.module';
 import { EventsModule } from '../events/events.module';
@@ -12,6 +14,7 @@ import { ConsoleService } from './console.service';
 import { ConsoleSessions } from './console-sessions';
 import { ConsoleSavedSearches } from './console-saved-searches';
 import { ConsoleWeb } from './console-web';
+import { addConsoleNotFound } from './console-not-found';
 import { RefundsModule } from '../refunds/refunds.module';
 
 /** The operators' console at /admin: server-rendered pages, sessions, CSRF-protected actions. */
@@ -29,4 +32,13 @@ import { RefundsModule } from '../refunds/refunds.module';
   controllers: CONSOLE_CONTROLLERS,
   providers: [ConsoleService, ConsoleSessions, ConsoleActions, ConsoleSavedSearches, ConsoleWeb],
 })
-export class ConsoleModule {}
+export class ConsoleModule implements OnModuleInit {
+  constructor(private readonly http: HttpAdapterHost) {}
+
+  /** After the routes are registered, before the server listens: the console's 404 page. */
+  onModuleInit(): void {
+    // An application context without an HTTP server (a CLI) has no adapter.
+    const adapter = this.http.httpAdapter as HttpAdapterHost['httpAdapter'] | undefined;
+    if (adapter) addConsoleNotFound(adapter.getInstance<FastifyInstance>());
+  }
+}

@@ -1,4 +1,4 @@
-import { All, Controller, Get, NotFoundException, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
@@ -7,18 +7,12 @@ import { sameSecret } from '../../common/sha256';
 import { Public } from '../../common/public.decorator';
 import { consoleSignIns } from '../../metrics/metrics';
 import { hourlyChart } from '../console-format';
-import { renderPage, stylesheet } from '../console-render';
+import { stylesheet } from '../console-render';
 import { ConsoleService, OBJECT_TYPES } from '../console.service';
 import { cookie, ConsoleWeb, field, LOGIN_COOKIE, SESSION_COOKIE } from '../console-web';
 import { ConsoleSessions } from '../console-sessions';
 
-/** Whether the caller is a browser asking for a page (Accept names text/html). */
-function wantsHtml(req: FastifyRequest): boolean {
-  const accept = req.headers.accept;
-  return typeof accept === 'string' && /\btext\/html\b/i.test(accept);
-}
-
-/** Sign-in and sign-out, the stylesheet, the overview, and the page for unknown addresses. */
+/** Sign-in and sign-out, the stylesheet, and the overview. */
 @ApiExcludeController()
 @Public()
 @Controller()
@@ -131,26 +125,5 @@ export class ConsoleHomeController {
       balanceError,
       deliveries: o.deliveries,
     });
-  }
-
-  /**
-   * Any other address under /admin: a browser gets an HTML "not found" page (signed in or not:
-   * it says nothing about what exists), an API client the usual problem+json 404.
-   */
-  @All('admin/{*path}')
-  async notFound(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
-    const path = (req.url ?? '').split('?')[0];
-    if (!wantsHtml(req)) throw new NotFoundException(`Cannot ${req.method} ${path}`);
-    res
-      .status(404)
-      .header('Cache-Control', 'no-store')
-      .type('text/html; charset=utf-8')
-      .send(
-        renderPage('message', {
-          title: 'Not found',
-          text: 'There is no such page in the console.',
-          back: '/admin',
-        }),
-      );
   }
 }
