@@ -196,6 +196,34 @@ describe('console actions on object pages', () => {
     expect(await refundCount(shopOrderId)).toBe(0);
   });
 
+  it('the same refund form sent five times at once is one refund and one gateway call', async () => {
+    const shopOrderId = await paidInvoice();
+    const { jar, csrf } = await signIn(ctx, ADMIN_KEY);
+    const pagePath = `/admin/ui/invoices/${encodeURIComponent(shopOrderId)}`;
+    const page = await ctx.http.get(pagePath).set('Cookie', jar.header()).expect(200);
+    const shopRefundId = hidden(page.text, 'shopRefundId');
+    const before = ctx.sandbox.state.requests.filter(
+      (r) => r.path === 'invoice/create-refund' && (r.body as Record<string, unknown>).shop_refund_id === shopRefundId,
+    ).length;
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        ctx.http
+          .post(`${pagePath}/refund`)
+          .set('Cookie', jar.header())
+          .type('form')
+          .send({ _csrf: csrf, shopRefundId, amount: '60.00', reason: 'double click' }),
+      ),
+    );
+    for (const a of answers) expect([303, 409]).toContain(a.status);
+    expect(answers.some((a) => a.status === 303)).toBe(true);
+    expect(await refundCount(shopOrderId)).toBe(1);
+    expect(
+      ctx.sandbox.state.requests.filter(
+        (r) => r.path === 'invoice/create-refund' && (r.body as Record<string, unknown>).shop_refund_id === shopRefundId,
+      ).length - before,
+    ).toBe(1);
+  });
+
   it('charges a held invoice from its own page (the real gateway call); Charge / Unhold show only while held', async () => {
     const shopOrderId = await paidInvoice(true);
     const { jar, csrf } = await signIn(ctx, ADMIN_KEY);
