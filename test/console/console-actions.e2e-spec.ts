@@ -346,6 +346,32 @@ describe('console actions on object pages', () => {
     expect(api.body.status).not.toBe('awaiting_approval');
   });
 
+  it("a flagged object's page offers Accept, through the API's guard: a status the gateway contradicts is refused", async () => {
+    const shopOrderId = await paidInvoice();
+    const { jar, csrf } = await signIn(ctx, ADMIN_KEY);
+    const pagePath = `/admin/ui/invoices/${encodeURIComponent(shopOrderId)}`;
+    expect((await ctx.http.get(pagePath).set('Cookie', jar.header()).expect(200)).text).not.toContain('id="accept"');
+    await db.query(
+      `UPDATE invoices SET needs_attention = true, attention_reason = 'test: flagged', attention_at = now() WHERE shop_order_id = $1`,
+      [shopOrderId],
+    );
+    const page = await ctx.http.get(pagePath).set('Cookie', jar.header()).expect(200);
+    expect(page.text).toContain('id="accept"');
+    const accept = (form: Record<string, string>) =>
+      ctx.http.post(`${pagePath}/resolve`).set('Cookie', jar.header()).type('form').send(form);
+    await accept({ _csrf: csrf, from: 'page', action: 'accept', status: 'succeeded', note: '' }).expect(400);
+    await accept({ _csrf: csrf, from: 'page', action: 'accept', status: 'paid', note: 'x' }).expect(400);
+    const refused = await accept({ _csrf: csrf, from: 'page', action: 'accept', status: 'rejected', note: 'never paid' }).expect(409);
+    expect(refused.text).toContain('succeeded');
+    let row = await db.query(`SELECT status, needs_attention FROM invoices WHERE shop_order_id = $1`, [shopOrderId]);
+    expect(row.rows[0]).toEqual({ status: 'succeeded', needs_attention: true });
+    await accept({ _csrf: csrf, from: 'page', action: 'accept', status: 'succeeded', note: 'seen in the back office' })
+      .expect(303)
+      .expect('Location', pagePath);
+    row = await db.query(`SELECT status, needs_attention FROM invoices WHERE shop_order_id = $1`, [shopOrderId]);
+    expect(row.rows[0]).toEqual({ status: 'succeeded', needs_attention: false });
+  });
+
   it('shows no status message from a link: crafted ?done=, ?replayed=, ?redelivered=, ?revoked= show nothing', async () => {
     const { jar } = await signIn(ctx, ADMIN_KEY);
     const bait = 'Your key expired: sign in again at https://evil.example/admin';
