@@ -163,6 +163,42 @@ describe('webhook deliveries: bulk redelivery and the reason a delivery waits', 
     }
   });
 
+  it('leaves a delivery being sent right now (a live lease) to finish, and repeats count nothing twice', async () => {
+    up = false;
+    const ids = [await invoice()];
+    const dead = await allDead(ids);
+    const leased = await db.query(
+      `UPDATE webhook_deliveries SET lease_until = now() + interval '1 minute', lease_owner = 'other-instance'
+        WHERE id = (SELECT min(id) FROM webhook_deliveries WHERE entity_id = $1) RETURNING id`,
+      [ids[0]],
+    );
+    const send = () =>
+      ctx.http
+        .post('/api/v1/admin/webhook-deliveries/redeliver')
+        .set(admin())
+        .send({ state: 'dead', objectType: 'invoice' });
+    // Two at once: each row is queued by one of them only.
+    const [a, b] = await Promise.all([send(), send()]);
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    expect(a.body.redelivered + b.body.redelivered).toBe(dead - 1);
+    const row = await db.query(`SELECT state, lease_owner FROM webhook_deliveries WHERE id = $1`, [
+      leased.rows[0].id,
+    ]);
+    expect(row.rows[0]).toEqual({ state: 'dead', lease_owner: 'other-instance' });
+    const again = await send().expect(200);
+    expect(again.body).toEqual({ redelivered: 0 });
+    await db.query(`UPDATE webhook_deliveries SET lease_until = NULL, lease_owner = NULL WHERE id = $1`, [
+      leased.rows[0].id,
+    ]);
+    up = true;
+    await send().expect(200);
+    await eventually(async () => {
+      await tick();
+      expect((await states(ids[0])).every((s) => s === 'delivered')).toBe(true);
+    }, 30000, 50);
+  });
+
   it("the console's button sends dead deliveries again; without its token it changes nothing", async () => {
     up = false;
     const ids = [await invoice()];
