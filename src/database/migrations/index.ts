@@ -22,6 +22,7 @@ import { ConsoleSavedSearches1795700000005 } from './1795700000005-ConsoleSavedS
 import { InvoiceUpdatesHot1795800000001 } from './1795800000001-InvoiceUpdatesHot';
 import { PayoutBatchCancelAndKeys1795900000010 } from './1795900000010-PayoutBatchCancelAndKeys';
 import { NotificationStatusEffect1795900000020 } from './1795900000020-NotificationStatusEffect';
+import { AdminSessionFlash1795900000040 } from './1795900000040-AdminSessionFlash';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   InvoiceUpdatesHot1795800000001,
   PayoutBatchCancelAndKeys1795900000010,
   NotificationStatusEffect1795900000020,
+  AdminSessionFlash1795900000040,
 ];
