@@ -250,6 +250,8 @@ export interface AppConfig {
   };
   /** REPORT_TIMEZONE: the IANA zone whose calendar day the daily report covers. */
   reportTimeZone: string;
+  /** RECONCILE_BOOKS_AT: minutes after a REPORT_TIMEZONE day ends at which it is reconciled. */
+  reconcileBooksAtMinutes: number;
 
   // ---- secrets at rest and production guard rails (#16)
   /** DATA_ENCRYPTION_KEYS: the first seals, all open. */
@@ -963,6 +965,7 @@ export function loadConfig(
       balanceCacheS: int(env, 'BALANCE_CACHE_S', 30, 0, 86400),
     },
     reportTimeZone: timeZone(env, 'REPORT_TIMEZONE', 'UTC'),
+    reconcileBooksAtMinutes: int(env, 'RECONCILE_BOOKS_AT', 60, 0, 1380),
     dataEncryptionKeys: keys.keys,
     devKeyRingPath: keys.path,
     insecureHttp: guards.insecureHttp,

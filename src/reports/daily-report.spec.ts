@@ -25,6 +25,7 @@ const base: DailyReport = {
       },
     },
   ],
+  ledger: [{ account: 'sales', currency: 643, amount: '-100.00' }],
   open: { total: 0, items: [] },
   attention: { total: 0, items: [] },
 };
