@@ -259,8 +259,8 @@ function reportFromCsv(
       c!.fees.payments = { ...tally, notComputed: Number(r.not_computed) };
     else if (r.section === 'payout_fees')
       c!.fees.payouts = { ...tally, notComputed: Number(r.not_computed) };
-    else if (r.section === 'ledger')
-      out.ledger.push({ account: r.account, currency: Number(r.currency), amount: r.amount });
+    else if (r.section.startsWith('ledger:'))
+      out.ledger.push({ account: r.section.slice(7), currency: Number(r.currency), amount: r.amount });
     else if (r.section === 'open_total') out.open.total = Number(r.count);
     else if (r.section === 'attention_total') out.attention.total = Number(r.count);
     else if (r.section === 'open')

@@ -1,10 +1,13 @@
 import { Body, Controller, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiExtraModels,
   ApiOkResponse,
   ApiOperation,
   ApiProduces,
   ApiTags,
+  getSchemaPath,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminOnly } from '../common/access.decorator';
@@ -23,6 +26,7 @@ import { entriesCsv, LedgerService } from './ledger.service';
 
 @ApiTags('admin')
 @ApiBearerAuth()
+@ApiExtraModels(EntryPage)
 @AdminOnly()
 @Controller('admin/ledger')
 export class LedgerController {
@@ -39,7 +43,18 @@ export class LedgerController {
   @Get('entries')
   @ApiOperation({ summary: 'Ledger entries with their postings, newest first; CSV a row per posting' })
   @ApiProduces('application/json', 'text/csv')
-  @ApiOkResponse({ type: EntryPage })
+  @ApiOkResponse({
+    content: {
+      'application/json': { schema: { $ref: getSchemaPath(EntryPage) } },
+      'text/csv': {
+        schema: { type: 'string' },
+        example:
+          'id,created_at,kind,object_type,object_id,event_id,key_id,note,account,currency,amount\r\n' +
+          '42,2026-01-15T10:00:00.000Z,invoice.succeeded,invoice,order-1001,evt_01900000-0000-7000-8000-000000000000,,,gateway_payment_shop,643,100.00\r\n' +
+          '42,2026-01-15T10:00:00.000Z,invoice.succeeded,invoice,order-1001,evt_01900000-0000-7000-8000-000000000000,,,sales,643,-100.00\r\n',
+      },
+    },
+  })
   @ApiProblems(400)
   async entries(
     @Query() q: EntriesQuery,
@@ -60,7 +75,7 @@ export class LedgerController {
     summary:
       'Post an adjustment an operator explains (top-up, gateway fee, correction): the account moves by amount, `adjustments` by its opposite',
   })
-  @ApiOkResponse({ type: EntryView })
+  @ApiCreatedResponse({ type: EntryView })
   @ApiProblems(400, 403)
   adjust(@Body() body: AdjustmentDto, @Acting() by: Actor): Promise<EntryView> {
     return this.ledger.adjust(body, by.keyId);

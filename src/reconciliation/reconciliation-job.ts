@@ -29,20 +29,28 @@ export class ReconciliationJob implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     if (!this.config.schedulerEnabled) return;
-    scheduleJob(this.scheduler, 'reconcile-books', 60_000, () => this.runOnce(), log, { runAtStart: true });
+    scheduleJob(
+      this.scheduler,
+      'reconcile-books',
+      60_000,
+      async () => {
+        await this.runOnce();
+        await this.reconciliations.refreshMetrics();
+      },
+      log,
+      { runAtStart: true },
+    );
   }
 
-  /** The day due now (its end plus RECONCILE_BOOKS_AT passed), or null before that. */
-  dueDay(now = new Date()): string | null {
+  /** The last day whose end, plus RECONCILE_BOOKS_AT minutes, has passed. */
+  dueDay(now = new Date()): string {
     const shifted = new Date(now.getTime() - this.config.reconcileBooksAtMinutes * 60_000);
-    const day = this.reconciliations.defaultDay(shifted);
-    return day;
+    return this.reconciliations.defaultDay(shifted);
   }
 
   /** Claims and runs the due day if no instance has; the run's id, or null. */
   async runOnce(now = new Date()): Promise<string | null> {
     const day = this.dueDay(now);
-    if (day === null) return null;
     const claimed = (await this.ds.query(
       `INSERT INTO reconciliation_days (date, lease_until) VALUES ($1, now() + make_interval(secs => $2))
        ON CONFLICT (date) DO UPDATE SET lease_until = EXCLUDED.lease_until

@@ -1,8 +1,21 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import {
+  ReconciliationList,
+  ReconciliationListQuery,
+  ReconciliationQuery,
+  ReconciliationSchema,
+  RunReconciliationDto,
+} from './dto/reconciliation.dto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminOnly } from '../common/access.decorator';
 import { Acting, type Actor } from '../common/actor';
@@ -10,30 +23,6 @@ import { ApiProblems } from '../common/openapi';
 import { csvCell } from '../reports/daily-report';
 import { wantsCsv } from '../reports/reports.controller';
 import { type Reconciliation, ReconciliationService } from './reconciliation.service';
-
-export class RunReconciliationDto {
-  @ApiPropertyOptional({ description: 'YYYY-MM-DD in REPORT_TIMEZONE; default the last finished day' })
-  @IsOptional()
-  @IsString()
-  date?: string;
-}
-
-export class ReconciliationListQuery {
-  @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(500)
-  limit?: number;
-}
-
-export class ReconciliationQuery {
-  @ApiPropertyOptional({ enum: ['json', 'csv'] })
-  @IsOptional()
-  @IsIn(['json', 'csv'])
-  format?: 'json' | 'csv';
-}
 
 const CSV_COLUMNS = ['kind', 'object_type', 'object_id', 'account', 'currency', 'ours', 'gateway', 'amount'] as const;
 const CSV_TEXT = new Set(['kind', 'object_type', 'object_id', 'account', 'ours', 'gateway']);
@@ -59,6 +48,7 @@ export function itemsCsv(r: Reconciliation): string {
 
 @ApiTags('admin')
 @ApiBearerAuth()
+@ApiExtraModels(ReconciliationSchema)
 @AdminOnly()
 @Controller('admin/reconciliations')
 export class ReconciliationController {
@@ -70,6 +60,7 @@ export class ReconciliationController {
     summary:
       'Reconcile the books with the gateway now (a day in REPORT_TIMEZONE, default the last finished one): the agent shop balance and every object that moved that day or is not final',
   })
+  @ApiCreatedResponse({ type: ReconciliationSchema })
   @ApiProblems(400, 403, 502)
   run(@Body() body: RunReconciliationDto, @Acting() by: Actor): Promise<Reconciliation> {
     return this.reconciliations.run(body?.date, by.keyId);
@@ -77,14 +68,26 @@ export class ReconciliationController {
 
   @Get()
   @ApiOperation({ summary: 'Reconciliations, newest first' })
-  async list(@Query() q: ReconciliationListQuery): Promise<{ items: Reconciliation[] }> {
+  @ApiOkResponse({ type: ReconciliationList })
+  @ApiProblems(400)
+  async list(@Query() q: ReconciliationListQuery): Promise<ReconciliationList> {
     return { items: await this.reconciliations.list(q.limit ?? 50) };
   }
 
   @Get(':id')
   @ApiOperation({ summary: 'One reconciliation; format=csv for its items' })
   @ApiProduces('application/json', 'text/csv')
-  @ApiOkResponse({ description: 'The reconciliation' })
+  @ApiOkResponse({
+    content: {
+      'application/json': { schema: { $ref: getSchemaPath(ReconciliationSchema) } },
+      'text/csv': {
+        schema: { type: 'string' },
+        example:
+          'kind,object_type,object_id,account,currency,ours,gateway,amount\r\n' +
+          'balance,,,agent_available,643,998960.00,998965.00,5.00\r\n',
+      },
+    },
+  })
   @ApiProblems(404)
   async get(
     @Param('id') id: string,

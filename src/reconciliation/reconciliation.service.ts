@@ -194,6 +194,16 @@ export class ReconciliationService {
     }
   }
 
+  /**
+   * The metrics from the last stored run, so every instance reports the same values (not only the
+   * one that ran it), also after a restart; without any run, the last finished time is 0.
+   */
+  async refreshMetrics(): Promise<void> {
+    const [last] = await this.list(1);
+    if (last === undefined) reconciliationLastFinished.set(0);
+    else this.observe(last);
+  }
+
   private observe(rec: Reconciliation): void {
     reconciliationLastFinished.set(new Date(rec.finishedAt).getTime() / 1000);
     for (const b of rec.balances) {

@@ -137,7 +137,6 @@ export const CSV_COLUMNS = [
   'raised_at',
   'flagged_at_end',
   'flagged_now',
-  'account',
 ] as const;
 type Column = (typeof CSV_COLUMNS)[number];
 type Row = Partial<Record<Column, string | number | boolean | null>>;
@@ -172,8 +171,8 @@ function field(column: Column, value: string | number | boolean | null | undefin
  * The report as one flat CSV table (RFC 4180, CRLF line ends, a header row): a `section` column
  * names what each row is — `payments`, `refunds`, `payouts`, `payment_fees`, `payout_fees` (one
  * row per currency each), `open` and `attention` (one row per object), `open_total` and
- * `attention_total` (the counts, which may exceed the rows listed), `ledger` (the ledger's
- * postings of the day, one row per account and currency).
+ * `attention_total` (the counts, which may exceed the rows listed), `ledger:<account>` (the
+ * ledger's postings of the day, one row per account and currency).
  */
 export function dailyReportCsv(r: DailyReport): string {
   const rows: Row[] = [];
@@ -200,7 +199,7 @@ export function dailyReportCsv(r: DailyReport): string {
       });
   }
   for (const l of r.ledger) {
-    rows.push({ section: 'ledger', account: l.account, currency: l.currency, amount: l.amount });
+    rows.push({ section: `ledger:${l.account}`, currency: l.currency, amount: l.amount });
   }
   rows.push({ section: 'open_total', count: r.open.total });
   for (const o of r.open.items)

@@ -17,11 +17,11 @@ import { DailyReportQuery, DailyReportSchema } from './dto/daily-report.dto';
 import { ReportsService } from './reports.service';
 
 const CSV_EXAMPLE =
-  'section,currency,count,amount,not_computed,object_type,object_id,status,current_status,created_at,age_seconds,reason,raised_at,flagged_at_end,flagged_now,account\r\n' +
-  'payments,643,3,1500.00,,,,,,,,,,,,\r\n' +
-  'ledger,643,,-1500.00,,,,,,,,,,,,sales\r\n' +
-  'open_total,,1,,,,,,,,,,,,,\r\n' +
-  'open,643,,500.00,,invoice,order-1001,awaiting_payer,succeeded,2026-01-15T18:02:11.000Z,21469,,,,,\r\n';
+  'section,currency,count,amount,not_computed,object_type,object_id,status,current_status,created_at,age_seconds,reason,raised_at,flagged_at_end,flagged_now\r\n' +
+  'payments,643,3,1500.00,,,,,,,,,,,\r\n' +
+  'ledger:sales,643,,-1500.00,,,,,,,,,,,\r\n' +
+  'open_total,,1,,,,,,,,,,,,\r\n' +
+  'open,643,,500.00,,invoice,order-1001,awaiting_payer,succeeded,2026-01-15T18:02:11.000Z,21469,,,,\r\n';
 
 /** Whether the caller asked for CSV: `format` wins, else the Accept header decides (JSON by default). */
 export function wantsCsv(req: FastifyRequest, format: 'json' | 'csv' | undefined): boolean {

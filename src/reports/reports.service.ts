@@ -132,7 +132,8 @@ export class ReportsService {
            -- The day's sums are the ledger's postings of the day (docs/api.md, "Books"): a
            -- payment is an invoice.succeeded entry's debit of gateway_payment_shop, a refund a
            -- refund.succeeded entry's debit of sales, a payout a payout.succeeded entry's credit
-           -- of agent_frozen (the write-off). Fees: the payer price is in the payway's currency
+           -- of agent_frozen (the write-off). The day is the object's own final time (written
+           -- in the transaction that posts its entry). Fees: the payer price is in the payway's currency
            -- (ps_currency), so a payment fee only where that is the invoice's own currency; a
            -- payout's fee is its payout_fees posting, made where its currencies are the same.
            SELECT 'payments' AS kind, lp.currency, lp.amount,
@@ -142,14 +143,14 @@ export class ReportsService {
              JOIN ledger_postings lp ON lp.entry_id = e.id AND lp.account = 'gateway_payment_shop'
              JOIN invoices i ON i.id = e.object_pk, day
             WHERE e.kind = 'invoice.succeeded' AND i.shop_id = $3
-              AND e.created_at >= day.from_at AND e.created_at < day.as_of
+              AND i.processed_at >= day.from_at AND i.processed_at < day.as_of
            UNION ALL
            SELECT 'refunds', lp.currency, lp.amount, NULL
              FROM ledger_entries e
              JOIN ledger_postings lp ON lp.entry_id = e.id AND lp.account = 'sales'
              JOIN refunds r ON r.id = e.object_pk, day
             WHERE e.kind = 'refund.succeeded' AND r.shop_id = $3
-              AND e.created_at >= day.from_at AND e.created_at < day.as_of
+              AND r.processed_at >= day.from_at AND r.processed_at < day.as_of
            UNION ALL
            SELECT 'payouts', lp.currency, -lp.amount,
                   CASE WHEN p.ps_currency = p.shop_currency
@@ -159,7 +160,7 @@ export class ReportsService {
              JOIN ledger_postings lp ON lp.entry_id = e.id AND lp.account = 'agent_frozen'
              JOIN payouts p ON p.id = e.object_pk, day
             WHERE e.kind = 'payout.succeeded' AND p.shop_id = $4
-              AND e.created_at >= day.from_at AND e.created_at < day.as_of
+              AND p.finished_at >= day.from_at AND p.finished_at < day.as_of
            UNION ALL
            -- A payout that succeeded without a known write-off moved no money the books know of:
            -- counted, without an amount.

@@ -92,19 +92,27 @@ export class PostingView {
 
 export class EntryView {
   @ApiProperty({ example: '42' }) id: string;
-  @ApiProperty() createdAt: string;
-  @ApiProperty({ enum: ENTRY_KINDS }) kind: string;
-  @ApiPropertyOptional() objectType?: string;
-  @ApiPropertyOptional() objectId?: string;
-  @ApiPropertyOptional() eventId?: string;
-  @ApiPropertyOptional() keyId?: string;
-  @ApiPropertyOptional() note?: string;
+  @ApiProperty({ format: 'date-time', example: '2026-01-15T10:00:00.000Z' }) createdAt: string;
+  @ApiProperty({ enum: ENTRY_KINDS, example: 'invoice.succeeded' }) kind: string;
+  @ApiPropertyOptional({ enum: ['invoice', 'refund', 'payout'], example: 'invoice' })
+  objectType?: string;
+  @ApiPropertyOptional({ description: "The shop's id of the object", example: 'order-1001' })
+  objectId?: string;
+  @ApiPropertyOptional({
+    description: 'The shop event of the change that posted it',
+    example: 'evt_01900000-0000-7000-8000-000000000000',
+  })
+  eventId?: string;
+  @ApiPropertyOptional({ description: 'The admin key of an adjustment', example: 'admin-1' })
+  keyId?: string;
+  @ApiPropertyOptional({ description: "An adjustment's explanation", example: 'Top-up by bank transfer' })
+  note?: string;
   @ApiProperty({ type: [PostingView] }) postings: PostingView[];
 }
 
 export class EntryPage {
   @ApiProperty({ type: [EntryView] }) items: EntryView[];
-  @ApiProperty({ nullable: true, type: String }) nextCursor: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'WyJrMSIsIjQyIl0' }) nextCursor: string | null;
 }
 
 export class BalanceView {
@@ -114,6 +122,6 @@ export class BalanceView {
 }
 
 export class BalancesView {
-  @ApiProperty() at: string;
+  @ApiProperty({ format: 'date-time', example: '2026-01-16T00:00:00.000Z' }) at: string;
   @ApiProperty({ type: [BalanceView] }) balances: BalanceView[];
 }
