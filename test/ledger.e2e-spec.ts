@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import Decimal from 'decimal.js';
 import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { Ledger1795900000060 } from '../src/database/migrations/1795900000060-Ledger';
 import { PayoutPoller } from '../src/payouts/payout-poller';
 import { ReconciliationJob } from '../src/reconciliation/reconciliation-job';
 import { admin, auth, startTestApp, TestContext } from './support/app';
@@ -374,5 +376,27 @@ describe('books', () => {
     // Bad input.
     expect((await ctx.http.post('/api/v1/admin/reconciliations').set(admin()).send({ date: '2026-02-30' })).status).toBe(400);
     expect((await ctx.http.get('/api/v1/admin/reconciliations/nope').set(admin())).status).toBe(404);
+  });
+
+  it('backfills the existing objects: the migration run again on the same rows posts the same object entries', async () => {
+    const objectEntries = (): Promise<unknown[]> =>
+      q(`SELECT e.kind, e.object_type, e.object_id, p.account, p.currency, p.amount::text
+           FROM ledger_entries e JOIN ledger_postings p ON p.entry_id = e.id
+          WHERE e.object_pk IS NOT NULL ORDER BY e.object_type, e.object_id, e.kind, p.account`);
+    const before = await objectEntries();
+    expect(before.length).toBeGreaterThan(10);
+    const ds = ctx.service.app.get(DataSource);
+    const runner = ds.createQueryRunner();
+    try {
+      const migration = new Ledger1795900000060();
+      await migration.down(runner);
+      await migration.up(runner);
+    } finally {
+      await runner.release();
+    }
+    expect(await objectEntries()).toEqual(before);
+    expect(
+      await q(`SELECT entry_id, currency FROM ledger_postings GROUP BY entry_id, currency HAVING sum(amount) <> 0`),
+    ).toEqual([]);
   });
 });
