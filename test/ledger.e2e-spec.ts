@@ -5,7 +5,8 @@ import { DataSource } from 'typeorm';
 import { Ledger1795900000060 } from '../src/database/migrations/1795900000060-Ledger';
 import { PayoutPoller } from '../src/payouts/payout-poller';
 import { ReconciliationJob } from '../src/reconciliation/reconciliation-job';
-import { admin, auth, startTestApp, TestContext } from './support/app';
+import { admin, ADMIN_KEY, auth, startTestApp, TestContext } from './support/app';
+import { signIn } from './console/console-session';
 import { PAYMENT } from './support/payways';
 
 /**
@@ -376,6 +377,32 @@ describe('books', () => {
     // Bad input.
     expect((await ctx.http.post('/api/v1/admin/reconciliations').set(admin()).send({ date: '2026-02-30' })).status).toBe(400);
     expect((await ctx.http.get('/api/v1/admin/reconciliations/nope').set(admin())).status).toBe(404);
+  });
+
+  it('shows the ledger and the reconciliations in the console; a run needs the form token', async () => {
+    expect((await ctx.http.get('/admin/ui/ledger')).status).toBe(303);
+    const { jar, csrf } = await signIn(ctx, ADMIN_KEY);
+    const ledger = await ctx.http.get('/admin/ui/ledger?objectType=payout').set('Cookie', jar.header()).expect(200);
+    expect(ledger.text).toContain('agent_available');
+    expect(ledger.text).toContain('payout.sent');
+    const refused = await ctx.http
+      .post('/admin/ui/reconciliations')
+      .set('Cookie', jar.header())
+      .type('form')
+      .send({ date: today() });
+    expect(refused.status).toBe(403);
+    const before = Number((await q<{ n: string }>(`SELECT count(*) AS n FROM reconciliations`))[0].n);
+    const run = await ctx.http
+      .post('/admin/ui/reconciliations')
+      .set('Cookie', jar.header())
+      .type('form')
+      .send({ _csrf: csrf, date: today() })
+      .expect(303);
+    expect(Number((await q<{ n: string }>(`SELECT count(*) AS n FROM reconciliations`))[0].n)).toBe(before + 1);
+    const page = await ctx.http.get(run.headers.location as string).set('Cookie', jar.header()).expect(200);
+    expect(page.text).toContain('Agent shop balance');
+    const list = await ctx.http.get('/admin/ui/reconciliations').set('Cookie', jar.header()).expect(200);
+    expect(list.text).toContain(today());
   });
 
   it('backfills the existing objects: the migration run again on the same rows posts the same object entries', async () => {
