@@ -42,7 +42,11 @@ async function q<T = Record<string, unknown>>(sql: string, params: unknown[] = [
   return (await db.query(sql, params)).rows as T[];
 }
 
-async function paidInvoice(amount: string, currency = 643, payway: string = PAYMENT.cardSuccess): Promise<string> {
+async function paidInvoice(
+  amount: string,
+  currency = 643,
+  payway: string = PAYMENT.cardSuccess,
+): Promise<string> {
   const shopOrderId = `led-${randomUUID()}`;
   const created = await ctx.http
     .post('/api/v1/invoices')
@@ -64,7 +68,10 @@ async function refunded(shopOrderId: string, amount: string): Promise<string> {
     .send({ shopRefundId, amount });
   expect(res.status).toBe(201);
   await eventually(async () => {
-    const rows = await q<{ status: string }>(`SELECT status FROM refunds WHERE shop_refund_id = $1`, [shopRefundId]);
+    const rows = await q<{ status: string }>(
+      `SELECT status FROM refunds WHERE shop_refund_id = $1`,
+      [shopRefundId],
+    );
     if (rows[0]?.status !== 'SUCCESS') {
       await ctx.http.get(`/api/v1/invoices/${shopOrderId}?refresh=true`).set(auth());
       throw new Error(`refund ${shopRefundId} is ${rows[0]?.status}`);
@@ -75,15 +82,19 @@ async function refunded(shopOrderId: string, amount: string): Promise<string> {
 
 async function payout(scenario: string, amount: string): Promise<string> {
   const shopPaymentId = `lp-${randomUUID()}`;
-  const res = await ctx.http.post('/api/v1/payouts').set(auth()).send({
-    shopPaymentId,
-    amount,
-    amountType: 'ps_amount',
-    shopCurrency: 643,
-    payway: `${TO_CARD}[${scenario}]`,
-    account: CARD,
-  });
-  if (res.status !== 202) throw new Error(`payout ${scenario}: ${res.status} ${JSON.stringify(res.body)}`);
+  const res = await ctx.http
+    .post('/api/v1/payouts')
+    .set(auth())
+    .send({
+      shopPaymentId,
+      amount,
+      amountType: 'ps_amount',
+      shopCurrency: 643,
+      payway: `${TO_CARD}[${scenario}]`,
+      account: CARD,
+    });
+  if (res.status !== 202)
+    throw new Error(`payout ${scenario}: ${res.status} ${JSON.stringify(res.body)}`);
   return shopPaymentId;
 }
 
@@ -125,7 +136,11 @@ async function entryCount(): Promise<number> {
   return Number((await q<{ n: string }>(`SELECT count(*) AS n FROM ledger_entries`))[0].n);
 }
 
-function balanceOf(balances: { account: string; currency: number; balance: string }[], account: string, currency = 643): string {
+function balanceOf(
+  balances: { account: string; currency: number; balance: string }[],
+  account: string,
+  currency = 643,
+): string {
   const b = balances.find((x) => x.account === account && x.currency === currency);
   return new Decimal(b?.balance ?? '0').toFixed(2);
 }
@@ -165,13 +180,16 @@ describe('books', () => {
 
     // Every entry balances per currency.
     expect(
-      await q(`SELECT entry_id, currency FROM ledger_postings GROUP BY entry_id, currency HAVING sum(amount) <> 0`),
+      await q(
+        `SELECT entry_id, currency FROM ledger_postings GROUP BY entry_id, currency HAVING sum(amount) <> 0`,
+      ),
     ).toEqual([]);
     // Each movement once, by kind.
     const kinds = await q<{ kind: string; object_id: string }>(
       `SELECT kind, object_id FROM ledger_entries WHERE object_id IS NOT NULL ORDER BY id`,
     );
-    const kindsOf = (id: string): string[] => kinds.filter((k) => k.object_id === id).map((k) => k.kind);
+    const kindsOf = (id: string): string[] =>
+      kinds.filter((k) => k.object_id === id).map((k) => k.kind);
     for (const o of orders) expect(kindsOf(o)).toEqual(['invoice.succeeded']);
     expect(kindsOf(ok)).toEqual(['payout.sent', 'payout.succeeded']);
     expect(kindsOf(failed)).toEqual(['payout.sent', 'payout.failed']);
@@ -181,32 +199,45 @@ describe('books', () => {
     // The balances are the chart's sums of the objects.
     const paid = new Decimal('100.00').plus('250.50').plus('40.10');
     const refundedSum = new Decimal('50.25').plus('0.25');
-    const rows = await q<{ shop_payment_id: string; shop_write_off: string; payee_receive: string }>(
+    const rows = await q<{
+      shop_payment_id: string;
+      shop_write_off: string;
+      payee_receive: string;
+    }>(
       `SELECT shop_payment_id, shop_write_off::text, payee_receive::text FROM payouts WHERE shop_payment_id = ANY($1)`,
       [[ok, open]],
     );
     const okRow = rows.find((r) => r.shop_payment_id === ok)!;
     const openRow = rows.find((r) => r.shop_payment_id === open)!;
-    const seed = (await q<{ amount: string }>(
-      `SELECT p.amount::text AS amount FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id
+    const seed = (
+      await q<{ amount: string }>(
+        `SELECT p.amount::text AS amount FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id
         WHERE e.kind = 'opening' AND p.account = 'agent_available' AND p.currency = 643`,
-    ))[0].amount;
+      )
+    )[0].amount;
     const { body } = await ctx.http.get('/api/v1/admin/ledger/balances').set(admin()).expect(200);
     const b = body.balances as { account: string; currency: number; balance: string }[];
     expect(balanceOf(b, 'gateway_payment_shop')).toBe(paid.minus(refundedSum).toFixed(2));
     expect(balanceOf(b, 'sales')).toBe(paid.minus(refundedSum).neg().toFixed(2));
     expect(balanceOf(b, 'payouts_paid')).toBe(new Decimal(okRow.payee_receive).toFixed(2));
-    expect(balanceOf(b, 'payout_fees')).toBe(new Decimal(okRow.shop_write_off).minus(okRow.payee_receive).toFixed(2));
+    expect(balanceOf(b, 'payout_fees')).toBe(
+      new Decimal(okRow.shop_write_off).minus(okRow.payee_receive).toFixed(2),
+    );
     expect(balanceOf(b, 'agent_frozen')).toBe(new Decimal(openRow.shop_write_off).toFixed(2));
     expect(balanceOf(b, 'agent_available')).toBe(
       new Decimal(seed).minus(okRow.shop_write_off).minus(openRow.shop_write_off).toFixed(2),
     );
     // Every account sums to zero across the chart, per currency.
-    const total = b.filter((x) => x.currency === 643).reduce((s, x) => s.plus(x.balance), new Decimal(0));
+    const total = b
+      .filter((x) => x.currency === 643)
+      .reduce((s, x) => s.plus(x.balance), new Decimal(0));
     expect(total.isZero()).toBe(true);
 
     // The daily report is the ledger's postings of the day.
-    const report = await ctx.http.get(`/api/v1/admin/reports/daily?date=${today()}`).set(admin()).expect(200);
+    const report = await ctx.http
+      .get(`/api/v1/admin/reports/daily?date=${today()}`)
+      .set(admin())
+      .expect(200);
     const books = report.body.ledger as { account: string; currency: number; amount: string }[];
     const fromLedger = await q<{ account: string; currency: number; amount: string }>(
       `SELECT p.account, p.currency, sum(p.amount)::text AS amount FROM ledger_postings p
@@ -227,9 +258,15 @@ describe('books', () => {
       .get(`/api/v1/admin/ledger/entries?objectType=payout&objectId=${ok}`)
       .set(admin())
       .expect(200);
-    expect(byObject.body.items.map((e: { kind: string }) => e.kind)).toEqual(['payout.succeeded', 'payout.sent']);
+    expect(byObject.body.items.map((e: { kind: string }) => e.kind)).toEqual([
+      'payout.succeeded',
+      'payout.sent',
+    ]);
     expect(byObject.body.items[0].eventId).toMatch(/^evt_/);
-    const page1 = await ctx.http.get('/api/v1/admin/ledger/entries?limit=2').set(admin()).expect(200);
+    const page1 = await ctx.http
+      .get('/api/v1/admin/ledger/entries?limit=2')
+      .set(admin())
+      .expect(200);
     expect(page1.body.items).toHaveLength(2);
     const page2 = await ctx.http
       .get(`/api/v1/admin/ledger/entries?limit=2&cursor=${page1.body.nextCursor}`)
@@ -249,21 +286,42 @@ describe('books', () => {
     const rec = await reconcile({ date: today() });
     expect(rec.status).toBe('variances');
     expect(rec.items).toEqual([
-      { kind: 'balance', account: 'agent_available', currency: 643, ours: expect.any(String), gateway: expect.any(String), amount: '5.00' },
+      {
+        kind: 'balance',
+        account: 'agent_available',
+        currency: 643,
+        ours: expect.any(String),
+        gateway: expect.any(String),
+        amount: '5.00',
+      },
     ]);
     const attention = await ctx.http.get('/api/v1/admin/attention').set(admin()).expect(200);
     expect(attention.body.items).toEqual(
-      expect.arrayContaining([expect.objectContaining({ objectType: 'reconciliation', id: rec.id })]),
+      expect.arrayContaining([
+        expect.objectContaining({ objectType: 'reconciliation', id: rec.id }),
+      ]),
     );
-    const csv = await ctx.http.get(`/api/v1/admin/reconciliations/${rec.id}?format=csv`).set(admin()).expect(200);
+    const csv = await ctx.http
+      .get(`/api/v1/admin/reconciliations/${rec.id}?format=csv`)
+      .set(admin())
+      .expect(200);
     expect(csv.text).toContain('balance,,,agent_available,643');
 
     const adj = await ctx.http
       .post('/api/v1/admin/ledger/adjustments')
       .set(admin())
-      .send({ account: 'agent_available', currency: 643, amount: '5.00', note: 'gateway credit found on the statement' });
+      .send({
+        account: 'agent_available',
+        currency: 643,
+        amount: '5.00',
+        note: 'gateway credit found on the statement',
+      });
     expect(adj.status).toBe(201);
-    expect(adj.body).toMatchObject({ kind: 'adjustment', keyId: expect.any(String), note: 'gateway credit found on the statement' });
+    expect(adj.body).toMatchObject({
+      kind: 'adjustment',
+      keyId: expect.any(String),
+      note: 'gateway credit found on the statement',
+    });
     expect(adj.body.postings).toEqual([
       { account: 'agent_available', currency: 643, amount: '5.00' },
       { account: 'adjustments', currency: 643, amount: '-5.00' },
@@ -271,9 +329,14 @@ describe('books', () => {
     const next = await reconcile({ date: today() });
     expect(next.status).toBe('balanced');
     const after = await ctx.http.get('/api/v1/admin/attention').set(admin()).expect(200);
-    expect(after.body.items.filter((i: { objectType: string }) => i.objectType === 'reconciliation')).toEqual([]);
+    expect(
+      after.body.items.filter((i: { objectType: string }) => i.objectType === 'reconciliation'),
+    ).toEqual([]);
     // The event of each run.
-    const events = await q<{ type: string }>(`SELECT type FROM events WHERE entity_type = 'reconciliation' AND entity_id = $1`, [next.id]);
+    const events = await q<{ type: string }>(
+      `SELECT type FROM events WHERE entity_type = 'reconciliation' AND entity_id = $1`,
+      [next.id],
+    );
     expect(events).toEqual([{ type: 'reconciliation.completed' }]);
   }, 60000);
 
@@ -284,7 +347,14 @@ describe('books', () => {
     const rec = await reconcile({ date: today() });
     expect(rec.status).toBe('variances');
     expect(rec.items).toEqual([
-      { kind: 'status', objectType: 'invoice', objectId: order, currency: null, ours: 'rejected', gateway: 'succeeded' },
+      {
+        kind: 'status',
+        objectType: 'invoice',
+        objectId: order,
+        currency: null,
+        ours: 'rejected',
+        gateway: 'succeeded',
+      },
     ]);
     const flagged = await q<{ needs_attention: boolean; attention_reason: string }>(
       `SELECT needs_attention, attention_reason FROM invoices WHERE shop_order_id = $1`,
@@ -296,9 +366,15 @@ describe('books', () => {
     const again = await reconcile({ date: today() });
     expect(again.items).toEqual(rec.items);
     expect(again.balances).toEqual(rec.balances);
-    const raised = await q(`SELECT 1 FROM events WHERE entity_id = $1 AND type = 'invoice.attention_raised'`, [order]);
+    const raised = await q(
+      `SELECT 1 FROM events WHERE entity_id = $1 AND type = 'invoice.attention_raised'`,
+      [order],
+    );
     expect(raised).toHaveLength(1);
-    await db.query(`UPDATE invoices SET status = 'succeeded', needs_attention = false, attention_reason = NULL WHERE shop_order_id = $1`, [order]);
+    await db.query(
+      `UPDATE invoices SET status = 'succeeded', needs_attention = false, attention_reason = NULL WHERE shop_order_id = $1`,
+      [order],
+    );
   }, 60000);
 
   it('refuses an unbalanced entry, and any change or removal of one', async () => {
@@ -314,15 +390,30 @@ describe('books', () => {
         SELECT id, 'agent_available', 643, 5 FROM e UNION ALL SELECT id, 'adjustments', 840, -5 FROM e`),
     ).rejects.toThrow(/does not balance/);
     // An entry without postings.
-    await expect(db.query(`INSERT INTO ledger_entries (kind, note) VALUES ('adjustment', 'empty')`)).rejects.toThrow(/no postings/);
+    await expect(
+      db.query(`INSERT INTO ledger_entries (kind, note) VALUES ('adjustment', 'empty')`),
+    ).rejects.toThrow(/no postings/);
     // In a transaction, the second leg later: refused at commit if it never comes.
     await db.query('BEGIN');
-    const e = await db.query(`INSERT INTO ledger_entries (kind, note) VALUES ('adjustment', 'tx') RETURNING id`);
-    await db.query(`INSERT INTO ledger_postings (entry_id, account, currency, amount) VALUES ($1, 'agent_available', 643, 1)`, [e.rows[0].id]);
+    const e = await db.query(
+      `INSERT INTO ledger_entries (kind, note) VALUES ('adjustment', 'tx') RETURNING id`,
+    );
+    await db.query(
+      `INSERT INTO ledger_postings (entry_id, account, currency, amount) VALUES ($1, 'agent_available', 643, 1)`,
+      [e.rows[0].id],
+    );
     await expect(db.query('COMMIT')).rejects.toThrow(/does not balance/);
-    await expect(db.query(`UPDATE ledger_postings SET amount = amount + 1 WHERE id = (SELECT min(id) FROM ledger_postings)`)).rejects.toThrow(/append-only/);
-    await expect(db.query(`DELETE FROM ledger_entries WHERE id = (SELECT min(id) FROM ledger_entries)`)).rejects.toThrow(/append-only/);
-    expect(await q(`SELECT 1 FROM ledger_entries WHERE note IN ('by hand', 'empty', 'tx')`)).toEqual([]);
+    await expect(
+      db.query(
+        `UPDATE ledger_postings SET amount = amount + 1 WHERE id = (SELECT min(id) FROM ledger_postings)`,
+      ),
+    ).rejects.toThrow(/append-only/);
+    await expect(
+      db.query(`DELETE FROM ledger_entries WHERE id = (SELECT min(id) FROM ledger_entries)`),
+    ).rejects.toThrow(/append-only/);
+    expect(
+      await q(`SELECT 1 FROM ledger_entries WHERE note IN ('by hand', 'empty', 'tx')`),
+    ).toEqual([]);
   });
 
   it('posts nothing for a bad adjustment', async () => {
@@ -340,7 +431,10 @@ describe('books', () => {
       [{ account: 'agent_available', currency: 643, amount: '5e2', note: 'x' }, 'amount'],
       [{ account: 'agent_available', currency: 643, amount: '+5.00', note: 'x' }, 'amount'],
       [{ account: 'agent_available', currency: 999999, amount: '5.00', note: 'x' }, 'currency'],
-      [{ account: 'agent_available', currency: 643, amount: '5.00', note: 'x', keyId: 'someone' }, 'keyId'],
+      [
+        { account: 'agent_available', currency: 643, amount: '5.00', note: 'x', keyId: 'someone' },
+        'keyId',
+      ],
     ];
     for (const [body, field] of bad) {
       const res = await ctx.http.post('/api/v1/admin/ledger/adjustments').set(admin()).send(body);
@@ -353,13 +447,20 @@ describe('books', () => {
       .send({ account: 'agent_available', currency: 643, amount: '5.00', note: 'x' });
     expect(shop.status).toBe(403);
     expect((await ctx.http.get('/api/v1/admin/ledger/balances').set(auth())).status).toBe(403);
-    expect((await ctx.http.post('/api/v1/admin/reconciliations').set(auth()).send({})).status).toBe(403);
+    expect((await ctx.http.post('/api/v1/admin/reconciliations').set(auth()).send({})).status).toBe(
+      403,
+    );
     expect(await entryCount()).toBe(before);
     // A negative adjustment in a currency of no fraction digits is fine (and balances).
     const jpy = await ctx.http
       .post('/api/v1/admin/ledger/adjustments')
       .set(admin())
-      .send({ account: 'payout_fees', currency: 'JPY', amount: '-15', note: 'fee refunded by the gateway' });
+      .send({
+        account: 'payout_fees',
+        currency: 'JPY',
+        amount: '-15',
+        note: 'fee refunded by the gateway',
+      });
     expect(jpy.status).toBe(201);
     expect(await entryCount()).toBe(before + 1);
   });
@@ -370,19 +471,36 @@ describe('books', () => {
     const [a, b, c] = await Promise.all([job.runOnce(), job.runOnce(), job.runOnce()]);
     expect([a, b, c].filter((x) => x !== null)).toHaveLength(1);
     expect(await job.runOnce()).toBeNull();
-    const rows = await q(`SELECT reconciliation_id FROM reconciliation_days WHERE date = $1`, [day]);
+    const rows = await q(`SELECT reconciliation_id FROM reconciliation_days WHERE date = $1`, [
+      day,
+    ]);
     expect(rows).toEqual([{ reconciliation_id: [a, b, c].find((x) => x !== null) }]);
-    const list = await ctx.http.get('/api/v1/admin/reconciliations?limit=1').set(admin()).expect(200);
+    const list = await ctx.http
+      .get('/api/v1/admin/reconciliations?limit=1')
+      .set(admin())
+      .expect(200);
     expect(list.body.items[0].id).toBe([a, b, c].find((x) => x !== null));
     // Bad input.
-    expect((await ctx.http.post('/api/v1/admin/reconciliations').set(admin()).send({ date: '2026-02-30' })).status).toBe(400);
-    expect((await ctx.http.get('/api/v1/admin/reconciliations/nope').set(admin())).status).toBe(404);
+    expect(
+      (
+        await ctx.http
+          .post('/api/v1/admin/reconciliations')
+          .set(admin())
+          .send({ date: '2026-02-30' })
+      ).status,
+    ).toBe(400);
+    expect((await ctx.http.get('/api/v1/admin/reconciliations/nope').set(admin())).status).toBe(
+      404,
+    );
   });
 
   it('shows the ledger and the reconciliations in the console; a run needs the form token', async () => {
     expect((await ctx.http.get('/admin/ui/ledger')).status).toBe(303);
     const { jar, csrf } = await signIn(ctx, ADMIN_KEY);
-    const ledger = await ctx.http.get('/admin/ui/ledger?objectType=payout').set('Cookie', jar.header()).expect(200);
+    const ledger = await ctx.http
+      .get('/admin/ui/ledger?objectType=payout')
+      .set('Cookie', jar.header())
+      .expect(200);
     expect(ledger.text).toContain('agent_available');
     expect(ledger.text).toContain('payout.sent');
     const refused = await ctx.http
@@ -391,17 +509,27 @@ describe('books', () => {
       .type('form')
       .send({ date: today() });
     expect(refused.status).toBe(403);
-    const before = Number((await q<{ n: string }>(`SELECT count(*) AS n FROM reconciliations`))[0].n);
+    const before = Number(
+      (await q<{ n: string }>(`SELECT count(*) AS n FROM reconciliations`))[0].n,
+    );
     const run = await ctx.http
       .post('/admin/ui/reconciliations')
       .set('Cookie', jar.header())
       .type('form')
       .send({ _csrf: csrf, date: today() })
       .expect(303);
-    expect(Number((await q<{ n: string }>(`SELECT count(*) AS n FROM reconciliations`))[0].n)).toBe(before + 1);
-    const page = await ctx.http.get(run.headers.location as string).set('Cookie', jar.header()).expect(200);
+    expect(Number((await q<{ n: string }>(`SELECT count(*) AS n FROM reconciliations`))[0].n)).toBe(
+      before + 1,
+    );
+    const page = await ctx.http
+      .get(run.headers.location as string)
+      .set('Cookie', jar.header())
+      .expect(200);
     expect(page.text).toContain('Agent shop balance');
-    const list = await ctx.http.get('/admin/ui/reconciliations').set('Cookie', jar.header()).expect(200);
+    const list = await ctx.http
+      .get('/admin/ui/reconciliations')
+      .set('Cookie', jar.header())
+      .expect(200);
     expect(list.text).toContain(today());
   });
 
@@ -423,7 +551,9 @@ describe('books', () => {
     }
     expect(await objectEntries()).toEqual(before);
     expect(
-      await q(`SELECT entry_id, currency FROM ledger_postings GROUP BY entry_id, currency HAVING sum(amount) <> 0`),
+      await q(
+        `SELECT entry_id, currency FROM ledger_postings GROUP BY entry_id, currency HAVING sum(amount) <> 0`,
+      ),
     ).toEqual([]);
   });
 });

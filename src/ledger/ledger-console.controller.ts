@@ -32,7 +32,8 @@ function cookie(req: FastifyRequest, name: string): string | undefined {
 }
 
 function text(source: unknown, name: string, max = 255): string | undefined {
-  const v = source && typeof source === 'object' ? (source as Record<string, unknown>)[name] : undefined;
+  const v =
+    source && typeof source === 'object' ? (source as Record<string, unknown>)[name] : undefined;
   return typeof v === 'string' && v.length > 0 && v.length <= max ? v : undefined;
 }
 
@@ -70,7 +71,10 @@ export class LedgerConsoleController {
     let entries = null;
     try {
       entries = await this.ledger.entries({
-        objectType: objectType && ['invoice', 'refund', 'payout'].includes(objectType) ? objectType : undefined,
+        objectType:
+          objectType && ['invoice', 'refund', 'payout'].includes(objectType)
+            ? objectType
+            : undefined,
         objectId,
         cursor: text(req.query, 'cursor', 200),
         limit: 100,
@@ -79,16 +83,21 @@ export class LedgerConsoleController {
       if (!(e instanceof DomainError)) throw e;
       error = e.message;
     }
-    this.send(res, 'ledger', {
-      title: 'Ledger',
-      session,
-      active: '/admin/ui/ledger',
-      balances: (await this.ledger.balances()).balances,
-      entries,
-      objectType: objectType ?? '',
-      objectId: objectId ?? '',
-      error,
-    }, error ? 400 : 200);
+    this.send(
+      res,
+      'ledger',
+      {
+        title: 'Ledger',
+        session,
+        active: '/admin/ui/ledger',
+        balances: (await this.ledger.balances()).balances,
+        entries,
+        objectType: objectType ?? '',
+        objectId: objectId ?? '',
+        error,
+      },
+      error ? 400 : 200,
+    );
   }
 
   @Get('admin/ui/reconciliations')
@@ -111,34 +120,62 @@ export class LedgerConsoleController {
     if (!session) return void res.redirect('/admin/login', 303);
     const token = text(req.body, '_csrf', 128);
     if (!token || !sameSecret(token, session.csrfToken)) {
-      return this.send(res, 'message', { title: 'Form refused', text: 'The form was missing its security token. Reload the page and try again.', session }, 403);
+      return this.send(
+        res,
+        'message',
+        {
+          title: 'Form refused',
+          text: 'The form was missing its security token. Reload the page and try again.',
+          session,
+        },
+        403,
+      );
     }
     try {
       const rec = await this.reconciliations.run(text(req.body, 'date', 10), session.keyId);
       res.redirect(`/admin/ui/reconciliations/${rec.id}`, 303);
     } catch (e) {
       if (!(e instanceof DomainError)) throw e;
-      this.send(res, 'reconciliations', {
-        title: 'Reconciliations',
-        session,
-        active: '/admin/ui/reconciliations',
-        items: await this.reconciliations.list(100),
-        defaultDay: this.reconciliations.defaultDay(),
-        error: e.message,
-      }, e.status);
+      this.send(
+        res,
+        'reconciliations',
+        {
+          title: 'Reconciliations',
+          session,
+          active: '/admin/ui/reconciliations',
+          items: await this.reconciliations.list(100),
+          defaultDay: this.reconciliations.defaultDay(),
+          error: e.message,
+        },
+        e.status,
+      );
     }
   }
 
   @Get('admin/ui/reconciliations/:id')
-  async detail(@Param('id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
+  async detail(
+    @Param('id') id: string,
+    @Req() req: FastifyRequest,
+    @Res() res: FastifyReply,
+  ): Promise<void> {
     const session = await this.session(req, res);
     if (!session) return;
     try {
       const rec = await this.reconciliations.get(id);
-      this.send(res, 'reconciliation', { title: `Reconciliation of ${rec.date}`, session, active: '/admin/ui/reconciliations', rec });
+      this.send(res, 'reconciliation', {
+        title: `Reconciliation of ${rec.date}`,
+        session,
+        active: '/admin/ui/reconciliations',
+        rec,
+      });
     } catch (e) {
       if (!(e instanceof DomainError)) throw e;
-      this.send(res, 'message', { title: 'Not found', text: e.message, session, back: '/admin/ui/reconciliations' }, e.status);
+      this.send(
+        res,
+        'message',
+        { title: 'Not found', text: e.message, session, back: '/admin/ui/reconciliations' },
+        e.status,
+      );
     }
   }
 }

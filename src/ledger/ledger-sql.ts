@@ -21,18 +21,15 @@ export async function postEntry(
     postings: readonly Posting[];
   },
 ): Promise<string | null> {
-  const rows = (await q.query(
-    `SELECT ledger_post($1, $2, $3::uuid, $4, $5, $6, $7::jsonb) AS id`,
-    [
-      e.kind,
-      e.objectType ?? null,
-      e.objectPk ?? null,
-      e.objectId ?? null,
-      e.keyId ?? null,
-      e.note ?? null,
-      JSON.stringify(e.postings),
-    ],
-  )) as { id: string | null }[];
+  const rows = (await q.query(`SELECT ledger_post($1, $2, $3::uuid, $4, $5, $6, $7::jsonb) AS id`, [
+    e.kind,
+    e.objectType ?? null,
+    e.objectPk ?? null,
+    e.objectId ?? null,
+    e.keyId ?? null,
+    e.note ?? null,
+    JSON.stringify(e.postings),
+  ])) as { id: string | null }[];
   return rows[0]?.id ?? null;
 }
 
@@ -88,7 +85,9 @@ export async function listEntries(q: Querier, f: EntryFilter): Promise<EntryRow[
   if (f.objectType !== undefined) where.push(`e.object_type = ${p(f.objectType)}`);
   if (f.objectId !== undefined) where.push(`e.object_id = ${p(f.objectId)}`);
   if (f.account !== undefined) {
-    where.push(`EXISTS (SELECT 1 FROM ledger_postings a WHERE a.entry_id = e.id AND a.account = ${p(f.account)})`);
+    where.push(
+      `EXISTS (SELECT 1 FROM ledger_postings a WHERE a.entry_id = e.id AND a.account = ${p(f.account)})`,
+    );
   }
   if (f.from !== undefined) where.push(`e.created_at >= ${p(f.from)}`);
   if (f.to !== undefined) where.push(`e.created_at < ${p(f.to)}`);
@@ -120,7 +119,9 @@ export async function kindSums(
   q: Querier,
   from: Date,
   to: Date,
-): Promise<{ kind: EntryKind; account: string; currency: number; count: number; amount: string }[]> {
+): Promise<
+  { kind: EntryKind; account: string; currency: number; count: number; amount: string }[]
+> {
   return (await q.query(
     `SELECT e.kind, p.account, p.currency, count(DISTINCT e.id)::int AS count, sum(p.amount)::text AS amount
        FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id

@@ -1,4 +1,10 @@
-import { adjustmentPostings, imbalance, objectPostings, openingPostings, parseAdjustment } from './ledger.chart';
+import {
+  adjustmentPostings,
+  imbalance,
+  objectPostings,
+  openingPostings,
+  parseAdjustment,
+} from './ledger.chart';
 
 describe('objectPostings: the chart of accounts', () => {
   it('an invoice and a refund move gateway_payment_shop against sales', () => {
@@ -12,7 +18,12 @@ describe('objectPostings: the chart of accounts', () => {
     ]);
   });
 
-  const payout = { writeOff: '1040.00', payeeReceive: '1000.00', shopCurrency: 643, psCurrency: 643 };
+  const payout = {
+    writeOff: '1040.00',
+    payeeReceive: '1000.00',
+    shopCurrency: 643,
+    psCurrency: 643,
+  };
   it('a payout freezes its write-off, then pays it out with its fee line, or returns it', () => {
     expect(objectPostings({ kind: 'payout.sent', ...payout })).toEqual([
       { account: 'agent_frozen', currency: 643, amount: '1040.00' },
@@ -20,7 +31,7 @@ describe('objectPostings: the chart of accounts', () => {
     ]);
     expect(objectPostings({ kind: 'payout.succeeded', ...payout })).toEqual([
       { account: 'payouts_paid', currency: 643, amount: '1000.00' },
-      { account: 'payout_fees', currency: 643, amount: '40' },
+      { account: 'payout_fees', currency: 643, amount: '40.00' },
       { account: 'agent_frozen', currency: 643, amount: '-1040.00' },
     ]);
     expect(objectPostings({ kind: 'payout.failed', ...payout })).toEqual([
@@ -30,7 +41,12 @@ describe('objectPostings: the chart of accounts', () => {
   });
 
   it('a payout in another currency pays out the whole write-off (each currency balances)', () => {
-    const legs = objectPostings({ kind: 'payout.succeeded', ...payout, psCurrency: 840, payeeReceive: '11.00' });
+    const legs = objectPostings({
+      kind: 'payout.succeeded',
+      ...payout,
+      psCurrency: 840,
+      payeeReceive: '11.00',
+    });
     expect(legs).toEqual([
       { account: 'payouts_paid', currency: 643, amount: '1040.00' },
       { account: 'agent_frozen', currency: 643, amount: '-1040.00' },
@@ -40,30 +56,55 @@ describe('objectPostings: the chart of accounts', () => {
 
   it('every kind balances per currency, exactly (no float)', () => {
     for (const kind of ['payout.sent', 'payout.succeeded', 'payout.failed'] as const) {
-      expect(imbalance(objectPostings({ kind, ...payout, writeOff: '0.30', payeeReceive: '0.10' })).size).toBe(0);
+      expect(
+        imbalance(objectPostings({ kind, ...payout, writeOff: '0.30', payeeReceive: '0.10' })).size,
+      ).toBe(0);
     }
-    expect(imbalance([
-      { account: 'sales', currency: 643, amount: '0.1' },
-      { account: 'sales', currency: 643, amount: '0.2' },
-      { account: 'adjustments', currency: 643, amount: '-0.3' },
-    ]).size).toBe(0);
-    expect([...imbalance([
-      { account: 'sales', currency: 643, amount: '5' },
-      { account: 'adjustments', currency: 840, amount: '-5' },
-    ])]).toEqual([[643, '5'], [840, '-5']]);
+    expect(
+      imbalance([
+        { account: 'sales', currency: 643, amount: '0.1' },
+        { account: 'sales', currency: 643, amount: '0.2' },
+        { account: 'adjustments', currency: 643, amount: '-0.3' },
+      ]).size,
+    ).toBe(0);
+    expect([
+      ...imbalance([
+        { account: 'sales', currency: 643, amount: '5' },
+        { account: 'adjustments', currency: 840, amount: '-5' },
+      ]),
+    ]).toEqual([
+      [643, '5'],
+      [840, '-5'],
+    ]);
   });
 });
 
 describe('adjustments and opening entries', () => {
   it('takes an adjustment whole or names each bad field', () => {
-    expect(parseAdjustment({ account: 'agent_available', currency: 'rub', amount: '-5.00', note: 'fee' })).toEqual({
+    expect(
+      parseAdjustment({
+        account: 'agent_available',
+        currency: 'rub',
+        amount: '-5.00',
+        note: 'fee',
+      }),
+    ).toEqual({
       account: 'agent_available',
       currency: 643,
       amount: '-5.00',
       note: 'fee',
     });
-    const bad = parseAdjustment({ account: 'adjustments', currency: 643, amount: '5.001', note: '' });
-    expect('errors' in bad && bad.errors.map((e) => e.field)).toEqual(['account', 'amount', 'note']);
+    const bad = parseAdjustment({
+      account: 'adjustments',
+      currency: 643,
+      amount: '5.001',
+      note: '',
+    });
+    expect('errors' in bad && bad.errors.map((e) => e.field)).toEqual([
+      'account',
+      'amount',
+      'note',
+    ]);
     const jpy = parseAdjustment({ account: 'sales', currency: 392, amount: '1.5', note: 'x' });
     expect('errors' in jpy && jpy.errors.map((e) => e.field)).toEqual(['amount']);
     for (const amount of ['5e2', '+5', '05', '0', '-0.00', ' 5', 5, null]) {
@@ -73,7 +114,9 @@ describe('adjustments and opening entries', () => {
   });
 
   it('posts the other side to adjustments with the same digits', () => {
-    expect(adjustmentPostings({ account: 'agent_available', currency: 643, amount: '-5.00', note: 'x' })).toEqual([
+    expect(
+      adjustmentPostings({ account: 'agent_available', currency: 643, amount: '-5.00', note: 'x' }),
+    ).toEqual([
       { account: 'agent_available', currency: 643, amount: '-5.00' },
       { account: 'adjustments', currency: 643, amount: '5.00' },
     ]);

@@ -42,7 +42,18 @@ export interface Posting {
 
 /** The opposite of a decimal string, written with the same digits ("5.00" → "-5.00"). */
 const neg = (a: string): string => (a.startsWith('-') ? a.slice(1) : `-${a}`);
-const minus = (a: string, b: string): string => new DecimalJs(a).minus(b).toFixed();
+/** a − b, written with the larger number of fraction digits of the two ("1040.00" − "1000.00" = "40.00"). */
+const minus = (a: string, b: string): string =>
+  new DecimalJs(a)
+    .minus(b)
+    .toFixed(
+      Math.max(
+        new DecimalJs(a).decimalPlaces(),
+        new DecimalJs(b).decimalPlaces(),
+        (a.split('.')[1] ?? '').length,
+        (b.split('.')[1] ?? '').length,
+      ),
+    );
 
 /** The postings an object's movement makes (the rules the database's triggers apply). */
 export function objectPostings(
@@ -81,7 +92,11 @@ export function objectPostings(
       const c = move.shopCurrency;
       const same = move.psCurrency === null || move.psCurrency === c;
       const frozen: Posting = { account: 'agent_frozen', currency: c, amount: neg(move.writeOff) };
-      if (same && move.payeeReceive !== null && new DecimalJs(move.payeeReceive).lte(move.writeOff)) {
+      if (
+        same &&
+        move.payeeReceive !== null &&
+        new DecimalJs(move.payeeReceive).lte(move.writeOff)
+      ) {
         const legs: Posting[] = [
           { account: 'payouts_paid', currency: c, amount: move.payeeReceive },
           { account: 'payout_fees', currency: c, amount: minus(move.writeOff, move.payeeReceive) },
@@ -124,9 +139,15 @@ export function parseAdjustment(body: unknown): { errors: FieldError[] } | Adjus
   const errors: FieldError[] = [];
   const account = b.account;
   if (typeof account !== 'string' || !(ACCOUNTS as readonly string[]).includes(account)) {
-    errors.push({ field: 'account', message: `must be one of ${ACCOUNTS.filter((a) => a !== 'adjustments').join(', ')}` });
+    errors.push({
+      field: 'account',
+      message: `must be one of ${ACCOUNTS.filter((a) => a !== 'adjustments').join(', ')}`,
+    });
   } else if (account === 'adjustments') {
-    errors.push({ field: 'account', message: 'is the other side of every adjustment: name the account it moves' });
+    errors.push({
+      field: 'account',
+      message: 'is the other side of every adjustment: name the account it moves',
+    });
   }
   const currency = parseCurrencyInput(b.currency);
   if (currency === null) errors.push({ field: 'currency', message: CURRENCY_MESSAGE });
@@ -152,7 +173,12 @@ export function parseAdjustment(body: unknown): { errors: FieldError[] } | Adjus
     }
   }
   if (errors.length > 0) return { errors };
-  return { account: account as Account, currency: currency!, amount: amount as string, note: note as string };
+  return {
+    account: account as Account,
+    currency: currency!,
+    amount: amount as string,
+    note: note as string,
+  };
 }
 
 /** An adjustment's two legs: the account moves by `amount`, `adjustments` by its opposite. */

@@ -41,7 +41,9 @@ export class LedgerController {
   }
 
   @Get('entries')
-  @ApiOperation({ summary: 'Ledger entries with their postings, newest first; CSV a row per posting' })
+  @ApiOperation({
+    summary: 'Ledger entries with their postings, newest first; CSV a row per posting',
+  })
   @ApiProduces('application/json', 'text/csv')
   @ApiOkResponse({
     content: {

@@ -25,8 +25,28 @@ function entryView(r: EntryRow): EntryView {
   return v;
 }
 
-const CSV_COLUMNS = ['id', 'created_at', 'kind', 'object_type', 'object_id', 'event_id', 'key_id', 'note', 'account', 'currency', 'amount'];
-const CSV_TEXT = new Set(['kind', 'object_type', 'object_id', 'event_id', 'key_id', 'note', 'account']);
+const CSV_COLUMNS = [
+  'id',
+  'created_at',
+  'kind',
+  'object_type',
+  'object_id',
+  'event_id',
+  'key_id',
+  'note',
+  'account',
+  'currency',
+  'amount',
+];
+const CSV_TEXT = new Set([
+  'kind',
+  'object_type',
+  'object_id',
+  'event_id',
+  'key_id',
+  'note',
+  'account',
+]);
 
 /** Entries as one RFC 4180 table, a row per posting. */
 export function entriesCsv(items: readonly EntryView[]): string {
@@ -96,16 +116,22 @@ export class LedgerService {
       postings: adjustmentPostings(parsed),
     });
     log.info(
-      { entry: id, account: parsed.account, currency: parsed.currency, amount: parsed.amount, keyId },
+      {
+        entry: id,
+        account: parsed.account,
+        currency: parsed.currency,
+        amount: parsed.amount,
+        keyId,
+      },
       'ledger adjustment',
     );
-    const rows = await this.ds.query(
+    const rows = (await this.ds.query(
       `SELECT e.id::text AS id, e.created_at, e.kind, e.object_type, e.object_id, NULL AS event_id, e.key_id, e.note,
               (SELECT json_agg(json_build_object('account', x.account, 'currency', x.currency, 'amount', x.amount::text) ORDER BY x.id)
                  FROM ledger_postings x WHERE x.entry_id = e.id) AS postings
          FROM ledger_entries e WHERE e.id = $1`,
       [id],
-    ) as EntryRow[];
+    )) as EntryRow[];
     return entryView(rows[0]);
   }
 }

@@ -2,9 +2,15 @@ import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/config';
 import { GatewayError } from '../gateway/gateway.errors';
 import type { GatewayService } from '../gateway/gateway.service';
-import { isFinal as invoiceFinal, statusFromGatewayNumber as invoiceStatusOf } from '../invoices/invoice.state';
+import {
+  isFinal as invoiceFinal,
+  statusFromGatewayNumber as invoiceStatusOf,
+} from '../invoices/invoice.state';
 import type { InvoiceStatus } from '../invoices/invoice.state';
-import { isFinal as payoutFinal, statusFromGatewayNumber as payoutStatusOf } from '../payouts/payout.state';
+import {
+  isFinal as payoutFinal,
+  statusFromGatewayNumber as payoutStatusOf,
+} from '../payouts/payout.state';
 import type { PayoutStatus } from '../payouts/payout.entity';
 import { isFinalRefund, refundStatusFromGateway } from '../refunds/refund.state';
 import type { RefundStatus } from '../refunds/refund.entity';
@@ -62,7 +68,8 @@ export async function reconcileObjects(
       objectId: inv.shop_order_id,
       currency: null,
       ours: { status: inv.status, final: invoiceFinal(inv.status), amount: null },
-      gateway: mapped === null ? null : { status: mapped, final: invoiceFinal(mapped), amount: null },
+      gateway:
+        mapped === null ? null : { status: mapped, final: invoiceFinal(mapped), amount: null },
     }))
       items.push({ ...item, rowId: inv.id, rowStatus: inv.status });
   }
@@ -84,7 +91,8 @@ export async function reconcileObjects(
     submit_state: string;
   }[];
   const byInvoice = new Map<string, typeof refunds>();
-  for (const r of refunds) byInvoice.set(r.gateway_invoice_id, [...(byInvoice.get(r.gateway_invoice_id) ?? []), r]);
+  for (const r of refunds)
+    byInvoice.set(r.gateway_invoice_id, [...(byInvoice.get(r.gateway_invoice_id) ?? []), r]);
   for (const [invoiceId, ours] of byInvoice) {
     const theirs = (await absentAsNull(() => gateway.getRefunds(Number(invoiceId)))) ?? [];
     for (const r of ours) {
@@ -123,7 +131,8 @@ export async function reconcileObjects(
   }[];
   for (const p of payouts) {
     const record = await absentAsNull(() => gateway.withdrawStatus(Number(p.withdraw_id)));
-    const mapped = record === null ? null : payoutStatusOf(record.status, config.payouts.status).status;
+    const mapped =
+      record === null ? null : payoutStatusOf(record.status, config.payouts.status).status;
     for (const item of compareObject({
       objectType: 'payout',
       objectId: p.shop_payment_id,

@@ -24,7 +24,16 @@ import { csvCell } from '../reports/daily-report';
 import { wantsCsv } from '../reports/reports.controller';
 import { type Reconciliation, ReconciliationService } from './reconciliation.service';
 
-const CSV_COLUMNS = ['kind', 'object_type', 'object_id', 'account', 'currency', 'ours', 'gateway', 'amount'] as const;
+const CSV_COLUMNS = [
+  'kind',
+  'object_type',
+  'object_id',
+  'account',
+  'currency',
+  'ours',
+  'gateway',
+  'amount',
+] as const;
 const CSV_TEXT = new Set(['kind', 'object_type', 'object_id', 'account', 'ours', 'gateway']);
 
 /** A reconciliation's items as one RFC 4180 table. */

@@ -26,8 +26,22 @@ describe('compareBalances', () => {
       ]),
     );
     expect(r.items).toEqual([
-      { kind: 'balance', account: 'agent_available', currency: 643, ours: '100.00', gateway: '105.00', amount: '5.00' },
-      { kind: 'balance', account: 'agent_available', currency: 840, ours: '0.00', gateway: '1.00', amount: '1.00' },
+      {
+        kind: 'balance',
+        account: 'agent_available',
+        currency: 643,
+        ours: '100.00',
+        gateway: '105.00',
+        amount: '5.00',
+      },
+      {
+        kind: 'balance',
+        account: 'agent_available',
+        currency: 840,
+        ours: '0.00',
+        gateway: '1.00',
+        amount: '1.00',
+      },
     ]);
     expect(absoluteDifference(r.items, 643)).toBe('5');
   });
@@ -48,17 +62,35 @@ describe('compareBalances', () => {
 describe('compareObject', () => {
   const base = { objectType: 'payout' as const, objectId: 'p-1', currency: 643 };
   it('two non-final statuses agree for now; a final one on either side must match', () => {
-    expect(compareObject({ ...base, ours: { status: 'processing', final: false, amount: '1' }, gateway: { status: 'pending', final: false, amount: '1' } })).toEqual([]);
-    expect(compareObject({ ...base, ours: { status: 'processing', final: false, amount: '1' }, gateway: { status: 'succeeded', final: true, amount: '1' } })).toEqual([
-      { ...base, kind: 'status', ours: 'processing', gateway: 'succeeded' },
-    ]);
+    expect(
+      compareObject({
+        ...base,
+        ours: { status: 'processing', final: false, amount: '1' },
+        gateway: { status: 'pending', final: false, amount: '1' },
+      }),
+    ).toEqual([]);
+    expect(
+      compareObject({
+        ...base,
+        ours: { status: 'processing', final: false, amount: '1' },
+        gateway: { status: 'succeeded', final: true, amount: '1' },
+      }),
+    ).toEqual([{ ...base, kind: 'status', ours: 'processing', gateway: 'succeeded' }]);
   });
   it('an amount that differs, and a record the gateway lacks', () => {
-    expect(compareObject({ ...base, ours: { status: 'succeeded', final: true, amount: '10.00' }, gateway: { status: 'succeeded', final: true, amount: '10.5' } })).toEqual([
-      { ...base, kind: 'amount', ours: '10.00', gateway: '10.50', amount: '0.50' },
-    ]);
-    expect(compareObject({ ...base, ours: { status: 'succeeded', final: true, amount: '10.00' }, gateway: null })).toEqual([
-      { ...base, kind: 'missing_gateway', ours: 'succeeded', gateway: null },
-    ]);
+    expect(
+      compareObject({
+        ...base,
+        ours: { status: 'succeeded', final: true, amount: '10.00' },
+        gateway: { status: 'succeeded', final: true, amount: '10.5' },
+      }),
+    ).toEqual([{ ...base, kind: 'amount', ours: '10.00', gateway: '10.50', amount: '0.50' }]);
+    expect(
+      compareObject({
+        ...base,
+        ours: { status: 'succeeded', final: true, amount: '10.00' },
+        gateway: null,
+      }),
+    ).toEqual([{ ...base, kind: 'missing_gateway', ours: 'succeeded', gateway: null }]);
   });
 });

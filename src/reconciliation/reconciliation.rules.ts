@@ -66,7 +66,11 @@ export function compareBalances(
     balances.push({
       currency,
       ours: { available: money(d(o.available), currency), frozen: money(d(o.frozen), currency) },
-      gateway: { available: money(d(g.available), currency), hold: money(d(g.hold), currency), frozen: money(d(g.frozen), currency) },
+      gateway: {
+        available: money(d(g.available), currency),
+        hold: money(d(g.hold), currency),
+        frozen: money(d(g.frozen), currency),
+      },
       difference: money(availableDiff.plus(frozenDiff), currency),
     });
     if (!availableDiff.isZero()) {

@@ -9,7 +9,11 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayService } from '../gateway/gateway.service';
 import { openingPostings } from '../ledger/ledger.chart';
 import { balancesAt, hasAgentEntries, postEntry } from '../ledger/ledger-sql';
-import { booksDifference, reconciliationItems, reconciliationLastFinished } from '../metrics/metrics';
+import {
+  booksDifference,
+  reconciliationItems,
+  reconciliationLastFinished,
+} from '../metrics/metrics';
 import { dayBefore, reportDayProblem } from '../reports/daily-report';
 import { reconcileObjects, type FlaggableItem } from './reconciliation-objects';
 import {
@@ -117,7 +121,14 @@ export class ReconciliationService {
         `INSERT INTO reconciliations (date, status, started_at, finished_at, balances, items, key_id)
          VALUES ($1, $2, $3, now(), $4::jsonb, $5::jsonb, $6)
          RETURNING id, date::text AS date, status, started_at, finished_at, balances, items`,
-        [day, status, startedAt, JSON.stringify(balances), JSON.stringify(items.map(publicItem)), keyId],
+        [
+          day,
+          status,
+          startedAt,
+          JSON.stringify(balances),
+          JSON.stringify(items.map(publicItem)),
+          keyId,
+        ],
       )) as Row[];
       const rec = view(rows[0]);
       await this.flag(m, rec, items);
@@ -155,7 +166,11 @@ export class ReconciliationService {
         ])) as { v: string }[];
         const postings = openingPostings({ currency, available: b.available, frozen: frozen[0].v });
         if (postings.length === 0) continue;
-        await postEntry(m, { kind: 'opening', note: 'opening balance of the agent shop (first reconciliation)', postings });
+        await postEntry(m, {
+          kind: 'opening',
+          note: 'opening balance of the agent shop (first reconciliation)',
+          postings,
+        });
       }
     });
   }
@@ -165,10 +180,19 @@ export class ReconciliationService {
     const own: string[] = [];
     for (const item of items) {
       const detail = describe(item);
-      if (item.rowId !== undefined && item.objectType !== undefined && item.objectId !== undefined) {
+      if (
+        item.rowId !== undefined &&
+        item.objectType !== undefined &&
+        item.objectId !== undefined
+      ) {
         await raiseAttention(
           m,
-          { object: item.objectType, id: item.rowId, shopId: item.objectId, status: item.rowStatus ?? '' },
+          {
+            object: item.objectType,
+            id: item.rowId,
+            shopId: item.objectId,
+            status: item.rowStatus ?? '',
+          },
           'reconciliation',
           detail,
           'reconciliation',
@@ -207,7 +231,10 @@ export class ReconciliationService {
   private observe(rec: Reconciliation): void {
     reconciliationLastFinished.set(new Date(rec.finishedAt).getTime() / 1000);
     for (const b of rec.balances) {
-      booksDifference.set({ currency: String(b.currency) }, Number(absoluteDifference(rec.items, b.currency)));
+      booksDifference.set(
+        { currency: String(b.currency) },
+        Number(absoluteDifference(rec.items, b.currency)),
+      );
     }
     for (const kind of ITEM_KINDS) {
       reconciliationItems.set({ kind }, rec.items.filter((i) => i.kind === kind).length);
@@ -242,6 +269,9 @@ function publicItem(i: FlaggableItem): ReconciliationItem {
 }
 
 function describe(i: ReconciliationItem): string {
-  const what = i.objectType !== undefined ? `${i.objectType} ${i.objectId}` : `${i.account ?? 'balance'} ${i.currency}`;
+  const what =
+    i.objectType !== undefined
+      ? `${i.objectType} ${i.objectId}`
+      : `${i.account ?? 'balance'} ${i.currency}`;
   return `${i.kind} of ${what}: ours ${i.ours ?? 'none'}, gateway ${i.gateway ?? 'none'}${i.amount !== undefined ? ` (${i.amount})` : ''}`;
 }

@@ -37,7 +37,9 @@ export class Ledger1795900000060 implements MigrationInterface {
     await q.query(
       `CREATE INDEX "ix_ledger_entries_object_id" ON "ledger_entries" ("object_type", "object_id")`,
     );
-    await q.query(`CREATE INDEX "ix_ledger_entries_created" ON "ledger_entries" ("created_at", "id")`);
+    await q.query(
+      `CREATE INDEX "ix_ledger_entries_created" ON "ledger_entries" ("created_at", "id")`,
+    );
     await q.query(`CREATE TABLE "ledger_postings" (
       "id" BIGSERIAL PRIMARY KEY,
       "entry_id" bigint NOT NULL REFERENCES "ledger_entries" ("id"),

@@ -1,6 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { Allow, IsIn, IsInt, IsISO8601, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import {
+  Allow,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import { ACCOUNTS, ENTRY_KINDS } from '../ledger.chart';
 
 const blank = ({ value }: { value: unknown }): unknown => (value === '' ? undefined : value);
@@ -105,14 +115,18 @@ export class EntryView {
   eventId?: string;
   @ApiPropertyOptional({ description: 'The admin key of an adjustment', example: 'admin-1' })
   keyId?: string;
-  @ApiPropertyOptional({ description: "An adjustment's explanation", example: 'Top-up by bank transfer' })
+  @ApiPropertyOptional({
+    description: "An adjustment's explanation",
+    example: 'Top-up by bank transfer',
+  })
   note?: string;
   @ApiProperty({ type: [PostingView] }) postings: PostingView[];
 }
 
 export class EntryPage {
   @ApiProperty({ type: [EntryView] }) items: EntryView[];
-  @ApiProperty({ nullable: true, type: String, example: 'WyJrMSIsIjQyIl0' }) nextCursor: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'WyJrMSIsIjQyIl0' }) nextCursor:
+    string | null;
 }
 
 export class BalanceView {
