@@ -307,15 +307,12 @@ describe('books', () => {
       .expect(200);
     expect(csv.text).toContain('balance,,,agent_available,643');
 
-    const adj = await ctx.http
-      .post('/api/v1/admin/ledger/adjustments')
-      .set(admin())
-      .send({
-        account: 'agent_available',
-        currency: 643,
-        amount: '5.00',
-        note: 'gateway credit found on the statement',
-      });
+    const adj = await ctx.http.post('/api/v1/admin/ledger/adjustments').set(admin()).send({
+      account: 'agent_available',
+      currency: 643,
+      amount: '5.00',
+      note: 'gateway credit found on the statement',
+    });
     expect(adj.status).toBe(201);
     expect(adj.body).toMatchObject({
       kind: 'adjustment',
@@ -452,15 +449,12 @@ describe('books', () => {
     );
     expect(await entryCount()).toBe(before);
     // A negative adjustment in a currency of no fraction digits is fine (and balances).
-    const jpy = await ctx.http
-      .post('/api/v1/admin/ledger/adjustments')
-      .set(admin())
-      .send({
-        account: 'payout_fees',
-        currency: 'JPY',
-        amount: '-15',
-        note: 'fee refunded by the gateway',
-      });
+    const jpy = await ctx.http.post('/api/v1/admin/ledger/adjustments').set(admin()).send({
+      account: 'payout_fees',
+      currency: 'JPY',
+      amount: '-15',
+      note: 'fee refunded by the gateway',
+    });
     expect(jpy.status).toBe(201);
     expect(await entryCount()).toBe(before + 1);
   });
@@ -531,6 +525,53 @@ describe('books', () => {
       .set('Cookie', jar.header())
       .expect(200);
     expect(list.text).toContain(today());
+  });
+
+  it('a status change and its entry are one: a session killed before commit leaves neither, a commit both', async () => {
+    const shopOrderId = `led-${randomUUID()}`;
+    await ctx.http
+      .post('/api/v1/invoices')
+      .set(auth())
+      .send({ shopOrderId, amount: '33.33', currency: 643, payway: PAYMENT.card })
+      .expect(201);
+    const entries = async (): Promise<number> =>
+      (await q(`SELECT 1 FROM ledger_entries WHERE object_id = $1`, [shopOrderId])).length;
+    const victim = new Client({ connectionString: ctx.databaseUrl });
+    await victim.connect();
+    victim.on('error', () => undefined);
+    const pid = (await victim.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    await victim.query('BEGIN');
+    await victim.query(`UPDATE invoices SET status = 'succeeded' WHERE shop_order_id = $1`, [
+      shopOrderId,
+    ]);
+    // Inside the transaction the entry is there with the change.
+    expect(
+      (await victim.query(`SELECT 1 FROM ledger_entries WHERE object_id = $1`, [shopOrderId])).rows,
+    ).toHaveLength(1);
+    // Killed before its commit (as SIGKILL of the process would drop the connection).
+    await db.query('SELECT pg_terminate_backend($1)', [pid]);
+    await victim.end().catch(() => undefined);
+    expect(await entries()).toBe(0);
+    expect(
+      (
+        await q<{ status: string }>(`SELECT status FROM invoices WHERE shop_order_id = $1`, [
+          shopOrderId,
+        ])
+      )[0].status,
+    ).not.toBe('succeeded');
+    // Committed: both.
+    await db.query(`UPDATE invoices SET status = 'succeeded' WHERE shop_order_id = $1`, [
+      shopOrderId,
+    ]);
+    expect(await entries()).toBe(1);
+    // A second write of the same status posts nothing more.
+    await db.query(`UPDATE invoices SET status = 'unknown' WHERE shop_order_id = $1`, [
+      shopOrderId,
+    ]);
+    await db.query(`UPDATE invoices SET status = 'succeeded' WHERE shop_order_id = $1`, [
+      shopOrderId,
+    ]);
+    expect(await entries()).toBe(1);
   });
 
   it('backfills the existing objects: the migration run again on the same rows posts the same object entries', async () => {
