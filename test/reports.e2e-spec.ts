@@ -227,6 +227,7 @@ function reportFromCsv(
   const out: DailyReport = {
     ...head,
     currencies: [],
+    ledger: [],
     open: { total: 0, items: [] },
     attention: { total: 0, items: [] },
   };
@@ -258,6 +259,8 @@ function reportFromCsv(
       c!.fees.payments = { ...tally, notComputed: Number(r.not_computed) };
     else if (r.section === 'payout_fees')
       c!.fees.payouts = { ...tally, notComputed: Number(r.not_computed) };
+    else if (r.section.startsWith('ledger:'))
+      out.ledger.push({ account: r.section.slice(7), currency: Number(r.currency), amount: r.amount });
     else if (r.section === 'open_total') out.open.total = Number(r.count);
     else if (r.section === 'attention_total') out.attention.total = Number(r.count);
     else if (r.section === 'open')

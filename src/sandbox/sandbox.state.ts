@@ -371,6 +371,21 @@ export class SandboxState {
     return this.balances.get(shopId) ?? new Map();
   }
 
+  /** The agent shop: the seed balances' holder, which pays out. */
+  get agentShopId(): number {
+    return this.seedShopId;
+  }
+
+  /**
+   * A change of a shop's available balance that no call made: a top-up (positive), or an
+   * unexplained drift injected as a fault (either sign), for reconciliation to catch.
+   */
+  changeAvailable(shopId: number, currency: number, amount: Decimal): Balance {
+    const b = this.balance(shopId, currency);
+    b.available = b.available.plus(amount);
+    return b;
+  }
+
   /** A paid invoice credits the shop. */
   credit(shopId: number, currency: number, amount: Decimal): void {
     const b = this.balance(shopId, currency);

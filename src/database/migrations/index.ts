@@ -23,6 +23,7 @@ import { InvoiceUpdatesHot1795800000001 } from './1795800000001-InvoiceUpdatesHo
 import { PayoutBatchCancelAndKeys1795900000010 } from './1795900000010-PayoutBatchCancelAndKeys';
 import { NotificationStatusEffect1795900000020 } from './1795900000020-NotificationStatusEffect';
 import { AdminSessionFlash1795900000040 } from './1795900000040-AdminSessionFlash';
+import { Ledger1795900000060 } from './1795900000060-Ledger';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   PayoutBatchCancelAndKeys1795900000010,
   NotificationStatusEffect1795900000020,
   AdminSessionFlash1795900000040,
+  Ledger1795900000060,
 ];
