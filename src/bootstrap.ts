@@ -114,6 +114,7 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
         timeScale: config.sandbox.timeScale,
         cataloguePath: config.sandbox.cataloguePath,
         notifyFormat: config.sandbox.notifyFormat,
+        holdLifetimeS: config.sandbox.holdTtlS,
         // Kept beside the embedded database, so a restart changes nothing either side can see.
         statePath: join(config.dataDir, 'sandbox-state.json'),
       }).catch((e: Error) => {

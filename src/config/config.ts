@@ -149,6 +149,8 @@ export interface SandboxConfig {
   timeScale: number;
   cataloguePath?: string;
   notifyFormat: 'json' | 'form';
+  /** SANDBOX_HOLD_TTL_S: how long a sandbox hold lasts (its `expires_at`). */
+  holdTtlS: number;
 }
 
 export interface RateLimitStoreConfig {
@@ -168,6 +170,8 @@ export interface AppConfig {
   sandboxMode: boolean;
   sandbox: SandboxConfig;
   gateway: GatewayConfig;
+  /** OpenTelemetry tracing: off unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  otel: { endpoint?: string; serviceName: string };
   publicBaseUrl: string;
   apiKeys: string[];
   adminApiKeys: string[];
@@ -824,6 +828,7 @@ export function loadConfig(
         throw new ConfigError('SANDBOX_NOTIFY_FORMAT', 'must be json or form');
       return f;
     })(),
+    holdTtlS: int(env, 'SANDBOX_HOLD_TTL_S', 604800, 1),
   };
 
   let baseUrl = gatewayBaseUrl ?? `http://127.0.0.1:${sandbox.port}/gateway/v1/`;
@@ -889,7 +894,8 @@ export function loadConfig(
   const keys = dataEncryptionKeys(env, sandboxMode, dataDir, devKeyRing);
 
   const notifyDefault = sandboxMode ? [...SPEC_NOTIFY_IPS, '127.0.0.1', '::1'] : SPEC_NOTIFY_IPS;
-  const pollIntervalS = positiveNumber(env, 'PAYOUT_POLL_INTERVAL_S', 30);
+  // Sandbox mode is for building against: a payout is final within seconds unless set.
+  const pollIntervalS = positiveNumber(env, 'PAYOUT_POLL_INTERVAL_S', sandboxMode ? 2 : 30);
   const shopEvents = shopEventsConfig(env);
 
   return {
@@ -900,6 +906,10 @@ export function loadConfig(
     sandboxMode,
     sandbox,
     gateway,
+    otel: {
+      endpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
+      serviceName: str(env, 'OTEL_SERVICE_NAME') ?? 'piastrix-orchestrator',
+    },
     publicBaseUrl: guards.publicBaseUrl,
     apiKeys,
     adminApiKeys,
