@@ -223,7 +223,9 @@ export async function createApp(
   app.setGlobalPrefix('api/v1', { exclude: UNPREFIXED });
   app.useGlobalPipes(createValidationPipe());
   if (config.docsEnabled) {
-    SwaggerModule.setup('docs', app, () => openApiDocument(app), { jsonDocumentUrl: 'docs-json' });
+    // Sandbox mode: the sandbox's own routes (its port) are listed too, under `sandbox`.
+    const sandboxOrigin = config.sandboxMode ? `http://localhost:${config.sandbox.port}` : undefined;
+    SwaggerModule.setup('docs', app, () => openApiDocument(app, { sandboxOrigin }), { jsonDocumentUrl: 'docs-json' });
   }
   return app;
 }
