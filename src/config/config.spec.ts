@@ -40,7 +40,8 @@ describe('loadConfig', () => {
     expect(c.notifyAllowedIps).toEqual(
       expect.arrayContaining(['35.198.100.222', '35.198.175.25', '127.0.0.1']),
     );
-    expect(c.payouts.pollIntervalS).toBe(30);
+    // Sandbox mode is for building against: 2 s payout polls unless set (30 s outside it).
+    expect(c.payouts.pollIntervalS).toBe(2);
     expect(c.payouts.pollMaxS).toBe(7200);
     expect(c.gateway.timeoutMs).toBe(30000);
     expect(c.publicBaseUrl).toBe('http://localhost:3000');
