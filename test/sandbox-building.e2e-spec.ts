@@ -61,6 +61,21 @@ it('pays an invoice named by the shop order id; the gateway id still works', asy
   expect((await control(`invoices/${encodeURIComponent(byId)}/pay`)).status).toBe(409);
 });
 
+it("an order id made of digits is the shop's order id first, even where it is also another invoice's gateway id", async () => {
+  const firstOrder = `sb-first-${Date.now()}`;
+  const first = await createInvoice(firstOrder);
+  // The next invoice's shop order id is the first one's gateway id.
+  const digits = String(first.invoiceId);
+  await createInvoice(digits);
+  const paid = await control(`invoices/${digits}/pay`);
+  expect(paid.status).toBe(200);
+  const data = ((await paid.json()) as { data: { shop_order_id: string; status: number } }).data;
+  expect(data).toMatchObject({ shop_order_id: digits, status: INVOICE_STATUS.PAID });
+  // The invoice whose gateway id those digits are is left alone.
+  const untouched = ((await (await control(`invoices/${firstOrder}`, 'GET')).json()) as { data: { status: number } }).data;
+  expect(untouched.status).toBe(INVOICE_STATUS.AWAITING_PAYER);
+});
+
 it('an order id made of digits that names no invoice, or an unknown order id, is a 404 naming both ways', async () => {
   for (const id of ['999999999', 'no-such-order', '%E2%80%AE']) {
     const res = await control(`invoices/${id}/pay`);

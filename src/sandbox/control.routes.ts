@@ -200,7 +200,7 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
   // The shop's order id (what the shop knows) or the gateway's invoice id (what the pay link names).
   const invoiceOf = (req: Request) => {
     const id = String(req.params.invoiceId);
-    const invoice = invoiceByOrderOrId(state, id);
+    const invoice = invoiceByOrderOrId(state, rt.shops.map((shop) => shop.id), id);
     if (invoice === undefined)
       throw new ControlError(404, `no invoice with shop_order_id or invoice id ${JSON.stringify(id.slice(0, 100))}`);
     return invoice;
@@ -247,10 +247,14 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
 }
 
 /**
- * The invoice a control route names: by the shop's order id first (any hosted shop; the first
- * found when two shops used one id), then by the gateway's invoice id when the text is one.
+ * The invoice a control route names: by the shop's order id first (in each hosted shop, in
+ * order: the first found when two shops used one id), then by the gateway's invoice id when the
+ * text is one.
  */
-export function invoiceByOrderOrId(state: SandboxState, id: string): Invoice | undefined {
-  for (const invoice of state.invoices.values()) if (invoice.shopOrderId === id) return invoice;
+export function invoiceByOrderOrId(state: SandboxState, shopIds: readonly number[], id: string): Invoice | undefined {
+  for (const shopId of shopIds) {
+    const invoice = state.findInvoiceByOrder(shopId, id);
+    if (invoice !== undefined) return invoice;
+  }
   return /^\d{1,15}$/.test(id) ? state.invoices.get(Number(id)) : undefined;
 }
