@@ -10,7 +10,7 @@ import { inputProblem, unsupportedBody, PAYOUT_BATCH_BODY_LIMIT, PAYOUT_BATCH_RO
 import { PROBLEM_BASE, toProblem } from './problem.filter';
 import { RateLimited, type RateLimiter } from './rate-limit';
 import type { Actor } from './actor';
-import { logger } from './logger';
+import { accessLogger } from './logger';
 import { bindingsOf, type RequestTrace, type Tracing } from '../tracing/tracing';
 import { ValidationFailed } from './errors';
 
@@ -205,7 +205,8 @@ function isAccessLogged(url: string): boolean {
   return !(url.startsWith('/health') || url.startsWith('/metrics') || url.startsWith('/docs'));
 }
 
-const access = logger.child({ component: 'access' });
+/** An address as proxy-addr gives it (from X-Forwarded-For when TRUST_PROXY trusts a proxy): anything else is not logged as is. */
+const ADDRESS = /^[0-9A-Fa-f:.]{2,45}$/;
 
 /**
  * One line per request: what was asked (method and route pattern, never the path's values or the
@@ -213,7 +214,7 @@ const access = logger.child({ component: 'access' });
  * never the key; the client address as TRUST_PROXY reads it) and the request id the caller got.
  */
 function accessLine(request: FastifyRequest, route: string, status: number, nanos: bigint): void {
-  access.info(
+  accessLogger.info(
     {
       method: request.method,
       route,
@@ -222,7 +223,7 @@ function accessLine(request: FastifyRequest, route: string, status: number, nano
       keyId: (request.actor ?? request.keyActor)?.keyId,
       requestId: request.correlationId,
       traceId: request.trace?.traceId,
-      ip: request.ip,
+      ip: ADDRESS.test(request.ip) ? request.ip : '[not an address]',
     },
     'request',
   );
