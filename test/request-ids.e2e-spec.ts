@@ -43,7 +43,8 @@ describe('request ids and the access log', () => {
     process.env.LOG_LEVEL = 'info';
     app = await import('./support/app');
     rawRequest = (await import('./support/hostile')).rawRequest;
-    ctx = await app.startTestApp();
+    // One trusted proxy hop: the client address comes from X-Forwarded-For, which a caller writes.
+    ctx = await app.startTestApp({ env: { TRUST_PROXY: '1' } });
   }, 120000);
 
   afterAll(async () => {
@@ -171,5 +172,21 @@ describe('request ids and the access log', () => {
       .filter((l) => l.includes('"component":"access"'))
       .join('\n');
     for (const secret of [app.SHOP_KEY, app.ADMIN_KEY, CARD_NUMBER, QUERY_SECRET, 'Bearer', '?']) expect(access).not.toContain(secret);
+  });
+
+  it('the client address is the one a trusted proxy names; text in X-Forwarded-For that is no address is not logged', async () => {
+    await ctx.http.get('/api/v1/invoices/none').set(app.auth()).set('x-request-id', 'xff-ok').set('x-forwarded-for', '203.0.113.9');
+    await ctx.http.get('/api/v1/invoices/none').set(app.auth()).set('x-request-id', 'xff-card').set('x-forwarded-for', CARD_NUMBER);
+    await ctx.http.get('/api/v1/invoices/none').set(app.auth()).set('x-request-id', 'xff-key').set('x-forwarded-for', `Bearer ${app.SHOP_KEY}`);
+    await eventually(() => expect(linesOf('xff-key')).toHaveLength(1), 5000);
+    expect(linesOf('xff-ok')[0].ip).toBe('203.0.113.9');
+    expect(linesOf('xff-card')[0].ip).toBe('[not an address]');
+    expect(linesOf('xff-key')[0].ip).toBe('[not an address]');
+    const access = logText()
+      .split('\n')
+      .filter((l) => l.includes('"component":"access"'))
+      .join('\n');
+    expect(access).not.toContain(CARD_NUMBER);
+    expect(access).not.toContain(app.SHOP_KEY);
   });
 });
