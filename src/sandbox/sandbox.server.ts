@@ -48,6 +48,8 @@ export interface SandboxOptions {
    * unset: in memory only (the standalone sandbox, tests).
    */
   statePath?: string;
+  /** How long a hold lasts (its `expires_at`); default a week (SANDBOX_HOLD_TTL_S in sandbox mode). */
+  holdLifetimeS?: number;
 }
 
 export interface SandboxHandle {
@@ -74,7 +76,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
       timeScale: opts.timeScale ?? 1,
       timeoutDelayMs: null,
       latencyMs: 0,
-      holdLifetimeS: HOLD_LIFETIME_S,
+      holdLifetimeS: opts.holdLifetimeS ?? HOLD_LIFETIME_S,
     },
     catalogue.balances,
     balanceShop.id,

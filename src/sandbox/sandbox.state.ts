@@ -154,6 +154,8 @@ export interface RequestLogEntry {
   result: boolean | null;
   error_code: number | null;
   fault: string | null;
+  /** The W3C `traceparent` the caller sent (well-formed ones only): a traced service's calls show here. */
+  traceparent?: string;
 }
 
 export type NoticeType = 'invoice' | 'refund';
