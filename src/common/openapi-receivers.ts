@@ -56,15 +56,15 @@ const DECLARED: Record<string, Record<string, unknown>> = {
     description: "A day's books reconciled with the gateway",
     properties: {
       ...EVENT_BASE,
-      type: { type: 'string', enum: ['reconciliation.completed', 'reconciliation.mismatch'], example: 'reconciliation.completed' },
+      type: { type: 'string', enum: ['reconciliation.completed'], example: 'reconciliation.completed' },
       objectType: { type: 'string', enum: ['reconciliation'], example: 'reconciliation' },
       data: {
         type: 'object',
-        description: 'The reconciled day',
+        description: 'The reconciliation as `GET /admin/reconciliations/{id}` returns it',
         properties: {
           id: { type: 'string', example: 'rec_2026-01-14' },
           date: { type: 'string', format: 'date', example: '2026-01-14' },
-          status: { type: 'string', example: 'matched' },
+          status: { type: 'string', enum: ['balanced', 'variances'], example: 'balanced' },
         },
         required: ['id', 'date', 'status'],
       },
