@@ -8,8 +8,9 @@
 //
 // Rows (BENCH_ONLY keys), one module each under bench/rows/: BASELINE/P1/P5 (creates; P2 runs P1
 // too, its goal is a ratio to it), P2 (creates.mjs), P3 (notifications, with their own baseline:
-// notifications.mjs), READ (GET /invoices/{id}, with its baseline: reads.mjs), P4 (payout polls:
-// payouts.mjs), PROFILE (profile.mjs). The processes, the load and the figures' format are in bench/lib/, the
+// notifications.mjs), READ (GET /invoices/{id}, with its baseline: reads.mjs), TRACE (creates with
+// OpenTelemetry tracing on vs off, information: trace.mjs), P4 (payout polls: payouts.mjs),
+// PROFILE (profile.mjs). The processes, the load and the figures' format are in bench/lib/, the
 // settings in bench/lib/settings.mjs, what a run gathers (rows, details, clean-ups) in state.mjs.
 //
 // Settings (env): BENCH_DURATION_S (10) seconds per measured load, BENCH_WARMUP_S (3),
@@ -30,6 +31,7 @@ import { p3 } from './rows/notifications.mjs';
 import { p4 } from './rows/payouts.mjs';
 import { profile } from './rows/profile.mjs';
 import { reads } from './rows/reads.mjs';
+import { traceRows } from './rows/trace.mjs';
 
 const env = process.env;
 
@@ -61,6 +63,7 @@ async function main() {
   if (wants('P1') || wants('P5') || wants('BASELINE') || wants('P2')) await step(`P1 + P5${wants('P2') ? ' + P2' : ''}, ${ROUNDS} alternated round(s)`, createRows);
   if (wants('P3')) await step('P3 + its baseline', p3);
   if (wants('READ')) await step('READ + its baseline', reads);
+  if (wants('TRACE')) await step(`TRACE, ${ROUNDS} alternated round(s)`, traceRows);
   if (wants('P4')) await step('P4', p4);
   if (env.BENCH_PROFILE === '1' || wants('PROFILE') && ONLY !== null) await step('profile', profile);
   host.loadAverageAtEnd = loadavg().map((l) => Number(l.toFixed(2)));
@@ -100,7 +103,7 @@ try {
   for (const c of cleanups.reverse()) await c().catch(() => undefined);
   // BENCH_KEEP_DATABASES=1 leaves them for inspection (pg_stat_user_tables, row sizes).
   if (dbServer && !dbServer.embedded && env.BENCH_KEEP_DATABASES !== '1') {
-    for (const name of ['bench_baseline', 'bench_baseline_record', 'bench_baseline_p3_record', 'bench_p1', 'bench_p2', 'bench_baseline_p3', 'bench_p3', 'bench_read', 'bench_p4', 'bench_profile']) {
+    for (const name of ['bench_baseline', 'bench_baseline_record', 'bench_baseline_p3_record', 'bench_p1', 'bench_p2', 'bench_baseline_p3', 'bench_p3', 'bench_read', 'bench_p4', 'bench_profile', 'bench_trace_off', 'bench_trace_on']) {
       await dropDatabase(dbServer.serverUrl, name).catch(() => undefined);
     }
   }
