@@ -193,8 +193,10 @@ describe('access by route metadata, key scopes and keyId (attacks against the ru
   });
 
   describe('the event feed shows a key only the object types its scopes cover', () => {
-    type Kind = 'invoice' | 'refund' | 'payout';
-    const ALL: Kind[] = ['invoice', 'refund', 'payout'];
+    type Kind = 'invoice' | 'refund' | 'payout' | 'reconciliation';
+    // A reconciliation's event is in the feed of keys that read everything (read-only, admin);
+    // no payments/refunds/payouts scope covers it.
+    const ALL: Kind[] = ['invoice', 'refund', 'payout', 'reconciliation'];
     const MATRIX: Array<[string, string, Kind[]]> = [
       ['payments only', PAYMENTS_ONLY_KEY, ['invoice']],
       ['refunds only (no invoice events: their payUrl carries the payer token)', REFUNDS_KEY, ['refund']],
@@ -214,7 +216,7 @@ describe('access by route metadata, key scopes and keyId (attacks against the ru
     beforeAll(async () => {
       // Interleaved, so every page of a restricted key skips over others' events.
       for (let i = 0; i < 5; i++) {
-        for (const [kind, type] of [['invoice', 'invoice.awaiting_payer'], ['refund', 'refund.waiting'], ['payout', 'payout.pending']]) {
+        for (const [kind, type] of [['invoice', 'invoice.awaiting_payer'], ['refund', 'refund.waiting'], ['payout', 'payout.pending'], ['reconciliation', 'reconciliation.completed']]) {
           await db.query(
             `INSERT INTO events (entity_type, entity_id, from_status, to_status, cause, type, sequence, data)
              VALUES ($1, $2, NULL, 'x', 'api', $3, 1, $4)`,
@@ -263,7 +265,7 @@ describe('access by route metadata, key scopes and keyId (attacks against the ru
 
     it.each(MATRIX)('%s: a type or objectType filter outside its scopes is 403, inside it only that type', async (_name, key, types) => {
       for (const kind of ALL) {
-        const eventType = { invoice: 'invoice.awaiting_payer', refund: 'refund.waiting', payout: 'payout.pending' }[kind];
+        const eventType = { invoice: 'invoice.awaiting_payer', refund: 'refund.waiting', payout: 'payout.pending', reconciliation: 'reconciliation.completed' }[kind];
         for (const q of [{ objectType: kind }, { type: eventType }, { objectType: kind, objectId: `${run}-${kind}-3` }]) {
           const res = await ctx.http.get('/api/v1/events').query({ limit: 500, ...q }).set(bearer(key));
           if (!types.includes(kind)) {

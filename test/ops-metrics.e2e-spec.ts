@@ -7,7 +7,7 @@ import { raiseAttention } from '../src/common/attention';
 import { WebhookDispatcher } from '../src/events/webhook-dispatcher';
 import { STATE_GAUGES_SQL } from '../src/metrics/state-gauges';
 import { PayoutPoller } from '../src/payouts/payout-poller';
-import { auth, PAYOUT_SHOP_ID, startTestApp, TestContext } from './support/app';
+import { admin, auth, PAYOUT_SHOP_ID, startTestApp, TestContext } from './support/app';
 import { PAYMENT, PAYOUT } from './support/payways';
 import { exposedSeries, matcherLabels, metricNames } from './support/promql-names';
 import { eventually, WebhookReceiver } from './support/webhook-receiver';
@@ -226,6 +226,8 @@ describe('/metrics against the shipped rules and dashboard', () => {
 
   it('every metric and matcher label in alerts.yml and payments.json is exported', async () => {
     await traffic();
+    // The books' series exist once a reconciliation has run (per currency of the agent shop).
+    expect((await ctx.http.post('/api/v1/admin/reconciliations').set(admin()).send({})).status).toBe(201);
     const series = exposedSeries(await scrape());
     const missing: string[] = [];
     for (const { where, expr } of shippedQueries()) {

@@ -21,7 +21,7 @@ describe('feedObjectTypes', () => {
     [
       'read only: everything',
       shop('read'),
-      ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token'],
+      ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token', 'reconciliation'],
     ],
     [
       'read + payments: what payments covers',
@@ -38,12 +38,12 @@ describe('feedObjectTypes', () => {
     [
       'admin',
       { keyId: 'a', role: 'admin', scopes: [] },
-      ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token'],
+      ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token', 'reconciliation'],
     ],
     [
       'the service itself (no actor)',
       undefined,
-      ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token'],
+      ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token', 'reconciliation'],
     ],
   ])('%s', (_name, actor, types) => expect([...feedObjectTypes(actor)]).toEqual(types));
 });

@@ -117,7 +117,14 @@ export class LedgerConsoleController {
   @Post('admin/ui/reconciliations')
   async run(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.sessions.find(cookie(req, SESSION_COOKIE));
-    if (!session) return void res.redirect('/admin/login', 303);
+    // A form without a session is refused (401), as every console form is; only pages redirect.
+    if (!session)
+      return this.send(
+        res,
+        'message',
+        { title: 'Signed out', text: 'Your session has ended. Sign in again.', session: null, back: '/admin/login' },
+        401,
+      );
     const token = text(req.body, '_csrf', 128);
     if (!token || !sameSecret(token, session.csrfToken)) {
       return this.send(
