@@ -61,7 +61,7 @@ describe('compareBalances', () => {
 
 describe('compareObject', () => {
   const base = { objectType: 'payout' as const, objectId: 'p-1', currency: 643 };
-  it('two non-final statuses agree for now; a final one on either side must match', () => {
+  it('a status of ours not final yet is the watch still to run, never a contradiction; a final one of ours must match', () => {
     expect(
       compareObject({
         ...base,
@@ -75,7 +75,21 @@ describe('compareObject', () => {
         ours: { status: 'processing', final: false, amount: '1' },
         gateway: { status: 'succeeded', final: true, amount: '1' },
       }),
-    ).toEqual([{ ...base, kind: 'status', ours: 'processing', gateway: 'succeeded' }]);
+    ).toEqual([]);
+    expect(
+      compareObject({
+        ...base,
+        ours: { status: 'succeeded', final: true, amount: '1' },
+        gateway: { status: 'processing', final: false, amount: '1' },
+      }),
+    ).toEqual([{ ...base, kind: 'status', ours: 'succeeded', gateway: 'processing' }]);
+    expect(
+      compareObject({
+        ...base,
+        ours: { status: 'failed', final: true, amount: '1' },
+        gateway: { status: 'succeeded', final: true, amount: '1' },
+      }),
+    ).toEqual([{ ...base, kind: 'status', ours: 'failed', gateway: 'succeeded' }]);
   });
   it('an amount that differs, and a record the gateway lacks', () => {
     expect(

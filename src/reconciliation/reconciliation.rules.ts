@@ -113,7 +113,10 @@ export function compareObject(o: {
     return [{ ...base, kind: 'missing_gateway', ours: o.ours.status, gateway: null }];
   }
   const g = o.gateway;
-  if ((o.ours.final || g.final) && o.ours.status !== g.status) {
+  // A contradiction is a final status of ours the gateway does not share. Ours not final yet
+  // while the gateway's is final is the object's own watch still to run (its poller or
+  // reconciler settles it through its rule); the books show that lag as a balance item.
+  if (o.ours.final && o.ours.status !== g.status) {
     return [{ ...base, kind: 'status', ours: o.ours.status, gateway: g.status }];
   }
   if (o.ours.amount !== null && g.amount !== null && !d(o.ours.amount).eq(d(g.amount))) {
