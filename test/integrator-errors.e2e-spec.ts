@@ -347,6 +347,34 @@ describe('idempotency: replays say so, conflicts name the fields', () => {
     expect(again.headers[REPLAYED]).toBe('true');
   });
 
+  it("invoice: a problem answer, first or replayed, carries THIS request's requestId, never the stored one", async () => {
+    const body = invoiceBody({ payway: PAYMENT.cardCreateDeclined });
+    const first = await createInvoice(body).set('x-request-id', 'first-req.1');
+    expect(first.status).toBeGreaterThanOrEqual(400);
+    expect(first.body.requestId).toBe('first-req.1');
+    const again = await createInvoice(body).set('x-request-id', 'second-req_2');
+    expect(again.status).toBe(first.status);
+    expect(again.headers[REPLAYED]).toBe('true');
+    expect(again.headers['x-request-id']).toBe('second-req_2');
+    expect(again.body.requestId).toBe('second-req_2');
+    // Without an id of its own (or with one refused) the repeat is given a new one, never the first's.
+    const third = await createInvoice(body).set('x-request-id', 'bad id with spaces');
+    expect(third.headers[REPLAYED]).toBe('true');
+    expect(third.body.requestId).toBe(third.headers['x-request-id']);
+    expect(third.body.requestId).not.toBe('first-req.1');
+    const fourth = await createInvoice(body);
+    expect(fourth.body.requestId).toBe(fourth.headers['x-request-id']);
+    expect(fourth.body.requestId).not.toBe('second-req_2');
+    // The same problem otherwise: only the request id differs.
+    const rest = (b: Record<string, unknown>) => ({ ...b, requestId: undefined });
+    expect(rest(again.body)).toEqual(rest(first.body));
+    // The stored answer keeps no request id: it belongs to no later request.
+    const stored = await db.query(`SELECT response_body FROM invoices WHERE shop_order_id = $1`, [
+      body.shopOrderId,
+    ]);
+    expect(stored.rows[0].response_body.requestId).toBeUndefined();
+  });
+
   it('refund: a replay carries the header; another amount by value is named, a respelled one is not', async () => {
     const { shopOrderId } = await paidInvoice();
     const shopRefundId = id('rf');
@@ -371,9 +399,10 @@ describe('idempotency: replays say so, conflicts name the fields', () => {
     await control('DELETE', '/sandbox/faults');
     expect(first.status).toBe(422);
     expect(first.headers[REPLAYED]).toBeUndefined();
-    const again = await createRefund(shopOrderId, body);
+    const again = await createRefund(shopOrderId, body).set('x-request-id', 'refund-repeat-1');
     expect(again.status).toBe(first.status);
     expect(again.headers[REPLAYED]).toBe('true');
+    expect(again.body.requestId).toBe('refund-repeat-1');
   });
 
   it('payout: a 202 replay carries the header; "1000" = "1000.00"', async () => {
@@ -388,6 +417,29 @@ describe('idempotency: replays say so, conflicts name the fields', () => {
 });
 
 describe('idempotency conflicts are capped and reveal nothing useful (#24)', () => {
+  it('payout: a conflict names only the secret fields this repeat sent', async () => {
+    const body = payoutBody();
+    expect((await createPayout(body)).status).toBe(202);
+    const accountOnly = await createPayout({ ...body, amount: '999.00' });
+    expect(accountOnly.status).toBe(409);
+    expect(accountOnly.body.errors).toEqual([
+      { field: 'amount', message: 'differs from the first request' },
+      { field: 'account', message: expect.stringContaining('secret') },
+    ]);
+    const withDetails = await createPayout({ ...body, accountDetails: { bik: '044525225' } });
+    expect(withDetails.status).toBe(409);
+    expect(withDetails.body.errors).toEqual([
+      { field: 'account, accountDetails', message: expect.stringContaining('secret') },
+    ]);
+    // Details sent as null are not sent.
+    const nullDetails = await createPayout({ ...body, amount: '998.00', accountDetails: null });
+    expect(nullDetails.status).toBe(409);
+    expect(nullDetails.body.errors).toEqual([
+      { field: 'amount', message: 'differs from the first request' },
+      { field: 'account', message: expect.stringContaining('secret') },
+    ]);
+  });
+
   it('payout account oracle: a right guess with a wrong amount answers exactly like a wrong guess; after 3 conflicts even the original is locked', async () => {
     const body = payoutBody({ amount: '1000.00' });
     expect((await createPayout(body)).status).toBe(202);
@@ -411,13 +463,13 @@ describe('idempotency conflicts are capped and reveal nothing useful (#24)', () 
     expect(strip(rightAccountWrongAmount.body)).toEqual(strip(wrongAccountWrongAmount.body));
     expect(rightAccountWrongAmount.body.errors).toEqual([
       { field: 'amount', message: 'differs from the first request' },
-      { field: 'account, accountDetails', message: expect.stringContaining('secret') },
+      { field: 'account', message: expect.stringContaining('secret') },
     ]);
     // A guess that fails the payway's regex is a conflict like any other, never a 400 telling it apart.
     const badGuess = await createPayout({ ...body, account: 'not-a-card' });
     expect(badGuess.status).toBe(409);
     expect(badGuess.body.errors).toEqual([
-      { field: 'account, accountDetails', message: expect.stringContaining('secret') },
+      { field: 'account', message: expect.stringContaining('secret') },
     ]);
     expect(JSON.stringify(badGuess.body)).not.toContain(CARD);
 
@@ -474,7 +526,9 @@ describe('idempotency conflicts are capped and reveal nothing useful (#24)', () 
       const r = await createInvoice({ ...inv, amount });
       expect(r.body.type).toBe(PROBLEM + 'idempotency-conflict');
       // No secret field was sent: none is named.
-      expect(r.body.errors).toEqual([{ field: 'amount', message: 'differs from the first request' }]);
+      expect(r.body.errors).toEqual([
+        { field: 'amount', message: 'differs from the first request' },
+      ]);
     }
     expect((await createInvoice(inv)).body.type).toBe(PROBLEM + 'idempotency-locked');
     await eventually(async () => {
@@ -680,10 +734,17 @@ describe('metadata on invoices, refunds and payouts', () => {
 type FieldErr = { field: string; message: string };
 
 /** Nothing of this create reached the gateway, and no row was written for it. */
-async function untouched(key: 'shop_order_id' | 'shop_payment_id' | 'shop_refund_id', id: string): Promise<void> {
+async function untouched(
+  key: 'shop_order_id' | 'shop_payment_id' | 'shop_refund_id',
+  id: string,
+): Promise<void> {
   const calls = (await sandboxRequests(ctx)).filter((r) => r.body[key] === id);
   expect(calls).toEqual([]);
-  const table = { shop_order_id: 'invoices', shop_payment_id: 'payouts', shop_refund_id: 'refunds' }[key];
+  const table = {
+    shop_order_id: 'invoices',
+    shop_payment_id: 'payouts',
+    shop_refund_id: 'refunds',
+  }[key];
   const rows = await db.query(`SELECT 1 FROM ${table} WHERE ${key} = $1`, [id]);
   expect(rows.rows).toEqual([]);
 }
@@ -735,7 +796,9 @@ describe('errors that teach: the currency', () => {
       },
     ]);
     expect(res.body.errors[0].message).toContain('USD (840)');
-    const rows = await db.query(`SELECT 1 FROM invoices WHERE shop_order_id = $1`, [inv.shopOrderId]);
+    const rows = await db.query(`SELECT 1 FROM invoices WHERE shop_order_id = $1`, [
+      inv.shopOrderId,
+    ]);
     expect(rows.rows).toEqual([]);
     const quote = await ctx.http.post('/api/v1/invoices/quote').set(auth()).send(inv);
     expect(quote.status).toBe(400);
@@ -752,7 +815,11 @@ describe('errors that teach: the currency', () => {
       { field: 'amount', message: 'must be a whole number in JPY (392)' },
     ]);
     const { shopOrderId } = await paidInvoice();
-    const usd = await createRefund(shopOrderId, { shopRefundId: id('rf'), amount: '1.00', currency: 'usd' });
+    const usd = await createRefund(shopOrderId, {
+      shopRefundId: id('rf'),
+      amount: '1.00',
+      currency: 'usd',
+    });
     expect(usd.status).toBe(400);
     expect(usd.body.errors).toEqual([
       { field: 'currency', message: 'must be the invoice currency RUB (643)' },
@@ -894,7 +961,9 @@ describe('errors that teach: payways, field names, amounts, conflicts', () => {
     expect((await createInvoice(inv)).status).toBe(201);
     const plain = await createInvoice({ ...inv, amount: '7.00' });
     expect(plain.status).toBe(409);
-    expect(plain.body.errors).toEqual([{ field: 'amount', message: 'differs from the first request' }]);
+    expect(plain.body.errors).toEqual([
+      { field: 'amount', message: 'differs from the first request' },
+    ]);
     const card = { number: CARD, expiryMonth: '12', expiryYear: '29', cvv: '123' };
     const withCard = await createInvoice({ ...inv, amount: '9.00', card });
     expect(withCard.status).toBe(409);

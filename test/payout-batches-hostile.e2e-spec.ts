@@ -425,7 +425,7 @@ describe('a dry run prices a row in another currency as the create does', () => 
     );
     // 200.00 USD: past the 150.00 USD cap, named with what is left.
     expect(twice.body.items[0].ok).toBe(false);
-    expect(twice.body.items[0].errors[0].message).toContain('daily cap of currency 840');
+    expect(twice.body.items[0].errors[0].message).toContain('daily cap of USD (840)');
     expect(ctx.sandbox.state.requests.filter((r) => r.path === 'withdraw/create').length).toBe(
       sent,
     );

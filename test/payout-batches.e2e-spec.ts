@@ -254,6 +254,11 @@ describe('POST /payouts/batches', () => {
     expect(creates(`rp-${tag}-2`)).toBe(1);
     const other = await post({ batchId: `rp-${tag}`, rows: [rows[0], row(`rp-${tag}-3`)] });
     expect(other.status).toBe(409);
+    // Only the secret row fields this repeat sent are named (no row sent accountDetails).
+    expect(other.body.errors).toEqual([
+      { field: 'rows', message: 'differ from the first request of this batchId' },
+      { field: 'rows[].account', message: expect.stringContaining('secret') },
+    ]);
     const swapped = await post({ batchId: `rp-${tag}`, rows: [rows[1], rows[0]] });
     expect(swapped.status).toBe(409);
     expect(
@@ -450,7 +455,7 @@ describe('a dry run meets the money controls as a real batch would (#27)', () =>
       [4, true, 0],
     ]);
     expect(items[2].errors).toEqual([
-      { field: 'amount', message: 'would pass the daily cap of currency 643: 120.00 left' },
+      { field: 'amount', message: 'would pass the daily cap of RUB (643): 120.00 left' },
     ]);
     const written = await controlled.http.get(`/api/v1/payouts/dc-${tag}-1`).set(auth());
     expect(written.status).toBe(404);

@@ -77,6 +77,27 @@ export function secretFieldsEntry(fields: readonly string[]): FieldError {
   };
 }
 
+/**
+ * The conflict entries for secret fields: one secretFieldsEntry naming only the secret fields
+ * among `fields` that this repeat itself sent (a value neither absent nor null in any of
+ * `requests`: one create, or a batch's rows), none when it sent none. A field it did not send
+ * is not named: the answer would only tell what the first request held. `prefix` names a
+ * batch's row fields (`rows[].`). Every create's conflict answer uses it.
+ */
+export function secretFieldsSent(
+  requests: readonly object[],
+  fields: readonly string[],
+  prefix = '',
+): FieldError[] {
+  const sent = fields.filter((f) =>
+    requests.some((r) => {
+      const v = (r as Record<string, unknown>)[f];
+      return v !== undefined && v !== null;
+    }),
+  );
+  return sent.length === 0 ? [] : [secretFieldsEntry(sent.map((f) => prefix + f))];
+}
+
 export interface ConflictTarget {
   object: ConflictObject;
   /** Primary key of the row. */

@@ -18,9 +18,29 @@ export interface WatchStep {
   flag: 'deadline' | 'watch_ended' | null;
 }
 
-/** When the watch of an object created at `createdAt` ends. */
-export function watchEnd(createdAt: Date, watch: WatchWindow): Date {
-  return new Date(createdAt.getTime() + watch.maxS * 1000);
+/** When the watch of an object whose watch started at `start` (its creation) ends. */
+export function watchEnd(start: Date, watch: WatchWindow): Date {
+  return new Date(start.getTime() + watch.maxS * 1000);
+}
+
+/**
+ * The same rule as `watchEnd`, for a statement: SQL true while the watch of the row whose watch
+ * started at `startColumn` still runs at `now()` (now < watchEnd(start), exact: the interval is in
+ * seconds only), with WATCH_MAX_S
+ * passed as `maxSParam` (`$3`). Every scheduling statement that asks "is this row still watched"
+ * uses it, so a change to the rule changes them all (test/watch-sql.e2e-spec.ts holds the two to
+ * the same answers on PostgreSQL).
+ */
+export function watchRunsSql(startColumn: string, maxSParam: string): string {
+  if (!/^[a-z_][a-z0-9_.]*$/.test(startColumn) || !/^\$[0-9]+$/.test(maxSParam))
+    throw new Error(`watchRunsSql: not a column and a parameter: ${startColumn}, ${maxSParam}`);
+  // Written with the column alone on one side, so an index on it can serve the comparison.
+  return `${startColumn} > now() - make_interval(secs => ${maxSParam})`;
+}
+
+/** Whether the watch that started at `start` still runs at `now` (watchRunsSql's rule in TS). */
+export function watchRuns(now: Date, start: Date, watch: WatchWindow): boolean {
+  return now.getTime() < watchEnd(start, watch).getTime();
 }
 
 export function nextWatchStep(p: {
@@ -33,7 +53,7 @@ export function nextWatchStep(p: {
 }): WatchStep {
   const now = p.now.getTime();
   const end = watchEnd(p.createdAt, p.watch).getTime();
-  if (now >= end) return { nextAt: null, flag: 'watch_ended' };
+  if (!watchRuns(p.now, p.createdAt, p.watch)) return { nextAt: null, flag: 'watch_ended' };
   if (p.deadline === null || now < p.deadline.getTime()) {
     let at = Math.min(p.cadenceAt.getTime(), end);
     if (p.deadline !== null) at = Math.min(at, p.deadline.getTime());

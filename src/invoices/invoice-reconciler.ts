@@ -15,6 +15,7 @@ import { reconcileRuns } from '../metrics/metrics';
 import { claimDue, forEachBounded, releaseLeases } from '../jobs/claim';
 import { runGatewayOperation, type CallAnswer } from '../jobs/gateway-operation';
 import { nextInvoiceCheck } from './invoice-reconciler.schedule';
+import { watchRunsSql } from '../common/watch';
 import { jobsStopping, scheduleJob } from '../jobs/schedule';
 
 const log = logger.child({ component: 'invoice-reconciler' });
@@ -33,7 +34,7 @@ export const SCHEDULE_OPEN_INVOICES_SQL = `UPDATE invoices
     SET next_check_at = created_at + make_interval(secs => $1),
         check_deadline = COALESCE(check_deadline, created_at + make_interval(secs => $2))
   WHERE next_check_at IS NULL AND processed_at IS NULL AND status NOT IN ('succeeded','rejected','unheld')
-    AND (needs_attention = false OR created_at > now() - make_interval(secs => $3))`;
+    AND (needs_attention = false OR ${watchRunsSql('created_at', '$3')})`;
 
 type Outcome = 'settled' | 'rescheduled' | 'flagged' | 'never_created' | 'error';
 

@@ -28,17 +28,11 @@ export function requestFingerprint(dto: CreateInvoiceDto): string {
 export const INVOICE_SECRET_FIELDS = ['card', 'paymentToken', 'paymentTokenFrom'] as const;
 
 /**
- * The secret fields this request sent, for its conflict answer: a field it did not send is not
- * named (the answer would only tell what the first request held). `paymentToken` looked up from
- * `paymentTokenFrom` was not sent.
+ * The request's secret fields as the shop sent them, for its conflict answer (secretFieldsSent):
+ * `paymentToken` looked up from `paymentTokenFrom` was not sent.
  */
-export function sentSecretFields(dto: CreateInvoiceDto): string[] {
-  return INVOICE_SECRET_FIELDS.filter(
-    (f) =>
-      dto[f] !== undefined &&
-      dto[f] !== null &&
-      !(f === 'paymentToken' && dto.paymentTokenFrom !== undefined),
-  );
+export function invoiceSecretFieldsSent(dto: CreateInvoiceDto): Partial<CreateInvoiceDto> {
+  return dto.paymentTokenFrom !== undefined ? { ...dto, paymentToken: undefined } : dto;
 }
 
 /**

@@ -18,7 +18,8 @@ import type { InvoiceView } from './invoice.view';
 import { InvoicesService, type QuoteView } from './invoices.service';
 import { Scopes } from '../common/access.decorator';
 import { Acting, type Actor } from '../common/actor';
-import { REPLAYED_HEADER, ValidationFailed } from '../common/errors';
+import { ValidationFailed } from '../common/errors';
+import { sendStoredAnswer } from '../common/stored-answer';
 import { holdActionBodyErrors } from './hold-action-body';
 
 const SHOP_ORDER_ID = {
@@ -67,17 +68,12 @@ export class InvoicesController {
   @ApiProblems(409, 502, 504)
   async create(
     @Body() dto: CreateInvoiceDto,
+    @Req() req: FastifyRequest,
     @Res({ passthrough: true }) res: FastifyReply,
     @Acting() by: Actor,
   ): Promise<unknown> {
-    const { code, body, replayed } = await this.invoices.create(
-      await this.invoices.resolvePaymentTokenFrom(dto),
-      by,
-    );
-    res.status(code);
-    if (replayed) res.header(REPLAYED_HEADER, 'true');
-    if (code >= 400) res.type('application/problem+json');
-    return body;
+    const answer = await this.invoices.create(await this.invoices.resolvePaymentTokenFrom(dto), by);
+    return sendStoredAnswer(req, res, answer);
   }
 
   @Get()

@@ -14,7 +14,7 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Scopes } from '../common/access.decorator';
 import { Acting, type Actor } from '../common/actor';
-import { REPLAYED_HEADER } from '../common/errors';
+import { sendStoredAnswer } from '../common/stored-answer';
 import { ApiProblems } from '../common/openapi';
 import {
   BatchRowsQuery,
@@ -105,9 +105,7 @@ export class PayoutBatchesController {
       });
     }
     const stored = await this.batches.submit(input, by);
-    res.status(stored.code);
-    if (stored.replayed) res.header(REPLAYED_HEADER, 'true');
-    return stored.body;
+    return sendStoredAnswer(req, res, stored);
   }
 
   @Get(':batchId')

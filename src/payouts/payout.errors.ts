@@ -1,5 +1,6 @@
 import { DomainError, GatewayFailure } from '../common/errors';
 import type { Amount } from '../common/money';
+import { currencyName } from '../common/currency';
 import { GatewayError, GatewayTransportError } from '../gateway';
 
 /** A read-only gateway call (quote, account check, balance) that failed, as a problem. */
@@ -76,7 +77,7 @@ export class CapExceeded extends DomainError {
       'cap-exceeded',
       422,
       'Daily payout cap exceeded',
-      `the ${cap} cap (${variable}) of ${figures.limit.toString()} in currency ${currency} for ${whose} of the UTC day has ${figures.remaining.toString()} left; this payout counts ${figures.requested.toString()}`,
+      `the ${cap} cap (${variable}) of ${figures.limit.toString()} in ${currencyName(currency)} for ${whose} of the UTC day has ${figures.remaining.toString()} left; this payout counts ${figures.requested.toString()}`,
       {
         cap,
         currency,
@@ -100,7 +101,7 @@ export class InsufficientBalance extends DomainError {
       'insufficient-balance',
       422,
       'Insufficient balance',
-      `the agent shop's available balance in currency ${currency} is ${figures.available.toString()}, of which ${figures.inFlight.toString()} is taken by payouts in flight; this payout writes off ${figures.needed.toString()}`,
+      `the agent shop's available balance in ${currencyName(currency)} is ${figures.available.toString()}, of which ${figures.inFlight.toString()} is taken by payouts in flight; this payout writes off ${figures.needed.toString()}`,
       {
         currency,
         available: figures.available.toString(),

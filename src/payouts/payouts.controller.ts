@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { Acting, type Actor } from '../common/actor';
 import {
   ApiAcceptedResponse,
@@ -10,16 +10,20 @@ import {
 } from '@nestjs/swagger';
 import { ApiProblems, pageOf } from '../common/openapi';
 import { AccountCheckSchema, PayoutQuoteSchema } from './dto/payout.schemas';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Page } from '../common/pagination';
 import { ListPayoutsQuery } from './dto/list-payouts.query';
 import { CheckAccountDto, CreatePayoutDto, QuotePayoutDto } from './dto/payout-requests.dto';
 import { PayoutView } from './dto/payout.view';
 import { PayoutsService } from './payouts.service';
 import { Scopes } from '../common/access.decorator';
-import { REPLAYED_HEADER } from '../common/errors';
+import { sendStoredAnswer } from '../common/stored-answer';
 
-export const SHOP_PAYMENT_ID = { name: 'shopPaymentId', description: "The shop's payout id", example: 'payout-2001' };
+export const SHOP_PAYMENT_ID = {
+  name: 'shopPaymentId',
+  description: "The shop's payout id",
+  example: 'payout-2001',
+};
 
 @ApiTags('payouts')
 @ApiBearerAuth()
@@ -59,22 +63,24 @@ export class PayoutsController {
       '422 cap-exceeded: the payout would pass PAYOUT_DAILY_CAP or PAYOUT_RECIPIENT_DAILY_CAP of the UTC day ' +
       '(members cap, currency, limit, used, remaining, requested; what counts is the write-off in the shop currency: ' +
       'amount for shop_amount, shop_write_off when known for ps_amount; rejected and failed payouts free their share). ' +
-      '422 insufficient-balance: the agent shop\'s available balance (read at most every BALANCE_CACHE_S, read again ' +
-      'once before refusing on a cached figure) less the write-offs of payouts in flight does not cover this payout\'s ' +
+      "422 insufficient-balance: the agent shop's available balance (read at most every BALANCE_CACHE_S, read again " +
+      "once before refusing on a cached figure) less the write-offs of payouts in flight does not cover this payout's " +
       'write-off from withdraw/try (members currency, available, inFlight, needed, shortBy). In both cases no row is ' +
       'written and nothing is sent. While BALANCE_CACHE_S > 0 a new payout costs one more withdraw/try.',
   })
-  @ApiAcceptedResponse({ type: PayoutView, description: 'The payout (also the replayed answer of an identical repeat)' })
+  @ApiAcceptedResponse({
+    type: PayoutView,
+    description: 'The payout (also the replayed answer of an identical repeat)',
+  })
   @ApiProblems(409, 422, 502, 504)
   async create(
     @Body() dto: CreatePayoutDto,
+    @Req() req: FastifyRequest,
     @Res({ passthrough: true }) res: FastifyReply,
     @Acting() by: Actor,
   ): Promise<PayoutView> {
     const stored = await this.payouts.create(dto, by);
-    res.status(stored.code);
-    if (stored.replayed) res.header(REPLAYED_HEADER, 'true');
-    return stored.body;
+    return sendStoredAnswer(req, res, stored);
   }
 
   @Get(':shopPaymentId')

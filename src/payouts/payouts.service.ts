@@ -38,12 +38,12 @@ import {
   differs,
   recordConflict,
   refuseIfLocked,
-  secretFieldsEntry,
+  secretFieldsSent,
 } from '../common/idempotency';
 import { metadataOf } from '../common/metadata';
+import { PAYOUT_SECRET_FIELDS } from './account-seal';
+import { storedAnswer, storedAnswerOf, type StoredAnswer } from '../common/stored-answer';
 
-/** Fields a conflict answer never compares one by one (see secretFieldsEntry). */
-const PAYOUT_SECRET_FIELDS = ['account', 'accountDetails'] as const;
 import type { CheckAccountDto, CreatePayoutDto, QuotePayoutDto } from './dto/payout-requests.dto';
 import { toPayoutView, type PayoutView } from './dto/payout.view';
 import {
@@ -57,12 +57,7 @@ import { NO_CALL, PayoutProcessor, type SealedRecipient } from './payout-process
 import { isFinal } from './payout.state';
 import { accountProblems, amountProblems } from './payout-validation';
 
-export interface StoredResponse {
-  code: number;
-  body: PayoutView;
-  /** Given to a repeat (sent with `Idempotent-Replayed: true`), not made by this request. */
-  replayed?: boolean;
-}
+export type StoredResponse = StoredAnswer<PayoutView>;
 
 /** Amount checks without bounds: in another currency the bounds apply after conversion. */
 const UNBOUNDED = {} as OutputPayway;
@@ -534,11 +529,11 @@ export class PayoutsService {
 
   /** The stored answer, else the payout as it is now (stored as the answer). */
   private async storeResponse(m: EntityManager, p: PayoutEntity): Promise<StoredResponse> {
-    if (p.responseCode !== null)
-      return { code: p.responseCode, body: p.responseBody as PayoutView };
-    const body = toPayoutView(p);
-    await m.update(PayoutEntity, { id: p.id }, { responseCode: 202, responseBody: body });
-    return { code: 202, body };
+    const first = storedAnswerOf<PayoutView>(p);
+    if (first !== null) return first;
+    const stored = storedAnswer(202, toPayoutView(p));
+    await m.update(PayoutEntity, { id: p.id }, stored.columns);
+    return stored.answer;
   }
 
   /**
@@ -556,8 +551,8 @@ export class PayoutsService {
       const p = first ?? (await this.find(existing.shopPaymentId));
       first = null;
       if (p === null) throw new NotFound('Payout', existing.shopPaymentId);
-      if (p.responseCode !== null)
-        return { code: p.responseCode, body: p.responseBody as PayoutView };
+      const stored = storedAnswerOf<PayoutView>(p);
+      if (stored !== null) return stored;
       if (p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > Date.now()) return undefined;
       return transactionFor(this.dataSource, by, async (m) => {
         const row = await this.processor.lock(m, { id: p.id });
@@ -583,8 +578,8 @@ export class PayoutsService {
   /**
    * A repeat is the same request when its keyed fingerprint matches (every field, the account
    * and its details included) and the metadata is the same. Otherwise a conflict naming the
-   * non-secret fields that differ (read from the row's own columns, amounts by value) and, in
-   * every conflict, one entry for the secret fields whether they differ or not: the answer to a
+   * non-secret fields that differ (read from the row's own columns, amounts by value) and one
+   * entry for the secret fields this repeat sent, whether they differ or not: the answer to a
    * guessed account is the same as to a wrong one (issue #24), and the conflicts are capped.
    */
   private async sameRequestOrConflict(
@@ -626,7 +621,7 @@ export class PayoutsService {
       by,
       target,
       limit,
-      [...differs(fields), secretFieldsEntry(PAYOUT_SECRET_FIELDS)],
+      [...differs(fields), ...secretFieldsSent([dto], PAYOUT_SECRET_FIELDS)],
       'api',
     );
   }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { Acting, type Actor } from '../common/actor';
 import {
   ApiBearerAuth,
@@ -9,14 +9,14 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { ApiProblems } from '../common/openapi';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Page } from '../common/pagination';
 import { CreateRefundDto } from './dto/create-refund.dto';
 import { AdminRefundsQuery, InvoiceRefundsQuery } from './dto/list-refunds.query';
 import { RefundPage, RefundView } from './dto/refund.view';
 import { RefundsService } from './refunds.service';
 import { AdminOnly, Scopes } from '../common/access.decorator';
-import { REPLAYED_HEADER } from '../common/errors';
+import { sendStoredAnswer } from '../common/stored-answer';
 
 const CREATE_DOC =
   'Full or partial refund of a succeeded invoice, in its currency. The refunds that are not FAILED never exceed the paid ' +
@@ -36,19 +36,21 @@ export class RefundsController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Refund an invoice', description: CREATE_DOC })
-  @ApiCreatedResponse({ type: RefundView, description: 'The refund (also the replayed answer of an identical repeat)' })
+  @ApiCreatedResponse({
+    type: RefundView,
+    description: 'The refund (also the replayed answer of an identical repeat)',
+  })
   @ApiParam(SHOP_ORDER_ID)
   @ApiProblems(404, 409, 422, 502, 503, 504)
   async create(
     @Param('shopOrderId') shopOrderId: string,
     @Body() dto: CreateRefundDto,
+    @Req() req: FastifyRequest,
     @Res({ passthrough: true }) res: FastifyReply,
     @Acting() by: Actor,
   ): Promise<RefundView> {
     const result = await this.refunds.create(shopOrderId, dto, 'api', by);
-    res.status(result.code);
-    if (result.replayed) res.header(REPLAYED_HEADER, 'true');
-    return result.body;
+    return sendStoredAnswer(req, res, result);
   }
 
   @Get()
@@ -75,19 +77,21 @@ export class AdminRefundsController {
   @Post('invoices/:shopOrderId/refunds')
   @HttpCode(201)
   @ApiOperation({ summary: 'Refund an invoice (operator)', description: CREATE_DOC })
-  @ApiCreatedResponse({ type: RefundView, description: 'The refund (also the replayed answer of an identical repeat)' })
+  @ApiCreatedResponse({
+    type: RefundView,
+    description: 'The refund (also the replayed answer of an identical repeat)',
+  })
   @ApiParam(SHOP_ORDER_ID)
   @ApiProblems(404, 409, 422, 502, 503, 504)
   async create(
     @Param('shopOrderId') shopOrderId: string,
     @Body() dto: CreateRefundDto,
+    @Req() req: FastifyRequest,
     @Res({ passthrough: true }) res: FastifyReply,
     @Acting() by: Actor,
   ): Promise<RefundView> {
     const result = await this.refunds.create(shopOrderId, dto, 'admin', by);
-    res.status(result.code);
-    if (result.replayed) res.header(REPLAYED_HEADER, 'true');
-    return result.body;
+    return sendStoredAnswer(req, res, result);
   }
 
   @Get('refunds')

@@ -3,6 +3,7 @@ import { managerFor, type By } from '../../common/actor';
 import { RowChanged } from '../../audit/event-write';
 import type { DomainError } from '../../common/errors';
 import { toProblem } from '../../common/problem.filter';
+import { storedAnswer, storedAnswerOf } from '../../common/stored-answer';
 import { GatewayError, isOutcomeUnknown } from '../../gateway/gateway.errors';
 import type { InvoiceCreateResult } from '../../gateway/gateway.types';
 import { InvoiceEntity, type RedirectData } from '../invoice.entity';
@@ -100,17 +101,18 @@ async function answerUsual(
   // times faster than Object.assign onto an entity prototype; profiled under P1).
   const after: InvoiceViewSource = { ...inv, ...facts, status: to, gatewayStatus, updatedAt };
   const body = ctx.view(after);
+  const stored = storedAnswer(201, body);
   await transitionInvoice(
     m,
     inv,
     to,
     'gateway',
     { call, invoiceId: facts.invoiceId },
-    { ...facts, gatewayStatus, responseCode: 201, responseBody: body, updatedAt },
+    { ...facts, gatewayStatus, ...stored.columns, updatedAt },
     { ...body },
     version,
   );
-  return { code: 201, body };
+  return stored.answer;
 }
 
 /** Phase 3 of a create the gateway answered (the row is locked by the caller). */
@@ -138,8 +140,7 @@ export async function finishCreate(
   m: EntityManager,
   inv: InvoiceEntity,
 ): Promise<StoredResponse> {
-  if (inv.responseCode !== null) return { code: inv.responseCode, body: inv.responseBody };
-  return storeResponse(m, inv, 201, ctx.view(await ctx.reload(m, inv)));
+  return storedAnswerOf(inv) ?? storeResponse(m, inv, 201, ctx.view(await ctx.reload(m, inv)));
 }
 
 /**
@@ -164,7 +165,8 @@ export async function createFailed(
       { call, errorCode: err.errorCode },
       { errorCode: err.errorCode, gatewayMessage: err.gatewayMessage },
     );
-    if (inv.responseCode !== null) return { code: inv.responseCode, body: inv.responseBody };
+    const first = storedAnswerOf(inv);
+    if (first !== null) return first;
     const problem = { ...toProblem(gatewayFailure(err, call)), instance: CREATE_PATH };
     return storeResponse(m, inv, problem.status, problem);
   }
@@ -202,17 +204,14 @@ export async function createFailed(
   return gatewayFailure(err, call);
 }
 
-/** The answer stored on the row: what an identical repeat is given. */
+/** The answer stored on the row under its lock (storedAnswer): what an identical repeat is given. */
 export async function storeResponse(
   m: EntityManager,
   inv: InvoiceEntity,
   code: number,
   body: unknown,
 ): Promise<StoredResponse> {
-  await m.update(
-    InvoiceEntity,
-    { id: inv.id },
-    { responseCode: code, responseBody: body as object },
-  );
-  return { code, body };
+  const stored = storedAnswer(code, body as object);
+  await m.update(InvoiceEntity, { id: inv.id }, stored.columns);
+  return stored.answer;
 }

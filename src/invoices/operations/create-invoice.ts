@@ -7,7 +7,7 @@ import {
   differs,
   recordConflict,
   refuseIfLocked,
-  secretFieldsEntry,
+  secretFieldsSent,
 } from '../../common/idempotency';
 import { metadataOf } from '../../common/metadata';
 import { Amount } from '../../common/money';
@@ -17,6 +17,7 @@ import { runGatewayOperation, type CallAnswer } from '../../jobs/gateway-operati
 import { callLeaseSeconds, waitForAnswer } from '../../jobs/in-flight';
 import { INSTANCE_ID } from '../../jobs/instance';
 import { randomToken } from '../../common/random-token';
+import { storedAnswerOf } from '../../common/stored-answer';
 import type { CreateInvoiceDto } from '../dto/create-invoice.dto';
 import { InvoiceEntity, type PaymentTokenInfo } from '../invoice.entity';
 import {
@@ -24,7 +25,8 @@ import {
   invoiceRequestFacts,
   requestFingerprint,
   requestFingerprintV2,
-  sentSecretFields,
+  INVOICE_SECRET_FIELDS,
+  invoiceSecretFieldsSent,
 } from '../invoice-request';
 import { INSERT_CLAIMED, INSERT_CLAIMED_MANY } from '../invoice-sql';
 import { transitionInvoice } from '../invoice-transitions';
@@ -253,7 +255,8 @@ export class CreateInvoice {
       const r = row;
       row = null;
       if (!r) throw new NotFound('Invoice', dto.shopOrderId);
-      if (r.responseCode !== null) return { code: r.responseCode, body: r.responseBody };
+      const stored = storedAnswerOf(r);
+      if (stored !== null) return stored;
       if (r.callLeaseUntil !== null && r.callLeaseUntil.getTime() > Date.now()) return undefined;
       return this.takeOver(r.id, by);
     }, this.ctx.config.createWaitMs);
@@ -295,13 +298,12 @@ export class CreateInvoice {
       facts !== null
         ? differs(differingFields(facts, invoiceRequestFacts(dto)))
         : [{ field: 'body', message: 'differs from the first request' }];
-    const sent = sentSecretFields(dto);
     await recordConflict(
       this.ctx.dataSource,
       by,
       target,
       limit,
-      [...named, ...(sent.length > 0 ? [secretFieldsEntry(sent)] : [])],
+      [...named, ...secretFieldsSent([invoiceSecretFieldsSent(dto)], INVOICE_SECRET_FIELDS)],
       'api',
     );
   }
@@ -322,7 +324,8 @@ export class CreateInvoice {
           lock: { mode: 'pessimistic_write' },
         });
         if (!inv) throw new NotFound('Invoice', id);
-        if (inv.responseCode !== null) return { code: inv.responseCode, body: inv.responseBody };
+        const stored = storedAnswerOf(inv);
+        if (stored !== null) return stored;
         if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() > Date.now()) return 'wait';
         if (inv.status === 'pending' && inv.callStartedAt === null) {
           // Absences counted while nothing was sent say nothing about the call made now.

@@ -8,6 +8,7 @@ import type { AppConfig } from '../../config/config';
 import type { GatewayService } from '../../gateway/gateway.service';
 import { callLeaseSeconds } from '../../jobs/in-flight';
 import { INSTANCE_ID } from '../../jobs/instance';
+import type { StoredAnswer } from '../../common/stored-answer';
 import type { PaywayConfigService } from '../../payway-config/payway-config.service';
 import { BY_SHOP_ORDER_ID } from '../invoice-sql';
 import { InvoiceEntity } from '../invoice.entity';
@@ -15,12 +16,7 @@ import { toInvoiceView, type InvoiceView, type InvoiceViewSource } from '../invo
 import { revealPaymentToken } from '../payment-token';
 
 /** A create's answer: replayed as is (code and body) for an identical repeat. */
-export interface StoredResponse {
-  code: number;
-  body: unknown;
-  /** Given to a repeat (sent with `Idempotent-Replayed: true`), not made by this request. */
-  replayed?: boolean;
-}
+export type StoredResponse = StoredAnswer;
 
 /** No gateway call in flight for the row. */
 export const NO_CALL = { callOwner: null, callLeaseUntil: null } as const;

@@ -1,5 +1,6 @@
 import { capFieldErrors, type FieldError, ValidationFailed } from '../../common/errors';
 import { Amount } from '../../common/money';
+import { currencyName } from '../../common/currency';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../../common/pagination';
 import type { OutputPayway } from '../../gateway/gateway.types';
 import { forEachBounded } from '../../jobs/claim';
@@ -108,7 +109,7 @@ export async function dryRunBatch(
     if (cap !== null) {
       items[i].errors.push({
         field: 'amount',
-        message: `would pass the ${cap.cap} cap of currency ${x.shopCurrency}: ${cap.remaining.toString()} left`,
+        message: `would pass the ${cap.cap} cap of ${currencyName(x.shopCurrency)}: ${cap.remaining.toString()} left`,
       });
       items[i].ok = false;
     }

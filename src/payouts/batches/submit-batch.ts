@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { type By, transactionFor } from '../../common/actor';
-import { ValidationFailed } from '../../common/errors';
+import { ValidationFailed, type FieldError } from '../../common/errors';
 import {
   recordConflict,
   refuseIfLocked,
-  secretFieldsEntry,
+  secretFieldsSent,
   type ConflictTarget,
 } from '../../common/idempotency';
 import type { CreatePayoutDto } from '../dto/payout-requests.dto';
+import { PAYOUT_SECRET_FIELDS } from '../account-seal';
 import { PayoutBatchEntity } from '../payout-batch.entity';
 import type { BatchDeps } from './batch-deps';
 import {
@@ -27,12 +28,15 @@ const CHUNK = 1000;
 /**
  * A repeat's conflict answer names no field that tells one row from another: a batch's rows
  * carry recipients (card numbers), and an answer that depended on them would let a caller test
- * guesses of a masked card against the first request. Only the whole batch, every time.
+ * guesses of a masked card against the first request. Only the whole batch, every time, and the
+ * secret row fields this repeat sent (in any row).
  */
-const BATCH_CONFLICT = [
-  { field: 'rows', message: 'differ from the first request of this batchId' },
-  secretFieldsEntry(['rows[].account', 'rows[].accountDetails']),
-];
+function batchConflict(rows: readonly CreatePayoutDto[]): FieldError[] {
+  return [
+    { field: 'rows', message: 'differ from the first request of this batchId' },
+    ...secretFieldsSent(rows, PAYOUT_SECRET_FIELDS, 'rows[].'),
+  ];
+}
 
 /**
  * A real batch: every row valid, or a 400 naming rows and fields (`rows[3].amount`, rows
@@ -103,7 +107,7 @@ export async function submitBatch(
     const limit = d.config.idempotencyConflictLimit;
     refuseIfLocked(target, limit);
     if (batch.requestFingerprint !== fingerprint)
-      await recordConflict(d.dataSource, by, target, limit, BATCH_CONFLICT, 'api');
+      await recordConflict(d.dataSource, by, target, limit, batchConflict(rows), 'api');
   }
   return { code: 202, replayed: !created, body: await summaryOf(d.dataSource.manager, batch) };
 }

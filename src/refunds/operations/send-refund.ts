@@ -32,6 +32,7 @@ import {
 } from './refund-deps';
 import { settlementOf, asRefundRecord } from '../refund-records';
 import { STORE_RESPONSE_SQL } from '../refund-sql';
+import { storedAnswer } from '../../common/stored-answer';
 
 /**
  * A repeat (or a race lost at the insert): the stored answer; while the first copy waits for
@@ -237,14 +238,19 @@ export async function storeCreated(m: EntityManager, refund: RefundEntity): Prom
   return { code: 201, body };
 }
 
-/** The answer replayed to a repeated request (same status code, same body). */
+/** The answer replayed to a repeated request (storedAnswer: same status code, same body). */
 async function storeResponse(
   m: EntityManager,
   id: string,
   code: number,
   body: StoredResponse,
 ): Promise<void> {
-  await m.query(STORE_RESPONSE_SQL, [id, code, JSON.stringify(body)]);
+  const { columns } = storedAnswer(code, body);
+  await m.query(STORE_RESPONSE_SQL, [
+    id,
+    columns.responseCode,
+    JSON.stringify(columns.responseBody),
+  ]);
 }
 
 /**
