@@ -93,6 +93,9 @@ describe('PAYOUT_DAILY_CAP under concurrency', () => {
         requested: '150.05',
       });
       expect(res.body.detail).toContain('PAYOUT_DAILY_CAP');
+      // Currencies are named both ways, as everywhere else.
+      expect(res.body.detail).toContain('in RUB (643)');
+      expect(res.body.detail).not.toContain('currency 643');
     }
     for (const id of refused) {
       expect(await rowCount(db, id)).toBe(0);
@@ -257,6 +260,7 @@ describe('the balance before sending (BALANCE_CACHE_S)', () => {
       needed: '1000.00',
       shortBy: '500.00',
     });
+    expect(refused.body.detail).toContain('balance in RUB (643) is 500.00');
     expect(createsSent(ctx, id)).toBe(0);
     expect(await rowCount(db, id)).toBe(0);
 

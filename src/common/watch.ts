@@ -25,11 +25,11 @@ export function watchEnd(start: Date, watch: WatchWindow): Date {
 
 /**
  * The same rule as `watchEnd`, for a statement: SQL true while the watch of the row whose watch
- * started at `startColumn` still runs at `now()` (now < watchEnd(start), exact: the interval is in
- * seconds only), with WATCH_MAX_S
- * passed as `maxSParam` (`$3`). Every scheduling statement that asks "is this row still watched"
- * uses it, so a change to the rule changes them all (test/watch-sql.e2e-spec.ts holds the two to
- * the same answers on PostgreSQL).
+ * started at `startColumn` still runs at `now()` (now < watchEnd(start); exact, the interval is in
+ * seconds only), WATCH_MAX_S passed as the parameter `maxSParam` (`$3`). Every scheduling
+ * statement that asks "is this row still watched" uses it, with the column its watch starts at
+ * (`created_at`; a payout's send time where its watch starts there), so a change to the rule
+ * changes every path; test/watch-sql.e2e-spec.ts holds the two to the same answers on PostgreSQL.
  */
 export function watchRunsSql(startColumn: string, maxSParam: string): string {
   if (!/^[a-z_][a-z0-9_.]*$/.test(startColumn) || !/^\$[0-9]+$/.test(maxSParam))
