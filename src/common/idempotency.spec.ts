@@ -1,4 +1,4 @@
-import { canonicalJson } from './idempotency';
+import { canonicalJson, secretFieldsSent } from './idempotency';
 
 /** The first version of canonicalJson, verbatim: stored fingerprints are hashes of its output. */
 function firstVersion(value: unknown): string {
@@ -88,5 +88,32 @@ describe('canonicalJson', () => {
     expect(canonicalJson({ z: 1, a: 2 })).toBe(canonicalJson({ a: 2, z: 1 }));
     expect(canonicalJson([undefined])).toBe('[]');
     expect(canonicalJson('x')).toBe('"x"');
+  });
+});
+
+describe('secretFieldsSent: a conflict names only the secret fields the repeat sent', () => {
+  const fields = ['account', 'accountDetails'];
+  const entry = (field: string) => [{ field, message: expect.stringContaining('secret') }];
+
+  it.each<[string, object[], string, unknown[]]>([
+    ['one sent', [{ account: '4111', amount: '1' }], '', entry('account')],
+    [
+      'both sent',
+      [{ account: '4111', accountDetails: { bik: '1' } }],
+      '',
+      entry('account, accountDetails'),
+    ],
+    ['null is not sent', [{ account: '4111', accountDetails: null }], '', entry('account')],
+    ['empty text is sent', [{ account: '' }], '', entry('account')],
+    ['none sent: no entry', [{ amount: '1' }], '', []],
+    [
+      'a batch: any row',
+      [{ account: '1' }, { account: '2', accountDetails: {} }],
+      'rows[].',
+      entry('rows[].account, rows[].accountDetails'),
+    ],
+    ['a batch of none', [], 'rows[].', []],
+  ])('%s', (_n, requests, prefix, expected) => {
+    expect(secretFieldsSent(requests, fields, prefix)).toEqual(expected);
   });
 });
