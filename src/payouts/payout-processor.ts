@@ -20,7 +20,6 @@ import type { PayoutRecord, WithdrawCreateResult } from '../gateway/gateway.type
 import { ask, recordAnswer, runGatewayOperation, type CallAnswer } from '../jobs/gateway-operation';
 import { callLeaseSeconds } from '../jobs/in-flight';
 import { INSTANCE_ID } from '../jobs/instance';
-import { maskAccount } from './account-mask';
 import { accountContext } from './account-seal';
 import { registerSnapshotLoader, shopEventTypeOf } from '../audit/shop-events';
 import { updateWithEvent } from '../audit/event-write';
@@ -35,16 +34,8 @@ registerSnapshotLoader('payout', async (m, ref) => {
   });
   return { ...toPayoutView(p) };
 });
-import {
-  decideRecreate,
-  decideTransition,
-  foreignRecordReason,
-  isFinal,
-  isPolled,
-  isUnsent,
-  nextPayoutPoll,
-  statusFromGatewayNumber,
-} from './payout.state';
+import { payoutWatchStep, readPayoutRecord } from './payout.rules';
+import { decideRecreate, decideTransition, isFinal, isPolled, isUnsent } from './payout.state';
 
 /** What is sealed in `account_sealed`: enough to repeat the create after "absent". */
 export interface SealedRecipient {
@@ -338,14 +329,14 @@ export class PayoutProcessor {
     cause: AuditCause,
     call: string,
   ): Promise<void> {
-    const foreign = foreignRecordReason(p, record, maskAccount);
-    if (foreign !== null) {
+    const reading = readPayoutRecord(p, record, this.config.payouts.status);
+    if (!reading.ours) {
       // After a restore or a reused id the gateway may hold another payout under our id: adopting
       // its status could report money that never moved. Nothing changes; an operator decides.
-      await this.raise(m, p, 'mismatch', `${call} record is not ours: ${foreign}`, cause);
+      await this.raise(m, p, 'mismatch', `${call} record is not ours: ${reading.reason}`, cause);
       return;
     }
-    const mapped = statusFromGatewayNumber(record.status, this.config.payouts.status);
+    const mapped = reading.mapped;
     if (!mapped.known) {
       this.log.warn(
         { shopPaymentId: p.shopPaymentId, gatewayStatus: record.status },
@@ -698,8 +689,9 @@ export class PayoutProcessor {
   }
 
   private watchStep(p: PayoutEntity) {
-    return nextPayoutPoll({
+    return payoutWatchStep({
       now: new Date(),
+      sentAt: p.sentAt,
       createdAt: p.createdAt,
       pollDeadline: p.pollDeadline,
       pollIntervalS: this.config.payouts.pollIntervalS,
@@ -786,11 +778,10 @@ export class PayoutProcessor {
     await transactionFor(dataSource, by, async (m) => {
       const row = await this.lock(m, { id });
       if (row === null || !isFinal(row.status)) return;
-      const agrees =
-        answer.ok &&
-        foreignRecordReason(row, answer.value, maskAccount) === null &&
-        statusFromGatewayNumber(answer.value.status, this.config.payouts.status).status ===
-          row.status;
+      const reading = answer.ok
+        ? readPayoutRecord(row, answer.value, this.config.payouts.status)
+        : null;
+      const agrees = reading !== null && reading.ours && reading.mapped.status === row.status;
       await this.applyStatus(m, row, via, answer, 'admin', false);
       if (agrees && row.needsAttention)
         await resolveAttention(

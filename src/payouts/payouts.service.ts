@@ -51,11 +51,21 @@ import {
   gatewayFailure,
   NotAwaitingApproval,
   SameApproverTwice,
+  SelfApproval,
 } from './payout.errors';
+import { countingApprovals, mayApprove } from './payout.rules';
+import { keyIdOf } from '../common/auth.guard';
 import { PayoutEntity, type PayoutStatus } from './payout.entity';
 import { NO_CALL, PayoutProcessor, type SealedRecipient } from './payout-processor';
 import { isFinal } from './payout.state';
 import { accountProblems, amountProblems } from './payout-validation';
+
+/** The last approval was reached without the send's admission read beforehand: read it, then again. */
+class LastApprovalUnprepared extends Error {
+  constructor(readonly payout: PayoutEntity) {
+    super('the last approval needs its admission read first');
+  }
+}
 
 export interface StoredResponse {
   code: number;
@@ -74,6 +84,8 @@ function convertedProblems(r: WithdrawTryResult, payway: OutputPayway) {
 @Injectable()
 export class PayoutsService {
   private readonly fingerprints: PayoutFingerprints;
+  /** The admin keys configured now: only their approvals count (payout.rules.ts). */
+  private readonly adminKeyIds: ReadonlySet<string>;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -87,6 +99,7 @@ export class PayoutsService {
   ) {
     // Rows written before the key ring were fingerprinted under the payment shop's secret.
     this.fingerprints = new PayoutFingerprints(keys, config.gateway.shops.payment.secretKey);
+    this.adminKeyIds = new Set(config.adminApiKeys.map(keyIdOf));
   }
 
   /** Payouts are the agent shop's: written and found under its id. */
@@ -225,6 +238,8 @@ export class PayoutsService {
       // The write-off withdraw/try quoted for the balance check (issue #27), when it was asked.
       ...(quoted ?? {}),
       accountMasked: maskAccount(dto.account),
+      // The creating key (a batch's rows: the submitting key) never approves it.
+      createdByKeyId: by?.keyId ?? null,
       // The recipient's blind index, for the per-recipient daily cap; never the account in clear.
       accountIndex: admission.recipientIndexes[0],
       accountSealed: this.processor.sealRecipient(id, {
@@ -238,10 +253,9 @@ export class PayoutsService {
       amountForApproval({ amount: facts.amount, shopWriteOff: priced?.shopWriteOff }),
       dto.shopCurrency,
     );
-    // Awaiting payouts hold their share of the caps from now; the balance is checked when the
-    // last approval sends them.
-    if (needed !== 0)
-      return this.createAwaiting(stored, needed, dto, { ...admission, balance: null }, by);
+    // An awaiting payout holds no share of the caps and nothing of the balance: the approval
+    // that sends it admits it against the caps of that day and the balance then.
+    if (needed !== 0) return this.createAwaiting(stored, needed, dto, by);
     // prettier-ignore
     const inserted = await this.controls.admit(admission, dto.shopPaymentId, by, (m) => (m ?? this.dataSource)
       .createQueryBuilder()
@@ -252,6 +266,8 @@ export class PayoutsService {
         status: 'pending',
         createAttempts: 1,
         lastCreateAt: () => 'now()',
+        // Sent now: the day it counts on and the start of its watch (payout.rules.ts).
+        sentAt: () => 'now()',
         callOwner: INSTANCE_ID,
         callStartedAt: () => 'now()',
         callLeaseUntil: () => `now() + make_interval(secs => ${leaseS})`,
@@ -317,7 +333,6 @@ export class PayoutsService {
     values: Omit<Partial<PayoutEntity>, 'status'>,
     needed: 1 | 2,
     dto: CreatePayoutDto,
-    admission: Admission,
     by: By,
   ): Promise<StoredResponse> {
     const { pollMaxS } = this.config.payouts;
@@ -353,10 +368,7 @@ export class PayoutsService {
       });
       return this.storeResponse(m, p);
     };
-    // Under the caps' locks (issue #27), in their transaction when caps apply.
-    const stored = await this.controls.admit(admission, dto.shopPaymentId, by, (m) =>
-      m !== null ? write(m) : transactionFor(this.dataSource, by, write),
-    );
+    const stored = await transactionFor(this.dataSource, by, write);
     if (stored !== null) return stored;
     const existing = await this.find(dto.shopPaymentId);
     if (existing === null)
@@ -365,54 +377,70 @@ export class PayoutsService {
   }
 
   /**
-   * An admin key approves a payout awaiting approval (issue #27). Under the row's lock: the
-   * decision is recorded once per key (the table's primary key: the same key again is 409
-   * `same-approver`); while fewer distinct keys approved than the payout needs, it stays
-   * awaiting; the last approval writes `payout.approved`, moves it to `pending` and claims its
-   * create (owner, lease, attempt 1) exactly as a new payout's INSERT does, conditionally on the
-   * status it just read, so concurrent approvals send it once. Then the create's own phases 2
-   * and 3 send it.
+   * An admin key approves a payout awaiting approval. Under the row's lock: the creating key
+   * never approves (403 `self-approval`); the decision is recorded once per key (the table's
+   * primary key: the same key again is 409 `same-approver`); the approvals that count
+   * (countingApprovals: keys still configured, never the creator's) are counted; while fewer
+   * than the payout needs, it stays awaiting; the last one admits the send against the caps of
+   * today and the balance (holdSend: 422 and nothing recorded, it stays awaiting), writes
+   * `payout.approved`, moves it to `pending` and claims its create (owner, lease, attempt 1,
+   * `sent_at`) conditionally on the status it just read, so concurrent approvals send it once.
+   * Then the create's own phases 2 and 3 send it.
    */
   async approve(shopPaymentId: string, by: By, note?: string): Promise<PayoutView> {
     const keyId = this.approverKeyId(by);
-    await this.balanceBeforeLastApproval(shopPaymentId);
+    const pre = await this.find(shopPaymentId);
+    // The gateway reads the send's admission needs (write-off, balance) are made with nothing
+    // held, before the transaction, when this approval looks like the last one.
+    let admission =
+      pre !== null && pre.status === 'awaiting_approval' && (await this.wouldSend(pre, keyId))
+        ? await this.admissionOf(pre)
+        : null;
+    const run = (a: Admission | null) =>
+      transactionFor(this.dataSource, by, (m) =>
+        this.approveLocked(m, shopPaymentId, keyId, note, a),
+      );
+    let claimed: Awaited<ReturnType<PayoutsService['approveLocked']>>;
+    try {
+      claimed = admission === null ? await run(null) : await this.controls.retryStale(admission, run);
+    } catch (err) {
+      // The last approval after all (another key approved meanwhile): admitted now, once.
+      if (!(err instanceof LastApprovalUnprepared)) throw err;
+      admission = await this.admissionOf(err.payout);
+      claimed = await this.controls.retryStale(admission, run);
+    }
+    if (!claimed.send) return toPayoutView(claimed.p);
+    return this.sendClaimed(claimed.p, claimed.recipient, 'admin', claimed.attempt, by, (_m, p) =>
+      Promise.resolve(toPayoutView(p)),
+    );
+  }
+
+  private async approveLocked(
+    m: EntityManager,
+    shopPaymentId: string,
+    keyId: string,
+    note: string | undefined,
+    admission: Admission | null,
+  ): Promise<
+    | { p: PayoutEntity; send: false }
+    | { p: PayoutEntity; send: true; recipient: SealedRecipient; attempt: number }
+  > {
     const { pollMaxS } = this.config.payouts;
     const leaseS = callLeaseSeconds(this.config.gateway.timeoutMs);
     const graceS =
       Math.ceil(this.config.gateway.timeoutMs / 1000) + this.config.payouts.pollIntervalS;
-    const claimed = await transactionFor(this.dataSource, by, async (m) => {
-      const p = await this.lockAwaiting(m, shopPaymentId, 'approve');
-      const added = (await m.query(
-        `INSERT INTO payout_approvals (payout_id, key_id, decision, note) VALUES ($1, $2, 'approve', $3)
-         ON CONFLICT (payout_id, key_id) DO NOTHING RETURNING key_id`,
-        [p.id, keyId, note ?? null],
-      )) as unknown[];
-      if (added.length === 0) throw new SameApproverTwice(shopPaymentId);
-      const [{ n }] = (await m.query(
-        `SELECT count(*)::int AS n FROM payout_approvals WHERE payout_id = $1 AND decision = 'approve'`,
-        [p.id],
-      )) as Array<{ n: number }>;
-      const required = Math.max(1, p.approvalsRequired);
-      const details = { call: 'approve', approval: n, of: required, note: note ?? null };
-      if (n < required) {
-        await this.audit.record(m, {
-          entityType: 'payout',
-          entityId: p.shopPaymentId,
-          rowId: p.id,
-          fromStatus: p.status,
-          toStatus: p.status,
-          cause: 'admin',
-          details,
-        });
-        return { p, send: false as const };
-      }
-      // Opened before anything is written: an account that cannot be read leaves it awaiting.
-      let recipient: SealedRecipient;
-      try {
-        recipient = this.processor.unsealRecipient(p);
-      } catch {
-        throw new SealedValueUnreadable('account', 'payout account');
-      }
+    const p = await this.lockAwaiting(m, shopPaymentId, 'approve');
+    if (!mayApprove(keyId, p.createdByKeyId)) throw new SelfApproval(shopPaymentId);
+    const added = (await m.query(
+      `INSERT INTO payout_approvals (payout_id, key_id, decision, note) VALUES ($1, $2, 'approve', $3)
+       ON CONFLICT (payout_id, key_id) DO NOTHING RETURNING key_id`,
+      [p.id, keyId, note ?? null],
+    )) as unknown[];
+    if (added.length === 0) throw new SameApproverTwice(shopPaymentId);
+    const n = this.countingOf(p, await this.approverKeyIds(m, p.id)).length;
+    const required = Math.max(1, p.approvalsRequired);
+    const details = { call: 'approve', approval: n, of: required, note: note ?? null };
+    if (n < required) {
       await this.audit.record(m, {
         entityType: 'payout',
         entityId: p.shopPaymentId,
@@ -420,42 +448,72 @@ export class PayoutsService {
         fromStatus: p.status,
         toStatus: p.status,
         cause: 'admin',
-        notice: 'approved',
         details,
       });
-      await this.processor.write(m, p, 'pending', 'admin', details);
-      const claim = (await m.query(
-        `UPDATE payouts SET create_attempts = create_attempts + 1, last_create_at = now(),
-           call_owner = $2, call_started_at = now(),
-           call_lease_until = now() + make_interval(secs => $3::float8),
-           next_poll_at = now() + make_interval(secs => $4::float8),
-           poll_deadline = now() + make_interval(secs => $5::float8), updated_at = now()
-         WHERE id = $1 AND status = 'pending' AND create_attempts = 0 AND call_owner IS NULL
-         RETURNING create_attempts`,
-        [p.id, INSTANCE_ID, leaseS, graceS, pollMaxS],
-      )) as [Array<{ create_attempts: number }>, number];
-      if (claim[0].length !== 1) throw new NotAwaitingApproval(shopPaymentId, p.status, 'approve');
-      return { p, send: true as const, recipient, attempt: claim[0][0].create_attempts };
+      return { p, send: false };
+    }
+    if (admission === null) throw new LastApprovalUnprepared(p);
+    // Opened before anything is written: an account that cannot be read leaves it awaiting.
+    const recipient = this.recipientOf(p);
+    // The caps of the day it is sent and the balance, under the send's lock: 422 rolls back.
+    await this.controls.holdSend(m, admission, p.id);
+    await this.audit.record(m, {
+      entityType: 'payout',
+      entityId: p.shopPaymentId,
+      rowId: p.id,
+      fromStatus: p.status,
+      toStatus: p.status,
+      cause: 'admin',
+      notice: 'approved',
+      details,
     });
-    if (!claimed.send) return toPayoutView(claimed.p);
-    return this.sendClaimed(claimed.p, claimed.recipient, 'admin', claimed.attempt, by, (_m, p) =>
-      Promise.resolve(toPayoutView(p)),
-    );
+    await this.processor.write(m, p, 'pending', 'admin', details);
+    const claim = (await m.query(
+      `UPDATE payouts SET create_attempts = create_attempts + 1, last_create_at = now(), sent_at = now(),
+         call_owner = $2, call_started_at = now(),
+         call_lease_until = now() + make_interval(secs => $3::float8),
+         next_poll_at = now() + make_interval(secs => $4::float8),
+         poll_deadline = now() + make_interval(secs => $5::float8), updated_at = now()
+       WHERE id = $1 AND status = 'pending' AND create_attempts = 0 AND call_owner IS NULL
+       RETURNING create_attempts, sent_at`,
+      [p.id, INSTANCE_ID, leaseS, graceS, pollMaxS],
+    )) as [Array<{ create_attempts: number; sent_at: Date }>, number];
+    if (claim[0].length !== 1) throw new NotAwaitingApproval(shopPaymentId, p.status, 'approve');
+    p.sentAt = claim[0][0].sent_at;
+    return { p, send: true, recipient, attempt: claim[0][0].create_attempts };
   }
 
-  /**
-   * The approval that sends a payout first checks the agent shop's balance (issue #27): 422
-   * `insufficient-balance` leaves it awaiting, the approval unrecorded. Read with nothing held;
-   * an approval that is not the last one sends nothing and is not checked.
-   */
-  private async balanceBeforeLastApproval(shopPaymentId: string): Promise<void> {
-    const p = await this.find(shopPaymentId);
-    if (p === null || p.status !== 'awaiting_approval') return;
-    const [{ n }] = (await this.dataSource.query(
-      `SELECT count(*)::int AS n FROM payout_approvals WHERE payout_id = $1 AND decision = 'approve'`,
-      [p.id],
-    )) as Array<{ n: number }>;
-    if (n + 1 >= Math.max(1, p.approvalsRequired)) await this.controls.ensureBalance(p);
+  /** Whether `keyId`'s approval would be the last one `p` needs (read with nothing held). */
+  private async wouldSend(p: PayoutEntity, keyId: string): Promise<boolean> {
+    const keys = [...(await this.approverKeyIds(this.dataSource, p.id)), keyId];
+    return this.countingOf(p, keys).length >= Math.max(1, p.approvalsRequired);
+  }
+
+  /** What the send of `p` is admitted with (its recipient opened to find its blind indexes). */
+  private admissionOf(p: PayoutEntity): Promise<Admission> {
+    return this.controls.prepareSend(p, this.recipientOf(p).account);
+  }
+
+  private recipientOf(p: PayoutEntity): SealedRecipient {
+    try {
+      return this.processor.unsealRecipient(p);
+    } catch {
+      throw new SealedValueUnreadable('account', 'payout account');
+    }
+  }
+
+  /** The key ids that approved payout `id` so far, oldest first. */
+  private async approverKeyIds(m: EntityManager | DataSource, id: string): Promise<string[]> {
+    const rows = (await m.query(
+      `SELECT key_id FROM payout_approvals WHERE payout_id = $1 AND decision = 'approve' ORDER BY created_at`,
+      [id],
+    )) as Array<{ key_id: string }>;
+    return rows.map((r) => r.key_id);
+  }
+
+  /** Rule "which approvals count" for `p`, against the admin keys configured now. */
+  private countingOf(p: Pick<PayoutEntity, 'createdByKeyId'>, keyIds: readonly string[]): string[] {
+    return countingApprovals(keyIds, this.adminKeyIds, p.createdByKeyId);
   }
 
   /**
@@ -504,7 +562,10 @@ export class PayoutsService {
     return rows.map((p) => ({
       ...toPayoutView(p),
       approvalsRequired: Math.max(1, p.approvalsRequired),
-      approvedBy: approvals.filter((a) => a.payout_id === p.id).map((a) => a.key_id),
+      approvedBy: this.countingOf(
+        p,
+        approvals.filter((a) => a.payout_id === p.id).map((a) => a.key_id),
+      ),
     }));
   }
 

@@ -20,6 +20,7 @@ import { PayoutBatches1795700000003 } from './1795700000003-PayoutBatches';
 import { PaymentTokenRegistry1795700000004 } from './1795700000004-PaymentTokenRegistry';
 import { ConsoleSavedSearches1795700000005 } from './1795700000005-ConsoleSavedSearches';
 import { InvoiceUpdatesHot1795800000001 } from './1795800000001-InvoiceUpdatesHot';
+import { PayoutSentAtAndCreator1795900000001 } from './1795900000001-PayoutSentAtAndCreator';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   PaymentTokenRegistry1795700000004,
   ConsoleSavedSearches1795700000005,
   InvoiceUpdatesHot1795800000001,
+  PayoutSentAtAndCreator1795900000001,
 ];
