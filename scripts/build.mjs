@@ -47,6 +47,14 @@ if (
   process.exit(0);
 }
 
+// The first build takes a while (tens of seconds on a small machine): say so before it starts,
+// so a first `npm start` is not silence.
+const first = !existsSync(join(root, 'dist', 'src', 'main.js'));
+process.stdout.write(
+  `build: compiling TypeScript to dist/${args.has('--no-check') ? '' : ' with type checks'}` +
+    `${first ? ' (first build: this takes a while, once)' : ' (sources changed)'}...\n`,
+);
+const started = Date.now();
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 execFileSync(
   process.execPath,
@@ -57,3 +65,4 @@ cpSync(join(root, 'src', 'console', 'views'), join(root, 'dist', 'src', 'console
   recursive: true,
 });
 writeFileSync(stamp, `${want}\n`);
+process.stdout.write(`build: done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

@@ -27,6 +27,7 @@ import { applyHttpLimits, BODY_LIMIT, installEdge, problemOnClientError, problem
 import { RateLimiter } from './common/rate-limit';
 import { upgradeLegacySecrets } from './keys/reseal';
 import { rekeyNotifications } from './notifications/notification-rekey';
+import { startTracing, traceJobs, tracingOf } from './tracing/tracing';
 
 /**
  * Stops the HTTP server and waits for the requests in flight: no new connection is accepted, a
@@ -114,6 +115,7 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
         timeScale: config.sandbox.timeScale,
         cataloguePath: config.sandbox.cataloguePath,
         notifyFormat: config.sandbox.notifyFormat,
+        holdLifetimeS: config.sandbox.holdTtlS,
         // Kept beside the embedded database, so a restart changes nothing either side can see.
         statePath: join(config.dataDir, 'sandbox-state.json'),
       }).catch((e: Error) => {
@@ -128,6 +130,12 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
     }
     if (config.devKeyRingPath)
       logger.info({ path: config.devKeyRingPath }, 'development data-encryption key ring in use (sandbox mode)');
+    // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; then shut down after the app (its last spans sent).
+    const tracing = await startTracing(config.otel);
+    if (tracing) {
+      cleanups.unshift(() => tracing.shutdown());
+      logger.info({ endpoint: config.otel.endpoint, serviceName: config.otel.serviceName }, 'tracing on: spans sent over OTLP/HTTP');
+    }
     const full = { ...config, databaseUrl };
     const app = await createApp(full);
     cleanups.unshift(() => app.close());
@@ -203,15 +211,21 @@ export async function createApp(
   });
   const server = app.getHttpServer() as Server;
   applyHttpLimits(server, config.http);
+  const tracing = tracingOf(config.otel);
+  const scheduler = tracing && !opts.preview ? schedulerOf(app) : null;
+  if (tracing && scheduler) traceJobs(scheduler, tracing);
   installEdge(app.getHttpAdapter().getInstance(), {
     fixedHeaders: fixed,
     // Before the body parsers: a request without a valid key is counted, and its body never read.
     gate: opts.preview ? undefined : { keys: new ApiKeyTable(config), limiter: app.get(RateLimiter) },
+    tracing,
   });
   app.setGlobalPrefix('api/v1', { exclude: UNPREFIXED });
   app.useGlobalPipes(createValidationPipe());
   if (config.docsEnabled) {
-    SwaggerModule.setup('docs', app, () => openApiDocument(app), { jsonDocumentUrl: 'docs-json' });
+    // Sandbox mode: the sandbox's own routes (its port) are listed too, under `sandbox`.
+    const sandboxOrigin = config.sandboxMode ? `http://localhost:${config.sandbox.port}` : undefined;
+    SwaggerModule.setup('docs', app, () => openApiDocument(app, { sandboxOrigin }), { jsonDocumentUrl: 'docs-json' });
   }
   return app;
 }

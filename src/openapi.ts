@@ -7,9 +7,10 @@ import { loadConfig } from './config/config';
 
 /**
  * `npm run openapi`: writes openapi.json, the document the service serves at /docs-json, without
- * a build or a database (the application is created in Nest's preview mode).
+ * a build or a database (the application is created in Nest's preview mode). It is the document
+ * outside sandbox mode: in sandbox mode /docs-json lists the sandbox's routes as well.
  */
-export async function generateOpenApi(): Promise<string> {
+export async function generateOpenApi(opts: { sandboxOrigin?: string } = {}): Promise<string> {
   const config = {
     ...loadConfig(
       // Sandbox mode with a ring given, so no development key ring file is written.
@@ -20,7 +21,8 @@ export async function generateOpenApi(): Promise<string> {
   };
   const app = await createApp(config, { preview: true });
   try {
-    return `${JSON.stringify(openApiDocument(app), null, 2)}\n`;
+    // openapi.json is the document outside sandbox mode; `sandboxOrigin` adds the sandbox's routes.
+    return `${JSON.stringify(openApiDocument(app, opts), null, 2)}\n`;
   } finally {
     await app.close();
   }

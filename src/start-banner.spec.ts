@@ -54,4 +54,19 @@ describe('start banner', () => {
     expect(text).not.toContain(Buffer.alloc(32, 1).toString('base64'));
     expect(text).toContain('API docs: off');
   });
+
+  it('says where shop webhooks go, without what may hold a secret, or that they are in the feed only', () => {
+    const feedOnly = loadConfig({}, () => 'dev_generated_key_0123456789');
+    expect(startBanner(feedOnly)).toMatch(/webhooks: feed only/);
+    const config = loadConfig(
+      {
+        SHOP_WEBHOOK_URL: 'https://user:hook-password@shop.example/hooks/in?token=s3cret#x,http://127.0.0.1:9000/events',
+        SHOP_WEBHOOK_SECRET: `whsec_${Buffer.alloc(24, 3).toString('base64')}`,
+      },
+      () => 'dev_generated_key_0123456789',
+    );
+    const text = startBanner(config);
+    expect(text).toContain('webhooks: https://shop.example/hooks/in, http://127.0.0.1:9000/events');
+    for (const secret of ['hook-password', 'user:', 's3cret', '#x']) expect(text).not.toContain(secret);
+  });
 });

@@ -29,6 +29,7 @@ export function startBanner(config: AppConfig, now: Date = new Date()): string {
     config.sandboxMode
       ? `  sandbox:  http://localhost:${config.sandbox.port}/gateway/v1/`
       : `  gateway:  ${config.gateway.baseUrl}`,
+    `  webhooks: ${webhookTargets(config.shopEvents.urls)}`,
   ];
   if (config.generatedKeys) {
     lines.push(
@@ -45,4 +46,18 @@ export function startBanner(config: AppConfig, now: Date = new Date()): string {
     '',
   );
   return lines.join('\n');
+}
+
+/**
+ * Where shop events are POSTed, each address without its user, password, query or fragment (any
+ * of which may hold a secret); none: the events are only in the feed.
+ */
+export function webhookTargets(urls: readonly string[]): string {
+  if (urls.length === 0) return 'feed only (GET /api/v1/events; SHOP_WEBHOOK_URL sends them)';
+  return urls
+    .map((u) => {
+      const url = new URL(u);
+      return `${url.protocol}//${url.host}${url.pathname}`;
+    })
+    .join(', ');
 }

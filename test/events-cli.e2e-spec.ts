@@ -85,3 +85,60 @@ it('refuses an unknown trigger with the list of known ones', async () => {
   expect(await cli.exited).toBe(2);
   expect(cli.output()).toContain('invoice.succeeded');
 });
+
+/** The CLI with exactly `env` (plus PATH) and no --url: it finds the service as a developer's shell would. */
+function runWithEnv(args: string[], env: Record<string, string>): ReturnType<typeof run> {
+  let out = '';
+  const child = spawn(process.execPath, [CLI, ...args, '--key', SHOP_KEY], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  return { child, output: () => out, exited: new Promise((r) => child.on('exit', (code) => r(code))) };
+}
+
+/** A port nothing listens on (taken, then freed). */
+async function closedPort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+it('listen follows PUBLIC_BASE_URL when no --url is given', async () => {
+  const cli = runWithEnv(['listen'], { PUBLIC_BASE_URL: ctx.url, PORT: '1' });
+  try {
+    await eventually(() => expect(cli.output()).toContain(`Listening for events from ${ctx.url}`), 30000);
+  } finally {
+    cli.child.kill('SIGTERM');
+    await cli.exited;
+  }
+}, 60000);
+
+it('listen follows PORT, and a service that is not there is named by its cause (ECONNREFUSED), not "fetch failed"', async () => {
+  const port = await closedPort();
+  const cli = runWithEnv(['listen'], { PORT: String(port) });
+  expect(await cli.exited).toBe(1);
+  expect(cli.output()).toContain(`localhost:${port}`);
+  expect(cli.output()).toContain('ECONNREFUSED');
+  expect(cli.output()).not.toContain('fetch failed');
+}, 60000);
+
+it('listen --forward to an address nothing listens on names ECONNREFUSED and goes on listening', async () => {
+  const port = await closedPort();
+  const cli = run(['listen', '--forward', `http://127.0.0.1:${port}/hook`]);
+  try {
+    await eventually(() => expect(cli.output()).toContain('Listening'), 30000);
+    const trigger = run(['trigger', 'invoice.rejected']);
+    expect(await trigger.exited).toBe(0);
+    await eventually(() => expect(cli.output()).toMatch(new RegExp(`-> http://127\\.0\\.0\\.1:${port}/hook failed: ECONNREFUSED 127\\.0\\.0\\.1:${port}`)), 30000);
+    expect(cli.output()).not.toContain('fetch failed');
+    expect(cli.child.exitCode).toBeNull();
+  } finally {
+    cli.child.kill('SIGTERM');
+    await cli.exited;
+  }
+}, 90000);

@@ -13,8 +13,8 @@ import { PAYMENT, PAYOUT } from './support/payways';
  */
 
 const REQUESTS = 2500;
-const HEALTH_BUDGET_MS = 200;
-const HEALTH_STALL_MS = 1000;
+const HEALTH_BUDGET_MS = 300;
+const HEALTH_STALL_MS = 3000;
 
 const META = ['(', ')', '[', ']', '{', '}', '\\', '^', '$', '.', '*', '+', '?', '|', '(a+)+$', '((a*)*)*b', '(?<x>a)', '\\k<x>', '[^]', '(?=', '\\1'];
 const PROTO = ['__proto__', 'constructor', 'prototype', '__defineGetter__', 'hasOwnProperty', 'toString', 'valueOf'];
@@ -246,7 +246,8 @@ describe('hostile input against the running app', () => {
     expect(byRoute.size).toBe(routes.length);
     // The service kept answering while it ran. A blocked event loop (super-linear work) shows as
     // a run of slow pings or one long stall; a loaded CI machine may deschedule a process now and
-    // then, so 1 % of pings may exceed the budget, none a second.
+    // then, so 1 % of pings may exceed the budget (about twenty times a ping on an idle machine), none
+    // three seconds (a super-linear request blocks for far longer).
     expect(health.length).toBeGreaterThan(50);
     const slow = health.filter((ms) => ms > HEALTH_BUDGET_MS);
     expect({ pings: health.length, slow: slow.length <= Math.floor(health.length / 100) ? [] : slow }).toEqual({ pings: health.length, slow: [] });

@@ -473,10 +473,8 @@ describe('idempotency conflicts are capped and reveal nothing useful (#24)', () 
     for (const amount of ['1.00', '2.00', '3.00']) {
       const r = await createInvoice({ ...inv, amount });
       expect(r.body.type).toBe(PROBLEM + 'idempotency-conflict');
-      expect(r.body.errors).toContainEqual({
-        field: 'card, paymentToken, paymentTokenFrom',
-        message: expect.stringContaining('secret'),
-      });
+      // No secret field was sent: none is named.
+      expect(r.body.errors).toEqual([{ field: 'amount', message: 'differs from the first request' }]);
     }
     expect((await createInvoice(inv)).body.type).toBe(PROBLEM + 'idempotency-locked');
     await eventually(async () => {
@@ -674,5 +672,241 @@ describe('metadata on invoices, refunds and payouts', () => {
     expect(filtered.body.items.map((i: { shopOrderId: string }) => i.shopOrderId)).toContain(
       res.body.shopOrderId,
     );
+  });
+});
+
+// ------------------------------------------------------------ errors that teach
+
+type FieldErr = { field: string; message: string };
+
+/** Nothing of this create reached the gateway, and no row was written for it. */
+async function untouched(key: 'shop_order_id' | 'shop_payment_id' | 'shop_refund_id', id: string): Promise<void> {
+  const calls = (await sandboxRequests(ctx)).filter((r) => r.body[key] === id);
+  expect(calls).toEqual([]);
+  const table = { shop_order_id: 'invoices', shop_payment_id: 'payouts', shop_refund_id: 'refunds' }[key];
+  const rows = await db.query(`SELECT 1 FROM ${table} WHERE ${key} = $1`, [id]);
+  expect(rows.rows).toEqual([]);
+}
+
+describe('errors that teach: the currency', () => {
+  it.each([[123], ['123'], [999], ['XXX'], ['xts'], [959]])(
+    'currency %p on an invoice, a quote, a payout and a refund is a 400 naming only currency, with no row and no gateway call',
+    async (currency) => {
+      const inv = invoiceBody({ currency });
+      const created = await createInvoice(inv);
+      expect(created.status).toBe(400);
+      expect((created.body.errors as FieldErr[]).map((e) => e.field)).toEqual(['currency']);
+      expect(created.body.errors[0].message).toContain('ISO 4217');
+      await untouched('shop_order_id', String(inv.shopOrderId));
+
+      const quote = await ctx.http.post('/api/v1/invoices/quote').set(auth()).send(inv);
+      expect(quote.status).toBe(400);
+      expect((quote.body.errors as FieldErr[]).map((e) => e.field)).toEqual(['currency']);
+
+      const po = payoutBody({ shopCurrency: currency });
+      const payout = await createPayout(po);
+      expect(payout.status).toBe(400);
+      expect((payout.body.errors as FieldErr[]).map((e) => e.field)).toEqual(['shopCurrency']);
+      await untouched('shop_payment_id', String(po.shopPaymentId));
+
+      const rf = { shopRefundId: id('rf'), amount: '1.00', currency };
+      const refund = await createRefund(id('x'), rf);
+      expect(refund.status).toBe(400);
+      expect((refund.body.errors as FieldErr[]).map((e) => e.field)).toEqual(['currency']);
+    },
+  );
+
+  it('999 with a fraction blames the currency, never the amount', async () => {
+    const res = await createInvoice(invoiceBody({ currency: 999, amount: '100.50' }));
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([
+      { field: 'currency', message: expect.stringContaining('XXX (999) names no currency') },
+    ]);
+  });
+
+  it('an order the gateway cannot price in its payway’s currency is a 400 naming currency (no rate), never a 502; nothing written', async () => {
+    const inv = invoiceBody({ currency: 'EUR', payway: PAYMENT.cardUsd });
+    const res = await createInvoice(inv);
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([
+      {
+        field: 'currency',
+        message: expect.stringContaining('EUR (978): the gateway would not price this order'),
+      },
+    ]);
+    expect(res.body.errors[0].message).toContain('USD (840)');
+    const rows = await db.query(`SELECT 1 FROM invoices WHERE shop_order_id = $1`, [inv.shopOrderId]);
+    expect(rows.rows).toEqual([]);
+    const quote = await ctx.http.post('/api/v1/invoices/quote').set(auth()).send(inv);
+    expect(quote.status).toBe(400);
+    expect(quote.body.errors[0].field).toBe('currency');
+    // The same order in a currency the gateway prices is taken.
+    const ok = await createInvoice(invoiceBody({ currency: 'RUB', payway: PAYMENT.cardUsd }));
+    expect(ok.status).toBe(201);
+  });
+
+  it('currencies are named both ways: JPY (392) for a fraction, RUB (643) for a refund in another currency', async () => {
+    const jpy = await createInvoice(invoiceBody({ currency: 'JPY', amount: '100.50' }));
+    expect(jpy.status).toBe(400);
+    expect(jpy.body.errors).toEqual([
+      { field: 'amount', message: 'must be a whole number in JPY (392)' },
+    ]);
+    const { shopOrderId } = await paidInvoice();
+    const usd = await createRefund(shopOrderId, { shopRefundId: id('rf'), amount: '1.00', currency: 'usd' });
+    expect(usd.status).toBe(400);
+    expect(usd.body.errors).toEqual([
+      { field: 'currency', message: 'must be the invoice currency RUB (643)' },
+    ]);
+  });
+});
+
+describe('errors that teach: payways, field names, amounts, conflicts', () => {
+  const BASE = PAYMENT.card.slice(0, PAYMENT.card.indexOf('['));
+
+  it('a payway without its scenario lists up to 5 of its scenario forms; nothing is written or sent', async () => {
+    const inv = invoiceBody({ payway: BASE });
+    const res = await createInvoice(inv);
+    expect(res.status).toBe(400);
+    const message = (res.body.errors as FieldErr[]).find((e) => e.field === 'payway')!.message;
+    const listed = /did you mean (.*)\?\)/.exec(message)![1].split(', ');
+    expect(listed.length).toBeGreaterThan(1);
+    expect(listed.length).toBeLessThanOrEqual(5);
+    for (const alias of listed) expect(alias.startsWith(`${BASE}[`)).toBe(true);
+    expect(message).toContain('GET /api/v1/payways?direction=payment');
+    await untouched('shop_order_id', String(inv.shopOrderId));
+  });
+
+  it.each([
+    ['a scenario cut short', `${BASE}[mock_server,rejected]`, PAYMENT.cardRejected],
+    ['a misspelt payway', 'card_core_payin_rbu[mock_server,success]', PAYMENT.cardSuccess],
+    ['another case', PAYMENT.cardSuccess.toUpperCase(), PAYMENT.cardSuccess],
+  ])('%s: the closest alias first', async (_name, payway, first) => {
+    const res = await createInvoice(invoiceBody({ payway }));
+    expect(res.status).toBe(400);
+    const message = (res.body.errors as FieldErr[]).find((e) => e.field === 'payway')!.message;
+    expect(message).toContain(`(did you mean ${first}`);
+    expect(message).toContain('GET /api/v1/payways?direction=payment');
+  });
+
+  it('a payway written with spaces is shown without them; that spelling then gets its suggestion', async () => {
+    const spaced = await createInvoice(invoiceBody({ payway: `${BASE}[mock_server, rejected]` }));
+    expect(spaced.status).toBe(400);
+    expect(spaced.body.errors).toEqual([
+      {
+        field: 'payway',
+        message: `may hold only letters, underscore, comma and square brackets (no spaces: ${BASE}[mock_server,rejected])`,
+      },
+    ]);
+    const joined = await createInvoice(invoiceBody({ payway: `${BASE}[mock_server,rejected]` }));
+    expect(joined.body.errors[0].message).toContain(`did you mean ${PAYMENT.cardRejected}`);
+  });
+
+  it('a payout payway without its scenario suggests its forms too', async () => {
+    const base = PAYOUT.card.slice(0, PAYOUT.card.indexOf('['));
+    const po = payoutBody({ payway: base });
+    const res = await createPayout(po);
+    expect(res.status).toBe(400);
+    const message = (res.body.errors as FieldErr[]).find((e) => e.field === 'payway')!.message;
+    expect(message).toContain(`did you mean ${base}[`);
+    expect(message).toContain('GET /api/v1/payways?direction=payout');
+    await untouched('shop_payment_id', String(po.shopPaymentId));
+  });
+
+  it.each([
+    ['shop_order_id', 'shopOrderId'],
+    ['ShopOrderID', 'shopOrderId'],
+    ['order_id', 'shopOrderId'],
+    ['pay_way', 'payway'],
+    ['ammount', 'amount'],
+  ])('an invoice field %p names %p; nothing is written or sent', async (wrong, right) => {
+    const inv = invoiceBody();
+    const body: Record<string, unknown> = { ...inv, [wrong]: inv[right] };
+    delete body[right];
+    const res = await createInvoice(body);
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toContainEqual({
+      field: wrong,
+      message: `should not exist; did you mean ${right}?`,
+    });
+    await untouched('shop_order_id', String(inv.shopOrderId));
+  });
+
+  it('nested, payout and refund fields are named the same way; a name like none is just refused', async () => {
+    const card = { number: CARD, expiryMonth: '12', expiry_year: '29', cvv: '123' };
+    const nested = await createInvoice(invoiceBody({ card }));
+    expect(nested.body.errors).toContainEqual({
+      field: 'card.expiry_year',
+      message: 'should not exist; did you mean expiryYear?',
+    });
+    expect(JSON.stringify(nested.body)).not.toContain(CARD);
+    const payout = await createPayout({ ...payoutBody(), shop_payment_id: 'p-1' });
+    expect(payout.body.errors).toContainEqual({
+      field: 'shop_payment_id',
+      message: 'should not exist; did you mean shopPaymentId?',
+    });
+    const refund = await createRefund(id('x'), { shop_refund_id: 'r-1', amount: '1.00' });
+    expect(refund.body.errors).toContainEqual({
+      field: 'shop_refund_id',
+      message: 'should not exist; did you mean shopRefundId?',
+    });
+    const none = await createInvoice(invoiceBody({ zzzz: 1 }));
+    expect(none.body.errors).toEqual([{ field: 'zzzz', message: 'should not exist' }]);
+  });
+
+  it('a JSON number as an amount says amounts are decimal strings in major units, on every create; nothing written or sent', async () => {
+    const inv = invoiceBody({ amount: 10000 });
+    const res = await createInvoice(inv);
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([
+      {
+        field: 'amount',
+        message:
+          'must be a decimal string in major units, never a JSON number: "10000" would be 10000.00; "100.00" is one hundred',
+      },
+    ]);
+    await untouched('shop_order_id', String(inv.shopOrderId));
+    const po = payoutBody({ amount: 10000 });
+    const payout = await createPayout(po);
+    expect(payout.body.errors).toContainEqual({
+      field: 'amount',
+      message: expect.stringContaining('"10000" would be 10000.00'),
+    });
+    await untouched('shop_payment_id', String(po.shopPaymentId));
+    const refund = await createRefund(id('x'), { shopRefundId: id('rf'), amount: 10000 });
+    expect(refund.body.errors[0].message).toContain('major units');
+    // A fraction or a card-length number is not echoed back.
+    for (const amount of [100.5, 4111111111111111]) {
+      const r = await createInvoice(invoiceBody({ amount }));
+      expect(r.body.errors).toEqual([
+        { field: 'amount', message: expect.stringContaining('major units') },
+      ]);
+      expect(JSON.stringify(r.body)).not.toContain(String(amount));
+    }
+    // A string is still told the plain rule.
+    const text = await createInvoice(invoiceBody({ amount: '100,00' }));
+    expect(text.body.errors).toEqual([
+      { field: 'amount', message: 'must be a positive decimal string such as "100.10"' },
+    ]);
+  });
+
+  it('a conflict names only the secret fields the repeat sent', async () => {
+    const inv = invoiceBody({ payway: PAYMENT.cardSuccess });
+    expect((await createInvoice(inv)).status).toBe(201);
+    const plain = await createInvoice({ ...inv, amount: '7.00' });
+    expect(plain.status).toBe(409);
+    expect(plain.body.errors).toEqual([{ field: 'amount', message: 'differs from the first request' }]);
+    const card = { number: CARD, expiryMonth: '12', expiryYear: '29', cvv: '123' };
+    const withCard = await createInvoice({ ...inv, amount: '9.00', card });
+    expect(withCard.status).toBe(409);
+    expect(withCard.body.errors).toEqual([
+      { field: 'amount', message: 'differs from the first request' },
+      { field: 'card', message: expect.stringContaining('secret') },
+    ]);
+    expect(JSON.stringify(withCard.body)).not.toContain(CARD);
+    const withToken = await createInvoice({ ...inv, amount: '8.00', paymentToken: 'tok_x' });
+    expect(withToken.body.errors).toEqual([
+      { field: 'amount', message: 'differs from the first request' },
+      { field: 'paymentToken', message: expect.stringContaining('secret') },
+    ]);
   });
 });

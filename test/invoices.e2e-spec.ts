@@ -270,28 +270,34 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
       expect(res.body.errors).toEqual([
         {
           field: 'amount',
-          message: 'must be at most 500000.0 in currency 643 (it converts to 502506.25)',
+          message: 'must be at most 500000.0 in RUB (643) (it converts to 502506.25)',
         },
       ]);
       expect(await rowCount(String(body.shopOrderId))).toBe(0);
       expect(await invoiceCalls()).toEqual(['invoice/try']);
     });
 
-    it('surfaces the gateway’s refusal to price an amount under the minimum: no row, no invoice/create', async () => {
+    it('answers the gateway’s refusal to price an amount under the minimum as a 400 on currency (never a 5xx): no row, no invoice/create', async () => {
       const body = invoiceBody({ currency: 840, amount: '0.10' }); // 9.25 RUB < 10.0
       await clearSandboxRequests(ctx);
       const res = await create(body);
-      expect(res.status).toBe(502);
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([
+        { field: 'currency', message: expect.stringContaining('send the amount in RUB (643)') },
+      ]);
       expect(res.body.gatewayErrorCode).toBe(10);
       expect(await rowCount(String(body.shopOrderId))).toBe(0);
       expect(await invoiceCalls()).toEqual(['invoice/try']);
     });
 
-    it('refuses a currency the gateway cannot convert: no row, no invoice/create', async () => {
+    it('refuses a currency the gateway cannot convert with a 400 on currency: no row, no invoice/create', async () => {
       const body = invoiceBody({ currency: 978, amount: '100.00', payway: PAYMENT.cardUsd });
       await clearSandboxRequests(ctx);
       const res = await create(body);
-      expect(res.status).toBe(502);
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([
+        { field: 'currency', message: expect.stringContaining('EUR (978): the gateway would not price') },
+      ]);
       expect(res.body.gatewayErrorCode).toBe(10);
       expect(await rowCount(String(body.shopOrderId))).toBe(0);
       expect(await invoiceCalls()).toEqual(['invoice/try']);

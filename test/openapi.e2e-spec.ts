@@ -159,6 +159,12 @@ export async function scenario(base: string, key: string): Promise<string> {
   const create: Body<'/api/v1/invoices', 'post'> = {
     shopOrderId: 'order-1', amount: '100.00', currency: 643, payway: '${PAYMENT.card}', description: 'Books',
   };
+  const extras: Record<string, string> = { phone: '+79001234567' };
+  const withExtras: Body<'/api/v1/invoices', 'post'> = {
+    shopOrderId: 'order-1w', amount: '100.00', currency: 643, payway: '${PAYMENT.wallet}', extras,
+  };
+  const phone: string | undefined = withExtras.extras?.phone;
+  void phone;
   const created = await call<Answer<'/api/v1/invoices', 'post', 201>>(base, key, 'POST', '/api/v1/invoices', create);
   const id: string = created.shopOrderId;
   const invoice = await call<Answer<'/api/v1/invoices/{shopOrderId}', 'get', 200>>(
@@ -225,6 +231,10 @@ export function byObject(event: ShopEvent): string {
       const type: 'payment_token.revoked' = event.type;
       return [type, event.data.id, event.data.invoiceShopOrderId, status].join(' ');
     }
+    case 'reconciliation': {
+      const day: string = event.data.date;
+      return [event.type, event.data.id, day, event.data.status].join(' ');
+    }
     default: {
       const none: never = event;
       return none;
@@ -243,6 +253,49 @@ export function byType(event: FeedEvent): string {
     default:
       return event.objectId;
   }
+}
+`;
+
+/**
+ * A webhook receiver typed by the named union alone (components.schemas.ShopEvent): a switch over
+ * every event object type, exhaustive, reading each `data` without a cast; a problem body read
+ * with its declared extension fields.
+ */
+const NAMED_UNION_HANDLER = `
+import type { components } from './api';
+
+type ShopEvent = components['schemas']['ShopEvent'];
+type Problem = components['schemas']['ProblemDetails'];
+
+export function receive(body: string): string {
+  const event = JSON.parse(body) as ShopEvent;
+  switch (event.objectType) {
+    case 'invoice':
+      return event.data.shopOrderId + ' ' + event.data.status;
+    case 'refund':
+      return event.data.shopRefundId + ' ' + event.data.status;
+    case 'payout':
+      return event.data.shopPaymentId + ' ' + event.data.status;
+    case 'payout_batch':
+      return event.data.batchId + ' ' + event.data.status;
+    case 'payment_token':
+      return event.data.id + ' ' + event.data.status;
+    case 'reconciliation':
+      return event.data.date + ' ' + event.data.status;
+    default: {
+      const none: never = event;
+      return none;
+    }
+  }
+}
+
+export function explain(problem: Problem): string {
+  const paid: string | undefined = problem.paidAmount;
+  const requested: string | undefined = problem.requestedAmount;
+  const status: string | undefined = problem.currentStatus;
+  const code: number | null | undefined = problem.gatewayErrorCode;
+  const id: string | undefined = problem.requestId;
+  return [problem.type, paid, requested, status, code, id].join(' ');
 }
 `;
 
@@ -377,6 +430,53 @@ describe('OpenAPI contract', () => {
     expect(await typeCheck(served, { 'handler.ts': WEBHOOK_HANDLER })).toEqual([]);
   });
 
+  it('a receiver typed by the named ShopEvent union switches over every event object type; problems declare their fields', async () => {
+    expect(await typeCheck(served, { 'receiver.ts': NAMED_UNION_HANDLER })).toEqual([]);
+  });
+
+  it('the named union covers every event object type, reconciliation included, and is what the routes refer to', () => {
+    const schemas = (served.components as Json).schemas as Record<string, Schema>;
+    const union = schemas.ShopEvent as Schema & { discriminator: { mapping: Record<string, string> } };
+    expect(Object.keys(union.discriminator.mapping)).toEqual([
+      'invoice',
+      'refund',
+      'payout',
+      'payout_batch',
+      'payment_token',
+      'reconciliation',
+    ]);
+    expect(union.oneOf).toHaveLength(6);
+    expect(schemas.ReconciliationEvent.properties!.data.required).toEqual(['id', 'date', 'status']);
+    // Nowhere else is the union spelled out inline.
+    const text = JSON.stringify({ ...served, components: { schemas: { ...schemas, ShopEvent: undefined } } });
+    expect(text).not.toContain('"propertyName":"objectType"');
+  });
+
+  it('extras is a map of strings; problem extension fields are declared', () => {
+    const schemas = (served.components as Json).schemas as Record<string, Schema>;
+    const extras = Object.values(schemas).find((s) => s.properties?.extras)!.properties!.extras;
+    expect(extras).toMatchObject({ type: 'object', additionalProperties: { type: 'string' } });
+    for (const field of ['requestId', 'paidAmount', 'requestedAmount', 'currentStatus', 'gatewayErrorCode', 'gatewayMessage', 'fatal', 'errors'])
+      expect(Object.keys(schemas.ProblemDetails.properties!)).toContain(field);
+  });
+
+  it('invoices come first in /docs; the sandbox routes are listed under `sandbox` in sandbox mode only', async () => {
+    const tags = (served.tags as Array<{ name: string }>).map((t) => t.name);
+    expect(tags[0]).toBe('invoices');
+    expect(tags).not.toContain('sandbox');
+    const firstPath = Object.keys(served.paths as Json)[0];
+    expect(firstPath).toMatch(/^\/api\/v1\/invoices/);
+    expect(JSON.stringify(served.paths)).not.toContain('/sandbox/');
+
+    const sandbox = JSON.parse(await generateOpenApi({ sandboxOrigin: 'http://localhost:4010' })) as Json;
+    const paths = sandbox.paths as Record<string, Record<string, { tags?: string[] }> & { servers?: Array<{ url: string }> }>;
+    expect((sandbox.tags as Array<{ name: string }>).map((t) => t.name)).toContain('sandbox');
+    const pay = paths['/sandbox/invoices/{shopOrderId}/pay'];
+    expect(pay.post.tags).toEqual(['sandbox']);
+    expect(pay.servers).toEqual([expect.objectContaining({ url: 'http://localhost:4010' })]);
+    await expect(validateWithSwaggerParser(sandbox)).resolves.toBe('valid');
+  });
+
   it('a handler reading a field its object does not have fails to type-check, naming the field', async () => {
     const errors = await typeCheck(served, { 'wrong.ts': WRONG_HANDLER });
     expect(errors).toEqual([
@@ -388,8 +488,10 @@ describe('OpenAPI contract', () => {
 
   it('every event shape is typed: oneOf by objectType, type enums per object, data the object’s schema', () => {
     const schemas = (served.components as Json).schemas as Record<string, Schema>;
-    const event = ((served.paths as Json)['/api/v1/events/{id}'] as Record<string, Operation>).get
+    const ref = ((served.paths as Json)['/api/v1/events/{id}'] as Record<string, Operation>).get
       .responses['200'].content!['application/json'].schema!;
+    expect(ref).toEqual({ $ref: '#/components/schemas/ShopEvent' });
+    const event = schemas.ShopEvent;
     expect(event.discriminator).toEqual({
       propertyName: 'objectType',
       mapping: {
@@ -398,6 +500,7 @@ describe('OpenAPI contract', () => {
         payout: '#/components/schemas/PayoutEvent',
         payout_batch: '#/components/schemas/PayoutBatchEvent',
         payment_token: '#/components/schemas/PaymentTokenEvent',
+        reconciliation: '#/components/schemas/ReconciliationEvent',
       },
     });
     expect(schemas.PayoutBatchEvent.properties!.type.enum).toEqual(['payout_batch.completed']);
@@ -405,7 +508,7 @@ describe('OpenAPI contract', () => {
       '"#/components/schemas/PayoutBatch"',
     );
     const page = schemas.ShopEventPage.properties!.items.items!;
-    expect(page).toEqual(event);
+    expect(page).toEqual(ref);
     for (const [objectType, name, data] of [
       ['invoice', 'InvoiceEvent', 'Invoice'],
       ['refund', 'RefundEvent', 'RefundView'],

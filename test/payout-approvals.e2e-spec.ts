@@ -245,6 +245,13 @@ describe('payouts at or above PAYOUT_APPROVAL_THRESHOLD', () => {
       .set('Cookie', jar.header())
       .type('form')
       .send({ _csrf: csrf, reason: 'duplicate request' })
+      .expect(400);
+    expect(await status(r)).toBe('awaiting_approval');
+    await ctx.http
+      .post(`/admin/ui/approvals/${r}/reject`)
+      .set('Cookie', jar.header())
+      .type('form')
+      .send({ _csrf: csrf, reason: 'duplicate request', confirm: 'yes' })
       .expect(303);
     expect(await status(r)).toBe('rejected');
     expect(gatewayCalls(r)).toBe(0);

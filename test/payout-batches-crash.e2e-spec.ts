@@ -104,6 +104,7 @@ it('a 1,000-row batch killed mid-way is finished by the restarted service, each 
     pending: 0,
     sent: byState.sent ?? 0,
     refused: byState.refused ?? 0,
+    cancelled: byState.cancelled ?? 0,
   });
   expect(view.counts.sent).toBe(1000);
   const events = await db.query(

@@ -270,7 +270,7 @@ describe('POST /payouts/batches', () => {
     expect(res.status).toBe(202);
     await runAll();
     const got = await ctx.http.get(`/api/v1/payouts/batches/rf-${tag}`).set(auth());
-    expect(got.body.counts).toEqual({ total: 2, pending: 0, sent: 1, refused: 1 });
+    expect(got.body.counts).toEqual({ total: 2, pending: 0, sent: 1, refused: 1, cancelled: 0 });
     expect(got.body.items[1]).toMatchObject({
       state: 'refused',
       problem: { status: 400, errors: [{ field: 'account' }] },

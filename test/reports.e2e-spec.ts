@@ -227,6 +227,7 @@ function reportFromCsv(
   const out: DailyReport = {
     ...head,
     currencies: [],
+    ledger: [],
     open: { total: 0, items: [] },
     attention: { total: 0, items: [] },
   };
@@ -258,6 +259,8 @@ function reportFromCsv(
       c!.fees.payments = { ...tally, notComputed: Number(r.not_computed) };
     else if (r.section === 'payout_fees')
       c!.fees.payouts = { ...tally, notComputed: Number(r.not_computed) };
+    else if (r.section.startsWith('ledger:'))
+      out.ledger.push({ account: r.section.slice(7), currency: Number(r.currency), amount: r.amount });
     else if (r.section === 'open_total') out.open.total = Number(r.count);
     else if (r.section === 'attention_total') out.attention.total = Number(r.count);
     else if (r.section === 'open')
@@ -542,12 +545,12 @@ describe('GET /api/v1/admin/reports/daily: a day of mixed traffic', () => {
     expect(ageless(download.text)).toBe(ageless(api.text));
     expect(download.text).toContain(`\r\nopen,643,,500.00,,invoice,${ids.open},`);
 
-    // Yesterday by default; a bad or future day is a page saying so, not an error.
+    // Today so far by default; a bad or future day is a page saying so, not an error.
     const byDefault = await ctx.http
       .get('/admin/ui/reports/daily')
       .set('Cookie', jar.header())
       .expect(200);
-    expect(byDefault.text).toContain(`value="${utcDay(new Date(Date.now() - 86_400_000))}"`);
+    expect(byDefault.text).toContain(`value="${utcDay(new Date())}"`);
     for (const bad of ['2026-02-30', utcDay(new Date(Date.now() + 86_400_000)), '%3Cb%3E']) {
       const res = await ctx.http
         .get(`/admin/ui/reports/daily?date=${bad}`)

@@ -78,6 +78,9 @@ export class AttentionService {
          SELECT 'payout', shop_payment_id, status, attention_reason, attention_at,
                 amount::text, shop_currency::text, created_at, next_poll_at
            FROM payouts WHERE needs_attention AND shop_id = $3
+         UNION ALL
+         SELECT 'reconciliation', id::text, status, attention_reason, attention_at, NULL, NULL, started_at, NULL
+           FROM reconciliations WHERE needs_attention
        ) a
        ORDER BY COALESCE(attention_at, created_at), id
        LIMIT $2`,

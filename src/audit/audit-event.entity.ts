@@ -1,7 +1,7 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 export type AuditEntityType =
-  'invoice' | 'refund' | 'payout' | 'payout_batch' | 'payment_token' | 'notification';
+  'invoice' | 'refund' | 'payout' | 'payout_batch' | 'payment_token' | 'notification' | 'reconciliation';
 /** What caused a change. */
 export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' | 'admin';
 

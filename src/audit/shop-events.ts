@@ -1,13 +1,15 @@
 import type { DataSource, EntityManager } from 'typeorm';
 
 /** Objects that have shop events. */
-export type EventObjectType = 'invoice' | 'refund' | 'payout' | 'payout_batch' | 'payment_token';
+export type EventObjectType =
+  'invoice' | 'refund' | 'payout' | 'payout_batch' | 'payment_token' | 'reconciliation';
 export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = [
   'invoice',
   'refund',
   'payout',
   'payout_batch',
   'payment_token',
+  'reconciliation',
 ];
 /** Objects with an attention flag (a payout batch or a payment token has none). */
 const FLAGGED_OBJECT_TYPES: readonly EventObjectType[] = ['invoice', 'refund', 'payout'];
@@ -51,6 +53,7 @@ export const SHOP_EVENT_TYPES: readonly string[] = [
     'rejected',
     'unknown',
     'needs_attention',
+    'cancelled',
   ].map((s) => `payout.${s}`),
   ...FLAGGED_OBJECT_TYPES.flatMap((o) => [`${o}.attention_raised`, `${o}.attention_resolved`]),
   ...INVOICE_NOTICES.map((n) => `invoice.${n}`),
@@ -59,6 +62,8 @@ export const SHOP_EVENT_TYPES: readonly string[] = [
   'payout_batch.completed',
   // A recurrent token revoked in the registry (issue #27): its only status change with an event.
   'payment_token.revoked',
+  // A run of the books' reconciliation with the gateway: its result (status and items).
+  'reconciliation.completed',
 ];
 
 /**

@@ -27,6 +27,7 @@ export type AttentionReason =
   | 'unsettled_recreate' // a repeated create was refused while an earlier attempt's outcome is unknown
   | 'charge_on_unhold' // the gateway's answer to an unhold says the funds were charged
   | 'watch_ended' // WATCH_MAX_S passed without a final status: an operator alone decides now
+  | 'reconciliation' // the gateway's record contradicts ours at a reconciliation of the books
   | 'idempotency-conflicts'; // IDEMPOTENCY_CONFLICT_LIMIT conflicting repeats of its create's id
 
 const TABLE: Record<AttentionObject, string> = {

@@ -41,7 +41,8 @@ export function capFieldErrors(errors: readonly FieldError[]): FieldError[] {
 }
 
 /**
- * A request that breaks field rules. The answer is capped (capFieldErrors) so that it never
+ * A request that breaks field rules (`extra`: more members of the problem body, such as the
+ * `gatewayErrorCode` of a price the gateway refused). The answer is capped (capFieldErrors) so that it never
  * grows with what a caller can pack into a body.
  */
 export class ValidationFailed extends DomainError {
@@ -49,14 +50,14 @@ export class ValidationFailed extends DomainError {
   /** Every error, before the cap (for a caller that adds errors of its own); never sent. */
   readonly uncapped: readonly FieldError[];
 
-  constructor(errors: FieldError[]) {
+  constructor(errors: FieldError[], extra: Record<string, unknown> = {}) {
     const capped = capFieldErrors(errors);
     super(
       'validation-failed',
       400,
       'Request validation failed',
       capped.map((e) => `${e.field}: ${e.message}`).join('; '),
-      { errors: capped },
+      { ...extra, errors: capped },
     );
     this.errors = capped;
     this.uncapped = errors;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
-import type { Socket } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpLimits } from '../config/config';
 import { httpRequestDuration } from '../metrics/metrics';
@@ -10,6 +10,8 @@ import { inputProblem, unsupportedBody, PAYOUT_BATCH_BODY_LIMIT, PAYOUT_BATCH_RO
 import { PROBLEM_BASE, toProblem } from './problem.filter';
 import { RateLimited, type RateLimiter } from './rate-limit';
 import type { Actor } from './actor';
+import { accessLogger } from './logger';
+import { bindingsOf, type RequestTrace, type Tracing } from '../tracing/tracing';
 import { ValidationFailed } from './errors';
 
 /**
@@ -62,6 +64,8 @@ declare module 'fastify' {
     /** Set by the guard: the key this request acts for (`@Acting()`); undefined on public routes. */
     actor: Actor | undefined;
     startedAt: bigint;
+    /** With tracing on: this request's span and trace ids (src/tracing); undefined when off. */
+    trace: RequestTrace | undefined;
   }
 }
 
@@ -70,6 +74,8 @@ export interface EdgeOptions {
   fixedHeaders: Record<string, string>;
   /** Absent in preview (no providers): every request is let through to the guard. */
   gate?: { keys: ApiKeyTable; limiter: RateLimiter };
+  /** Tracing on (OTEL_EXPORTER_OTLP_ENDPOINT): a span per request. Absent: no hook for it at all. */
+  tracing?: Tracing;
 }
 
 export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
@@ -79,6 +85,7 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
   fastify.decorateRequest('keyActor', undefined);
   fastify.decorateRequest('actor', undefined);
   fastify.decorateRequest('startedAt', BigInt(0));
+  fastify.decorateRequest('trace', undefined);
 
   const apiHeaders: Record<string, string> = { ...opts.fixedHeaders, 'cache-control': 'no-store' };
   const docsHeaders: Record<string, string> = { ...opts.fixedHeaders };
@@ -89,20 +96,20 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
   // docs' own assets are left to Swagger's defaults.
   fastify.addHook('onRequest', (request, reply, done) => {
     request.startedAt = process.hrtime.bigint();
-    const incoming = request.headers['x-request-id'];
-    request.correlationId = typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
+    request.correlationId = requestIdOf(request.headers['x-request-id']);
     const path = pathOfUrl(request.url);
     reply.headers(isDocsPath(path) ? docsHeaders : apiHeaders);
     reply.header('x-request-id', request.correlationId);
     done();
   });
 
+  if (opts.tracing) installRequestSpans(fastify, opts.tracing);
+
   fastify.addHook('onResponse', (request, reply, done) => {
-    const seconds = Number(process.hrtime.bigint() - request.startedAt) / 1e9;
-    httpRequestDuration.observe(
-      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
-      seconds,
-    );
+    const nanos = process.hrtime.bigint() - request.startedAt;
+    const route = request.routeOptions.url ?? 'unmatched';
+    httpRequestDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, Number(nanos) / 1e9);
+    if (isAccessLogged(request.url)) accessLine(request, route, reply.statusCode, nanos);
     done();
   });
 
@@ -134,6 +141,7 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
           }
           const problem = toProblem(e);
           problem.instance = pathOfUrl(request.url).slice(0, 200);
+          problem.requestId = request.correlationId;
           // The unread body is not worth keeping the connection for.
           void reply
             .code(429)
@@ -179,6 +187,83 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
     if (route.url === PAYOUT_BATCH_ROUTE.path && methods.includes(PAYOUT_BATCH_ROUTE.method)) {
       route.bodyLimit = PAYOUT_BATCH_BODY_LIMIT;
     }
+  });
+}
+
+/**
+ * The caller's own request id when it is 1 to 64 characters of [A-Za-z0-9._-] (safe in a header,
+ * a log line and a JSON body as it is); anything else (too long, CR/LF, other characters,
+ * several headers) is replaced by a new one.
+ */
+export function requestIdOf(incoming: string | string[] | undefined): string {
+  return typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** Requests that get an access line: all but health probes, metrics scrapes and the API docs' assets. */
+function isAccessLogged(url: string): boolean {
+  return !(url.startsWith('/health') || url.startsWith('/metrics') || url.startsWith('/docs'));
+}
+
+
+/**
+ * One line per request: what was asked (method and route pattern, never the path's values or the
+ * query, which may hold a token), the answer's status, how long it took, who asked (the key's id,
+ * never the key; the client address as TRUST_PROXY reads it) and the request id the caller got.
+ */
+function accessLine(request: FastifyRequest, route: string, status: number, nanos: bigint): void {
+  accessLogger.info(
+    {
+      method: request.method,
+      route,
+      status,
+      durationMs: Math.round(Number(nanos) / 1e4) / 100,
+      keyId: (request.actor ?? request.keyActor)?.keyId,
+      requestId: request.correlationId,
+      traceId: request.trace?.traceId,
+      // From X-Forwarded-For when TRUST_PROXY trusts a proxy, which a caller writes: only an address is logged.
+      ip: isIP(request.ip) !== 0 ? request.ip : '[not an address]',
+    },
+    'request',
+  );
+}
+
+/** A W3C traceparent as a caller may send it (version 00 and later-version forms of the same length). */
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/**
+ * With tracing on: a server span per request, child of the caller's `traceparent` when it sends
+ * a well-formed one; the ids of the objects the request names bound to it while it runs, so the
+ * gateway calls made for it are its children (src/tracing/tracing.ts).
+ */
+function installRequestSpans(fastify: FastifyInstance, tracing: Tracing): void {
+  const bindings = bindingsOf(tracing);
+  const bound = new WeakMap<FastifyRequest, string[]>();
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    const incoming = request.headers.traceparent;
+    const parent = typeof incoming === 'string' && TRACEPARENT.test(incoming) ? incoming : undefined;
+    const span = tracing.startSpan(request.method, 'server', parent, {
+      'http.request.method': request.method,
+      'request.id': request.correlationId,
+    });
+    request.trace = { traceId: span.traceId, span };
+    done();
+  });
+  fastify.addHook('preHandler', (request, _reply, done) => {
+    if (request.trace) bound.set(request, bindings.bind(request.trace, request.body, request.params));
+    done();
+  });
+  fastify.addHook('onResponse', (request, reply, done) => {
+    const t = request.trace;
+    if (t) {
+      const route = request.routeOptions.url ?? 'unmatched';
+      t.span.updateName(`${request.method} ${route}`);
+      t.span.setAttributes({ 'http.route': route, 'http.response.status_code': reply.statusCode, 'key.id': (request.actor ?? request.keyActor)?.keyId });
+      t.span.end(reply.statusCode >= 500 ? `HTTP ${reply.statusCode}` : undefined);
+      const keys = bound.get(request);
+      if (keys) bindings.release(t, keys);
+    }
+    done();
   });
 }
 
@@ -329,8 +414,10 @@ export function applyHttpLimits(server: Server, limits: HttpLimits): void {
 export function problemOnFrameworkError(fixedHeaders: Record<string, string>) {
   return (error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void => {
     const detail = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long' : 'The request path is not valid';
+    // No hook ran: the request id is read here.
+    const requestId = requestIdOf(request.headers['x-request-id']);
     void reply
-      .headers({ ...fixedHeaders, 'cache-control': 'no-store' })
+      .headers({ ...fixedHeaders, 'cache-control': 'no-store', 'x-request-id': requestId })
       .code(400)
       .type('application/problem+json')
       .send(
@@ -340,6 +427,7 @@ export function problemOnFrameworkError(fixedHeaders: Record<string, string>) {
           status: 400,
           detail,
           instance: pathOfUrl(request.raw.url ?? '').slice(0, 200),
+          requestId,
         }),
       );
   };
@@ -369,16 +457,19 @@ const CLIENT_ERRORS: Record<string, { status: number; type: string; title: strin
 export function problemOnClientError(err: Error & { code?: string }, socket: Socket): void {
   if (!socket.writable) return;
   const answer = CLIENT_ERRORS[err.code ?? ''] ?? CLIENT_ERRORS.default;
+  // The request could not be read, so neither could its id: a new one.
+  const requestId = randomUUID();
   const body = JSON.stringify({
     type: `${PROBLEM_BASE}${answer.type}`,
     title: answer.title,
     status: answer.status,
     detail: answer.detail,
+    requestId,
   });
   socket.end(
     `HTTP/1.1 ${answer.status} ${answer.title}\r\n` +
       `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+      `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 

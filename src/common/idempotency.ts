@@ -7,11 +7,15 @@ import { raiseAttention, type AttentionObject } from './attention';
 import { DIFFERS, IdempotencyConflict, IdempotencyLocked, type FieldError } from './errors';
 import { logger } from './logger';
 
-const TABLE: Record<AttentionObject, string> = {
+const TABLE: Record<ConflictObject, string> = {
   invoice: 'invoices',
   refund: 'refunds',
   payout: 'payouts',
+  payout_batch: 'payout_batches',
 };
+
+/** Objects whose create id counts conflicting repeats (a payout batch has no attention flag). */
+export type ConflictObject = AttentionObject | 'payout_batch';
 
 /**
  * JSON with object keys sorted at every level, so key order never changes a comparison. Stored
@@ -74,7 +78,7 @@ export function secretFieldsEntry(fields: readonly string[]): FieldError {
 }
 
 export interface ConflictTarget {
-  object: AttentionObject;
+  object: ConflictObject;
   /** Primary key of the row. */
   id: string;
   /** The idempotency key's name (`shopOrderId`) and the shop's id (the audit entity id). */
@@ -130,7 +134,7 @@ export async function recordConflict(
       cause,
       details: { idempotency: 'conflict', conflicts: row.idempotency_conflicts, limit, fields },
     });
-    if (row.idempotency_conflicts >= limit)
+    if (row.idempotency_conflicts >= limit && t.object !== 'payout_batch')
       await raiseAttention(
         m,
         { object: t.object, id: t.id, shopId: t.shopId, status: t.status },

@@ -67,9 +67,29 @@ export function createLogger(
   return pino({ ...options, formatters: { log, level: (label) => ({ level: label }) } }, dest);
 }
 
-export const logger: Logger = createLogger(destination(), undefined, {
-  pretty: wantsPrettyLogs(process.env, process.stdout.isTTY === true),
-});
+const mainDestination = destination();
+const pretty = wantsPrettyLogs(process.env, process.stdout.isTTY === true);
+
+export const logger: Logger = createLogger(mainDestination, undefined, { pretty });
+
+/**
+ * The access lines' logger (src/common/http-edge.ts): the same sink, level and line format, but
+ * no redaction pass, which cost about three quarters of a line's 15 µs. Its lines hold only
+ * values the edge makes or checks (method, route pattern, status, duration, key id, a safe
+ * request id, an address): nothing a caller can put a secret in. Pretty output (a developer's
+ * terminal) goes through the main logger.
+ */
+export const accessLogger: Logger = pretty
+  ? logger.child({ component: 'access' })
+  : pino(
+      {
+        level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
+        base: { pid: process.pid, component: 'access' },
+        timestamp: pino.stdTimeFunctions.isoTime,
+        formatters: { level: (label) => ({ level: label }) },
+      },
+      mainDestination ?? pino.destination({ dest: 1, sync: true }),
+    );
 
 let lastLineAt = 0;
 

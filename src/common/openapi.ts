@@ -10,6 +10,7 @@ import {
   SwaggerModule,
 } from '@nestjs/swagger';
 import type { ContentObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { forReceivers } from './openapi-receivers';
 import { PROBLEM_BASE } from './problem.filter';
 
 /**
@@ -35,10 +36,44 @@ export class ProblemDetails {
   @ApiPropertyOptional({ description: 'The request path', example: '/api/v1/invoices' })
   instance?: string;
   @ApiPropertyOptional({
-    description: 'On 500: quote it when reporting the error',
+    description: 'On 500 and 503: the request id again (older name)',
     example: '0b6f8f4e-4c1e-4f1a-9a59-2f7f1d0f3a11',
   })
   correlationId?: string;
+  @ApiPropertyOptional({
+    description:
+      "Every problem: the request's id, as its x-request-id answer header (the caller's own when it was 1-64 characters of [A-Za-z0-9._-]); the access log line carries it",
+    example: 'shop-req-20260115-0001',
+  })
+  requestId?: string;
+  @ApiPropertyOptional({ description: 'refund-exceeds-paid-amount: the amount paid', example: '100.00' })
+  paidAmount?: string;
+  @ApiPropertyOptional({ description: 'refund-exceeds-paid-amount: refunded or still pending', example: '60.00' })
+  refundedOrPending?: string;
+  @ApiPropertyOptional({ description: 'refund-exceeds-paid-amount: the amount this refund asked for', example: '50.00' })
+  requestedAmount?: string;
+  @ApiPropertyOptional({ description: "accept-contradicts-gateway: the gateway's own status", example: 'succeeded' })
+  gatewayAnswer?: string;
+  @ApiPropertyOptional({ description: 'cap-exceeded: the cap (daily or recipientDaily)', example: 'daily' })
+  cap?: string;
+  @ApiPropertyOptional({ description: 'cap-exceeded, insufficient-balance: the currency (ISO 4217 numeric)', example: 643 })
+  currency?: number;
+  @ApiPropertyOptional({ description: 'cap-exceeded: the cap', example: '100000.00' })
+  limit?: string;
+  @ApiPropertyOptional({ description: 'cap-exceeded: used of it today (UTC)', example: '95000.00' })
+  used?: string;
+  @ApiPropertyOptional({ description: 'cap-exceeded: still allowed today', example: '5000.00' })
+  remaining?: string;
+  @ApiPropertyOptional({ description: 'cap-exceeded: what this payout asked for', example: '7000.00' })
+  requested?: string;
+  @ApiPropertyOptional({ description: 'insufficient-balance: the agent shop balance', example: '1000.00' })
+  available?: string;
+  @ApiPropertyOptional({ description: 'insufficient-balance: payouts sent and not final', example: '200.00' })
+  inFlight?: string;
+  @ApiPropertyOptional({ description: 'insufficient-balance: what this payout needs', example: '900.00' })
+  needed?: string;
+  @ApiPropertyOptional({ description: 'insufficient-balance: how much is missing', example: '100.00' })
+  shortBy?: string;
   @ApiPropertyOptional({
     type: [FieldErrorSchema],
     description: 'validation-failed: one entry per bad field',
@@ -90,6 +125,7 @@ const problem = (
   detail,
   instance: '/api/v1/invoices',
   ...extra,
+  requestId: 'shop-req-20260115-0001',
 });
 
 /** What each status means on this API, with an example body. */
@@ -179,12 +215,12 @@ export const PROBLEMS: Record<number, { description: string; example: Record<str
     example: problem(429, 'rate-limited', 'Too Many Requests', 'Too many requests: retry after 1 s'),
   },
   500: {
-    description: 'Unexpected failure; the body carries a correlation id',
+    description: 'Unexpected failure; quote the request id (requestId, x-request-id) when reporting it',
     example: problem(
       500,
       'internal-error',
       'Internal Server Error',
-      'An unexpected error occurred. Quote the correlation id when reporting it.',
+      'An unexpected error occurred. Quote the request id when reporting it.',
       {
         correlationId: '0b6f8f4e-4c1e-4f1a-9a59-2f7f1d0f3a11',
       },
@@ -269,8 +305,11 @@ export function sameShape<A, B>(proof: SameShape<A, B>): SameShape<A, B> {
   return proof;
 }
 
-/** The service's OpenAPI document: served at /docs-json and committed as openapi.json. */
-export function openApiDocument(app: INestApplication): OpenAPIObject {
+/**
+ * The service's OpenAPI document: served at /docs-json and committed as openapi.json (the
+ * document outside sandbox mode). `sandboxOrigin` (sandbox mode): the sandbox's routes are added.
+ */
+export function openApiDocument(app: INestApplication, opts: { sandboxOrigin?: string } = {}): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Payment orchestration API')
     .setDescription(
@@ -289,8 +328,9 @@ export function openApiDocument(app: INestApplication): OpenAPIObject {
     })
     .addSecurityRequirements('bearer')
     .build();
-  return withGlobalProblems(
-    SwaggerModule.createDocument(app, config, { extraModels: [ProblemDetails] }),
+  return forReceivers(
+    withGlobalProblems(SwaggerModule.createDocument(app, config, { extraModels: [ProblemDetails] })),
+    opts,
   );
 }
 

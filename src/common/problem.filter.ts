@@ -14,6 +14,8 @@ interface Problem {
   detail: string;
   instance?: string;
   correlationId?: string;
+  /** The request's id (its x-request-id answer header): in every problem the filter sends. */
+  requestId?: string;
   [key: string]: unknown;
 }
 
@@ -30,6 +32,8 @@ export class ProblemFilter implements ExceptionFilter {
     const res = http.getResponse<FastifyReply>();
     const problem = toProblem(exception, req.correlationId);
     problem.instance = req.url?.split('?')[0];
+    // Every problem names its request: what a caller quotes to find the log line.
+    problem.requestId = req.correlationId;
     if (problem.instance === '/webhooks/gateway' && isBodyParserError(exception)) {
       // Refused by the body parser before the webhook ran (malformed or oversize): still counted.
       // The webhook's own refusals are domain errors and are counted where they are raised.
@@ -38,7 +42,7 @@ export class ProblemFilter implements ExceptionFilter {
     }
     if (problem.status >= 500) {
       logger.error(
-        { correlationId: req.correlationId, path: problem.instance, err: describe(exception) },
+        { requestId: req.correlationId, traceId: req.trace?.traceId, path: problem.instance, err: describe(exception) },
         'request failed',
       );
     }
@@ -92,7 +96,7 @@ export function toProblem(exception: unknown, correlationId?: string): Problem {
     type: PROBLEM_BASE + 'internal-error',
     title: 'Internal Server Error',
     status: 500,
-    detail: 'An unexpected error occurred. Quote the correlation id when reporting it.',
+    detail: 'An unexpected error occurred. Quote the request id when reporting it.',
     correlationId,
   };
 }

@@ -5,7 +5,8 @@ import {
   type ValidationPipeOptions,
 } from '@nestjs/common';
 import type { ValidatorOptions } from 'class-validator';
-import { passesQuickly, quickCheckApplies } from './compiled-validation';
+import { closestField } from './closest';
+import { planOf, passesQuickly, quickCheckApplies } from './compiled-validation';
 import { FieldError, ValidationFailed } from './errors';
 import { inheritedNameErrors } from './inherited-names';
 import { METADATA_CONSTRAINT, METADATA_FILTER_CONSTRAINT, metadataProblems } from './metadata';
@@ -72,8 +73,42 @@ class QuickValidationPipe extends ValidationPipe {
     object: object,
     validatorOptions?: ValidatorOptions,
   ): Promise<ValidationError[]> | ValidationError[] {
+    // A body that passes is answered at once, as before: the hints cost only a refused body.
     if (quickCheckApplies(validatorOptions) && passesQuickly(object)) return [];
-    return super.validate(object, validatorOptions);
+    return this.validateWithHints(object, validatorOptions);
+  }
+
+  private async validateWithHints(
+    object: object,
+    validatorOptions?: ValidatorOptions,
+  ): Promise<ValidationError[]> {
+    const errors = await super.validate(object, validatorOptions);
+    suggestFieldNames(errors, object, { left: MAX_SUGGESTIONS });
+    return errors;
+  }
+}
+
+/** Unknown fields given a "did you mean" per answer: the work stays bounded by what is shown. */
+const MAX_SUGGESTIONS = 20;
+
+/**
+ * An unknown field ("should not exist") that resembles a declared one of its object's class gets
+ * its name: `shop_order_id` → "should not exist; did you mean shopOrderId?". Nested objects
+ * (`card`, `clientInfo`) are read with their own class's fields.
+ */
+function suggestFieldNames(errors: ValidationError[], object: unknown, budget: { left: number }): void {
+  if (object === null || typeof object !== 'object') return;
+  for (const e of errors) {
+    if (budget.left <= 0) return;
+    const unknown = e.constraints?.whitelistValidation;
+    if (unknown !== undefined) {
+      budget.left--;
+      const declared = planOf((object as object).constructor)?.allowed;
+      const near = declared ? closestField(e.property, declared) : null;
+      if (near !== null) e.constraints!.whitelistValidation = `${unknown}; did you mean ${near}?`;
+    }
+    if (e.children && e.children.length > 0)
+      suggestFieldNames(e.children, (object as Record<string, unknown>)[e.property], budget);
   }
 }
 

@@ -7,8 +7,24 @@ import {
   ValidationOptions,
 } from 'class-validator';
 import { Transform } from 'class-transformer';
-import { CURRENCY_MESSAGE, minorUnitsProblem, parseCurrencyInput } from './currency';
+import { currencyProblem, minorUnitsProblem, parseCurrencyInput } from './currency';
 import { Amount } from './money';
+
+/** What a refused amount is told (`amountProblem`). */
+export const AMOUNT_MESSAGE = 'must be a positive decimal string such as "100.10"';
+
+/**
+ * What a refused amount is told. A JSON number is most often an amount in minor units (a habit
+ * from other payment APIs): the answer says amounts are major units, with what the obvious fix
+ * would mean (`"10000"` is ten thousand, not one hundred). Only a short whole number is echoed.
+ */
+export function amountProblem(value: unknown): string {
+  if (typeof value !== 'number') return AMOUNT_MESSAGE;
+  const base = 'must be a decimal string in major units, never a JSON number';
+  if (!Number.isSafeInteger(value) || value <= 0 || value >= 1e11)
+    return `${base}: "100.00" is one hundred`;
+  return `${base}: "${value}" would be ${value}.00; "100.00" is one hundred`;
+}
 
 /** A positive decimal string ("100.10"); JSON numbers are refused so no float touches money. */
 export function IsDecimalAmount(options?: ValidationOptions): PropertyDecorator {
@@ -17,7 +33,7 @@ export function IsDecimalAmount(options?: ValidationOptions): PropertyDecorator 
       name: 'isDecimalAmount',
       target: target.constructor,
       propertyName: String(propertyName),
-      options: { message: 'must be a positive decimal string such as "100.10"', ...options },
+      options: { message: (args) => amountProblem(args.value), ...options },
       validator: {
         validate: (value: unknown) => Amount.isValid(value) && Amount.parse(value).isPositive(),
       },
@@ -28,13 +44,26 @@ export function IsDecimalAmount(options?: ValidationOptions): PropertyDecorator 
 /** The gateway's payway charset: letters, underscore, comma, square brackets (scenario suffixes). */
 const PAYWAY_PATTERN = /^[A-Za-z_,[\]]+$/;
 
+/**
+ * What a payway outside the charset is told; one written with spaces (`[mock_server, rejected]`)
+ * is shown without them, as the payway list writes it.
+ */
+export function paywayCharsetProblem(value: unknown): string {
+  const base = 'may hold only letters, underscore, comma and square brackets';
+  if (typeof value !== 'string' || value.length > 150) return base;
+  const joined = value.replace(/\s+/g, '');
+  return joined !== value && PAYWAY_PATTERN.test(joined)
+    ? `${base} (no spaces: ${joined})`
+    : base;
+}
+
 /** A payway as the gateway accepts it: at most 150 characters of its charset. */
 export function IsPayway(): PropertyDecorator {
   return applyDecorators(
     IsString(),
     MaxLength(150),
     Matches(PAYWAY_PATTERN, {
-      message: 'may hold only letters, underscore, comma and square brackets',
+      message: (args) => paywayCharsetProblem(args.value),
     }),
   );
 }
@@ -62,7 +91,9 @@ export function FitsMinorUnits(
         validate: (value: unknown, args) => {
           const dto = args?.object as Record<string, unknown>;
           const currency = dto[currencyProperty];
+          // A currency that is itself refused is named there, never blamed on the amount.
           if (typeof value !== 'string' || typeof currency !== 'number' || !when(dto)) return true;
+          if (parseCurrencyInput(currency) !== currency) return true;
           return minorUnitsProblem(value, currency) === null;
         },
       },
@@ -83,7 +114,7 @@ export function IsCurrency(): PropertyDecorator {
       name: 'isCurrency',
       target: target.constructor,
       propertyName: String(propertyName),
-      options: { message: CURRENCY_MESSAGE },
+      options: { message: (args) => currencyProblem(args.value) },
       validator: {
         validate: (value: unknown) => typeof value === 'number' && parseCurrencyInput(value) === value,
       },

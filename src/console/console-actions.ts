@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { AttentionService } from '../attention/attention.service';
 import { SCOPES, type Actor } from '../common/actor';
+import { createValidationPipe } from '../common/validation';
 import { PayoutsService } from '../payouts/payouts.service';
+import { CreateRefundDto } from '../refunds/dto/create-refund.dto';
+import { RefundsService, type CreateResult } from '../refunds/refunds.service';
 import type { ObjectType } from './console.service';
 import type { ConsoleSession } from './console-sessions';
 
@@ -28,7 +31,28 @@ export class ConsoleActions {
   constructor(
     private readonly attention: AttentionService,
     private readonly payouts: PayoutsService,
+    private readonly refunds: RefundsService,
   ) {}
+
+  /** The API's own validation of a body (the same pipe, the same 400 naming the field). */
+  private readonly pipe = createValidationPipe();
+
+  /**
+   * A refund from the invoice's page: the admin API's create, after the API's own validation of
+   * the body. The form's `shopRefundId` is made when the page is shown, so a form sent twice is
+   * one refund (the repeat replays it). The operator's reason is kept in the refund's metadata.
+   */
+  async refund(
+    shopOrderId: string,
+    form: { shopRefundId: string; amount: string; reason: string },
+    by: Actor,
+  ): Promise<CreateResult> {
+    const dto = (await this.pipe.transform(
+      { shopRefundId: form.shopRefundId, amount: form.amount, metadata: { reason: form.reason } },
+      { type: 'body', metatype: CreateRefundDto, data: '' },
+    )) as CreateRefundDto;
+    return this.refunds.create(shopOrderId, dto, 'admin', by);
+  }
 
   /** The approvals queue (issue #27): payouts awaiting approval, oldest first. */
   approvals(): ReturnType<PayoutsService['awaitingApproval']> {

@@ -51,6 +51,8 @@ export const NAV: Array<[string, string]> = [
   ['/admin/ui/notifications', 'Notifications'],
   ['/admin/ui/deliveries', 'Webhook deliveries'],
   ['/admin/ui/reports/daily', 'Daily report'],
+  ['/admin/ui/ledger', 'Ledger'],
+  ['/admin/ui/reconciliations', 'Reconciliations'],
   ['/admin/ui/sessions', 'Sessions'],
 ];
 

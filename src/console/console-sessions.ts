@@ -15,7 +15,17 @@ export interface ConsoleSession {
   expiresAt: Date;
   /** The stored hash of the cookie's id: names the session on the sessions page. */
   handle: string;
+  /** The status message an action of this session left for its next page (shown once). */
+  flash?: Flash | null;
 }
+
+/** A status message: written on the server by the action that it reports, never from a link. */
+export interface Flash {
+  kind: 'ok' | 'error';
+  text: string;
+}
+
+const FLASH_MAX = 1000;
 
 /** A session as the sessions page lists it: never its cookie id nor its CSRF token. */
 export interface SessionListing {
@@ -140,11 +150,17 @@ export class ConsoleSessions implements OnApplicationBootstrap {
     if (!id || id.length > 128) return null;
     const handle = sha256Hex(id);
     const rows = (await this.dataSource.query(
-      `SELECT key_id, csrf_token, expires_at, last_seen_at < now() - make_interval(secs => $3) AS stale
+      `SELECT key_id, csrf_token, expires_at, flash, last_seen_at < now() - make_interval(secs => $3) AS stale
          FROM admin_sessions
         WHERE id_hash = $1 AND expires_at > now() AND key_id = ANY($2::varchar[])`,
       [handle, this.adminKeyIds, LAST_SEEN_EVERY_S],
-    )) as Array<{ key_id: string; csrf_token: string; expires_at: Date; stale: boolean }>;
+    )) as Array<{
+      key_id: string;
+      csrf_token: string;
+      expires_at: Date;
+      flash: Flash | null;
+      stale: boolean;
+    }>;
     const r = rows[0];
     if (!r) return null;
     if (r.stale)
@@ -152,7 +168,37 @@ export class ConsoleSessions implements OnApplicationBootstrap {
         `UPDATE admin_sessions SET last_seen_at = now() WHERE id_hash = $1`,
         [handle],
       );
-    return { keyId: r.key_id, csrfToken: r.csrf_token, expiresAt: r.expires_at, handle };
+    return {
+      keyId: r.key_id,
+      csrfToken: r.csrf_token,
+      expiresAt: r.expires_at,
+      handle,
+      flash: r.flash,
+    };
+  }
+
+  /** Leaves a status message for this session's next page (replacing an unread one). */
+  async setFlash(session: ConsoleSession, flash: Flash): Promise<void> {
+    const kept: Flash = { kind: flash.kind, text: flash.text.slice(0, FLASH_MAX) };
+    await this.dataSource.query(`UPDATE admin_sessions SET flash = $2::jsonb WHERE id_hash = $1`, [
+      session.handle,
+      JSON.stringify(kept),
+    ]);
+  }
+
+  /**
+   * The session's status message, once: cleared as it is shown. Only a message read with the
+   * session is cleared (a newer one written meanwhile stays for the next page).
+   */
+  async takeFlash(session: ConsoleSession): Promise<Flash | null> {
+    const flash = session.flash;
+    if (!flash) return null;
+    await this.dataSource.query(
+      `UPDATE admin_sessions SET flash = NULL WHERE id_hash = $1 AND flash = $2::jsonb`,
+      [session.handle, JSON.stringify(flash)],
+    );
+    session.flash = null;
+    return flash.kind === 'ok' || flash.kind === 'error' ? { kind: flash.kind, text: String(flash.text) } : null;
   }
 
   /** Every live session, newest first, as operators see them. */

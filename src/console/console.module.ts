@@ -1,4 +1,6 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance } from 'fastify';
 import { AttentionModule } from '../attention/attention.module';
 import { BalanceModule } from '../balance/balance.module';
 import { EventsModule } from '../events/events.module';
@@ -7,10 +9,13 @@ import { PayoutsModule } from '../payouts/payouts.module';
 import { ReportsModule } from '../reports/reports.module';
 import { PaymentTokensModule } from '../payment-tokens/payment-tokens.module';
 import { ConsoleActions } from './console-actions';
-import { ConsoleController } from './console.controller';
+import { CONSOLE_CONTROLLERS } from './console.controller';
 import { ConsoleService } from './console.service';
 import { ConsoleSessions } from './console-sessions';
 import { ConsoleSavedSearches } from './console-saved-searches';
+import { ConsoleWeb } from './console-web';
+import { addConsoleNotFound } from './console-not-found';
+import { RefundsModule } from '../refunds/refunds.module';
 
 /** The operators' console at /admin: server-rendered pages, sessions, CSRF-protected actions. */
 @Module({
@@ -22,8 +27,18 @@ import { ConsoleSavedSearches } from './console-saved-searches';
     ReportsModule,
     PayoutsModule,
     PaymentTokensModule,
+    RefundsModule,
   ],
-  controllers: [ConsoleController],
-  providers: [ConsoleService, ConsoleSessions, ConsoleActions, ConsoleSavedSearches],
+  controllers: CONSOLE_CONTROLLERS,
+  providers: [ConsoleService, ConsoleSessions, ConsoleActions, ConsoleSavedSearches, ConsoleWeb],
 })
-export class ConsoleModule {}
+export class ConsoleModule implements OnModuleInit {
+  constructor(private readonly http: HttpAdapterHost) {}
+
+  /** After the routes are registered, before the server listens: the console's 404 page. */
+  onModuleInit(): void {
+    // An application context without an HTTP server (a CLI) has no adapter.
+    const adapter = this.http.httpAdapter as HttpAdapterHost['httpAdapter'] | undefined;
+    if (adapter) addConsoleNotFound(adapter.getInstance<FastifyInstance>());
+  }
+}

@@ -14,6 +14,7 @@ import { RefundEntity } from '../refunds/refund.entity';
 import { toRefundView } from '../refunds/dto/refund.view';
 import { afterCursorSql, encodeCursor } from '../common/pagination';
 import { fillHours, type HourBucket } from './console-format';
+import { WAITING_FOR_SQL } from '../events/events.service';
 
 export type ObjectType = 'invoice' | 'refund' | 'payout';
 
@@ -125,6 +126,8 @@ export interface ObjectDeliveryRow {
   lastError: string | null;
   nextAttemptAt: Date | null;
   createdAt: Date;
+  /** The earlier event of the object this open delivery waits for (to the same address). */
+  waitingFor: { eventId: string; sequence: number } | null;
 }
 
 const LIST_LIMIT = 100;
@@ -314,8 +317,9 @@ export class ConsoleService {
   async deliveriesOf(type: ObjectType, shopId: string): Promise<ObjectDeliveryRow[]> {
     const rows = (await this.dataSource.query(
       `SELECT d.id, e.public_id AS event_id, e.type, d.sequence, d.url, d.state, d.attempts, d.last_status, d.last_error,
-              d.next_attempt_at, d.created_at
+              d.next_attempt_at, d.created_at, w.waiting_event, w.waiting_sequence
          FROM events e JOIN webhook_deliveries d ON d.event_id = e.id
+        ${WAITING_FOR_SQL}
         WHERE e.entity_type = $1 AND e.entity_id = $2
         ORDER BY d.id DESC LIMIT ${LIST_LIMIT}`,
       [type, shopId],
@@ -331,6 +335,8 @@ export class ConsoleService {
       last_error: string | null;
       next_attempt_at: Date | null;
       created_at: Date;
+      waiting_event: string | null;
+      waiting_sequence: number | null;
     }>;
     return rows.map((r) => ({
       id: String(r.id),
@@ -344,6 +350,10 @@ export class ConsoleService {
       lastError: r.last_error,
       nextAttemptAt: r.state === 'pending' || r.state === 'failed' ? r.next_attempt_at : null,
       createdAt: r.created_at,
+      waitingFor:
+        r.waiting_event !== null && r.waiting_sequence !== null
+          ? { eventId: r.waiting_event, sequence: Number(r.waiting_sequence) }
+          : null,
     }));
   }
 
@@ -353,6 +363,7 @@ export class ConsoleService {
     attention: Record<ObjectType, number>;
     hourly: HourBucket[];
     deliveries: { pending: number; dead: number };
+    awaitingApproval: number;
   }> {
     const since = new Date(now.getTime() - 24 * 3_600_000);
     const byStatus = {} as Record<ObjectType, Array<{ status: string; count: number }>>;
@@ -379,7 +390,16 @@ export class ConsoleService {
       `SELECT count(*) FILTER (WHERE state IN ('pending', 'failed'))::int AS pending,
               count(*) FILTER (WHERE state = 'dead')::int AS dead FROM webhook_deliveries`,
     )) as Array<{ pending: number; dead: number }>;
-    return { byStatus, attention, hourly: fillHours(hours, now), deliveries };
+    const [approvals] = (await this.dataSource.query(
+      `SELECT count(*)::int AS count FROM payouts WHERE status = 'awaiting_approval'`,
+    )) as Array<{ count: number }>;
+    return {
+      byStatus,
+      attention,
+      hourly: fillHours(hours, now),
+      deliveries,
+      awaitingApproval: approvals.count,
+    };
   }
 
   async notifications(filter: {

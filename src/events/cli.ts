@@ -3,7 +3,7 @@
  * of a running service as they happen; `npm run events -- trigger <type>` drives the sandbox
  * through a real flow that produces that event. Talks to the service over its public API only.
  *
- * Options: --url (default http://localhost:$PORT or :3000), --key (default EVENTS_API_KEY, else
+ * Options: --url (default PUBLIC_BASE_URL, else http://localhost:$PORT or :3000), --key (default EVENTS_API_KEY, else
  * the first of API_KEYS), --secret for forwarding (default SHOP_WEBHOOK_SECRET, else generated
  * and printed), --from-start (listen from the first event instead of from now).
  */
@@ -89,6 +89,8 @@ async function call(
       ...(body ? { 'content-type': 'application/json' } : {}),
     },
     body: body ? JSON.stringify(body) : undefined,
+  }).catch((err: unknown) => {
+    throw new Error(`${method} ${new URL(path, o.url).origin}: ${whyFailed(err)}`);
   });
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${text}`);
@@ -172,8 +174,29 @@ async function forward(url: string, secret: Buffer, e: FeedEvent): Promise<void>
     });
     console.log(`  -> ${url} ${res.status}`);
   } catch (err) {
-    console.log(`  -> ${url} failed: ${(err as Error).message}`);
+    console.log(`  -> ${url} failed: ${whyFailed(err)}`);
   }
+}
+
+/**
+ * Why a fetch failed, as its cause says (`ECONNREFUSED 127.0.0.1:4000`, `ENOTFOUND shop.local`,
+ * a time-out), not fetch's own "fetch failed".
+ */
+export function whyFailed(err: unknown): string {
+  if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
+    return 'no answer within 10 s (timed out)';
+  let e: unknown = err;
+  for (let depth = 0; depth < 5 && e instanceof Error; depth++) {
+    const { code, address, port, hostname } = e as Error & { code?: string; address?: string; port?: number; hostname?: string };
+    if (typeof code === 'string') {
+      const where = address !== undefined ? ` ${address}${port !== undefined ? `:${port}` : ''}` : hostname !== undefined ? ` ${hostname}` : '';
+      return `${code}${where}${code === 'ECONNREFUSED' ? ' (nothing listens there)' : ''}`;
+    }
+    // undici's connect errors carry several causes (one per address tried).
+    if (e instanceof AggregateError && e.errors.length > 0) e = e.errors[0];
+    else e = e.cause;
+  }
+  return err instanceof Error ? err.message : String(err);
 }
 
 function sleep(ms: number): Promise<void> {
@@ -205,7 +228,7 @@ function parse(argv: string[]): {
     command: rest[0],
     arg: rest[1],
     o: {
-      url: str('--url') ?? `http://localhost:${process.env.PORT ?? '3000'}`,
+      url: str('--url') ?? process.env.PUBLIC_BASE_URL ?? `http://localhost:${process.env.PORT ?? '3000'}`,
       key: key ?? '',
       forward: str('--forward'),
       secret: str('--secret') ?? process.env.SHOP_WEBHOOK_SECRET,

@@ -23,8 +23,10 @@ export const PRUNE_DELIVERIES_SQL = `DELETE FROM webhook_deliveries WHERE id IN 
 /**
  * One step of the feed's horizon. Under the horizon row's lock (SKIP LOCKED: a second instance
  * finds it taken and does nothing), the next events after the horizon in feed order are taken
- * while they are older than RETENTION_EVENTS_DAYS and have no delivery still open to one of
- * this instance's addresses; their `data` is cleared and the horizon moves to the last one.
+ * while they are older than RETENTION_EVENTS_DAYS and have no delivery still open (pending or
+ * failed) to any address, configured here or not (an address removed from the configuration,
+ * or another instance's, is still owed its events); their `data` is cleared and the horizon
+ * moves to the last one.
  * The first young (or still delivering) event stops it, so the horizon never passes an event the
  * feed or a push still needs. Type, sequence and every audit column stay.
  */
@@ -34,8 +36,8 @@ export const ADVANCE_FEED_HORIZON_SQL = `WITH h AS (
     SELECT e.id, e.position,
            e.created_at < now() - make_interval(days => $1)
              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                              WHERE d.event_id = e.id AND d.state IN ('pending', 'failed')
-                                AND d.url = ANY($3::text[])) AS prunable
+                              WHERE d.event_id = e.id AND d.state IN ('pending', 'failed'))
+             AS prunable
       FROM events e, h
      WHERE e.position > h.position
      ORDER BY e.position LIMIT $2),
@@ -85,7 +87,6 @@ export class EventRetention implements OnApplicationBootstrap {
       const [row] = (await this.dataSource.query(ADVANCE_FEED_HORIZON_SQL, [
         eventsDays,
         size,
-        this.config.shopEvents.urls,
       ])) as Array<{ n: number }>;
       return row.n;
     });

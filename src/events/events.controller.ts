@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiOkResponse,
@@ -14,6 +14,7 @@ import type { Page } from '../common/pagination';
 import { DELIVERY_STATES, EventFeedQuery, ListDeliveriesQuery } from './dto/event-queries.dto';
 import { ApiShopEventModels, SHOP_EVENT_SCHEMA, ShopEventPage, type ShopEvent } from './event.view';
 import { EventsService, type DeliveryView } from './events.service';
+import { RedeliverDeliveriesDto, RedeliveredCount } from './dto/redeliver-deliveries.dto';
 import { feedObjectTypes } from './feed-scope';
 import { EVENT_OBJECT_TYPES } from '../audit/shop-events';
 
@@ -94,6 +95,15 @@ class Delivery implements DeliveryView {
   @ApiProperty({ format: 'date-time', example: '2026-01-15T10:02:00.000Z' }) createdAt: string;
   @ApiPropertyOptional({ type: String, nullable: true, format: 'date-time', example: null })
   deliveredAt: string | null;
+  @ApiPropertyOptional({
+    type: 'object',
+    nullable: true,
+    properties: { eventId: { type: 'string' }, sequence: { type: 'integer' } },
+    example: null,
+    description:
+      'An open delivery waiting for an earlier event of its object to the same address (acknowledged or dead first)',
+  })
+  waitingFor: { eventId: string; sequence: number } | null;
 }
 
 class DeliveryPage {
@@ -117,6 +127,19 @@ export class AdminEventsController {
   @ApiProblems(400)
   deliveries(@Query() q: ListDeliveriesQuery): Promise<Page<DeliveryView>> {
     return this.events.deliveries(q);
+  }
+
+  @Post('webhook-deliveries/redeliver')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Send again every failed (or dead) delivery matching a filter',
+    description:
+      'Each starts over (pending, due now, a new retry window) to its configured address; per object the events still go in order. Answers how many.',
+  })
+  @ApiOkResponse({ type: RedeliveredCount })
+  @ApiProblems(400, 409)
+  async redeliverMany(@Body() body: RedeliverDeliveriesDto): Promise<RedeliveredCount> {
+    return { redelivered: await this.events.redeliverMany(body) };
   }
 
   @Post('events/:id/redeliver')

@@ -28,6 +28,8 @@ export interface DeliveryView {
   lastError: string | null;
   createdAt: string;
   deliveredAt: string | null;
+  /** An open delivery held back by an earlier event of its object to the same address. */
+  waitingFor: { eventId: string; sequence: number } | null;
 }
 
 interface DeliveryRow {
@@ -46,6 +48,29 @@ interface DeliveryRow {
   last_error: string | null;
   created_at: Date;
   delivered_at: Date | null;
+  waiting_event: string | null;
+  waiting_sequence: number | null;
+}
+
+/**
+ * The earliest open delivery of an earlier event of the same object to the same address: the one
+ * the dispatcher waits for before it sends `d` (webhook-dispatcher.ts's claim has the same test).
+ */
+export const WAITING_FOR_SQL = `
+  LEFT JOIN LATERAL (
+    SELECT COALESCE(pe.public_id, pe.id::text) AS waiting_event, p.sequence AS waiting_sequence
+      FROM webhook_deliveries p JOIN events pe ON pe.id = p.event_id
+     WHERE d.state IN ('pending', 'failed')
+       AND p.url = d.url AND p.entity_type = d.entity_type AND p.entity_id = d.entity_id
+       AND p.sequence < d.sequence AND p.state IN ('pending', 'failed')
+     ORDER BY p.sequence LIMIT 1) w ON true`;
+
+/** What a bulk redelivery starts over. */
+export interface RedeliverFilter {
+  state: 'failed' | 'dead';
+  type?: string;
+  objectType?: string;
+  since?: string;
 }
 
 export class NoWebhookAddress extends DomainError {
@@ -208,7 +233,8 @@ export class EventsService {
       before = raw.slice(1);
     }
     const rows = (await this.dataSource.query(
-      `SELECT d.*, e.type, e.public_id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+      `SELECT d.*, e.type, e.public_id, w.* FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+       ${WAITING_FOR_SQL}
         WHERE ($1::varchar IS NULL OR d.state = $1) AND ($2::bigint IS NULL OR d.id < $2)
         ORDER BY d.id DESC LIMIT $3`,
       [q.state ?? null, before, limit + 1],
@@ -239,11 +265,35 @@ export class EventsService {
       [id, urls],
     );
     const rows = (await this.dataSource.query(
-      `SELECT d.*, e.type, e.public_id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+      `SELECT d.*, e.type, e.public_id, w.* FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+       ${WAITING_FOR_SQL}
         WHERE d.event_id = $1 AND d.url = ANY($2::text[]) ORDER BY d.id`,
       [id, urls],
     )) as DeliveryRow[];
     return rows.map(deliveryView);
+  }
+
+  /**
+   * Bulk redelivery: every failed (or dead) delivery to a configured address that matches the
+   * filter starts over (pending, due now, a fresh retry window), in one statement; per object the
+   * dispatcher still sends them in order. A delivery being sent right now (a live lease) is left
+   * to finish. Returns how many were queued again.
+   */
+  async redeliverMany(f: RedeliverFilter): Promise<number> {
+    const urls = this.config.shopEvents.urls;
+    if (urls.length === 0) throw new NoWebhookAddress();
+    const [, count] = (await this.dataSource.query(
+      `UPDATE webhook_deliveries d SET state = 'pending', next_attempt_at = now(), created_at = now(),
+              lease_until = NULL, lease_owner = NULL, last_error = NULL, delivered_at = NULL, updated_at = now()
+         FROM events e
+        WHERE e.id = d.event_id AND d.state = $1 AND d.url = ANY($2::text[])
+          AND (d.lease_until IS NULL OR d.lease_until < now())
+          AND ($3::varchar IS NULL OR e.type = $3)
+          AND ($4::varchar IS NULL OR d.entity_type = $4)
+          AND ($5::timestamptz IS NULL OR e.created_at >= $5)`,
+      [f.state, urls, f.type ?? null, f.objectType ?? null, f.since ?? null],
+    )) as [unknown, number];
+    return count;
   }
 }
 
@@ -264,5 +314,9 @@ function deliveryView(r: DeliveryRow): DeliveryView {
     lastError: r.last_error,
     createdAt: r.created_at.toISOString(),
     deliveredAt: r.delivered_at?.toISOString() ?? null,
+    waitingFor:
+      r.waiting_event !== null && r.waiting_event !== undefined && r.waiting_sequence !== null
+        ? { eventId: r.waiting_event, sequence: Number(r.waiting_sequence) }
+        : null,
   };
 }

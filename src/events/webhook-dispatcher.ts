@@ -8,6 +8,7 @@ import { AuditEventEntity } from '../audit/audit-event.entity';
 import { crashPoint } from '../common/crash-point';
 import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { type Tracing, tracingOf } from '../tracing/tracing';
 import { shopWebhookDead, shopWebhookDeliveries, shopWebhookLag } from '../metrics/metrics';
 import { forEachBounded } from '../jobs/claim';
 import { scheduleJob, singleFlight } from '../jobs/schedule';
@@ -50,7 +51,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly relay: EventRelay,
     private readonly scheduler: SchedulerRegistry,
-  ) {}
+  ) {
+    this.tracing = tracingOf(config.otel);
+  }
+
+  /** Undefined unless OTEL_EXPORTER_OTLP_ENDPOINT is set (src/tracing). */
+  private readonly tracing: Tracing | undefined;
 
   private get settings(): AppConfig['shopEvents'] {
     return this.config.shopEvents;
@@ -129,7 +135,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
       return;
     }
     const body = JSON.stringify(toShopEvent(event));
-    const attempt = await this.post(d.url, event.publicId, body);
+    // Tracing on: a client span per attempt, its traceparent sent with the event.
+    const span = this.tracing?.startSpan('shop webhook delivery', 'client', undefined, {
+      'event.id': event.publicId,
+      'event.type': event.type ?? undefined,
+      'delivery.attempt': d.attempts + 1,
+      'url.host': hostOf(d.url),
+    });
+    const attempt = await this.post(d.url, event.publicId, body, span?.traceparent);
+    span?.end(attempt.ok ? undefined : attempt.error);
     if (attempt.ok) {
       await this.dataSource.query(
         `UPDATE webhook_deliveries SET state = 'delivered', attempts = attempts + 1, last_status = $3, last_error = NULL,
@@ -175,8 +189,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
   }
 
   /** One POST; redirects are not followed (the address list is the only place events go). */
-  private async post(url: string, id: string, body: string): Promise<Attempt> {
-    const headers = webhookHeaders(this.settings.secret!, id, body);
+  private async post(url: string, id: string, body: string, traceparent?: string): Promise<Attempt> {
+    const headers: Record<string, string> = webhookHeaders(this.settings.secret!, id, body);
+    if (traceparent !== undefined) headers.traceparent = traceparent;
     try {
       const res = await fetch(url, {
         method: 'POST',
@@ -208,5 +223,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
         WHERE d.state IN ('pending', 'failed')`,
     )) as Array<{ lag: number }>;
     shopWebhookLag.set(row.lag);
+  }
+}
+
+/** The host an event goes to, for a span (never the path or query, which may hold a token). */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'invalid';
   }
 }

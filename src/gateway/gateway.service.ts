@@ -8,6 +8,7 @@ import { gatewayCallDuration } from '../metrics/metrics';
 import { GatewayError, GatewayTransportError, scrubGatewayText } from './gateway.errors';
 import { GatewayShops } from './gateway-shops';
 import { type PostAnswer, postText } from './http-post';
+import { bindingsOf, type TraceBindings, type Tracing, tracingOf } from '../tracing/tracing';
 import type { TransportErrorKind } from './gateway.errors';
 import type {
   CheckAccountRequest,
@@ -81,6 +82,9 @@ export class GatewayService implements OnModuleDestroy {
   private readonly httpAgent = new HttpAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
   private readonly log = logger.child({ component: 'gateway' });
+  /** Undefined unless OTEL_EXPORTER_OTLP_ENDPOINT is set (src/tracing). */
+  private readonly tracing: Tracing | undefined;
+  private readonly traceBindings: TraceBindings | undefined;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -88,6 +92,8 @@ export class GatewayService implements OnModuleDestroy {
   ) {
     this.gateway = config.gateway;
     this.shops = new GatewayShops(config.gateway.shops);
+    this.tracing = tracingOf(config.otel);
+    this.traceBindings = this.tracing ? bindingsOf(this.tracing) : undefined;
   }
 
   onModuleDestroy(): void {
@@ -235,8 +241,13 @@ export class GatewayService implements OnModuleDestroy {
     const started = process.hrtime.bigint();
     let outcome = 'ok';
     let errorCode: number | undefined;
+    // Tracing on: a client span, child of the request the call is made for when one is in flight.
+    const span = this.tracing?.startSpan(`gateway ${path}`, 'client', this.traceBindings?.parentOf(fields), {
+      'gateway.call': call,
+      'gateway.shop_id': shop.shopId,
+    });
     try {
-      return this.unwrap<T>(call, await this.post(call, path, body, signHeader));
+      return this.unwrap<T>(call, await this.post(call, path, body, signHeader, span?.traceparent));
     } catch (err) {
       if (err instanceof GatewayError) {
         outcome = 'gateway_error';
@@ -256,8 +267,13 @@ export class GatewayService implements OnModuleDestroy {
         errorCode,
       };
       // A gateway error is an answer (often an expected one: duplicate, absent); no answer is a warning.
-      if (outcome === 'ok' || outcome === 'gateway_error') this.log.info(line, 'gateway call');
-      else this.log.warn(line, 'gateway call');
+      if (span) {
+        span.setAttributes({ 'gateway.result': outcome, 'gateway.error_code': errorCode });
+        span.end(outcome === 'ok' ? undefined : outcome);
+      }
+      const logged = span ? { ...line, traceId: span.traceId } : line;
+      if (outcome === 'ok' || outcome === 'gateway_error') this.log.info(logged, 'gateway call');
+      else this.log.warn(logged, 'gateway call');
     }
   }
 
@@ -266,12 +282,14 @@ export class GatewayService implements OnModuleDestroy {
     path: string,
     body: Body,
     signHeader: boolean,
+    traceparent?: string,
   ): Promise<PostAnswer> {
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       Accept: 'application/json',
     };
     if (signHeader) headers.sign = String(body.sign);
+    if (traceparent !== undefined) headers.traceparent = traceparent;
     try {
       return await postText(this.urlOf(path), JSON.stringify(body), headers, {
         timeoutMs: this.gateway.timeoutMs,

@@ -9,7 +9,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayError, GatewayService, type InvoiceCheckRecord } from '../gateway';
 import { InvoiceEntity } from './invoice.entity';
 import { absencePolicy, applyInvoiceEvidence } from './invoice-evidence';
-import { applyCheckRecord } from './invoices.service';
+import { applyCheckRecord } from './operations/apply-check-record';
 import { isFinal } from './invoice.state';
 import { reconcileRuns } from '../metrics/metrics';
 import { claimDue, forEachBounded, releaseLeases } from '../jobs/claim';

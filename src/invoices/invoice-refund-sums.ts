@@ -21,8 +21,9 @@ export interface RefundSums {
 }
 
 /**
- * `refundableAmount` is the room the refund cap (fitsPaidAmount) leaves: only a `succeeded`
- * invoice can be refunded, so any other status has none; it never goes below zero (an operator's
+ * `refundableAmount` is the room the refund cap (fitsPaidAmount) leaves, by one rule for both
+ * (refundableAmountOf, below): only a `succeeded` invoice can be refunded, so any other status
+ * has none; it never goes below zero (an operator's
  * correction of a FAILED refund to SUCCESS may count more than the amount until the gateway's
  * books are looked at). `refundStatus` reads the SUCCESS sum only: `full` once it reaches the
  * amount, `partial` above zero, `none` at zero.
@@ -34,8 +35,7 @@ export function refundSumsOf(inv: {
   refundPendingAmount: Amount;
 }): RefundSums {
   const scale = inv.amount.scale;
-  const left = inv.amount.minus(inv.refundedAmount).minus(inv.refundPendingAmount);
-  const refundable = inv.status === 'succeeded' && left.isPositive() ? left : Amount.zero();
+  const refundable = refundableAmountOf(inv, [inv.refundedAmount, inv.refundPendingAmount]);
   return {
     refundedAmount: inv.refundedAmount.withScale(scale).toString(),
     refundPendingAmount: inv.refundPendingAmount.withScale(scale).toString(),
@@ -46,4 +46,18 @@ export function refundSumsOf(inv: {
         ? 'partial'
         : 'none',
   };
+}
+
+/**
+ * The refund sum rule, decided here once (the refund cap in src/refunds/refund.rules.ts and the
+ * invoice body above both call it): what a new refund may still take of an invoice is nothing
+ * unless the invoice is `succeeded`, else its amount less every refund that counts (`counted`:
+ * SUCCESS and WAITING, i.e. not FAILED), never below zero. Exact decimals throughout.
+ */
+export function refundableAmountOf(
+  inv: { amount: Amount; status: InvoiceStatus },
+  counted: readonly Amount[],
+): Amount {
+  const left = inv.amount.minus(Amount.sum([...counted]));
+  return inv.status === 'succeeded' && left.isPositive() ? left : Amount.zero();
 }

@@ -28,6 +28,20 @@ export function requestFingerprint(dto: CreateInvoiceDto): string {
 export const INVOICE_SECRET_FIELDS = ['card', 'paymentToken', 'paymentTokenFrom'] as const;
 
 /**
+ * The secret fields this request sent, for its conflict answer: a field it did not send is not
+ * named (the answer would only tell what the first request held). `paymentToken` looked up from
+ * `paymentTokenFrom` was not sent.
+ */
+export function sentSecretFields(dto: CreateInvoiceDto): string[] {
+  return INVOICE_SECRET_FIELDS.filter(
+    (f) =>
+      dto[f] !== undefined &&
+      dto[f] !== null &&
+      !(f === 'paymentToken' && dto.paymentTokenFrom !== undefined),
+  );
+}
+
+/**
  * The create's non-secret fields, canonical (the amount by value, the currency as its number,
  * empty extras and metadata as none), stored on the row so a conflicting repeat can be told
  * which fields differ.

@@ -130,3 +130,16 @@ export const LOCK_BY_SHOP_ORDER_ID = statement(
   'invoice_lock_by_shop_order_id',
   `SELECT * FROM invoices WHERE shop_id = $1 AND shop_order_id = $2 FOR UPDATE`,
 );
+
+/**
+ * Phase 1 of a charge or unhold: the claim on a held row whose gateway id is known; an unhold
+ * also records that it was asked for ($5). Nothing when the row is not held, has no gateway id
+ * yet, or another call holds it. Parameters: shop id, shop order id, owner, lease seconds,
+ * is-unhold.
+ */
+export const CLAIM_HOLD_ACTION = `UPDATE invoices SET call_owner = $3, call_started_at = now(),
+              call_lease_until = now() + make_interval(secs => $4), updated_at = now(),
+              unhold_requested_at = CASE WHEN $5::boolean THEN now() ELSE unhold_requested_at END
+        WHERE shop_id = $1 AND shop_order_id = $2 AND status = 'held' AND invoice_id IS NOT NULL
+          AND call_lease_until IS NULL
+        RETURNING id, invoice_id::text AS invoice_id`;

@@ -1,5 +1,6 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type { Logger } from 'pino';
+import { jobTracing } from '../tracing/tracing';
 
 /** Per application (its SchedulerRegistry): whether it is stopping, and the runs in progress. */
 interface Jobs {
@@ -33,16 +34,18 @@ export function scheduleJob(
   const tick = (): void => {
     if (busy || state.stopping) return;
     busy = true;
+    // Tracing on (src/tracing): a span per round.
+    const span = jobTracing(scheduler)?.startSpan(`job ${name}`, 'internal', undefined, { 'job.name': name });
+    let failed: string | undefined;
     const running = run()
-      .catch((err: unknown) =>
-        log.error(
-          { job: name, err: err instanceof Error ? err.message : String(err) },
-          'scheduled job failed',
-        ),
-      )
+      .catch((err: unknown) => {
+        failed = err instanceof Error ? err.message : String(err);
+        log.error({ job: name, err: failed }, 'scheduled job failed');
+      })
       .finally(() => {
         busy = false;
         state.running.delete(running);
+        span?.end(failed);
       });
     state.running.add(running);
   };

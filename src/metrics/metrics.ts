@@ -148,3 +148,23 @@ export const idempotencyConflicts = new Counter({
   labelNames: ['object', 'result'] as const,
   registers: [registry],
 });
+
+export const booksDifference = new Gauge({
+  name: 'books_difference',
+  help: 'Per currency, the sum of the absolute differences between the agent shop balance at the gateway and the ledger (agent_available, agent_frozen) at the last reconciliation',
+  labelNames: ['currency'] as const,
+  registers: [registry],
+});
+
+export const reconciliationLastFinished = new Gauge({
+  name: 'reconciliation_last_finished_timestamp_seconds',
+  help: 'Unix time at which the last reconciliation with the gateway finished',
+  registers: [registry],
+});
+
+export const reconciliationItems = new Gauge({
+  name: 'reconciliation_items',
+  help: 'Items (variances) of the last reconciliation, by kind (balance, status, amount, missing_ours, missing_gateway)',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});

@@ -16,6 +16,8 @@ export interface NotificationView {
   verified: boolean;
   status: string;
   outcome: string | null;
+  /** What it did to its object's status: applied, unchanged, not_applied; null when none was judged. */
+  statusEffect: string | null;
   /** The gateway shop the notification names (payment or agent shop); null when none. */
   shopId: number | null;
   shopOrderId: string | null;
@@ -53,6 +55,7 @@ function notificationView(n: NotificationEntity): NotificationView {
     verified: n.verified,
     status: n.status,
     outcome: n.outcome,
+    statusEffect: n.statusEffect,
     shopId: n.shopId,
     shopOrderId: n.shopOrderId,
     shopRefundId: n.shopRefundId,

@@ -14,6 +14,7 @@ import {
   type NotificationApplier,
   NotificationAppliers,
 } from './notification-appliers';
+import { outcomeText, statusEffectOf } from './notification.rules';
 
 const log = logger.child({ component: 'invoice-notifications' });
 
@@ -97,14 +98,16 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
     const priced = await takePriceFacts(manager, invoice, prices);
 
     const changes: string[] = [];
-    let stale: string | null = null;
     if (verdict.kind === 'apply') changes.push(`status ${from} -> ${verdict.to}`);
     else if (priced) changes.push('payer price learnt');
     if (verdict.kind === 'ignore' && verdict.invoiceId !== undefined)
       changes.push(`gateway invoice id ${verdict.invoiceId} learnt`);
-    else if (verdict.kind === 'attention')
-      stale = `not applied, needs attention: ${verdict.detail}`;
-    else if (verdict.kind === 'ignore') stale = `not applied: ${verdict.reason}`;
+    const statusEffect = statusEffectOf(verdict, recordStatus !== null);
+    // Why its status did not move: said in the outcome whatever else it taught.
+    let notApplied: string | null = null;
+    if (verdict.kind === 'attention')
+      notApplied = `not applied, needs attention: ${verdict.detail}`;
+    else if (verdict.kind === 'ignore') notApplied = `not applied: ${verdict.reason}`;
 
     // The token comes only with a successful payment; keep it even when the status was settled earlier.
     const token = tokenFromPsData(fields.ps_data);
@@ -114,8 +117,19 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
     )
       changes.push('payment token stored');
 
-    if (changes.length > 0) return { status: 'applied', outcome: changes.join('; '), shopOrderId };
-    return { status: 'stale', outcome: stale ?? 'nothing to change', shopOrderId };
+    if (changes.length > 0)
+      return {
+        status: 'applied',
+        outcome: outcomeText(changes, statusEffect === 'not_applied' ? notApplied : null),
+        statusEffect,
+        shopOrderId,
+      };
+    return {
+      status: 'stale',
+      outcome: notApplied ?? 'nothing to change',
+      statusEffect,
+      shopOrderId,
+    };
   }
 
   private reject(shopOrderId: string | undefined, reason: string, ctx: ApplyContext): ApplyOutcome {
@@ -124,6 +138,6 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
       { shopOrderId, notificationId: ctx.notificationId, reason },
       'payment notification rejected: does not match the invoice',
     );
-    return { status: 'rejected', outcome: reason, shopOrderId };
+    return { status: 'rejected', outcome: reason, statusEffect: 'not_applied', shopOrderId };
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import type { NotificationStatus } from './notification.entity';
+import type { NotificationStatus, NotificationStatusEffect } from './notification.entity';
 
 /** What applying one verified notification did. */
 export interface ApplyOutcome {
@@ -8,6 +8,8 @@ export interface ApplyOutcome {
   status: Extract<NotificationStatus, 'applied' | 'stale' | 'rejected'>;
   /** Human-readable: what changed, or why nothing did. */
   outcome: string;
+  /** What it did to the object's status, whatever else it changed (retention keeps `not_applied`). */
+  statusEffect: NotificationStatusEffect;
   shopOrderId?: string;
   shopRefundId?: string;
 }

@@ -12,14 +12,24 @@ const log = logger.child({ component: 'notification-retention' });
 /**
  * Verified notifications that were applied or changed nothing (`stale`: a repeat), last received
  * more than RETENTION_NOTIFICATIONS_DAYS ago, oldest first (ix_notifications_settled). Pending,
- * rejected and ignored ones stay for operators. The audit entries they caused stay for ever.
+ * rejected and ignored ones stay for operators. Evidence stays too: a notification whose status
+ * was not applied (`status_effect = 'not_applied'`: the gateway contradicted the object, whatever
+ * else was learnt from it), and one whose invoice or refund is still flagged (attention open).
+ * The audit entries they caused stay for ever.
  */
 export const PRUNE_NOTIFICATIONS_SQL = `DELETE FROM notifications WHERE id IN (
-    SELECT id FROM notifications
-     WHERE verified AND status IN ('applied', 'stale')
-       AND last_received_at < now() - make_interval(days => $1)
-     ORDER BY last_received_at LIMIT $2
-     FOR UPDATE SKIP LOCKED)`;
+    SELECT n.id FROM notifications n
+     WHERE n.verified AND n.status IN ('applied', 'stale')
+       AND n.last_received_at < now() - make_interval(days => $1)
+       AND n.status_effect IS DISTINCT FROM 'not_applied'
+       AND NOT EXISTS (SELECT 1 FROM invoices i
+                        WHERE i.shop_id = n.shop_id AND i.shop_order_id = n.shop_order_id
+                          AND i.needs_attention)
+       AND NOT EXISTS (SELECT 1 FROM refunds r
+                        WHERE r.shop_id = n.shop_id AND r.shop_refund_id = n.shop_refund_id
+                          AND r.needs_attention)
+     ORDER BY n.last_received_at LIMIT $2
+     FOR UPDATE OF n SKIP LOCKED)`;
 
 /**
  * The unverified sample beyond NOTIFY_UNVERIFIED_KEEP, oldest first. Each stored unverified

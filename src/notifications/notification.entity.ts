@@ -7,6 +7,14 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
  */
 export type NotificationStatus = 'pending' | 'applied' | 'stale' | 'rejected' | 'ignored';
 
+/**
+ * What a verified notification did to its object's status, whatever else it changed (a payer
+ * price, a token): `applied` (the status moved), `unchanged` (a repeat, or a step the object has
+ * passed), `not_applied` (the gateway contradicts the object, the record does not match it, or
+ * the word is unknown): evidence retention keeps. Null: no status judged (unverified, ignored).
+ */
+export type NotificationStatusEffect = 'applied' | 'unchanged' | 'not_applied';
+
 @Entity('notifications')
 @Index('ix_notifications_order', ['shopOrderId'])
 @Index('ix_notifications_unverified', ['receivedAt'], { where: 'verified = false' })
@@ -33,6 +41,9 @@ export class NotificationEntity {
   @Column({ type: 'varchar', length: 16 }) status: NotificationStatus;
   /** What applying it changed, or why it changed nothing. */
   @Column({ type: 'text', nullable: true }) outcome: string | null;
+  /** What it did to its object's status (NotificationStatusEffect); null when none was judged. */
+  @Column({ name: 'status_effect', type: 'varchar', length: 16, nullable: true })
+  statusEffect: NotificationStatusEffect | null;
   /** The gateway shop the notification names (payment or agent shop); null when it names none. */
   @Column({ name: 'shop_id', type: 'int', nullable: true }) shopId: number | null;
   @Column({ name: 'shop_order_id', type: 'varchar', length: 255, nullable: true }) shopOrderId:

@@ -1,8 +1,11 @@
 import { Check, Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn, Unique } from 'typeorm';
 
 export type PayoutBatchStatus = 'pending' | 'processing' | 'completed';
-/** A row is `pending` until its create has an answer: `sent` (the payout) or `refused` (a problem). */
-export type PayoutBatchRowState = 'pending' | 'sent' | 'refused';
+/**
+ * A row is `pending` until its create has an answer: `sent` (the payout) or `refused` (a
+ * problem); or `cancelled` with its batch before its send began (never sent).
+ */
+export type PayoutBatchRowState = 'pending' | 'sent' | 'refused' | 'cancelled';
 
 /** A batch of payout creates (`POST /payouts/batches`), per agent shop, keyed by the shop's `batchId`. */
 @Entity('payout_batches')
@@ -19,6 +22,12 @@ export class PayoutBatchEntity {
   @Column({ name: 'request_fingerprint', type: 'char', length: 64 }) requestFingerprint: string;
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' }) createdAt: Date;
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true }) completedAt: Date | null;
+  /** The key that submitted the batch: its rows are created under it (four eyes hold for them). */
+  @Column({ name: 'key_id', type: 'varchar', length: 64, nullable: true }) keyId: string | null;
+  @Column({ name: 'key_role', type: 'varchar', length: 16, nullable: true }) keyRole: 'shop' | 'admin' | null;
+  @Column({ name: 'cancelled_at', type: 'timestamptz', nullable: true }) cancelledAt: Date | null;
+  /** Repeats of the batchId with other rows (locked past IDEMPOTENCY_CONFLICT_LIMIT). */
+  @Column({ name: 'idempotency_conflicts', type: 'int', default: 0 }) idempotencyConflicts: number;
 }
 
 /**
@@ -28,7 +37,7 @@ export class PayoutBatchEntity {
  * shopPaymentId).
  */
 @Entity('payout_batch_rows')
-@Check('ck_payout_batch_rows_state', `"state" IN ('pending','sent','refused')`)
+@Check('ck_payout_batch_rows_state', `"state" IN ('pending','sent','refused','cancelled')`)
 @Index('ix_payout_batch_rows_pending', ['batchPk', 'rowNo'], { where: `state = 'pending'` })
 export class PayoutBatchRowEntity {
   @PrimaryColumn({ name: 'batch_pk', type: 'uuid' }) batchPk: string;
@@ -39,5 +48,7 @@ export class PayoutBatchRowEntity {
   @Column({ type: 'varchar', length: 16 }) state: PayoutBatchRowState;
   @Column({ type: 'jsonb', nullable: true }) result: Record<string, unknown> | null;
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true }) leaseUntil: Date | null;
+  /** Set (once) when the runner hands the row to the create path: a cancel no longer takes it. */
+  @Column({ name: 'send_started_at', type: 'timestamptz', nullable: true }) sendStartedAt: Date | null;
   @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' }) updatedAt: Date;
 }

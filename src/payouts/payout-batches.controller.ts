@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBearerAuth,
@@ -13,10 +13,12 @@ import {
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Scopes } from '../common/access.decorator';
+import { Acting, type Actor } from '../common/actor';
 import { REPLAYED_HEADER } from '../common/errors';
 import { ApiProblems } from '../common/openapi';
 import {
   BatchRowsQuery,
+  PayoutBatchCancelSchema,
   PayoutBatchDryRunSchema,
   PayoutBatchRequestSchema,
   PayoutBatchSummarySchema,
@@ -47,8 +49,12 @@ export class PayoutBatchesController {
       '(idempotent by its shopPaymentId) with bounded concurrency; GET /payouts/batches/{batchId} reports it and ' +
       'the event payout_batch.completed comes when every row has an answer. ?dryRun=true answers 200 per row ' +
       "(create rules, the payway's bounds and account patterns, repeated and already used shopPaymentIds) and " +
-      'stores and sends nothing. The same batchId with the same rows replays (Idempotent-Replayed: true); with ' +
-      'other rows 409. Bodies up to 5 MB; larger is 413.',
+      'stores and sends nothing; its rows are paged (limit, cursor: send the same body again) and its answer is ' +
+      'smaller than the request, with at most 20 errors a row. A CSV header with more metadata.<key> or ' +
+      'accountDetails.<name> columns than a JSON object may have keys is refused before any row is read. The ' +
+      'same batchId with the same rows replays (Idempotent-Replayed: true); with other rows it is a 409 ' +
+      'idempotency conflict that names no row, counted toward IDEMPOTENCY_CONFLICT_LIMIT (then the batchId is ' +
+      'locked). Rows are created under the submitting key. Bodies up to 5 MB; larger is 413.',
   })
   @ApiConsumes('application/json', 'text/csv')
   @ApiExtraModels(PayoutBatchRequestSchema)
@@ -73,34 +79,70 @@ export class PayoutBatchesController {
       csv: { value: CSV_EXAMPLE },
     },
   })
-  @ApiAcceptedResponse({ type: PayoutBatchSummarySchema, description: 'Stored; sent in the background' })
-  @ApiOkResponse({ type: PayoutBatchDryRunSchema, description: 'dryRun=true: per-row results, nothing stored' })
+  @ApiAcceptedResponse({
+    type: PayoutBatchSummarySchema,
+    description: 'Stored; sent in the background',
+  })
+  @ApiOkResponse({
+    type: PayoutBatchDryRunSchema,
+    description: 'dryRun=true: per-row results, nothing stored',
+  })
   @ApiProblems(409, 413)
   async submit(
     @Body() body: unknown,
     @Query() q: SubmitBatchQuery,
     @Req() req: FastifyRequest,
     @Res({ passthrough: true }) res: FastifyReply,
+    @Acting() by: Actor,
   ): Promise<unknown> {
     const input = this.batches.parse(body, isCsv(req.headers['content-type']), q.batchId);
     if (q.dryRun === 'true') {
       res.status(200);
-      return this.batches.dryRun(input);
+      return this.batches.dryRun(input, {
+        limit: q.limit,
+        cursor: q.cursor,
+        bodyBytes: bodyBytes(req.headers['content-length'], body),
+      });
     }
-    const stored = await this.batches.submit(input);
+    const stored = await this.batches.submit(input, by);
     res.status(stored.code);
     if (stored.replayed) res.header(REPLAYED_HEADER, 'true');
     return stored.body;
   }
 
   @Get(':batchId')
-  @ApiOperation({ summary: "A batch: counts by state, its payouts' statuses, and its rows in order (paged)" })
+  @ApiOperation({
+    summary: "A batch: counts by state, its payouts' statuses, and its rows in order (paged)",
+  })
   @ApiParam({ name: 'batchId', example: 'payroll-2026-01' })
   @ApiOkResponse({ type: PayoutBatchWithRowsSchema })
   @ApiProblems(404)
   get(@Param('batchId') batchId: string, @Query() q: BatchRowsQuery): Promise<unknown> {
     return this.batches.get(batchId, q);
   }
+
+  @Post(':batchId/cancel')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Cancel every row of a batch not yet sent; rows already sent go on',
+    description:
+      'Rows the background sending has not begun become cancelled (never sent; event payout.cancelled), and so ' +
+      'do payouts of the batch still waiting for approval. Answers the batch with its counts and cancelledNow. ' +
+      'Repeating it is harmless.',
+  })
+  @ApiParam({ name: 'batchId', example: 'payroll-2026-01' })
+  @ApiOkResponse({ type: PayoutBatchCancelSchema })
+  @ApiProblems(404)
+  cancel(@Param('batchId') batchId: string, @Acting() by: Actor): Promise<unknown> {
+    return this.batches.cancel(batchId, by);
+  }
+}
+
+/** The request's size, for the dry run's answer to stay below it. */
+function bodyBytes(contentLength: string | undefined, body: unknown): number {
+  const declared = Number(contentLength);
+  if (Number.isSafeInteger(declared) && declared > 0) return declared;
+  return Buffer.byteLength(typeof body === 'string' ? body : JSON.stringify(body ?? ''));
 }
 
 function isCsv(contentType: string | undefined): boolean {

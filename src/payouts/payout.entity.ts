@@ -19,14 +19,15 @@ export type PayoutStatus =
   | 'failed'
   | 'rejected'
   | 'unknown'
-  | 'needs_attention';
+  | 'needs_attention'
+  | 'cancelled';
 export type AmountType = 'ps_amount' | 'shop_amount';
 
 @Entity('payouts')
 @Check('ck_payouts_amount', `"amount" > 0`)
 @Check(
   'ck_payouts_status',
-  `"status" IN ('awaiting_approval','pending','processing','succeeded','failed','rejected','unknown','needs_attention')`,
+  `"status" IN ('awaiting_approval','pending','processing','succeeded','failed','rejected','unknown','needs_attention','cancelled')`,
 )
 @Check('ck_payouts_amount_type', `"amount_type" IN ('ps_amount','shop_amount')`)
 @Unique('uq_payouts_shop_payment', ['shopId', 'shopPaymentId'])

@@ -103,7 +103,7 @@ export function readPayoutRecord(
  * SQL over a `payouts` row, for the transaction's `now()` (the same now() that stamps a send).
  */
 export const COUNTS_ON_TODAY_SQL = `sent_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-  AND status NOT IN ('rejected', 'failed', 'awaiting_approval')`;
+  AND status NOT IN ('rejected', 'failed', 'cancelled', 'awaiting_approval')`;
 
 /**
  * The advisory lock that serialises the sends of one (shop, currency) on the UTC day they count
@@ -132,7 +132,7 @@ export const IN_FLIGHT_SQL = `
   SELECT COALESCE(SUM(COALESCE(shop_write_off, amount)), 0)::text AS sum
     FROM payouts
    WHERE shop_id = $1 AND shop_currency = $2 AND id <> $3
-     AND status NOT IN ('rejected', 'failed', 'awaiting_approval')
+     AND status NOT IN ('rejected', 'failed', 'cancelled', 'awaiting_approval')
      AND (last_create_at >= $4 OR call_lease_until > $4)`;
 
 /** Rule "when does its watch start": when it was sent; before that (never sent) its creation. */

@@ -18,9 +18,15 @@ export const PAYOUT_STATUSES: readonly PayoutStatus[] = [
   'rejected',
   'unknown',
   'needs_attention',
+  'cancelled',
 ];
 
-const FINAL: ReadonlySet<PayoutStatus> = new Set<PayoutStatus>(['succeeded', 'failed', 'rejected']);
+const FINAL: ReadonlySet<PayoutStatus> = new Set<PayoutStatus>([
+  'succeeded',
+  'failed',
+  'rejected',
+  'cancelled',
+]);
 
 export function isFinal(status: PayoutStatus): boolean {
   return FINAL.has(status);
@@ -42,7 +48,8 @@ export function isUnsent(status: PayoutStatus): boolean {
 
 const ALLOWED: Record<PayoutStatus, readonly PayoutStatus[]> = {
   // Approved (then sent by the create path) or rejected by an operator (never sent).
-  awaiting_approval: ['pending', 'rejected'],
+  // Or cancelled with its batch (never sent).
+  awaiting_approval: ['pending', 'rejected', 'cancelled'],
   pending: ['processing', 'unknown', 'succeeded', 'failed', 'rejected', 'needs_attention'],
   unknown: ['processing', 'succeeded', 'failed', 'rejected', 'needs_attention'],
   // A repeated create after "absent" can itself time out: processing -> unknown.
@@ -52,6 +59,7 @@ const ALLOWED: Record<PayoutStatus, readonly PayoutStatus[]> = {
   succeeded: [],
   failed: [],
   rejected: [],
+  cancelled: [],
 };
 
 export type TransitionDecision =

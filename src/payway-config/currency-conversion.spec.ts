@@ -23,14 +23,14 @@ describe('checkConvertedBounds', () => {
     [
       'a currency that is not a code',
       { amount: '100.00', currency: '643.5' },
-      [{ field: 'currency', message: "cannot be priced in the payway's currency 643" }],
+      [{ field: 'currency', message: "cannot be priced in the payway's currency RUB (643)" }],
     ],
     ['exactly the minimum', { amount: '10.00', currency: 643 }, []],
     ['exactly the maximum, written as the gateway does', { amount: '500000.0', currency: 643 }, []],
     [
       'a cent under the minimum',
       { amount: '9.99', currency: 643 },
-      [{ field: 'amount', message: 'must be at least 10.0 in currency 643 (it converts to 9.99)' }],
+      [{ field: 'amount', message: 'must be at least 10.0 in RUB (643) (it converts to 9.99)' }],
     ],
     [
       'a cent over the maximum',
@@ -38,24 +38,24 @@ describe('checkConvertedBounds', () => {
       [
         {
           field: 'amount',
-          message: 'must be at most 500000.0 in currency 643 (it converts to 500000.01)',
+          message: 'must be at most 500000.0 in RUB (643) (it converts to 500000.01)',
         },
       ],
     ],
     [
       'priced in another currency than the payway’s',
       { amount: '100.00', currency: 840 },
-      [{ field: 'currency', message: "cannot be priced in the payway's currency 643" }],
+      [{ field: 'currency', message: "cannot be priced in the payway's currency RUB (643)" }],
     ],
     [
       'no price',
       { amount: undefined, currency: 643 },
-      [{ field: 'currency', message: "cannot be priced in the payway's currency 643" }],
+      [{ field: 'currency', message: "cannot be priced in the payway's currency RUB (643)" }],
     ],
     [
       'a price that is not a decimal',
       { amount: 'abc', currency: 643 },
-      [{ field: 'currency', message: "cannot be priced in the payway's currency 643" }],
+      [{ field: 'currency', message: "cannot be priced in the payway's currency RUB (643)" }],
     ],
   ])('%s', (_name, priced, expected) => {
     expect(checkConvertedBounds(priced, RUB_PAYWAY)).toEqual(expected);

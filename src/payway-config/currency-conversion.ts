@@ -7,7 +7,7 @@
  */
 import type { FieldError } from '../common/errors';
 import { Amount } from '../common/money';
-import { currencyCodeOf } from '../common/currency';
+import { currencyCodeOf, currencyName } from '../common/currency';
 import { checkAmountBounds } from './amount-bounds';
 
 /** `local`: the amount is in the payway's currency; `gateway`: ask the pre-calculation first. */
@@ -47,7 +47,7 @@ export function checkConvertedBounds(
     return [
       {
         field: 'currency',
-        message: `cannot be priced in the payway's currency ${String(payway.currency)}`,
+        message: `cannot be priced in the payway's currency ${shownCurrency(payway.currency)}`,
       },
     ];
   }
@@ -56,9 +56,15 @@ export function checkConvertedBounds(
   return [
     {
       field: 'amount',
-      message: `${bound} in currency ${paywayCurrency} (it converts to ${amount.toString()})`,
+      message: `${bound} in ${currencyName(paywayCurrency)} (it converts to ${amount.toString()})`,
     },
   ];
+}
+
+/** A payway's currency as configured, named both ways when it is a code (`RUB (643)`). */
+function shownCurrency(value: unknown): string {
+  const code = currencyCodeOf(value);
+  return code === null ? String(value) : currencyName(code);
 }
 
 function tryAmount(text: string): Amount | null {

@@ -2,6 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { closestAliases } from '../common/closest';
 import { ValidationFailed } from '../common/errors';
 import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig, type GatewayCall } from '../config/config';
@@ -96,10 +97,12 @@ export class PaywayConfigService implements OnApplicationBootstrap {
   async getPayway(direction: PaywayDirection, payway: string): Promise<InputPayway | OutputPayway>;
   async getPayway(direction: PaywayDirection, payway: string): Promise<InputPayway | OutputPayway> {
     const found = await this.findPayway(direction, payway);
-    if (found === undefined)
+    if (found === undefined) {
+      const near = await this.closestAliases(direction, payway);
       throw new ValidationFailed([
-        { field: 'payway', message: unknownPaywayMessage(payway, direction) },
+        { field: 'payway', message: unknownPaywayMessage(payway, direction, near) },
       ]);
+    }
     // Payout ways carry no is_active; only an explicit false retires one.
     if ('is_active' in found && !isActive(found as { is_active?: unknown })) {
       throw new ValidationFailed([{ field: 'payway', message: `${payway} is not active` }]);
@@ -117,6 +120,15 @@ export class PaywayConfigService implements OnApplicationBootstrap {
       for (const p of group.payways ?? []) if (p.alias === payway) return p;
     }
     return undefined;
+  }
+
+  /** Up to five listed aliases closest to one that is not listed (common/closest.ts). */
+  async closestAliases(direction: PaywayDirection, payway: string): Promise<string[]> {
+    const { groups } = await this.current(direction);
+    const aliases = (groups as PaywayGroup<InputPayway | OutputPayway>[]).flatMap((g) =>
+      (g.payways ?? []).map((p) => p.alias),
+    );
+    return closestAliases(payway, aliases);
   }
 
   /** The shop whose list a direction is: the shop of its configuration call. */

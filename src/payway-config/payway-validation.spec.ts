@@ -5,6 +5,7 @@ import {
   checkExtras,
   checkPaymentAgainstPayway,
   isActive,
+  unknownPaywayMessage,
 } from './payway-validation';
 import { PAYMENT } from '../../test/support/payways';
 
@@ -140,4 +141,15 @@ describe('checkPaymentAgainstPayway', () => {
     expect(
       checkPaymentAgainstPayway({ ...input, extras: undefined, checkExtras: false }, payway()),
     ).toEqual([]));
+});
+
+describe('unknownPaywayMessage', () => {
+  it('names the closest aliases when there are any, and always where all are listed', () => {
+    expect(unknownPaywayMessage('card_core_payin_rub', 'payment', ['a[x,y]', 'a[x,z]'])).toBe(
+      'card_core_payin_rub is not a known payment way (did you mean a[x,y], a[x,z]?); GET /api/v1/payways?direction=payment lists them',
+    );
+    expect(unknownPaywayMessage('nope', 'payout')).toBe(
+      'nope is not a known payout way; GET /api/v1/payways?direction=payout lists them',
+    );
+  });
 });

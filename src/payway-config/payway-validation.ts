@@ -112,6 +112,8 @@ export interface PaymentCheckInput {
   extras?: Record<string, unknown>;
   /** False for a quote: extras are asked for only at creation. */
   checkExtras: boolean;
+  /** For an unknown payway: the closest known aliases (PaywayConfigService.closestAliases). */
+  suggestions?: readonly string[];
 }
 
 /** Every reason the request does not fit the payway, as field errors (empty: it fits). */
@@ -121,7 +123,7 @@ export function checkPaymentAgainstPayway(
 ): FieldError[] {
   const alias = input.payway;
   if (payway === undefined)
-    return [{ field: 'payway', message: unknownPaywayMessage(alias, 'payment') }];
+    return [{ field: 'payway', message: unknownPaywayMessage(alias, 'payment', input.suggestions) }];
   if (!isActive(payway)) return [{ field: 'payway', message: `${alias} is not active` }];
   const errors: FieldError[] = [];
   // In another currency the bounds are the gateway's pre-calculation's to check (the caller's).
@@ -134,7 +136,15 @@ export function checkPaymentAgainstPayway(
   return errors;
 }
 
-/** An unknown payway's message: where the known ones are listed (issue #25). */
-export function unknownPaywayMessage(alias: string, direction: 'payment' | 'payout'): string {
-  return `${alias} is not a known ${direction} way; GET /api/v1/payways?direction=${direction} lists them`;
+/**
+ * An unknown payway's message: the closest known aliases, if any are close, and where all of
+ * them are listed.
+ */
+export function unknownPaywayMessage(
+  alias: string,
+  direction: 'payment' | 'payout',
+  suggestions: readonly string[] = [],
+): string {
+  const near = suggestions.length > 0 ? ` (did you mean ${suggestions.join(', ')}?)` : '';
+  return `${alias} is not a known ${direction} way${near}; GET /api/v1/payways?direction=${direction} lists them`;
 }

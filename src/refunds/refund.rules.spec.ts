@@ -1,4 +1,7 @@
+import fc from 'fast-check';
 import { Amount } from '../common/money';
+import { refundSumsOf } from '../invoices/invoice-refund-sums';
+import { fitsPaidAmount } from './refund.rules';
 import { judgeRefund, type RefundEvidence, type RefundRuleFacts } from './refund.state';
 import type { RefundStatus, RefundSubmitState } from './refund.entity';
 
@@ -104,5 +107,36 @@ describe('judgeRefund: what a gateway message about a refund means', () => {
         policy,
       ),
     ).toEqual({ kind: 'never_created', count: 3 });
+  });
+});
+
+describe('the refund sum, decided once', () => {
+  const cents = fc
+    .integer({ min: 0, max: 100000 })
+    .map((c) => Amount.fromText(`${Math.trunc(c / 100)}.${String(c % 100).padStart(2, '0')}`));
+
+  it('property: a refund fits the cap exactly when it is within the refundableAmount the invoice body shows', () => {
+    fc.assert(
+      fc.property(cents, cents, cents, cents, (paid, refunded, pending, amount) => {
+        const shown = refundSumsOf({
+          amount: paid,
+          status: 'succeeded',
+          refundedAmount: refunded,
+          refundPendingAmount: pending,
+        });
+        const fits = fitsPaidAmount(paid, [refunded, pending], amount);
+        return (
+          fits === (amount.isPositive() && amount.lte(Amount.fromText(shown.refundableAmount)))
+        );
+      }),
+    );
+  });
+
+  it('the cap is the amount less every refund that counts, exactly', () => {
+    const paid = Amount.parse('100.00');
+    expect(fitsPaidAmount(paid, [Amount.parse('60.00')], Amount.parse('40.00'))).toBe(true);
+    expect(fitsPaidAmount(paid, [Amount.parse('60.00')], Amount.parse('40.01'))).toBe(false);
+    expect(fitsPaidAmount(paid, [Amount.parse('100.01')], Amount.parse('0.01'))).toBe(false);
+    expect(fitsPaidAmount(paid, [], Amount.parse('0'))).toBe(false);
   });
 });

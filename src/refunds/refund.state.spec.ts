@@ -1,3 +1,4 @@
+import { fitsPaidAmount } from './refund.rules';
 import fc from 'fast-check';
 import { Amount } from '../common/money';
 import type { RefundStatus } from './refund.entity';
@@ -6,7 +7,6 @@ import {
   backoffSeconds,
   countsTowardPaid,
   decideRefundTransition,
-  fitsPaidAmount,
   isFinalRefund,
   mismatchOf,
   outcomeOfCreate,

@@ -114,14 +114,6 @@ export function mismatchOf(
   return null;
 }
 
-/**
- * Would `amount` keep the refunds that count (not FAILED) within what was paid? `counted` are
- * the amounts of the invoice's refunds that still count.
- */
-export function fitsPaidAmount(paid: Amount, counted: Amount[], amount: Amount): boolean {
-  return Amount.sum([...counted, amount]).lte(paid);
-}
-
 /** Next reconciliation delay: the grace period doubled per attempt, capped at an hour. */
 export function backoffSeconds(graceS: number, attempts: number): number {
   return Math.min(graceS * 2 ** Math.min(attempts, 20), 3600);

@@ -25,6 +25,7 @@ const base: DailyReport = {
       },
     },
   ],
+  ledger: [{ account: 'sales', currency: 643, amount: '-100.00' }],
   open: { total: 0, items: [] },
   attention: { total: 0, items: [] },
 };
@@ -42,6 +43,7 @@ describe('dailyReportCsv', () => {
       'payouts,643,1,1040.00,0,,,,,,,,,,',
       'payment_fees,643,1,-1.50,1,,,,,,,,,,',
       'payout_fees,643,1,40.00,0,,,,,,,,,,',
+      'ledger:sales,643,,-100.00,,,,,,,,,,,',
       'open_total,,0,,,,,,,,,,,,',
       'attention_total,,0,,,,,,,,,,,,',
       '',

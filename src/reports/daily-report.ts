@@ -65,6 +65,12 @@ export interface AttentionItem {
   flaggedNow: boolean;
 }
 
+export interface LedgerSum {
+  account: string;
+  currency: number;
+  amount: string;
+}
+
 export interface DailyReport {
   date: string;
   timeZone: string;
@@ -74,6 +80,8 @@ export interface DailyReport {
   /** False while the day is still running: the figures are the day so far. */
   complete: boolean;
   currencies: CurrencyBooks[];
+  /** The ledger's postings of the day, summed per account and currency. */
+  ledger: LedgerSum[];
   open: { total: number; items: OpenItem[] };
   attention: { total: number; items: AttentionItem[] };
 }
@@ -163,7 +171,8 @@ function field(column: Column, value: string | number | boolean | null | undefin
  * The report as one flat CSV table (RFC 4180, CRLF line ends, a header row): a `section` column
  * names what each row is — `payments`, `refunds`, `payouts`, `payment_fees`, `payout_fees` (one
  * row per currency each), `open` and `attention` (one row per object), `open_total` and
- * `attention_total` (the counts, which may exceed the rows listed).
+ * `attention_total` (the counts, which may exceed the rows listed), `ledger:<account>` (the
+ * ledger's postings of the day, one row per account and currency).
  */
 export function dailyReportCsv(r: DailyReport): string {
   const rows: Row[] = [];
@@ -188,6 +197,9 @@ export function dailyReportCsv(r: DailyReport): string {
         amount: fee.amount,
         not_computed: fee.notComputed,
       });
+  }
+  for (const l of r.ledger) {
+    rows.push({ section: `ledger:${l.account}`, currency: l.currency, amount: l.amount });
   }
   rows.push({ section: 'open_total', count: r.open.total });
   for (const o of r.open.items)

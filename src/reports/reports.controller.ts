@@ -19,6 +19,7 @@ import { ReportsService } from './reports.service';
 const CSV_EXAMPLE =
   'section,currency,count,amount,not_computed,object_type,object_id,status,current_status,created_at,age_seconds,reason,raised_at,flagged_at_end,flagged_now\r\n' +
   'payments,643,3,1500.00,,,,,,,,,,,\r\n' +
+  'ledger:sales,643,,-1500.00,,,,,,,,,,,\r\n' +
   'open_total,,1,,,,,,,,,,,,\r\n' +
   'open,643,,500.00,,invoice,order-1001,awaiting_payer,succeeded,2026-01-15T18:02:11.000Z,21469,,,,\r\n';
 

@@ -7,6 +7,7 @@ import {
   type AttentionItem,
   type CurrencyBooks,
   type DailyReport,
+  type LedgerSum,
   MAX_ITEMS,
   type ObjectType,
   type OpenItem,
@@ -87,7 +88,8 @@ export class ReportsService {
       )) as Bounds[];
       if (b.future)
         throw new ValidationFailed([{ field: 'date', message: 'must not be in the future' }]);
-      const [currencies, open, attention] = [
+      const [ledger, currencies, open, attention] = [
+        await this.ledger(m, params),
         await this.books(m, params),
         await this.open(m, params),
         await this.attention(m, params),
@@ -99,10 +101,23 @@ export class ReportsService {
         to: b.to_at.toISOString(),
         complete: b.as_of.getTime() === b.to_at.getTime(),
         currencies,
+        ledger,
         open,
         attention,
       };
     });
+  }
+
+  /** Per account and currency, the sum of the ledger's postings of the day. */
+  private async ledger(m: EntityManager, params: unknown[]): Promise<LedgerSum[]> {
+    return (await m.query(
+      `WITH ${DAY_CTE}
+       SELECT p.account, p.currency, SUM(p.amount)::text AS amount
+         FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id, day
+        WHERE e.created_at >= day.from_at AND e.created_at < day.as_of
+        GROUP BY p.account, p.currency ORDER BY p.account, p.currency`,
+      params.slice(0, 2),
+    )) as LedgerSum[];
   }
 
   /** Per currency: what succeeded that day, and the fees where they can be known exactly. */
@@ -114,27 +129,44 @@ export class ReportsService {
               (count(*) - count(x.amount))::int AS without_amount,
               count(x.fee)::int AS fee_count, COALESCE(SUM(x.fee), 0)::text AS fee
          FROM (
-           -- The payer price is in the payway's currency (ps_currency): a fee only where that
-           -- is the invoice's own currency.
-           SELECT 'payments' AS kind, i.currency, i.amount,
+           -- The day's sums are the ledger's postings of the day (docs/api.md, "Books"): a
+           -- payment is an invoice.succeeded entry's debit of gateway_payment_shop, a refund a
+           -- refund.succeeded entry's debit of sales, a payout a payout.succeeded entry's credit
+           -- of agent_frozen (the write-off). The day is the object's own final time (written
+           -- in the transaction that posts its entry). Fees: the payer price is in the payway's currency
+           -- (ps_currency), so a payment fee only where that is the invoice's own currency; a
+           -- payout's fee is its payout_fees posting, made where its currencies are the same.
+           SELECT 'payments' AS kind, lp.currency, lp.amount,
                   CASE WHEN i.ps_currency = i.currency
                        THEN COALESCE(i.payer_price, i.client_price) - i.amount END AS fee
-             FROM invoices i, day
-            WHERE i.shop_id = $3 AND i.status = 'succeeded'
+             FROM ledger_entries e
+             JOIN ledger_postings lp ON lp.entry_id = e.id AND lp.account = 'gateway_payment_shop'
+             JOIN invoices i ON i.id = e.object_pk, day
+            WHERE e.kind = 'invoice.succeeded' AND i.shop_id = $3
               AND i.processed_at >= day.from_at AND i.processed_at < day.as_of
            UNION ALL
-           SELECT 'refunds', r.currency, r.amount, NULL
-             FROM refunds r, day
-            WHERE r.shop_id = $3 AND r.status = 'SUCCESS'
+           SELECT 'refunds', lp.currency, lp.amount, NULL
+             FROM ledger_entries e
+             JOIN ledger_postings lp ON lp.entry_id = e.id AND lp.account = 'sales'
+             JOIN refunds r ON r.id = e.object_pk, day
+            WHERE e.kind = 'refund.succeeded' AND r.shop_id = $3
               AND r.processed_at >= day.from_at AND r.processed_at < day.as_of
            UNION ALL
-           -- The write-off is in the shop's currency, payee_receive in the payway's: a fee only
-           -- where the two are the same currency.
-           SELECT 'payouts', p.shop_currency, p.shop_write_off,
+           SELECT 'payouts', lp.currency, -lp.amount,
                   CASE WHEN p.ps_currency = p.shop_currency
-                       THEN p.shop_write_off - p.payee_receive END
+                       THEN COALESCE((SELECT SUM(f.amount) FROM ledger_postings f
+                                       WHERE f.entry_id = e.id AND f.account = 'payout_fees'), 0) END
+             FROM ledger_entries e
+             JOIN ledger_postings lp ON lp.entry_id = e.id AND lp.account = 'agent_frozen'
+             JOIN payouts p ON p.id = e.object_pk, day
+            WHERE e.kind = 'payout.succeeded' AND p.shop_id = $4
+              AND p.finished_at >= day.from_at AND p.finished_at < day.as_of
+           UNION ALL
+           -- A payout that succeeded without a known write-off moved no money the books know of:
+           -- counted, without an amount.
+           SELECT 'payouts', p.shop_currency, NULL, NULL
              FROM payouts p, day
-            WHERE p.shop_id = $4 AND p.status = 'succeeded'
+            WHERE p.shop_id = $4 AND p.status = 'succeeded' AND p.shop_write_off IS NULL
               AND p.finished_at >= day.from_at AND p.finished_at < day.as_of
          ) x
         GROUP BY x.kind, x.currency

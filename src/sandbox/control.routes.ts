@@ -4,7 +4,7 @@ import { CALL_FAULTS, isFaultName } from './faults';
 import { completePayment, invoiceGroup, invoiceRecord, PayerAction } from './invoices';
 import { JsonOut, toJsonText } from './json-text';
 import type { SandboxRuntime } from './runtime';
-import { awaitsPayment, Settings } from './sandbox.state';
+import { awaitsPayment, type Invoice, type SandboxState, Settings } from './sandbox.state';
 
 /**
  * The control API under `/sandbox` (JSON): queue faults, read the request and notification logs,
@@ -197,10 +197,12 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
     }),
   );
 
+  // The shop's order id (what the shop knows) or the gateway's invoice id (what the pay link names).
   const invoiceOf = (req: Request) => {
-    const invoice = state.invoices.get(Number(req.params.invoiceId));
+    const id = String(req.params.invoiceId);
+    const invoice = invoiceByOrderOrId(state, rt.shops.map((shop) => shop.id), id);
     if (invoice === undefined)
-      throw new ControlError(404, `invoice ${req.params.invoiceId} is not found`);
+      throw new ControlError(404, `no invoice with shop_order_id or invoice id ${JSON.stringify(id.slice(0, 100))}`);
     return invoice;
   };
   router.get(
@@ -242,4 +244,17 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
     }),
   );
   return router;
+}
+
+/**
+ * The invoice a control route names: by the shop's order id first (in each hosted shop, in
+ * order: the first found when two shops used one id), then by the gateway's invoice id when the
+ * text is one.
+ */
+export function invoiceByOrderOrId(state: SandboxState, shopIds: readonly number[], id: string): Invoice | undefined {
+  for (const shopId of shopIds) {
+    const invoice = state.findInvoiceByOrder(shopId, id);
+    if (invoice !== undefined) return invoice;
+  }
+  return /^\d{1,15}$/.test(id) ? state.invoices.get(Number(id)) : undefined;
 }

@@ -135,6 +135,9 @@ async function handle(rt: SandboxRuntime, req: Request, res: Response): Promise<
     error_code: null,
     fault: fault ?? null,
   };
+  const traceparent = req.headers.traceparent;
+  if (typeof traceparent === 'string' && /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/.test(traceparent))
+    entry.traceparent = traceparent;
   rt.state.requests.push(entry);
   const finish = (httpStatus: number | null, envelope?: Envelope): void => {
     entry.http_status = httpStatus;

@@ -5,6 +5,7 @@ import { logger } from '../common/logger';
 import { SANDBOX_DEFAULT_SECRET, SANDBOX_DEFAULT_SHOP_ID } from '../config/config';
 import { loadCatalogue } from './payway-catalogue';
 import { controlRouter } from './control.routes';
+import { balanceRouter } from './balance.routes';
 import { gatewayRouter } from './gateway.routes';
 import { HOLD_LIFETIME_S, scheduleCompletion } from './invoices';
 import { Notifier } from './notifier';
@@ -47,6 +48,8 @@ export interface SandboxOptions {
    * unset: in memory only (the standalone sandbox, tests).
    */
   statePath?: string;
+  /** How long a hold lasts (its `expires_at`); default a week (SANDBOX_HOLD_TTL_S in sandbox mode). */
+  holdLifetimeS?: number;
 }
 
 export interface SandboxHandle {
@@ -73,7 +76,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
       timeScale: opts.timeScale ?? 1,
       timeoutDelayMs: null,
       latencyMs: 0,
-      holdLifetimeS: HOLD_LIFETIME_S,
+      holdLifetimeS: opts.holdLifetimeS ?? HOLD_LIFETIME_S,
     },
     catalogue.balances,
     balanceShop.id,
@@ -116,6 +119,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
   }
   app.use('/gateway/v1', gatewayRouter(rt));
   app.use('/sandbox', controlRouter(rt, reset));
+  app.use('/sandbox', balanceRouter(rt));
   app.use('/sandbox', payerRouter(rt));
   app.use((_req, res) => {
     res.status(404).type('html').send(messagePage('Not found', 'The sandbox has no such page.'));

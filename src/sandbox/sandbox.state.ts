@@ -154,6 +154,8 @@ export interface RequestLogEntry {
   result: boolean | null;
   error_code: number | null;
   fault: string | null;
+  /** The W3C `traceparent` the caller sent (well-formed ones only): a traced service's calls show here. */
+  traceparent?: string;
 }
 
 export type NoticeType = 'invoice' | 'refund';
@@ -369,6 +371,21 @@ export class SandboxState {
   /** One shop's balances, by currency. */
   balancesOf(shopId: number): Map<number, Balance> {
     return this.balances.get(shopId) ?? new Map();
+  }
+
+  /** The agent shop: the seed balances' holder, which pays out. */
+  get agentShopId(): number {
+    return this.seedShopId;
+  }
+
+  /**
+   * A change of a shop's available balance that no call made: a top-up (positive), or an
+   * unexplained drift injected as a fault (either sign), for reconciliation to catch.
+   */
+  changeAvailable(shopId: number, currency: number, amount: Decimal): Balance {
+    const b = this.balance(shopId, currency);
+    b.available = b.available.plus(amount);
+    return b;
   }
 
   /** A paid invoice credits the shop. */

@@ -161,7 +161,7 @@ describe('admin console in a browser', () => {
     await page.selectOption('select[name=status]', 'rejected');
     await page.fill('textarea[name=note]', 'Checked in the gateway back office: never paid.');
     await Promise.all([
-      page.waitForURL(/\/admin\/ui\/attention\?done=/),
+      page.waitForResponse((r) => r.request().isNavigationRequest() && r.request().method() === 'GET'),
       page.click('details button[type=submit]'),
     ]);
     expect(await page.locator('#queue-empty').count()).toBe(1);
@@ -194,7 +194,7 @@ describe('admin console in a browser', () => {
     expect(await page.locator('tbody tr').count()).toBeGreaterThanOrEqual(1);
     await check(page, 'deliveries');
     await Promise.all([
-      page.waitForURL(/redelivered=/),
+      page.waitForResponse((r) => r.request().isNavigationRequest() && r.request().method() === 'GET'),
       page.click('tbody tr:first-child button:text("Redeliver")'),
     ]);
     expect(await page.textContent('.flash')).toContain('queued for delivery again');

@@ -61,8 +61,8 @@ export class AttentionQuery {
 }
 
 export class AttentionItem {
-  @ApiProperty({ enum: ['invoice', 'refund', 'payout'] }) objectType:
-    'invoice' | 'refund' | 'payout';
+  @ApiProperty({ enum: ['invoice', 'refund', 'payout', 'reconciliation'] }) objectType:
+    'invoice' | 'refund' | 'payout' | 'reconciliation';
   @ApiProperty({
     description: "The shop's id (shopOrderId, shopRefundId, shopPaymentId)",
     example: 'order-1001',

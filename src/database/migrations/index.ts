@@ -21,6 +21,10 @@ import { PaymentTokenRegistry1795700000004 } from './1795700000004-PaymentTokenR
 import { ConsoleSavedSearches1795700000005 } from './1795700000005-ConsoleSavedSearches';
 import { InvoiceUpdatesHot1795800000001 } from './1795800000001-InvoiceUpdatesHot';
 import { PayoutSentAtAndCreator1795900000001 } from './1795900000001-PayoutSentAtAndCreator';
+import { PayoutBatchCancelAndKeys1795900000010 } from './1795900000010-PayoutBatchCancelAndKeys';
+import { NotificationStatusEffect1795900000020 } from './1795900000020-NotificationStatusEffect';
+import { AdminSessionFlash1795900000040 } from './1795900000040-AdminSessionFlash';
+import { Ledger1795900000060 } from './1795900000060-Ledger';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -47,4 +51,8 @@ export const MIGRATIONS = [
   ConsoleSavedSearches1795700000005,
   InvoiceUpdatesHot1795800000001,
   PayoutSentAtAndCreator1795900000001,
+  PayoutBatchCancelAndKeys1795900000010,
+  NotificationStatusEffect1795900000020,
+  AdminSessionFlash1795900000040,
+  Ledger1795900000060,
 ];

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { sameShape } from '../../common/openapi';
-import type { QuoteField, QuoteView } from '../invoices.service';
+import type { QuoteField, QuoteView } from '../operations/quote-invoice';
 import type { InvoiceView } from '../invoice.view';
 import { INVOICE_STATUSES, type InvoiceStatus } from '../invoice.state';
 import { REFUND_PROGRESS, type RefundProgress } from '../invoice-refund-sums';

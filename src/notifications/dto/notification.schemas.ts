@@ -19,6 +19,15 @@ export class NotificationSchema {
   })
   outcome: string | null;
   @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['applied', 'unchanged', 'not_applied'],
+    description:
+      "What it did to its object's status, whatever else it changed: not_applied when the gateway contradicts the object, the record does not match it or the status word is unknown",
+    example: 'applied',
+  })
+  statusEffect: string | null;
+  @ApiProperty({
     type: Number,
     nullable: true,
     description: 'The gateway shop the notification names (payment or agent shop)',

@@ -4,7 +4,8 @@ import { PageQuery } from '../../common/pagination';
 import { CreatePayoutDto } from './payout-requests.dto';
 import { PayoutView } from './payout.view';
 
-export class SubmitBatchQuery {
+/** `limit` and `cursor` page a dry run's rows (send the same body again with the cursor). */
+export class SubmitBatchQuery extends PageQuery {
   @ApiPropertyOptional({
     enum: ['true', 'false'],
     example: 'true',
@@ -48,6 +49,7 @@ export class PayoutBatchCounts {
   @ApiProperty({ example: 200, description: 'Not answered by the create path yet' }) pending: number;
   @ApiProperty({ example: 790, description: 'Created (or replayed): the payout is in `payout`' }) sent: number;
   @ApiProperty({ example: 10, description: 'Refused by the create path: the problem is in `problem`' }) refused: number;
+  @ApiProperty({ example: 0, description: 'Cancelled with the batch before their send began: never sent' }) cancelled: number;
 }
 
 @ApiSchema({ name: 'PayoutBatch' })
@@ -64,12 +66,13 @@ export class PayoutBatchSummarySchema {
   payoutStatuses: Record<string, number>;
   @ApiProperty({ format: 'date-time', example: '2026-01-15T10:00:00.000Z' }) createdAt: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String, example: null }) completedAt: string | null;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String, example: null }) cancelledAt: string | null;
 }
 
 export class PayoutBatchRowSchema {
   @ApiProperty({ example: 1 }) row: number;
   @ApiProperty({ example: 'payout-2001' }) shopPaymentId: string;
-  @ApiProperty({ enum: ['pending', 'sent', 'refused'], example: 'sent' }) state: string;
+  @ApiProperty({ enum: ['pending', 'sent', 'refused', 'cancelled'], example: 'sent' }) state: string;
   @ApiPropertyOptional({ type: PayoutView, description: 'The payout as the create answered it' })
   payout?: PayoutView;
   @ApiPropertyOptional({
@@ -110,5 +113,13 @@ class DryRunCounts {
 export class PayoutBatchDryRunSchema {
   @ApiProperty({ type: String, nullable: true, example: 'payroll-2026-01' }) batchId: string | null;
   @ApiProperty({ type: DryRunCounts }) counts: DryRunCounts;
-  @ApiProperty({ type: [DryRunRowSchema] }) items: DryRunRowSchema[];
+  @ApiProperty({ type: [DryRunRowSchema], description: 'A page of the rows (limit, and no larger than half the request)' })
+  items: DryRunRowSchema[];
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'cursor for the next rows (same body)' })
+  nextCursor: string | null;
+}
+
+@ApiSchema({ name: 'PayoutBatchCancelled' })
+export class PayoutBatchCancelSchema extends PayoutBatchSummarySchema {
+  @ApiProperty({ example: 12, description: 'Rows and waiting payouts this request cancelled' }) cancelledNow: number;
 }

@@ -163,6 +163,12 @@ export class AttentionListSchema {
   @ApiProperty({ type: [AttentionItemSchema] }) items: AttentionItemSchema[];
 }
 
+export class LedgerSumSchema {
+  @ApiProperty({ example: 'sales' }) account: string;
+  @ApiProperty({ example: 643 }) currency: number;
+  @ApiProperty({ example: '-1500.00', description: 'debits − credits' }) amount: string;
+}
+
 @ApiSchema({ name: 'DailyReport' })
 export class DailyReportSchema {
   @ApiProperty({ example: '2026-01-15' }) date: string;
@@ -177,6 +183,8 @@ export class DailyReportSchema {
   @ApiProperty({ description: 'False while the day is still running', example: true })
   complete: boolean;
   @ApiProperty({ type: [CurrencyBooksSchema] }) currencies: CurrencyBooksSchema[];
+  @ApiProperty({ type: [LedgerSumSchema], description: "The ledger's postings of the day, per account and currency" })
+  ledger: LedgerSumSchema[];
   @ApiProperty({ type: OpenListSchema }) open: OpenListSchema;
   @ApiProperty({ type: AttentionListSchema }) attention: AttentionListSchema;
 }

@@ -1,0 +1,252 @@
+import { Controller, Get, Post, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { EVENT_OBJECT_TYPES, SHOP_EVENT_TYPES } from '../../audit/shop-events';
+import { logger } from '../../common/logger';
+import { Public } from '../../common/public.decorator';
+import { EventsService } from '../../events/events.service';
+import { NotificationsService } from '../../notifications/notifications.service';
+import { PAYMENT_TOKEN_STATUSES } from '../../payment-tokens/dto/payment-token.view';
+import { PaymentTokensService } from '../../payment-tokens/payment-tokens.service';
+import { ConsoleActions } from '../console-actions';
+import { ConsoleService } from '../console.service';
+import { ConsoleWeb, field, params, queryText, refusal, SESSION_COOKIE } from '../console-web';
+
+const DELIVERY_STATES = ['pending', 'failed', 'dead', 'delivered'] as const;
+
+/**
+ * What comes in and goes out: the notifications inbox (replay), webhook deliveries (redeliver one
+ * event, or every failed / dead delivery at once), payment tokens (revoke) and console sessions.
+ */
+@ApiExcludeController()
+@Public()
+@Controller()
+export class ConsoleInboxController {
+  constructor(
+    private readonly web: ConsoleWeb,
+    private readonly actions: ConsoleActions,
+    private readonly data: ConsoleService,
+    private readonly notifications: NotificationsService,
+    private readonly events: EventsService,
+    private readonly tokens: PaymentTokensService,
+  ) {}
+
+  @Get('admin/ui/notifications')
+  async inbox(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
+    const session = await this.web.session(req, res);
+    if (!session) return;
+    const filter = {
+      q: queryText(req, 'q'),
+      status: queryText(req, 'status', 16),
+      id: queryText(req, 'id', 64),
+    };
+    await this.web.send(res, 'notifications', {
+      title: 'Notifications inbox',
+      session,
+      active: '/admin/ui/notifications',
+      filter,
+      rows: await this.data.notifications(filter),
+      listTools: await this.web.listTools('notifications', req, session),
+    });
+  }
+
+  @Post('admin/ui/notifications/:id/replay')
+  async replay(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
+    const session = await this.web.formSession(req, res);
+    if (!session) return;
+    const id = String(params(req).id);
+    try {
+      await this.notifications.replay(id, this.actions.operator(session));
+    } catch (e) {
+      await this.web.message(
+        res,
+        409,
+        'Replay refused',
+        refusal(e, 'The notification could not be replayed.'),
+        session,
+        '/admin/ui/notifications',
+      );
+      return;
+    }
+    await this.web.done(res, session, '/admin/ui/notifications', {
+      kind: 'ok',
+      text: `Notification ${id} replayed.`,
+    });
+  }
+
+  @Get('admin/ui/deliveries')
+  async deliveries(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
+    const session = await this.web.session(req, res);
+    if (!session) return;
+    const raw = queryText(req, 'state', 16);
+    const state = DELIVERY_STATES.find((s) => s === raw);
+    await this.web.send(res, 'deliveries', {
+      title: 'Webhook deliveries',
+      session,
+      active: '/admin/ui/deliveries',
+      state: state ?? '',
+      states: DELIVERY_STATES,
+      eventTypes: SHOP_EVENT_TYPES,
+      objectTypes: EVENT_OBJECT_TYPES,
+      rows: (await this.events.deliveries({ state, limit: 100 })).items,
+      listTools: await this.web.listTools('deliveries', req, session),
+    });
+  }
+
+  @Post('admin/ui/events/:id/redeliver')
+  async redeliver(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
+    const session = await this.web.formSession(req, res);
+    if (!session) return;
+    const id = String(params(req).id);
+    try {
+      await this.events.redeliver(id);
+    } catch (e) {
+      await this.web.message(
+        res,
+        409,
+        'Not sent again',
+        refusal(e, 'The event could not be redelivered.'),
+        session,
+        '/admin/ui/deliveries',
+      );
+      return;
+    }
+    await this.web.done(res, session, '/admin/ui/deliveries', {
+      kind: 'ok',
+      text: `Event ${id} queued for delivery again.`,
+    });
+  }
+
+  /** Every failed (or dead) delivery matching the form's filter, sent again: the API's bulk route. */
+  @Post('admin/ui/deliveries/redeliver')
+  async redeliverMany(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
+    const session = await this.web.formSession(req, res);
+    if (!session) return;
+    const state = field(req, 'state', 8);
+    const type = field(req, 'type', 64) || undefined;
+    const objectType = field(req, 'objectType', 32) || undefined;
+    if (
+      (state !== 'failed' && state !== 'dead') ||
+      (type !== undefined && !SHOP_EVENT_TYPES.includes(type)) ||
+      (objectType !== undefined && !(EVENT_OBJECT_TYPES as readonly string[]).includes(objectType))
+    ) {
+      await this.web.message(
+        res,
+        400,
+        'Not sent again',
+        'Choose failed or dead, and optionally one event type and one object type from the lists.',
+        session,
+        '/admin/ui/deliveries',
+      );
+      return;
+    }
+    let n: number;
+    try {
+      n = await this.events.redeliverMany({ state, type, objectType });
+    } catch (e) {
+      await this.web.message(
+        res,
+        409,
+        'Not sent again',
+        refusal(e, 'The deliveries could not be sent again.'),
+        session,
+        '/admin/ui/deliveries',
+      );
+      return;
+    }
+    logger.info({ keyId: session.keyId, state, type, objectType, redelivered: n }, 'console bulk redelivery');
+    await this.web.done(res, session, '/admin/ui/deliveries', {
+      kind: 'ok',
+      text: `${n} ${state} deliver${n === 1 ? 'y' : 'ies'} queued again.`,
+    });
+  }
+
+  @Get('admin/ui/payment-tokens')
+  async paymentTokens(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
+    const session = await this.web.session(req, res);
+    if (!session) return;
+    const raw = queryText(req, 'status', 16);
+    const status = PAYMENT_TOKEN_STATUSES.find((s) => s === raw);
+    const order = queryText(req, 'invoiceShopOrderId');
+    await this.web.send(res, 'payment-tokens', {
+      title: 'Payment tokens',
+      session,
+      active: '/admin/ui/payment-tokens',
+      status: status ?? '',
+      statuses: PAYMENT_TOKEN_STATUSES,
+      order: order ?? '',
+      rows: (await this.tokens.list({ status, invoiceShopOrderId: order, limit: 200 })).items,
+    });
+  }
+
+  @Post('admin/ui/payment-tokens/:id/revoke')
+  async revokePaymentToken(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
+    const session = await this.web.formSession(req, res);
+    if (!session) return;
+    const id = String(params(req).id);
+    try {
+      await this.tokens.revoke(id, this.actions.operator(session));
+    } catch (e) {
+      await this.web.message(
+        res,
+        404,
+        'Not revoked',
+        refusal(e, 'The payment token could not be revoked.'),
+        session,
+        '/admin/ui/payment-tokens',
+      );
+      return;
+    }
+    await this.web.done(res, session, '/admin/ui/payment-tokens', {
+      kind: 'ok',
+      text: `Payment token ${id} revoked.`,
+    });
+  }
+
+  @Get('admin/ui/sessions')
+  async sessionsPage(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
+    const session = await this.web.session(req, res);
+    if (!session) return;
+    await this.web.send(res, 'sessions', {
+      title: 'Console sessions',
+      session,
+      active: '/admin/ui/sessions',
+      rows: await this.web.sessions.list(),
+    });
+  }
+
+  /** Ends one session (`session`: its handle) or every session of an admin key (`keyId`). */
+  @Post('admin/ui/sessions/revoke')
+  async revokeSessions(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
+    const session = await this.web.formSession(req, res);
+    if (!session) return;
+    const handle = field(req, 'session', 64);
+    const keyId = field(req, 'keyId', 16);
+    if ((handle === '') === (keyId === '')) {
+      await this.web.message(
+        res,
+        400,
+        'Not revoked',
+        'Choose one session or one admin key.',
+        session,
+        '/admin/ui/sessions',
+      );
+      return;
+    }
+    const n = await this.web.sessions.revoke(handle ? { handle } : { keyId });
+    logger.info(
+      { keyId: session.keyId, revoked: n, ...(keyId ? { ofKey: keyId } : {}) },
+      'console sessions revoked',
+    );
+    // Revoking one's own session (or one's own key's) signs this browser out too.
+    if (handle === session.handle || keyId === session.keyId) {
+      this.web.setCookie(res, SESSION_COOKIE, '', 0);
+      res.redirect('/admin/login', 303);
+      return;
+    }
+    await this.web.done(res, session, '/admin/ui/sessions', {
+      kind: 'ok',
+      text: `${n} session${n === 1 ? '' : 's'} revoked.`,
+    });
+  }
+}

@@ -1,0 +1,140 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { EntryKind, Posting } from './ledger.chart';
+
+/** The ledger's SQL: posting an entry, balances, entries. */
+
+type Querier = Pick<DataSource | EntityManager, 'query'>;
+
+/**
+ * Posts one entry with its postings in one statement (the database checks at commit that it
+ * balances per currency). The entry's id, or null when an object's entry of this kind exists.
+ */
+export async function postEntry(
+  q: Querier,
+  e: {
+    kind: EntryKind;
+    objectType?: string;
+    objectPk?: string;
+    objectId?: string;
+    keyId?: string | null;
+    note?: string | null;
+    postings: readonly Posting[];
+  },
+): Promise<string | null> {
+  const rows = (await q.query(`SELECT ledger_post($1, $2, $3::uuid, $4, $5, $6, $7::jsonb) AS id`, [
+    e.kind,
+    e.objectType ?? null,
+    e.objectPk ?? null,
+    e.objectId ?? null,
+    e.keyId ?? null,
+    e.note ?? null,
+    JSON.stringify(e.postings),
+  ])) as { id: string | null }[];
+  return rows[0]?.id ?? null;
+}
+
+export interface BalanceRow {
+  account: string;
+  currency: number;
+  balance: string;
+}
+
+/** Every account's balance per currency, from the postings of the entries up to `at`. */
+export async function balancesAt(q: Querier, at: Date): Promise<BalanceRow[]> {
+  return (await q.query(
+    `SELECT p.account, p.currency, sum(p.amount)::text AS balance
+       FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id
+      WHERE e.created_at <= $1
+      GROUP BY p.account, p.currency
+      ORDER BY p.account, p.currency`,
+    [at],
+  )) as BalanceRow[];
+}
+
+export interface EntryFilter {
+  objectType?: string;
+  objectId?: string;
+  account?: string;
+  from?: Date;
+  to?: Date;
+  /** Entries older than this id (the cursor). */
+  beforeId?: string;
+  limit: number;
+}
+
+export interface EntryRow {
+  id: string;
+  created_at: Date;
+  kind: EntryKind;
+  object_type: string | null;
+  object_id: string | null;
+  event_id: string | null;
+  key_id: string | null;
+  note: string | null;
+  postings: Posting[];
+}
+
+/** Entries, newest first, with their postings; `limit + 1` rows so the caller knows of more. */
+export async function listEntries(q: Querier, f: EntryFilter): Promise<EntryRow[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const p = (v: unknown): string => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  if (f.objectType !== undefined) where.push(`e.object_type = ${p(f.objectType)}`);
+  if (f.objectId !== undefined) where.push(`e.object_id = ${p(f.objectId)}`);
+  if (f.account !== undefined) {
+    where.push(
+      `EXISTS (SELECT 1 FROM ledger_postings a WHERE a.entry_id = e.id AND a.account = ${p(f.account)})`,
+    );
+  }
+  if (f.from !== undefined) where.push(`e.created_at >= ${p(f.from)}`);
+  if (f.to !== undefined) where.push(`e.created_at < ${p(f.to)}`);
+  if (f.beforeId !== undefined) where.push(`e.id < ${p(f.beforeId)}::bigint`);
+  const sql = `SELECT e.id::text AS id, e.created_at, e.kind, e.object_type, e.object_id,
+        ev.public_id AS event_id, e.key_id, e.note,
+        (SELECT json_agg(json_build_object('account', x.account, 'currency', x.currency, 'amount', x.amount::text) ORDER BY x.id)
+           FROM ledger_postings x WHERE x.entry_id = e.id) AS postings
+      FROM ledger_entries e LEFT JOIN events ev ON ev.id = e.event_id
+      ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY e.id DESC
+      LIMIT ${p(f.limit + 1)}`;
+  return (await q.query(sql, params)) as EntryRow[];
+}
+
+/** Per account and currency, the sums of the postings of entries in [from, to). */
+export async function postingSums(q: Querier, from: Date, to: Date): Promise<BalanceRow[]> {
+  return (await q.query(
+    `SELECT p.account, p.currency, sum(p.amount)::text AS balance
+       FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id
+      WHERE e.created_at >= $1 AND e.created_at < $2
+      GROUP BY p.account, p.currency ORDER BY p.account, p.currency`,
+    [from, to],
+  )) as BalanceRow[];
+}
+
+/** Per kind and currency, the count of entries and the sum of one account's postings in [from, to). */
+export async function kindSums(
+  q: Querier,
+  from: Date,
+  to: Date,
+): Promise<
+  { kind: EntryKind; account: string; currency: number; count: number; amount: string }[]
+> {
+  return (await q.query(
+    `SELECT e.kind, p.account, p.currency, count(DISTINCT e.id)::int AS count, sum(p.amount)::text AS amount
+       FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id
+      WHERE e.created_at >= $1 AND e.created_at < $2
+      GROUP BY e.kind, p.account, p.currency ORDER BY e.kind, p.account, p.currency`,
+    [from, to],
+  )) as { kind: EntryKind; account: string; currency: number; count: number; amount: string }[];
+}
+
+/** Whether the ledger has any entry touching the agent shop's accounts. */
+export async function hasAgentEntries(q: Querier): Promise<boolean> {
+  const rows = (await q.query(
+    `SELECT 1 FROM ledger_postings WHERE account IN ('agent_available', 'agent_frozen') LIMIT 1`,
+  )) as unknown[];
+  return rows.length > 0;
+}

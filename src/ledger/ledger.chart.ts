@@ -1,0 +1,206 @@
+import DecimalJs from 'decimal.js';
+import { minorUnitsProblem, parseCurrencyInput, CURRENCY_MESSAGE } from '../common/currency';
+import type { FieldError } from '../common/errors';
+
+/**
+ * The chart of accounts and the entry kinds of the books (docs/api.md, "Books: ledger and
+ * reconciliation"). One balance per account and currency: debits − credits.
+ *
+ * The movements of invoices, refunds and payouts are posted by the database itself, in the
+ * statement that changes their row (triggers, migration 1795900000060-Ledger): the rules there
+ * are the table of docs/api.md, and `objectPostings` below says the same in code (the tests hold
+ * the two to each other). Adjustments and opening balances are posted from here.
+ */
+export const ACCOUNTS = [
+  'gateway_payment_shop',
+  'sales',
+  'agent_frozen',
+  'agent_available',
+  'payouts_paid',
+  'payout_fees',
+  'adjustments',
+] as const;
+export type Account = (typeof ACCOUNTS)[number];
+
+export const ENTRY_KINDS = [
+  'invoice.succeeded',
+  'refund.succeeded',
+  'payout.sent',
+  'payout.succeeded',
+  'payout.failed',
+  'opening',
+  'adjustment',
+] as const;
+export type EntryKind = (typeof ENTRY_KINDS)[number];
+
+/** One leg of an entry: `amount` signed, a debit positive, as a decimal string. */
+export interface Posting {
+  account: Account;
+  currency: number;
+  amount: string;
+}
+
+/** The opposite of a decimal string, written with the same digits ("5.00" → "-5.00"). */
+const neg = (a: string): string => (a.startsWith('-') ? a.slice(1) : `-${a}`);
+/** a − b, written with the larger number of fraction digits of the two ("1040.00" − "1000.00" = "40.00"). */
+const minus = (a: string, b: string): string =>
+  new DecimalJs(a)
+    .minus(b)
+    .toFixed(
+      Math.max(
+        new DecimalJs(a).decimalPlaces(),
+        new DecimalJs(b).decimalPlaces(),
+        (a.split('.')[1] ?? '').length,
+        (b.split('.')[1] ?? '').length,
+      ),
+    );
+
+/** The postings an object's movement makes (the rules the database's triggers apply). */
+export function objectPostings(
+  move:
+    | { kind: 'invoice.succeeded' | 'refund.succeeded'; amount: string; currency: number }
+    | {
+        kind: 'payout.sent' | 'payout.succeeded' | 'payout.failed';
+        writeOff: string;
+        payeeReceive: string | null;
+        shopCurrency: number;
+        psCurrency: number | null;
+      },
+): Posting[] {
+  switch (move.kind) {
+    case 'invoice.succeeded':
+      return [
+        { account: 'gateway_payment_shop', currency: move.currency, amount: move.amount },
+        { account: 'sales', currency: move.currency, amount: neg(move.amount) },
+      ];
+    case 'refund.succeeded':
+      return [
+        { account: 'sales', currency: move.currency, amount: move.amount },
+        { account: 'gateway_payment_shop', currency: move.currency, amount: neg(move.amount) },
+      ];
+    case 'payout.sent':
+      return [
+        { account: 'agent_frozen', currency: move.shopCurrency, amount: move.writeOff },
+        { account: 'agent_available', currency: move.shopCurrency, amount: neg(move.writeOff) },
+      ];
+    case 'payout.failed':
+      return [
+        { account: 'agent_available', currency: move.shopCurrency, amount: move.writeOff },
+        { account: 'agent_frozen', currency: move.shopCurrency, amount: neg(move.writeOff) },
+      ];
+    case 'payout.succeeded': {
+      const c = move.shopCurrency;
+      const same = move.psCurrency === null || move.psCurrency === c;
+      const frozen: Posting = { account: 'agent_frozen', currency: c, amount: neg(move.writeOff) };
+      if (
+        same &&
+        move.payeeReceive !== null &&
+        new DecimalJs(move.payeeReceive).lte(move.writeOff)
+      ) {
+        const legs: Posting[] = [
+          { account: 'payouts_paid', currency: c, amount: move.payeeReceive },
+          { account: 'payout_fees', currency: c, amount: minus(move.writeOff, move.payeeReceive) },
+          frozen,
+        ];
+        return legs.filter((p) => !new DecimalJs(p.amount).isZero());
+      }
+      return [{ account: 'payouts_paid', currency: c, amount: move.writeOff }, frozen];
+    }
+  }
+}
+
+/** Per currency, debits − credits of the postings: every value zero when they balance. */
+export function imbalance(postings: readonly Posting[]): Map<number, string> {
+  const sums = new Map<number, DecimalJs>();
+  for (const p of postings) {
+    sums.set(p.currency, (sums.get(p.currency) ?? new DecimalJs(0)).plus(p.amount));
+  }
+  const out = new Map<number, string>();
+  for (const [c, s] of sums) if (!s.isZero()) out.set(c, s.toFixed());
+  return out;
+}
+
+const SIGNED = /^-?(0|[1-9]\d{0,17})(\.\d{1,8})?$/;
+
+export interface AdjustmentInput {
+  account: Account;
+  currency: number;
+  amount: string;
+  note: string;
+}
+
+/**
+ * An adjustment as an operator asks for it: a known account other than `adjustments`, a
+ * currency, a signed non-zero decimal string within the currency's minor unit, and a note. The
+ * field errors, or the adjustment.
+ */
+export function parseAdjustment(body: unknown): { errors: FieldError[] } | AdjustmentInput {
+  const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const errors: FieldError[] = [];
+  const account = b.account;
+  if (typeof account !== 'string' || !(ACCOUNTS as readonly string[]).includes(account)) {
+    errors.push({
+      field: 'account',
+      message: `must be one of ${ACCOUNTS.filter((a) => a !== 'adjustments').join(', ')}`,
+    });
+  } else if (account === 'adjustments') {
+    errors.push({
+      field: 'account',
+      message: 'is the other side of every adjustment: name the account it moves',
+    });
+  }
+  const currency = parseCurrencyInput(b.currency);
+  if (currency === null) errors.push({ field: 'currency', message: CURRENCY_MESSAGE });
+  const amount = b.amount;
+  if (typeof amount !== 'string' || !SIGNED.test(amount) || new DecimalJs(amount).isZero()) {
+    errors.push({
+      field: 'amount',
+      message: 'must be a non-zero decimal string, signed (a debit positive): "5.00" or "-5.00"',
+    });
+  } else if (currency !== null) {
+    const problem = minorUnitsProblem(amount.replace(/^-/, ''), currency);
+    if (problem !== null) errors.push({ field: 'amount', message: problem });
+  }
+  const note = b.note;
+  if (typeof note !== 'string' || note.trim() === '') {
+    errors.push({ field: 'note', message: 'is required: what the adjustment explains' });
+  } else if (note.length > 1000) {
+    errors.push({ field: 'note', message: 'must be at most 1000 characters' });
+  }
+  for (const k of Object.keys(b)) {
+    if (!['account', 'currency', 'amount', 'note'].includes(k)) {
+      errors.push({ field: k, message: 'is not a field of an adjustment' });
+    }
+  }
+  if (errors.length > 0) return { errors };
+  return {
+    account: account as Account,
+    currency: currency!,
+    amount: amount as string,
+    note: note as string,
+  };
+}
+
+/** An adjustment's two legs: the account moves by `amount`, `adjustments` by its opposite. */
+export function adjustmentPostings(a: AdjustmentInput): Posting[] {
+  return [
+    { account: a.account, currency: a.currency, amount: a.amount },
+    { account: 'adjustments', currency: a.currency, amount: neg(a.amount) },
+  ];
+}
+
+/** Opening entries: the gateway's agent-shop balance, credited to `adjustments`. */
+export function openingPostings(b: {
+  currency: number;
+  available: string;
+  frozen: string;
+}): Posting[] {
+  const all: Posting[] = [
+    { account: 'agent_available', currency: b.currency, amount: b.available },
+    { account: 'agent_frozen', currency: b.currency, amount: b.frozen },
+  ];
+  const legs = all.filter((p) => !new DecimalJs(p.amount).isZero());
+  const total = legs.reduce((s, p) => s.plus(p.amount), new DecimalJs(0));
+  if (total.isZero()) return [];
+  return [...legs, { account: 'adjustments', currency: b.currency, amount: total.neg().toFixed() }];
+}

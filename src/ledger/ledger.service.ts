@@ -1,0 +1,137 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ValidationFailed } from '../common/errors';
+import { decodeCursor, encodeCursor, DEFAULT_PAGE_SIZE } from '../common/pagination';
+import { logger } from '../common/logger';
+import { csvCell } from '../reports/daily-report';
+import { adjustmentPostings, parseAdjustment } from './ledger.chart';
+import { balancesAt, listEntries, postEntry, type EntryRow } from './ledger-sql';
+import type { BalancesView, EntriesQuery, EntryPage, EntryView } from './dto/ledger.dto';
+
+const log = logger.child({ component: 'ledger' });
+
+function entryView(r: EntryRow): EntryView {
+  const v: EntryView = {
+    id: r.id,
+    createdAt: new Date(r.created_at).toISOString(),
+    kind: r.kind,
+    postings: r.postings ?? [],
+  };
+  if (r.object_type !== null) v.objectType = r.object_type;
+  if (r.object_id !== null) v.objectId = r.object_id;
+  if (r.event_id !== null) v.eventId = r.event_id;
+  if (r.key_id !== null) v.keyId = r.key_id;
+  if (r.note !== null) v.note = r.note;
+  return v;
+}
+
+const CSV_COLUMNS = [
+  'id',
+  'created_at',
+  'kind',
+  'object_type',
+  'object_id',
+  'event_id',
+  'key_id',
+  'note',
+  'account',
+  'currency',
+  'amount',
+];
+const CSV_TEXT = new Set([
+  'kind',
+  'object_type',
+  'object_id',
+  'event_id',
+  'key_id',
+  'note',
+  'account',
+]);
+
+/** Entries as one RFC 4180 table, a row per posting. */
+export function entriesCsv(items: readonly EntryView[]): string {
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const e of items) {
+    for (const p of e.postings) {
+      const row: Record<string, string | number | undefined> = {
+        id: e.id,
+        created_at: e.createdAt,
+        kind: e.kind,
+        object_type: e.objectType,
+        object_id: e.objectId,
+        event_id: e.eventId,
+        key_id: e.keyId,
+        note: e.note,
+        account: p.account,
+        currency: p.currency,
+        amount: p.amount,
+      };
+      lines.push(CSV_COLUMNS.map((c) => csvCell(row[c], CSV_TEXT.has(c))).join(','));
+    }
+  }
+  return lines.join('\r\n') + '\r\n';
+}
+
+@Injectable()
+export class LedgerService {
+  constructor(private readonly ds: DataSource) {}
+
+  async balances(at?: string): Promise<BalancesView> {
+    const when = at === undefined ? new Date() : new Date(at);
+    const rows = await balancesAt(this.ds, when);
+    return {
+      at: when.toISOString(),
+      balances: rows.map((r) => ({ account: r.account, currency: r.currency, balance: r.balance })),
+    };
+  }
+
+  async entries(q: EntriesQuery): Promise<EntryPage> {
+    const limit = q.limit ?? DEFAULT_PAGE_SIZE;
+    const beforeId = decodeCursor(q.cursor, 'bigint') ?? undefined;
+    const rows = await listEntries(this.ds, {
+      objectType: q.objectType,
+      objectId: q.objectId,
+      account: q.account,
+      from: q.from === undefined ? undefined : new Date(q.from),
+      to: q.to === undefined ? undefined : new Date(q.to),
+      beforeId,
+      limit,
+    });
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return {
+      items: items.map(entryView),
+      nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null,
+    };
+  }
+
+  /** An operator's adjustment: checked whole before anything is written; the entry keeps the key. */
+  async adjust(body: unknown, keyId: string | null): Promise<EntryView> {
+    const parsed = parseAdjustment(body);
+    if ('errors' in parsed) throw new ValidationFailed(parsed.errors);
+    const id = await postEntry(this.ds, {
+      kind: 'adjustment',
+      keyId,
+      note: parsed.note,
+      postings: adjustmentPostings(parsed),
+    });
+    log.info(
+      {
+        entry: id,
+        account: parsed.account,
+        currency: parsed.currency,
+        amount: parsed.amount,
+        keyId,
+      },
+      'ledger adjustment',
+    );
+    const rows = (await this.ds.query(
+      `SELECT e.id::text AS id, e.created_at, e.kind, e.object_type, e.object_id, NULL AS event_id, e.key_id, e.note,
+              (SELECT json_agg(json_build_object('account', x.account, 'currency', x.currency, 'amount', x.amount::text) ORDER BY x.id)
+                 FROM ledger_postings x WHERE x.entry_id = e.id) AS postings
+         FROM ledger_entries e WHERE e.id = $1`,
+      [id],
+    )) as EntryRow[];
+    return entryView(rows[0]);
+  }
+}

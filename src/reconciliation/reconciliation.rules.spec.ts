@@ -1,0 +1,96 @@
+import { absoluteDifference, compareBalances, compareObject } from './reconciliation.rules';
+
+describe('compareBalances', () => {
+  it('agrees when available and frozen + hold match, in the currency’s digits', () => {
+    const r = compareBalances(
+      new Map([[643, { available: '100', frozen: '50.5' }]]),
+      new Map([[643, { available: '100.00', hold: '0.50', frozen: '50.00' }]]),
+    );
+    expect(r.items).toEqual([]);
+    expect(r.balances).toEqual([
+      {
+        currency: 643,
+        ours: { available: '100.00', frozen: '50.50' },
+        gateway: { available: '100.00', hold: '0.50', frozen: '50.00' },
+        difference: '0.00',
+      },
+    ]);
+  });
+
+  it('a drift is one item per account that differs; a currency only one side has counts', () => {
+    const r = compareBalances(
+      new Map([[643, { available: '100.00', frozen: '0' }]]),
+      new Map([
+        [643, { available: '105.00', hold: '0', frozen: '0' }],
+        [840, { available: '1.00', hold: '0', frozen: '0' }],
+      ]),
+    );
+    expect(r.items).toEqual([
+      {
+        kind: 'balance',
+        account: 'agent_available',
+        currency: 643,
+        ours: '100.00',
+        gateway: '105.00',
+        amount: '5.00',
+      },
+      {
+        kind: 'balance',
+        account: 'agent_available',
+        currency: 840,
+        ours: '0.00',
+        gateway: '1.00',
+        amount: '1.00',
+      },
+    ]);
+    expect(absoluteDifference(r.items, 643)).toBe('5');
+  });
+
+  it('a move from available to frozen with the same total still shows both items', () => {
+    const r = compareBalances(
+      new Map([[643, { available: '100.00', frozen: '0' }]]),
+      new Map([[643, { available: '90.00', hold: '0', frozen: '10.00' }]]),
+    );
+    expect(r.items.map((i) => [i.account, i.amount])).toEqual([
+      ['agent_available', '-10.00'],
+      ['agent_frozen', '10.00'],
+    ]);
+    expect(r.balances[0].difference).toBe('0.00');
+  });
+});
+
+describe('compareObject', () => {
+  const base = { objectType: 'payout' as const, objectId: 'p-1', currency: 643 };
+  it('two non-final statuses agree for now; a final one on either side must match', () => {
+    expect(
+      compareObject({
+        ...base,
+        ours: { status: 'processing', final: false, amount: '1' },
+        gateway: { status: 'pending', final: false, amount: '1' },
+      }),
+    ).toEqual([]);
+    expect(
+      compareObject({
+        ...base,
+        ours: { status: 'processing', final: false, amount: '1' },
+        gateway: { status: 'succeeded', final: true, amount: '1' },
+      }),
+    ).toEqual([{ ...base, kind: 'status', ours: 'processing', gateway: 'succeeded' }]);
+  });
+  it('an amount that differs, and a record the gateway lacks', () => {
+    expect(
+      compareObject({
+        ...base,
+        ours: { status: 'succeeded', final: true, amount: '10.00' },
+        gateway: { status: 'succeeded', final: true, amount: '10.5' },
+      }),
+    ).toEqual([{ ...base, kind: 'amount', ours: '10.00', gateway: '10.50', amount: '0.50' }]);
+    expect(
+      compareObject({
+        ...base,
+        ours: { status: 'succeeded', final: true, amount: '10.00' },
+        gateway: null,
+      }),
+    ).toEqual([{ ...base, kind: 'missing_gateway', ours: 'succeeded', gateway: null }]);
+  });
+});

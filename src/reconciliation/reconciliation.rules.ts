@@ -1,0 +1,140 @@
+import DecimalJs from 'decimal.js';
+import { minorUnits } from '../common/currency';
+
+/**
+ * What a reconciliation compares, as pure functions: the agent shop's balance at the gateway
+ * against the ledger's `agent_available` / `agent_frozen`, and one object's status and amount
+ * against the gateway's record of it.
+ */
+
+export type ItemKind = 'balance' | 'status' | 'amount' | 'missing_ours' | 'missing_gateway';
+export const ITEM_KINDS: readonly ItemKind[] = [
+  'balance',
+  'status',
+  'amount',
+  'missing_ours',
+  'missing_gateway',
+];
+
+export interface ReconciliationItem {
+  kind: ItemKind;
+  objectType?: 'invoice' | 'refund' | 'payout';
+  objectId?: string;
+  /** A balance item: the ledger account compared (`agent_available` or `agent_frozen`). */
+  account?: 'agent_available' | 'agent_frozen';
+  currency: number | null;
+  ours: string | null;
+  gateway: string | null;
+  /** gateway − ours, for amounts and balances. */
+  amount?: string;
+}
+
+export interface BalanceComparison {
+  currency: number;
+  ours: { available: string; frozen: string };
+  gateway: { available: string; hold: string; frozen: string };
+  /** (available + hold + frozen at the gateway) − (agent_available + agent_frozen in the books). */
+  difference: string;
+}
+
+const ZERO = '0';
+const d = (s: string | undefined | null): DecimalJs => new DecimalJs(s ?? ZERO);
+const text = (x: DecimalJs): string => x.toFixed();
+/** Money in a currency, written with its minor unit ("5.00"), or as exact as it is when longer. */
+const money = (x: DecimalJs, currency: number | null): string => {
+  const digits = currency === null ? null : minorUnits(currency);
+  return digits === null || x.decimalPlaces() > digits ? x.toFixed() : x.toFixed(digits);
+};
+
+/**
+ * Per currency of either side: the comparison, and an item for each account that differs
+ * (available with available; frozen with frozen + hold).
+ */
+export function compareBalances(
+  ours: ReadonlyMap<number, { available: string; frozen: string }>,
+  gateway: ReadonlyMap<number, { available: string; hold: string; frozen: string }>,
+): { balances: BalanceComparison[]; items: ReconciliationItem[] } {
+  const currencies = [...new Set([...ours.keys(), ...gateway.keys()])].sort((a, b) => a - b);
+  const balances: BalanceComparison[] = [];
+  const items: ReconciliationItem[] = [];
+  for (const currency of currencies) {
+    const o = ours.get(currency) ?? { available: ZERO, frozen: ZERO };
+    const g = gateway.get(currency) ?? { available: ZERO, hold: ZERO, frozen: ZERO };
+    const gFrozen = d(g.frozen).plus(d(g.hold));
+    const availableDiff = d(g.available).minus(d(o.available));
+    const frozenDiff = gFrozen.minus(d(o.frozen));
+    balances.push({
+      currency,
+      ours: { available: money(d(o.available), currency), frozen: money(d(o.frozen), currency) },
+      gateway: {
+        available: money(d(g.available), currency),
+        hold: money(d(g.hold), currency),
+        frozen: money(d(g.frozen), currency),
+      },
+      difference: money(availableDiff.plus(frozenDiff), currency),
+    });
+    if (!availableDiff.isZero()) {
+      items.push({
+        kind: 'balance',
+        account: 'agent_available',
+        currency,
+        ours: money(d(o.available), currency),
+        gateway: money(d(g.available), currency),
+        amount: money(availableDiff, currency),
+      });
+    }
+    if (!frozenDiff.isZero()) {
+      items.push({
+        kind: 'balance',
+        account: 'agent_frozen',
+        currency,
+        ours: money(d(o.frozen), currency),
+        gateway: money(gFrozen, currency),
+        amount: money(frozenDiff, currency),
+      });
+    }
+  }
+  return { balances, items };
+}
+
+/**
+ * One object against the gateway's record: its final status (a status only one side calls final,
+ * or two different final statuses; two non-final statuses agree for now) and then its amount.
+ */
+export function compareObject(o: {
+  objectType: 'invoice' | 'refund' | 'payout';
+  objectId: string;
+  currency: number | null;
+  ours: { status: string; final: boolean; amount: string | null };
+  gateway: { status: string; final: boolean; amount: string | null } | null;
+}): ReconciliationItem[] {
+  const base = { objectType: o.objectType, objectId: o.objectId, currency: o.currency };
+  if (o.gateway === null) {
+    return [{ ...base, kind: 'missing_gateway', ours: o.ours.status, gateway: null }];
+  }
+  const g = o.gateway;
+  if ((o.ours.final || g.final) && o.ours.status !== g.status) {
+    return [{ ...base, kind: 'status', ours: o.ours.status, gateway: g.status }];
+  }
+  if (o.ours.amount !== null && g.amount !== null && !d(o.ours.amount).eq(d(g.amount))) {
+    return [
+      {
+        ...base,
+        kind: 'amount',
+        ours: money(d(o.ours.amount), o.currency),
+        gateway: money(d(g.amount), o.currency),
+        amount: money(d(g.amount).minus(d(o.ours.amount)), o.currency),
+      },
+    ];
+  }
+  return [];
+}
+
+/** The sum of the absolute differences of a currency's balance items (the books_difference metric). */
+export function absoluteDifference(items: readonly ReconciliationItem[], currency: number): string {
+  return text(
+    items
+      .filter((i) => i.kind === 'balance' && i.currency === currency)
+      .reduce((s, i) => s.plus(d(i.amount).abs()), new DecimalJs(0)),
+  );
+}

@@ -1,0 +1,277 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { AuditService } from '../audit/audit.service';
+import { raiseAttention } from '../common/attention';
+import { NotFound, ValidationFailed } from '../common/errors';
+import { logger } from '../common/logger';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { GatewayService } from '../gateway/gateway.service';
+import { openingPostings } from '../ledger/ledger.chart';
+import { balancesAt, hasAgentEntries, postEntry } from '../ledger/ledger-sql';
+import {
+  booksDifference,
+  reconciliationItems,
+  reconciliationLastFinished,
+} from '../metrics/metrics';
+import { dayBefore, reportDayProblem } from '../reports/daily-report';
+import { reconcileObjects, type FlaggableItem } from './reconciliation-objects';
+import {
+  absoluteDifference,
+  compareBalances,
+  ITEM_KINDS,
+  type BalanceComparison,
+  type ReconciliationItem,
+} from './reconciliation.rules';
+
+const log = logger.child({ component: 'reconciliation' });
+
+export interface Reconciliation {
+  id: string;
+  date: string;
+  status: 'balanced' | 'variances';
+  startedAt: string;
+  finishedAt: string;
+  balances: BalanceComparison[];
+  items: ReconciliationItem[];
+}
+
+interface Row {
+  id: string;
+  date: string;
+  status: 'balanced' | 'variances';
+  started_at: Date;
+  finished_at: Date;
+  balances: BalanceComparison[];
+  items: ReconciliationItem[];
+}
+
+const view = (r: Row): Reconciliation => ({
+  id: r.id,
+  date: r.date,
+  status: r.status,
+  startedAt: new Date(r.started_at).toISOString(),
+  finishedAt: new Date(r.finished_at).toISOString(),
+  balances: r.balances,
+  items: r.items,
+});
+
+const audit = new AuditService();
+
+@Injectable()
+export class ReconciliationService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly ds: DataSource,
+    private readonly gateway: GatewayService,
+  ) {}
+
+  /** The last finished day in REPORT_TIMEZONE. */
+  defaultDay(now = new Date()): string {
+    return dayBefore(now, this.config.reportTimeZone);
+  }
+
+  async dayBounds(date: string): Promise<{ from: Date; to: Date }> {
+    const rows = (await this.ds.query(
+      `SELECT ($1::date)::timestamp AT TIME ZONE $2::text AS from_at,
+              ($1::date + 1)::timestamp AT TIME ZONE $2::text AS to_at`,
+      [date, this.config.reportTimeZone],
+    )) as { from_at: Date; to_at: Date }[];
+    return { from: rows[0].from_at, to: rows[0].to_at };
+  }
+
+  /**
+   * One run: the agent shop's balance against the books (opening entries the first time), then
+   * every object that moved in the day or is not final against the gateway's record. Stored with
+   * its items; each item flagged; `reconciliation.completed` written in the same transaction.
+   */
+  async run(date: string | undefined, keyId: string | null): Promise<Reconciliation> {
+    if (date !== undefined) {
+      const problem = reportDayProblem(date);
+      if (problem !== null) throw new ValidationFailed([{ field: 'date', message: problem }]);
+    }
+    const day = date ?? this.defaultDay();
+    const bounds = await this.dayBounds(day);
+    const startedAt = new Date();
+    const gatewayBalance = await this.gateway.shopBalance();
+    const gw = new Map<number, { available: string; hold: string; frozen: string }>();
+    for (const b of gatewayBalance.balances) {
+      gw.set(b.currency, {
+        available: String(b.available),
+        hold: String(b.hold),
+        frozen: String(b.frozen),
+      });
+    }
+    if (!(await hasAgentEntries(this.ds))) await this.postOpening(gw);
+    const objectItems = await reconcileObjects(this.ds, this.gateway, this.config, bounds);
+    // The books as they stand now, as the gateway's balance does.
+    const ours = new Map<number, { available: string; frozen: string }>();
+    for (const b of await balancesAt(this.ds, new Date())) {
+      if (b.account !== 'agent_available' && b.account !== 'agent_frozen') continue;
+      const o = ours.get(b.currency) ?? { available: '0', frozen: '0' };
+      if (b.account === 'agent_available') o.available = b.balance;
+      else o.frozen = b.balance;
+      ours.set(b.currency, o);
+    }
+    const { balances, items: balanceItems } = compareBalances(ours, gw);
+    const items: FlaggableItem[] = [...balanceItems, ...objectItems];
+    const status = items.length === 0 ? 'balanced' : 'variances';
+    const stored = await this.ds.transaction(async (m) => {
+      const rows = (await m.query(
+        `INSERT INTO reconciliations (date, status, started_at, finished_at, balances, items, key_id)
+         VALUES ($1, $2, $3, now(), $4::jsonb, $5::jsonb, $6)
+         RETURNING id, date::text AS date, status, started_at, finished_at, balances, items`,
+        [
+          day,
+          status,
+          startedAt,
+          JSON.stringify(balances),
+          JSON.stringify(items.map(publicItem)),
+          keyId,
+        ],
+      )) as Row[];
+      const rec = view(rows[0]);
+      await this.flag(m, rec, items);
+      await audit.record(m, {
+        entityType: 'reconciliation',
+        entityId: rec.id,
+        fromStatus: null,
+        toStatus: 'completed',
+        cause: 'reconciliation',
+        details: { date: rec.date, status: rec.status, items: rec.items.length },
+        committedView: { ...rec },
+      });
+      return rec;
+    });
+    this.observe(stored);
+    log.info(
+      { id: stored.id, date: stored.date, status: stored.status, items: stored.items.length },
+      'reconciliation finished',
+    );
+    return stored;
+  }
+
+  /** The gateway's balance as the books' opening: `agent_frozen` takes frozen + hold. */
+  private async postOpening(
+    gw: ReadonlyMap<number, { available: string; hold: string; frozen: string }>,
+  ): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      // Two instances opening at once: the second waits, then finds the first's entries.
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext('ledger_opening'))`);
+      if (await hasAgentEntries(m)) return;
+      for (const [currency, b] of gw) {
+        const frozen = (await m.query(`SELECT ($1::numeric + $2::numeric)::text AS v`, [
+          b.frozen,
+          b.hold,
+        ])) as { v: string }[];
+        const postings = openingPostings({ currency, available: b.available, frozen: frozen[0].v });
+        if (postings.length === 0) continue;
+        await postEntry(m, {
+          kind: 'opening',
+          note: 'opening balance of the agent shop (first reconciliation)',
+          postings,
+        });
+      }
+    });
+  }
+
+  /** Every item raises attention: on its object, or on the reconciliation for the others. */
+  private async flag(m: EntityManager, rec: Reconciliation, items: FlaggableItem[]): Promise<void> {
+    const own: string[] = [];
+    for (const item of items) {
+      const detail = describe(item);
+      if (
+        item.rowId !== undefined &&
+        item.objectType !== undefined &&
+        item.objectId !== undefined
+      ) {
+        await raiseAttention(
+          m,
+          {
+            object: item.objectType,
+            id: item.rowId,
+            shopId: item.objectId,
+            status: item.rowStatus ?? '',
+          },
+          'reconciliation',
+          detail,
+          'reconciliation',
+          { reconciliation: rec.id, date: rec.date },
+        );
+      } else {
+        own.push(detail);
+      }
+    }
+    // A run without balance variances settles the flags of earlier runs' balance items.
+    if (!items.some((i) => i.kind === 'balance')) {
+      await m.query(
+        `UPDATE reconciliations SET needs_attention = false, attention_reason = NULL, attention_at = NULL
+          WHERE needs_attention AND id <> $1`,
+        [rec.id],
+      );
+    }
+    if (own.length > 0) {
+      await m.query(
+        `UPDATE reconciliations SET needs_attention = true, attention_reason = $2, attention_at = now() WHERE id = $1`,
+        [rec.id, `reconciliation: ${own.join('; ')}`.slice(0, 2000)],
+      );
+    }
+  }
+
+  /**
+   * The metrics from the last stored run, so every instance reports the same values (not only the
+   * one that ran it), also after a restart; without any run, the last finished time is 0.
+   */
+  async refreshMetrics(): Promise<void> {
+    const [last] = await this.list(1);
+    if (last === undefined) reconciliationLastFinished.set(0);
+    else this.observe(last);
+  }
+
+  private observe(rec: Reconciliation): void {
+    reconciliationLastFinished.set(new Date(rec.finishedAt).getTime() / 1000);
+    for (const b of rec.balances) {
+      booksDifference.set(
+        { currency: String(b.currency) },
+        Number(absoluteDifference(rec.items, b.currency)),
+      );
+    }
+    for (const kind of ITEM_KINDS) {
+      reconciliationItems.set({ kind }, rec.items.filter((i) => i.kind === kind).length);
+    }
+  }
+
+  async get(id: string): Promise<Reconciliation> {
+    const rows = /^[0-9a-f-]{36}$/.test(id)
+      ? ((await this.ds.query(
+          `SELECT id, date::text AS date, status, started_at, finished_at, balances, items FROM reconciliations WHERE id = $1`,
+          [id],
+        )) as Row[])
+      : [];
+    if (rows.length === 0) throw new NotFound('Reconciliation', id);
+    return view(rows[0]);
+  }
+
+  async list(limit: number): Promise<Reconciliation[]> {
+    const rows = (await this.ds.query(
+      `SELECT id, date::text AS date, status, started_at, finished_at, balances, items
+         FROM reconciliations ORDER BY finished_at DESC, id DESC LIMIT $1`,
+      [limit],
+    )) as Row[];
+    return rows.map(view);
+  }
+}
+
+/** The item as the API shows it (without the row's internal id). */
+function publicItem(i: FlaggableItem): ReconciliationItem {
+  const { rowId: _rowId, rowStatus: _rowStatus, ...rest } = i;
+  return rest;
+}
+
+function describe(i: ReconciliationItem): string {
+  const what =
+    i.objectType !== undefined
+      ? `${i.objectType} ${i.objectId}`
+      : `${i.account ?? 'balance'} ${i.currency}`;
+  return `${i.kind} of ${what}: ours ${i.ours ?? 'none'}, gateway ${i.gateway ?? 'none'}${i.amount !== undefined ? ` (${i.amount})` : ''}`;
+}
