@@ -130,9 +130,7 @@ describe('two shops', () => {
       })
       .expect(202);
     await eventually(async () => {
-      const r = await rows(w, `SELECT 1 FROM ledger_entries WHERE object_id = $1`, [
-        shopPaymentId,
-      ]);
+      const r = await rows(w, `SELECT 1 FROM ledger_entries WHERE object_id = $1`, [shopPaymentId]);
       expect(r).toHaveLength(1);
     });
     const { jar } = await signIn(w.ctx, ADMIN_KEY);
@@ -146,12 +144,16 @@ describe('two shops', () => {
 
     const inv = section(await page(`/admin/ui/invoices/${order}`));
     expect(inv).toContain('invoice.succeeded');
-    expect(inv).toMatch(/<td>gateway_payment_shop<\/td>\s*<td>RUB<\/td>\s*<td class="num">77\.70<\/td>/);
+    expect(inv).toMatch(
+      /<td>gateway_payment_shop<\/td>\s*<td>RUB<\/td>\s*<td class="num">77\.70<\/td>/,
+    );
     expect(inv).toMatch(/<td>sales<\/td>\s*<td>RUB<\/td>\s*<td class="num">-77\.70<\/td>/);
     expect(inv).toContain(`href="/admin/ui/ledger?objectType=invoice&amp;objectId=${order}"`);
     const ref = section(await page(`/admin/ui/refunds/${refund}`));
     expect(ref).toContain('refund.succeeded');
-    expect(ref).toMatch(/<td>gateway_payment_shop<\/td>\s*<td>RUB<\/td>\s*<td class="num">-7\.07<\/td>/);
+    expect(ref).toMatch(
+      /<td>gateway_payment_shop<\/td>\s*<td>RUB<\/td>\s*<td class="num">-7\.07<\/td>/,
+    );
     const pay = section(await page(`/admin/ui/payouts/${shopPaymentId}`));
     expect(pay).toContain('payout.sent');
     expect(pay).toContain('<td>agent_frozen</td>');
@@ -192,9 +194,9 @@ describe('two shops', () => {
     // is the gateway's balance less what the books hold, so it balances at once.
     const opening = await reconcile(w);
     expect(opening.items).toEqual([]);
-    expect(
-      await rows(w, `SELECT 1 FROM ledger_entries WHERE kind = 'opening'`),
-    ).not.toHaveLength(0);
+    expect(await rows(w, `SELECT 1 FROM ledger_entries WHERE kind = 'opening'`)).not.toHaveLength(
+      0,
+    );
     const order = await paidInvoice(w, '12.00');
     const atGateway = w.ctx.sandbox.state.findInvoiceByOrder(SHOP_ID, order)!;
     atGateway.amount = SandboxDecimal.parse('12.01');

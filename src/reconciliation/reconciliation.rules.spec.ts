@@ -110,9 +110,7 @@ describe('single-shop setups: sales land in the gateway available of the one sho
     { account: 'gateway_payment_shop', currency: 840, balance: '0.30' },
   ];
   it('two shops: the agent shop is agent_available and agent_frozen only', () => {
-    expect([...agentBooks(books, false)]).toEqual([
-      [643, { available: '1000', frozen: '40' }],
-    ]);
+    expect([...agentBooks(books, false)]).toEqual([[643, { available: '1000', frozen: '40' }]]);
   });
   it('one shop: available is agent_available + gateway_payment_shop, exactly', () => {
     expect([...agentBooks(books, true)]).toEqual([

@@ -72,10 +72,7 @@ export function agentBooks(
     return o;
   };
   for (const b of balances) {
-    if (
-      b.account === 'agent_available' ||
-      (singleShop && b.account === 'gateway_payment_shop')
-    ) {
+    if (b.account === 'agent_available' || (singleShop && b.account === 'gateway_payment_shop')) {
       of(b.currency).available = of(b.currency).available.plus(b.balance);
     } else if (b.account === 'agent_frozen') {
       of(b.currency).frozen = of(b.currency).frozen.plus(b.balance);

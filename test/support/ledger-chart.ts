@@ -122,7 +122,10 @@ export async function booksAgainstChart(q: Query): Promise<string[]> {
       shopCurrency: p.shop_currency,
       psCurrency: p.ps_currency,
     };
-    expected.set(key('payout', p.id, 'payout.sent'), chartPostings({ kind: 'payout.sent', ...move }));
+    expected.set(
+      key('payout', p.id, 'payout.sent'),
+      chartPostings({ kind: 'payout.sent', ...move }),
+    );
     if (p.status === 'succeeded')
       expected.set(
         key('payout', p.id, 'payout.succeeded'),
