@@ -157,7 +157,7 @@ describe('two shops', () => {
     const pay = section(await page(`/admin/ui/payouts/${shopPaymentId}`));
     expect(pay).toContain('payout.sent');
     expect(pay).toContain('<td>agent_frozen</td>');
-    // Another object's entries are not shown: an id that is a prefix of this one shows none.
+    // Another object's page shows only its own entries.
     const other = await paidInvoice(w, '10.00');
     expect(section(await page(`/admin/ui/invoices/${other}`))).not.toContain('77.70');
     // An object that moved no money says so.
