@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { AttentionModule } from '../attention/attention.module';
 import { BalanceModule } from '../balance/balance.module';
 import { EventsModule } from '../events/events.module';
+import { LedgerModule } from '../ledger/ledger.module';
 import { NotificationsModule } from '../notifications/notifications.module';
 import { PayoutsModule } from '../payouts/payouts.module';
 import { ReportsModule } from '../reports/reports.module';
@@ -28,6 +29,7 @@ import { RefundsModule } from '../refunds/refunds.module';
     PayoutsModule,
     PaymentTokensModule,
     RefundsModule,
+    LedgerModule,
   ],
   controllers: CONSOLE_CONTROLLERS,
   providers: [ConsoleService, ConsoleSessions, ConsoleActions, ConsoleSavedSearches, ConsoleWeb],
