@@ -134,8 +134,8 @@ describe('single-shop setups: sales land in the gateway available of the one sho
   });
   it('the opening leaves out what the books hold already: payouts, and the sales of a single shop', () => {
     const gw = { available: '1250.10', hold: '0.50', frozen: '40.00' };
-    expect(openingBalance(gw, 643, books, false)).toEqual({ available: '250.1', frozen: '0.5' });
-    expect(openingBalance(gw, 643, books, true)).toEqual({ available: '0', frozen: '0.5' });
-    expect(openingBalance(gw, 978, books, true)).toEqual({ available: '1250.1', frozen: '40.5' });
+    expect(openingBalance(gw, 643, books, false)).toEqual({ available: '250.10', frozen: '0.50' });
+    expect(openingBalance(gw, 643, books, true)).toEqual({ available: '0.00', frozen: '0.50' });
+    expect(openingBalance(gw, 978, books, true)).toEqual({ available: '1250.10', frozen: '40.50' });
   });
 });

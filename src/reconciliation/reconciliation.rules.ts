@@ -98,8 +98,9 @@ export function openingBalance(
 ): { available: string; frozen: string } {
   const ours = agentBooks(books, singleShop).get(currency) ?? { available: ZERO, frozen: ZERO };
   return {
-    available: text(d(gateway.available).minus(d(ours.available))),
-    frozen: text(d(gateway.frozen).plus(d(gateway.hold)).minus(d(ours.frozen))),
+    // Written with the currency's minor unit ("1000000.00"), as every other amount of the books.
+    available: money(d(gateway.available).minus(d(ours.available)), currency),
+    frozen: money(d(gateway.frozen).plus(d(gateway.hold)).minus(d(ours.frozen)), currency),
   };
 }
 
