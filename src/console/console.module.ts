@@ -17,6 +17,7 @@ import { ConsoleSavedSearches } from './console-saved-searches';
 import { ConsoleWeb } from './console-web';
 import { addConsoleNotFound } from './console-not-found';
 import { RefundsModule } from '../refunds/refunds.module';
+import { ReconciliationModule } from '../reconciliation/reconciliation.module';
 
 /** The operators' console at /admin: server-rendered pages, sessions, CSRF-protected actions. */
 @Module({
@@ -30,6 +31,7 @@ import { RefundsModule } from '../refunds/refunds.module';
     PaymentTokensModule,
     RefundsModule,
     LedgerModule,
+    ReconciliationModule,
   ],
   controllers: CONSOLE_CONTROLLERS,
   providers: [ConsoleService, ConsoleSessions, ConsoleActions, ConsoleSavedSearches, ConsoleWeb],
