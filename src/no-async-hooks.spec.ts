@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
  * that has been entered, or an enabled `createHook`, puts a promise hook on every promise the
  * process makes, for every request, not only the code that asked for it: about 3 % of a
  * create's CPU and a tenth of what a create waiting on the gateway holds. Who acts is passed
- * explicitly instead (src/common/actor.ts; docs/design-watch-and-runner.md, "The acting key
+ * explicitly instead (src/common/actor.ts; docs/design.md, "The acting key
  * passed explicitly"). `AsyncResource` alone enables nothing and is allowed.
  */
 const SRC = join(process.cwd(), 'src');

@@ -6,12 +6,12 @@ import { join } from 'node:path';
  * start:prod` and the container image. `--no-allocation-site-pretenuring` keeps V8 from
  * allocating a request's short-lived objects straight into old space after it has seen them
  * survive at start-up; with it on, P5's peak RSS under P1 read 249–281 MB in 8 of 18 bench runs
- * (goal ≤ 250), with it off 162–173 MB in 8 of 8 (and 167, 168 in two full runs) (docs/design-watch-and-runner.md).
+ * (goal ≤ 250), with it off 162–173 MB in 8 of 8 (and 167, 168 in two full runs) (docs/design.md).
  * `--max-semi-space-size=32` (MB; V8's default is 16 on 64-bit) halves how often the young
  * generation is scavenged: a create that waits 200 ms for the gateway then dies before its second
  * scavenge instead of being copied twice and promoted. Alternated at a fixed rate under P2's load,
  * a create cost 1.02 ms of CPU with it against 1.22 without (medians of 6 rounds, lower in 5);
- * under P1's the same (1.17 against 1.18); about 30 MB more at peak (docs/design-watch-and-runner.md,
+ * under P1's the same (1.17 against 1.18); about 30 MB more at peak (docs/design.md,
  * "The young generation at 32 MB").
  */
 const root = process.cwd();

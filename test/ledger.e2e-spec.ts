@@ -348,7 +348,7 @@ describe('books', () => {
         kind: 'status',
         objectType: 'invoice',
         objectId: order,
-        currency: null,
+        currency: 643,
         ours: 'rejected',
         gateway: 'succeeded',
       },

@@ -239,7 +239,8 @@ describe('the balance before sending (BALANCE_CACHE_S)', () => {
     ctx.sandbox.state.balance(PAYOUT_SHOP_ID, 643).available = Decimal.parse(amount);
   };
   beforeAll(async () => {
-    ({ ctx, db } = await open({ BALANCE_CACHE_S: '30' }));
+    // A lost create is out for six seconds: long enough to read the balance while it is.
+    ({ ctx, db } = await open({ BALANCE_CACHE_S: '30', GATEWAY_TIMEOUT_MS: '6000' }));
   });
   afterAll(async () => {
     await db?.end();
@@ -276,24 +277,58 @@ describe('the balance before sending (BALANCE_CACHE_S)', () => {
     expect(balanceReads()).toBe(readsBefore + 1);
   });
 
-  it('payouts in flight (sent, not confirmed by the gateway) count against the balance', async () => {
+  it('what is in flight: a payout sent before the figure was read and never created there (flagged) holds nothing; one still being sent when it was read counts', async () => {
+    const lostSend = async (): Promise<void> => {
+      const res = await fetch(`${ctx.sandbox.origin}/sandbox/faults`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ path: 'withdraw/create', fault: 'timeout_not_done', delayMs: 8000 }),
+      });
+      expect(res.status).toBe(200);
+    };
     setAvailable('1500.00');
-    // The gateway never gets this one (time-out, not done): its outcome is unknown, and the
-    // poller may still create it, so its 1000.00 is in flight.
-    const res = await fetch(`${ctx.sandbox.origin}/sandbox/faults`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ path: 'withdraw/create', fault: 'timeout_not_done', delayMs: 3000 }),
-    });
-    expect(res.status).toBe(200);
-    const lost = await ctx.http
-      .post('/api/v1/payouts')
-      .set(auth())
-      .send(body(newId('bal'), '1000.00'));
+    // The gateway never gets this one; it is flagged and an operator looks: it must not hold
+    // 1000.00 of the balance for ever.
+    await lostSend();
+    const lostId = newId('bal');
+    const lost = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(lostId, '1000.00'));
     expect(lost.status).toBe(202);
     expect(lost.body.status).toBe('unknown');
+    ctx.sandbox.state.faults.clear();
+    await db.query(
+      `UPDATE payouts SET status = 'needs_attention', needs_attention = true,
+              attention_reason = 'create_cap: absent after 3 creates', attention_at = now()
+        WHERE shop_payment_id = $1`,
+      [lostId],
+    );
     const id = newId('bal');
-    const refused = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(id, '1000.00'));
+    const passed = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(id, '1000.00'));
+    expect(passed.status).toBe(202);
+    expect(createsSent(ctx, id)).toBe(1);
+
+    // A create still out at the gateway while the figure is read is in flight for it.
+    setAvailable('1500.00');
+    await lostSend();
+    const slowId = newId('bal');
+    // Sent now (a supertest request starts when it is awaited or then'd).
+    const slow = ctx.http
+      .post('/api/v1/payouts')
+      .set(auth())
+      .send(body(slowId, '1000.00'))
+      .then((r) => r);
+    const started = Date.now();
+    const calling = async (): Promise<boolean> => {
+      const r = await db.query(
+        `SELECT 1 FROM payouts WHERE shop_payment_id = $1 AND call_lease_until > now()`,
+        [slowId],
+      );
+      return r.rows.length === 1;
+    };
+    while (!(await calling()) && Date.now() - started < 5000)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(await calling()).toBe(true);
+    const next = newId('bal');
+    const refused = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(next, '1000.00'));
     expect(refused.status).toBe(422);
     expect(refused.body).toMatchObject({
       type: expect.stringMatching(/\/insufficient-balance$/),
@@ -301,7 +336,9 @@ describe('the balance before sending (BALANCE_CACHE_S)', () => {
       inFlight: '1000.00',
       needed: '1000.00',
     });
-    expect(createsSent(ctx, id)).toBe(0);
+    expect(createsSent(ctx, next)).toBe(0);
+    expect((await slow).status).toBe(202);
+    ctx.sandbox.state.faults.clear();
   });
 });
 
@@ -312,7 +349,7 @@ describe('approvals meet the caps and the balance (#27)', () => {
     ({ ctx, db } = await open({
       PAYOUT_DAILY_CAP: '643:1000.00',
       PAYOUT_APPROVAL_THRESHOLD: '643:500.00',
-      BALANCE_CACHE_S: '30',
+      BALANCE_CACHE_S: '1',
     }));
   });
   afterAll(async () => {
@@ -320,28 +357,49 @@ describe('approvals meet the caps and the balance (#27)', () => {
     await ctx?.close();
   });
 
-  it('a payout awaiting approval holds its share of the cap; its approval checks the balance first and sends once it is covered', async () => {
-    // The agent shop cannot cover it at first (the figure the create's read caches).
+  it('a payout awaiting approval holds no share of the cap; the approval that sends it checks the caps of that day and the balance (422, still awaiting, nothing recorded), and sends once both fit', async () => {
     const balance = ctx.sandbox.state.balance(PAYOUT_SHOP_ID, 643);
+    const big = newId('await');
+    const created = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(big, '600.00'));
+    expect(created.status).toBe(202);
+    expect(created.body.status).toBe('awaiting_approval');
+    expect(createsSent(ctx, big)).toBe(0);
+    // Nothing of the 600 is sent: 450 fits today's cap.
+    const small = newId('small');
+    const passed = await ctx.http
+      .post('/api/v1/payouts')
+      .set(auth())
+      .send(body(small, '450.00', { account: CARD_B }));
+    expect(passed.status).toBe(202);
+    expect(createsSent(ctx, small)).toBe(1);
+
+    const approvalsOf = async (): Promise<number> => {
+      const r = await db.query(
+        `SELECT count(*)::int AS n FROM payout_approvals a JOIN payouts p ON p.id = a.payout_id
+          WHERE p.shop_payment_id = $1`,
+        [big],
+      );
+      return (r.rows[0] as { n: number }).n;
+    };
+    // 450 sent today + 600 > 1000: the approval is refused; it stays awaiting, unrecorded.
+    const capped = await ctx.http.post(`/api/v1/admin/payouts/${big}/approve`).set(admin()).send({});
+    expect(capped.status).toBe(422);
+    expect(capped.body).toMatchObject({ cap: 'daily', remaining: '550.00', requested: '600.00' });
+    expect((await ctx.http.get(`/api/v1/payouts/${big}`).set(auth())).body.status).toBe(
+      'awaiting_approval',
+    );
+    expect(await approvalsOf()).toBe(0);
+
+    // The 450 counted on yesterday (sent then): the cap has room; the balance has not.
+    await db.query(
+      `UPDATE payouts SET sent_at = sent_at - interval '1 day' WHERE shop_payment_id = $1`,
+      [small],
+    );
     const before = balance.available;
     balance.available = Decimal.parse('100.00');
-    const big = newId('await');
+    // The figure cached before the drop (BALANCE_CACHE_S) has aged out.
+    await new Promise((r) => setTimeout(r, 1100));
     try {
-      const created = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(big, '600.00'));
-      expect(created.status).toBe(202);
-      expect(created.body.status).toBe('awaiting_approval');
-      expect(createsSent(ctx, big)).toBe(0);
-      // 600 held + 450 > 1000: refused, although nothing of the 600 is sent yet.
-      const over = newId('over');
-      const refused = await ctx.http
-        .post('/api/v1/payouts')
-        .set(auth())
-        .send(body(over, '450.00', { account: CARD_B }));
-      expect(refused.status).toBe(422);
-      expect(refused.body).toMatchObject({ cap: 'daily', remaining: '400.00' });
-      expect(await rowCount(db, over)).toBe(0);
-
-      // The approval that would send it is refused: nothing recorded, nothing sent.
       const short = await ctx.http
         .post(`/api/v1/admin/payouts/${big}/approve`)
         .set(admin())
@@ -350,12 +408,7 @@ describe('approvals meet the caps and the balance (#27)', () => {
       expect(short.body.type).toMatch(/\/insufficient-balance$/);
       const still = await ctx.http.get(`/api/v1/payouts/${big}`).set(auth());
       expect(still.body.status).toBe('awaiting_approval');
-      const approvals = await db.query(
-        `SELECT count(*)::int AS n FROM payout_approvals a JOIN payouts p ON p.id = a.payout_id
-          WHERE p.shop_payment_id = $1`,
-        [big],
-      );
-      expect((approvals.rows[0] as { n: number }).n).toBe(0);
+      expect(await approvalsOf()).toBe(0);
       expect(createsSent(ctx, big)).toBe(0);
     } finally {
       balance.available = before;

@@ -32,7 +32,7 @@ export function spentBetween(a, b) {
  * each taken between loads a few seconds apart, so what the machine does over minutes (another
  * tenant, a slower spell) moves both sides of a ratio alike. On this kind of machine one load's
  * figure moves by ±25 % from minute to minute, the bare script's own P2 ÷ P1 by 0.72–1.13
- * (docs/design-watch-and-runner.md). The figures beside a ratio are the rounds' medians; each
+ * (docs/design.md). The figures beside a ratio are the rounds' medians; each
  * round's ratio is printed too. BENCH_ROUNDS=1 measures each once, as before the rounds.
  */
 export async function createRows() {

@@ -1,15 +1,38 @@
+import { Amount } from '../common/money';
 import type { PayoutStatusConfig } from '../config/config';
+import type { PayoutRecord } from '../gateway/gateway.types';
 import { GatewayError, GatewayTransportError } from '../gateway/gateway.errors';
 import {
   acceptBlocked,
   decideAccept,
   invoiceView,
-  payoutView,
+  payoutView as viewOfPayout,
   refundView,
   viewOfFailure,
 } from './accept-guard';
 
 const PAYOUT_CFG: PayoutStatusConfig = { success: [5], rejected: [6], failed: [8] };
+const STORED = {
+  shopPaymentId: 'po-1',
+  amount: Amount.parse('250.00'),
+  amountType: 'ps_amount' as const,
+  shopCurrency: 643,
+  payway: 'card_rub',
+  accountMasked: '411111******1111',
+};
+/** The gateway's record of payout po-1 with `status`, or of another payout under its id. */
+const rec = (status: number, payeeReceive = '250.00'): PayoutRecord =>
+  ({
+    id: 7,
+    status,
+    shop_payment_id: 'po-1',
+    shop_currency: 643,
+    ps_currency: 643,
+    payee_receive: payeeReceive,
+    shop_write_off: payeeReceive,
+  }) as unknown as PayoutRecord;
+const payoutView = (status: number, payeeReceive?: string) =>
+  viewOfPayout(STORED, rec(status, payeeReceive), PAYOUT_CFG);
 
 function gatewayError(isAbsent: boolean): GatewayError {
   return new GatewayError({
@@ -46,10 +69,14 @@ describe('accept guard', () => {
     ['refund', 'FAILED', 'WAITING', refundView('WAITING'), 'refuse:WAITING'],
     ['refund', 'FAILED', 'WAITING', refundView('SUCCESS'), 'refuse:SUCCESS'],
     ['refund', 'SUCCESS', 'WAITING', refundView('SUCCESS'), 'apply:agrees'],
-    ['payout', 'failed', 'needs_attention', payoutView(3, PAYOUT_CFG), 'refuse:processing (3)'],
-    ['payout', 'failed', 'needs_attention', payoutView(5, PAYOUT_CFG), 'refuse:succeeded (5)'],
-    ['payout', 'rejected', 'needs_attention', payoutView(6, PAYOUT_CFG), 'apply:agrees'],
+    ['payout', 'failed', 'needs_attention', payoutView(3), 'refuse:processing (3)'],
+    ['payout', 'failed', 'needs_attention', payoutView(5), 'refuse:succeeded (5)'],
+    ['payout', 'rejected', 'needs_attention', payoutView(6), 'apply:agrees'],
     ['payout', 'failed', 'unknown', { kind: 'absent' }, 'apply:absent'],
+    // Another payout's record under our id (100.00, succeeded): ours was never created there.
+    ['payout', 'succeeded', 'needs_attention', payoutView(5, '100.00'), "refuse:a record that is not this payout's (amount 100.00 is not 250.00)"],
+    ['payout', 'failed', 'needs_attention', payoutView(5, '100.00'), 'apply:foreign'],
+    ['payout', 'rejected', 'needs_attention', payoutView(6, '100.00'), 'apply:foreign'],
     ['refund', 'FAILED', 'WAITING', { kind: 'unreachable', detail: 'x' }, 'apply:unreachable'],
   ] as const)('%s: accept %s while %s, gateway %j -> %s', (object, chosen, current, view, out) => {
     const d = decideAccept(object, chosen, current, view);

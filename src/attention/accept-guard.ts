@@ -12,10 +12,9 @@ import {
   statusFromGatewayNumber as invoiceStatusOf,
 } from '../invoices/invoice.state';
 import type { PayoutStatusConfig } from '../config/config';
-import {
-  isFinal as isFinalPayout,
-  statusFromGatewayNumber as payoutStatusOf,
-} from '../payouts/payout.state';
+import type { PayoutRecord } from '../gateway/gateway.types';
+import { readPayoutRecord, type StoredPayoutFacts } from '../payouts/payout.rules';
+import { isFinal as isFinalPayout } from '../payouts/payout.state';
 import { isFinalRefund, refundStatusFromGateway } from '../refunds/refund.state';
 
 /** What the gateway said when asked just now, in the object's own status words. */
@@ -29,9 +28,14 @@ export type GatewayView =
       text: string;
     }
   | { kind: 'absent' }
+  /**
+   * A record under our id that is not this object's (payout.rules.ts `readPayoutRecord`): proof
+   * that ours was never created there, never agreement with any status.
+   */
+  | { kind: 'foreign'; text: string }
   | { kind: 'unreachable'; detail: string };
 
-export type GatewayAnswer = 'agrees' | 'absent' | 'unreachable';
+export type GatewayAnswer = 'agrees' | 'absent' | 'foreign' | 'unreachable';
 
 export type AcceptDecision =
   { kind: 'apply'; gatewayAnswer: GatewayAnswer } | { kind: 'refuse'; gatewaySays: string };
@@ -61,6 +65,11 @@ export function decideAccept(
   view: GatewayView,
 ): AcceptDecision {
   if (view.kind === 'absent') return { kind: 'apply', gatewayAnswer: 'absent' };
+  // Ours was never created there: nothing was paid, so only a status that moved no money fits.
+  if (view.kind === 'foreign')
+    return chosen === 'succeeded'
+      ? { kind: 'refuse', gatewaySays: view.text }
+      : { kind: 'apply', gatewayAnswer: 'foreign' };
   if (view.kind === 'unreachable') return { kind: 'apply', gatewayAnswer: 'unreachable' };
   if (!view.final) return { kind: 'refuse', gatewaySays: view.text };
   if (view.status === chosen) return { kind: 'apply', gatewayAnswer: 'agrees' };
@@ -96,9 +105,20 @@ export function refundView(status: unknown): GatewayView {
   };
 }
 
-/** A payout's gateway number, mapped through configuration (PAYOUT_STATUS_*). */
-export function payoutView(status: number, cfg: PayoutStatusConfig): GatewayView {
-  const mapped = payoutStatusOf(status, cfg);
+/**
+ * A payout's gateway record: first whether it is this payout's at all (the same rule as Recheck
+ * and the poller), then its number mapped through configuration (PAYOUT_STATUS_*).
+ */
+export function payoutView(
+  stored: StoredPayoutFacts,
+  record: PayoutRecord,
+  cfg: PayoutStatusConfig,
+): GatewayView {
+  const reading = readPayoutRecord(stored, record, cfg);
+  if (!reading.ours)
+    return { kind: 'foreign', text: `a record that is not this payout's (${reading.reason})` };
+  const { mapped } = reading;
+  const status = record.status;
   return {
     kind: 'record',
     status: mapped.status,

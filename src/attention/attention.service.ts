@@ -165,7 +165,7 @@ export class AttentionService {
       throw new AcceptContradictsGateway(label(object), id, status, decision.gatewaySays);
     const facts = {
       gatewayAnswer: decision.gatewayAnswer,
-      ...(view.kind === 'record' ? { gatewaySays: view.text } : {}),
+      ...(view.kind === 'record' || view.kind === 'foreign' ? { gatewaySays: view.text } : {}),
       ...(view.kind === 'unreachable' ? { gatewayError: view.detail } : {}),
     };
     const details = { attention: 'accept', note, ...facts };
@@ -232,7 +232,7 @@ export class AttentionService {
     if (object === 'payout') {
       const { answer } = await this.processor.askStatus(row as PayoutEntity);
       return answer.ok
-        ? payoutView(answer.value.status, this.config.payouts.status)
+        ? payoutView(row as PayoutEntity, answer.value, this.config.payouts.status)
         : viewOfFailure(answer.err);
     }
     try {

@@ -18,7 +18,7 @@ export interface Actor {
  * through; the audit trail reads it off that manager (`actingKeyOf`). Undefined: the service itself
  * (jobs, notifications, the reconciler). There is no ambient request context: Node 20's
  * AsyncLocalStorage tags every promise the process makes, which cost about 3 % of a create's CPU
- * and a tenth of what a create waiting on the gateway holds (docs/design-watch-and-runner.md).
+ * and a tenth of what a create waiting on the gateway holds (docs/design.md).
  */
 export type By = Actor | undefined;
 

@@ -1,5 +1,6 @@
 import { ConsoleHomeController } from './controllers/console-home.controller';
 import { ConsoleInboxController } from './controllers/console-inbox.controller';
+import { ConsoleLedgerController } from './controllers/console-ledger.controller';
 import { ConsoleObjectsController } from './controllers/console-objects.controller';
 import { ConsoleQueuesController } from './controllers/console-queues.controller';
 import { ConsoleReportsController } from './controllers/console-reports.controller';
@@ -16,6 +17,7 @@ export const CONSOLE_CONTROLLERS = [
   ConsoleInboxController,
   ConsoleReportsController,
   ConsoleObjectsController,
+  ConsoleLedgerController,
 ];
 
 /** Every console route, outside the /api/v1 prefix (bootstrap.ts excludes exactly these). */

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { AttentionModule } from '../attention/attention.module';
 import { BalanceModule } from '../balance/balance.module';
 import { EventsModule } from '../events/events.module';
+import { LedgerModule } from '../ledger/ledger.module';
 import { NotificationsModule } from '../notifications/notifications.module';
 import { PayoutsModule } from '../payouts/payouts.module';
 import { ReportsModule } from '../reports/reports.module';
@@ -16,6 +17,7 @@ import { ConsoleSavedSearches } from './console-saved-searches';
 import { ConsoleWeb } from './console-web';
 import { addConsoleNotFound } from './console-not-found';
 import { RefundsModule } from '../refunds/refunds.module';
+import { ReconciliationModule } from '../reconciliation/reconciliation.module';
 
 /** The operators' console at /admin: server-rendered pages, sessions, CSRF-protected actions. */
 @Module({
@@ -28,6 +30,8 @@ import { RefundsModule } from '../refunds/refunds.module';
     PayoutsModule,
     PaymentTokensModule,
     RefundsModule,
+    LedgerModule,
+    ReconciliationModule,
   ],
   controllers: CONSOLE_CONTROLLERS,
   providers: [ConsoleService, ConsoleSessions, ConsoleActions, ConsoleSavedSearches, ConsoleWeb],

@@ -131,10 +131,10 @@ export async function kindSums(
   )) as { kind: EntryKind; account: string; currency: number; count: number; amount: string }[];
 }
 
-/** Whether the ledger has any entry touching the agent shop's accounts. */
-export async function hasAgentEntries(q: Querier): Promise<boolean> {
+/** Whether the books have been opened (the first reconciliation's `opening` entries). */
+export async function hasOpening(q: Querier): Promise<boolean> {
   const rows = (await q.query(
-    `SELECT 1 FROM ledger_postings WHERE account IN ('agent_available', 'agent_frozen') LIMIT 1`,
+    `SELECT 1 FROM ledger_entries WHERE kind = 'opening' LIMIT 1`,
   )) as unknown[];
   return rows.length > 0;
 }

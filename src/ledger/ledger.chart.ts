@@ -7,9 +7,9 @@ import type { FieldError } from '../common/errors';
  * reconciliation"). One balance per account and currency: debits − credits.
  *
  * The movements of invoices, refunds and payouts are posted by the database itself, in the
- * statement that changes their row (triggers, migration 1795900000060-Ledger): the rules there
- * are the table of docs/api.md, and `objectPostings` below says the same in code (the tests hold
- * the two to each other). Adjustments and opening balances are posted from here.
+ * statement that changes their row (triggers, migration 1795900000060-Ledger): those triggers are
+ * the one place of that rule, and nothing here repeats it. Adjustments and opening balances are
+ * posted from here.
  */
 export const ACCOUNTS = [
   'gateway_payment_shop',
@@ -42,73 +42,6 @@ export interface Posting {
 
 /** The opposite of a decimal string, written with the same digits ("5.00" → "-5.00"). */
 const neg = (a: string): string => (a.startsWith('-') ? a.slice(1) : `-${a}`);
-/** a − b, written with the larger number of fraction digits of the two ("1040.00" − "1000.00" = "40.00"). */
-const minus = (a: string, b: string): string =>
-  new DecimalJs(a)
-    .minus(b)
-    .toFixed(
-      Math.max(
-        new DecimalJs(a).decimalPlaces(),
-        new DecimalJs(b).decimalPlaces(),
-        (a.split('.')[1] ?? '').length,
-        (b.split('.')[1] ?? '').length,
-      ),
-    );
-
-/** The postings an object's movement makes (the rules the database's triggers apply). */
-export function objectPostings(
-  move:
-    | { kind: 'invoice.succeeded' | 'refund.succeeded'; amount: string; currency: number }
-    | {
-        kind: 'payout.sent' | 'payout.succeeded' | 'payout.failed';
-        writeOff: string;
-        payeeReceive: string | null;
-        shopCurrency: number;
-        psCurrency: number | null;
-      },
-): Posting[] {
-  switch (move.kind) {
-    case 'invoice.succeeded':
-      return [
-        { account: 'gateway_payment_shop', currency: move.currency, amount: move.amount },
-        { account: 'sales', currency: move.currency, amount: neg(move.amount) },
-      ];
-    case 'refund.succeeded':
-      return [
-        { account: 'sales', currency: move.currency, amount: move.amount },
-        { account: 'gateway_payment_shop', currency: move.currency, amount: neg(move.amount) },
-      ];
-    case 'payout.sent':
-      return [
-        { account: 'agent_frozen', currency: move.shopCurrency, amount: move.writeOff },
-        { account: 'agent_available', currency: move.shopCurrency, amount: neg(move.writeOff) },
-      ];
-    case 'payout.failed':
-      return [
-        { account: 'agent_available', currency: move.shopCurrency, amount: move.writeOff },
-        { account: 'agent_frozen', currency: move.shopCurrency, amount: neg(move.writeOff) },
-      ];
-    case 'payout.succeeded': {
-      const c = move.shopCurrency;
-      const same = move.psCurrency === null || move.psCurrency === c;
-      const frozen: Posting = { account: 'agent_frozen', currency: c, amount: neg(move.writeOff) };
-      if (
-        same &&
-        move.payeeReceive !== null &&
-        new DecimalJs(move.payeeReceive).lte(move.writeOff)
-      ) {
-        const legs: Posting[] = [
-          { account: 'payouts_paid', currency: c, amount: move.payeeReceive },
-          { account: 'payout_fees', currency: c, amount: minus(move.writeOff, move.payeeReceive) },
-          frozen,
-        ];
-        return legs.filter((p) => !new DecimalJs(p.amount).isZero());
-      }
-      return [{ account: 'payouts_paid', currency: c, amount: move.writeOff }, frozen];
-    }
-  }
-}
-
 /** Per currency, debits − credits of the postings: every value zero when they balance. */
 export function imbalance(postings: readonly Posting[]): Map<number, string> {
   const sums = new Map<number, DecimalJs>();

@@ -10,18 +10,20 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayService } from '../gateway';
 import { PayoutEntity, type AmountType } from './payout.entity';
 import { CapExceeded, InsufficientBalance, type CapName } from './payout.errors';
+import { capDayLockKey, COUNTS_ON_TODAY_SQL, IN_FLIGHT_SQL } from './payout.rules';
 
 /**
- * Issue #27: daily caps that hold under concurrency, and the agent shop's balance checked before
- * a payout is sent. Pure rules first (table-driven specs in payout-controls.spec.ts), then the
- * injectable that runs them around PayoutsService.create.
+ * Daily caps that hold under concurrency, and the agent shop's balance checked before a payout is
+ * sent: at a create that sends at once, and at the approval that sends one. Pure figures first
+ * (table-driven specs in payout-controls.spec.ts), then the injectable that runs them. Which day
+ * a payout counts on and what is in flight are the rules of payout.rules.ts.
  *
  * What counts toward a cap is what leaves the shop's balance, in the shop currency: `amount` for
  * a `shop_amount` payout (it is the write-off); for a `ps_amount` payout its `shop_write_off`
  * when known (withdraw/try before the create, or the create's answer), else `amount` (same
- * currency: the amount without the fee, a lower bound). Every payout created on the UTC day
- * counts unless it ended `rejected` or `failed` (those free their share); a payout waiting for
- * approval counts (its share is reserved).
+ * currency: the amount without the fee, a lower bound). A payout counts on the UTC day it is
+ * sent unless it ended `rejected` or `failed` (those free their share); a payout waiting for
+ * approval holds no share.
  */
 
 /** Separates the recipient's blind index from any other HMAC made with the key ring. */
@@ -74,22 +76,6 @@ export interface BalanceRead {
   cached: boolean;
 }
 
-/**
- * The write-offs the balance read cannot have seen yet: payouts created (or re-created) since the
- * read began, whatever their status now, and payouts whose create the gateway has not confirmed
- * (no withdraw id: the answer is still out, or the outcome is unknown and the poller may create it
- * again). A payout confirmed before the read is already in its figure (the gateway freezes the
- * write-off at creation), and `rejected`/`failed` ones gave it back. A payout not sent yet (waiting
- * for approval) is not in flight. One race is left to the gateway: a create sent just before the
- * read, answered during it, may be missing from both; the gateway then refuses it for funds.
- */
-const IN_FLIGHT_SQL = `
-  SELECT COALESCE(SUM(COALESCE(shop_write_off, amount)), 0)::text AS sum
-    FROM payouts
-   WHERE shop_id = $1 AND shop_currency = $2 AND id <> $3
-     AND status IN ('pending','unknown','processing','needs_attention','succeeded')
-     AND (last_create_at >= $4 OR (status <> 'succeeded' AND withdraw_id IS NULL))`;
-
 /** What create learned before its transaction: the write-off and the balance figure to hold it against. */
 export interface Admission {
   shopId: number;
@@ -103,7 +89,7 @@ export interface Admission {
 }
 
 /** The check failed on a cached figure: read again (outside the transaction) and retry once. */
-class StaleBalance extends Error {}
+export class StaleBalance extends Error {}
 
 @Injectable()
 export class PayoutControls {
@@ -178,41 +164,92 @@ export class PayoutControls {
     by: By,
     insert: (m: EntityManager | null) => Promise<T>,
   ): Promise<T> {
+    if (!this.applies(a)) return insert(null);
+    return this.retryStale(a, (adm) =>
+      transactionFor(this.dataSource, by, async (m) => {
+        const repeat = (await m.query(
+          `SELECT 1 FROM payouts WHERE shop_id = $1 AND shop_payment_id = $2`,
+          [adm.shopId, shopPaymentId],
+        )) as unknown[];
+        // A repeat of an existing id is never counted again (`insert` finds it).
+        if (repeat.length === 0) await this.holdSend(m, adm, '');
+        return insert(m);
+      }),
+    );
+  }
+
+  /** Whether any cap or the balance check applies to this admission. */
+  applies(a: Admission): boolean {
+    const { dailyCap, recipientDailyCap } = this.config.payoutControls;
+    return (
+      dailyCap.has(a.currency) || recipientDailyCap.has(a.currency) || a.balance !== null
+    );
+  }
+
+  /**
+   * Runs `attempt` (a transaction that calls holdSend); a balance that fails on a cached figure
+   * is read again once, outside the transaction, and the transaction run again with it.
+   */
+  async retryStale<T>(a: Admission, attempt: (a: Admission) => Promise<T>): Promise<T> {
+    try {
+      return await attempt(a);
+    } catch (err) {
+      if (!(err instanceof StaleBalance) || a.balance === null) throw err;
+      const fresh = await this.readBalance(true);
+      return attempt({ ...a, balance: fresh === null ? null : { ...a.balance, read: fresh } });
+    }
+  }
+
+  /**
+   * The send of one payout, admitted inside the caller's transaction `m` (a create's insert, or
+   * the approval that sends it): an advisory lock per (shop, currency, UTC day the send counts
+   * on) and, with a recipient cap, per recipient too; the day's sums; the balance less what is
+   * in flight (`excludeId`: the payout itself when it is stored already). Concurrent sends queue
+   * on the lock, so each sees those before it: exactly as many as fit get in. Throws
+   * CapExceeded, InsufficientBalance, or StaleBalance (see retryStale).
+   */
+  async holdSend(m: EntityManager, a: Admission, excludeId: string): Promise<void> {
     const { dailyCap, recipientDailyCap } = this.config.payoutControls;
     const daily = dailyCap.get(a.currency);
     const perRecipient = recipientDailyCap.get(a.currency);
-    if (daily === undefined && perRecipient === undefined && a.balance === null)
-      return insert(null);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await transactionFor(this.dataSource, by, async (m) => {
-          await m.query(
-            `SELECT pg_advisory_xact_lock(hashtext('payout-controls:' || $1 || ':' || $2 || ':' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')))`,
-            [a.shopId, a.currency],
-          );
-          if (perRecipient !== undefined)
-            await m.query(
-              `SELECT pg_advisory_xact_lock(hashtext('payout-recipient:' || $1 || ':' || $2 || ':' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD') || ':' || $3))`,
-              [a.shopId, a.currency, a.recipientIndexes[0]],
-            );
-          const repeat = (await m.query(
-            `SELECT 1 FROM payouts WHERE shop_id = $1 AND shop_payment_id = $2`,
-            [a.shopId, shopPaymentId],
-          )) as unknown[];
-          if (repeat.length === 0) {
-            if (daily !== undefined || perRecipient !== undefined)
-              await this.holdCaps(m, a, daily, perRecipient);
-            if (a.balance !== null) await this.holdBalance(m, a.currency, a.balance, '');
-          }
-          return insert(m);
-        });
-      } catch (err) {
-        if (!(err instanceof StaleBalance) || attempt > 0 || a.balance === null) throw err;
-        const fresh = await this.readBalance(true);
-        if (fresh === null) return this.admit({ ...a, balance: null }, shopPaymentId, by, insert);
-        a = { ...a, balance: { ...a.balance, read: fresh } };
-      }
-    }
+    if (daily !== undefined || perRecipient !== undefined || a.balance !== null)
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext(${capDayLockKey(false)}))`, [
+        a.shopId,
+        a.currency,
+      ]);
+    if (perRecipient !== undefined)
+      await m.query(`SELECT pg_advisory_xact_lock(hashtext(${capDayLockKey(true)}))`, [
+        a.shopId,
+        a.currency,
+        a.recipientIndexes[0],
+      ]);
+    if (daily !== undefined || perRecipient !== undefined)
+      await this.holdCaps(m, a, daily, perRecipient);
+    if (a.balance !== null) await this.holdBalance(m, a.currency, a.balance, excludeId);
+  }
+
+  /**
+   * The day's sums so far (rule "which day a payout counts on"): all of the shop's payouts in
+   * `currency`, and those of one recipient (any of its blind indexes). The one query the
+   * admission and the dry run's preview both read.
+   */
+  private async usedToday(
+    m: EntityManager | DataSource,
+    shopId: number,
+    currency: number,
+    recipientIndexes: readonly string[],
+  ): Promise<Record<CapName, Amount>> {
+    const rows = (await m.query(
+      `SELECT COALESCE(SUM(${CAP_SHARE_SQL}), 0)::text AS day,
+              COALESCE(SUM(${CAP_SHARE_SQL}) FILTER (WHERE account_index = ANY($3)), 0)::text AS recipient
+         FROM payouts
+        WHERE shop_id = $1 AND shop_currency = $2 AND ${COUNTS_ON_TODAY_SQL}`,
+      [shopId, currency, recipientIndexes],
+    )) as Array<{ day: string; recipient: string }>;
+    return {
+      daily: Amount.fromText(rows[0].day),
+      'recipient-daily': Amount.fromText(rows[0].recipient),
+    };
   }
 
   /**
@@ -230,21 +267,15 @@ export class PayoutControls {
       const key = `${currency}:${recipient ?? ''}`;
       const known = used.get(key);
       if (known !== undefined) return known;
-      const [row] = (await this.dataSource.query(
-        `SELECT COALESCE(SUM(${CAP_SHARE_SQL}), 0)::text AS sum FROM payouts
-          WHERE shop_id = $1 AND shop_currency = $2
-            AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-            AND status NOT IN ('rejected', 'failed')
-            AND ($3::text[] IS NULL OR account_index = ANY($3))`,
-        [
-          shopId,
-          currency,
-          recipient === null
-            ? null
-            : this.keys.blindIndexes(normalizedAccount(recipient), RECIPIENT_INDEX),
-        ],
-      )) as Array<{ sum: string }>;
-      const sum = Amount.fromText(row.sum);
+      const sums = await this.usedToday(
+        this.dataSource,
+        shopId,
+        currency,
+        recipient === null
+          ? []
+          : this.keys.blindIndexes(normalizedAccount(recipient), RECIPIENT_INDEX),
+      );
+      const sum = recipient === null ? sums.daily : sums['recipient-daily'];
       used.set(key, sum);
       return sum;
     };
@@ -278,19 +309,7 @@ export class PayoutControls {
     daily: Amount | undefined,
     perRecipient: Amount | undefined,
   ): Promise<void> {
-    const rows = (await m.query(
-      `SELECT COALESCE(SUM(${CAP_SHARE_SQL}), 0)::text AS day,
-              COALESCE(SUM(${CAP_SHARE_SQL}) FILTER (WHERE account_index = ANY($3)), 0)::text AS recipient
-         FROM payouts
-        WHERE shop_id = $1 AND shop_currency = $2
-          AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-          AND status NOT IN ('rejected', 'failed')`,
-      [a.shopId, a.currency, a.recipientIndexes],
-    )) as Array<{ day: string; recipient: string }>;
-    const used: Record<CapName, Amount> = {
-      daily: Amount.fromText(rows[0].day),
-      'recipient-daily': Amount.fromText(rows[0].recipient),
-    };
+    const used = await this.usedToday(m, a.shopId, a.currency, a.recipientIndexes);
     for (const [cap, limit] of [
       ['daily', daily],
       ['recipient-daily', perRecipient],
@@ -328,25 +347,24 @@ export class PayoutControls {
   }
 
   /**
-   * Before any later send of a stored payout (an approval): the same balance rule, the payout
-   * itself excluded from what is in flight. Answers InsufficientBalance and changes nothing: the
-   * payout keeps waiting (a read is never a reason to fail a payout). No lock is taken: the
-   * gateway remains the judge of a race between two such sends.
+   * Before the approval that sends a stored payout, with nothing held: its cap share, the
+   * recipient's blind indexes, and the write-off with the balance figure to hold it against
+   * (as prepare does for a create). The approval's transaction then admits it with holdSend.
    */
-  async ensureBalance(p: PayoutEntity): Promise<void> {
-    if (!this.balanceOn) return;
-    const writeOff = p.shopWriteOff ?? (await this.quote(p))?.shopWriteOff ?? null;
-    if (writeOff === null) return;
-    for (const fresh of [false, true]) {
-      const read = await this.readBalance(fresh);
-      if (read === null) return;
-      try {
-        await this.holdBalance(this.dataSource, p.shopCurrency, { writeOff, read }, p.id);
-        return;
-      } catch (err) {
-        if (!(err instanceof StaleBalance)) throw err;
-      }
+  async prepareSend(p: PayoutEntity, account: string): Promise<Admission> {
+    let balance: Admission['balance'] = null;
+    if (this.balanceOn) {
+      const writeOff = p.shopWriteOff ?? (await this.quote(p))?.shopWriteOff ?? null;
+      const read = writeOff === null ? null : await this.readBalance(false);
+      if (writeOff !== null && read !== null) balance = { writeOff, read };
     }
+    return {
+      shopId: p.shopId,
+      currency: p.shopCurrency,
+      share: capShare(p),
+      recipientIndexes: this.keys.blindIndexes(normalizedAccount(account), RECIPIENT_INDEX),
+      balance,
+    };
   }
 
   private exists(shopId: number, shopPaymentId: string): Promise<boolean> {

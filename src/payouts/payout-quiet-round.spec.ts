@@ -35,6 +35,7 @@ function row(over: Partial<PolledRow> = {}): PolledRow {
     attentionReason: null,
     callLeaseUntil: null,
     createdAt: at(-600),
+    sentAt: at(-600),
     pollDeadline: at(3600),
     ...over,
   };
@@ -88,6 +89,10 @@ describe('quietRoundNext: which rounds the batch statement may finish', () => {
     expect(quietRoundNext(flagged, record(), CTX)).toEqual(at(300));
   });
 
+  it('the watch runs from the send: created long ago, approved and sent just now, quiet', () => {
+    expect(quietRoundNext(row({ createdAt: at(-86_400 * 3) }), record(), CTX)).toEqual(at(30));
+  });
+
   it('flagged for a disagreement before its deadline: the flag stays, quiet', () => {
     const flagged = row({
       status: 'needs_attention',
@@ -110,7 +115,7 @@ describe('quietRoundNext: which rounds the batch statement may finish', () => {
       { needsAttention: true, attentionReason: 'mismatch: x', pollDeadline: at(-60) },
       {},
     ],
-    ['the watch has ended', { createdAt: at(-86_400) }, {}],
+    ['the watch has ended', { createdAt: at(-86_400), sentAt: at(-86_400) }, {}],
     ['a final answer', {}, { status: 5 }],
     [
       'a final answer on a flagged row',
@@ -186,6 +191,7 @@ describe('toPolledRow', () => {
         attention_reason: r.attentionReason,
         call_lease_until: r.callLeaseUntil,
         created_at: r.createdAt,
+        sent_at: r.sentAt,
         poll_deadline: r.pollDeadline,
       }),
     ).toEqual(r);

@@ -3,15 +3,9 @@ import { Amount } from '../common/money';
 import type { WatchWindow } from '../common/watch';
 import type { PayoutStatusConfig } from '../config/config';
 import type { PayoutRecord } from '../gateway/gateway.types';
-import { maskAccount } from './account-mask';
 import type { AmountType, PayoutStatus } from './payout.entity';
-import {
-  decideTransition,
-  foreignRecordReason,
-  isPolled,
-  nextPayoutPoll,
-  statusFromGatewayNumber,
-} from './payout.state';
+import { payoutWatchStep, readPayoutRecord } from './payout.rules';
+import { decideTransition, isPolled } from './payout.state';
 
 /**
  * Most status rounds of the poller change nothing: the gateway answers the same non-final status
@@ -44,6 +38,7 @@ export const POLLED_COLUMNS = [
   'attention_reason',
   'call_lease_until',
   'created_at',
+  'sent_at',
   'poll_deadline',
 ] as const;
 
@@ -72,6 +67,8 @@ export interface PolledRow {
   attentionReason: string | null;
   callLeaseUntil: Date | null;
   createdAt: Date;
+  /** When it was sent: its watch starts there (payout.rules.ts). */
+  sentAt: Date | null;
   pollDeadline: Date;
 }
 
@@ -99,6 +96,7 @@ export function toPolledRow(r: Record<string, unknown>): PolledRow {
     attentionReason: r.attention_reason as string | null,
     callLeaseUntil: r.call_lease_until as Date | null,
     createdAt: r.created_at as Date,
+    sentAt: (r.sent_at as Date | null | undefined) ?? null,
     pollDeadline: r.poll_deadline as Date,
   };
 }
@@ -133,9 +131,13 @@ export function quietRoundNext(
 ): Date | null {
   try {
     if (!mayBeQuiet(row, ctx.now) || row.lastError !== null) return null;
-    if (foreignRecordReason({ ...row, amount: Amount.fromText(row.amount) }, record, maskAccount))
-      return null;
-    const mapped = statusFromGatewayNumber(record.status, ctx.status);
+    const reading = readPayoutRecord(
+      { ...row, amount: Amount.fromText(row.amount) },
+      record,
+      ctx.status,
+    );
+    if (!reading.ours) return null;
+    const mapped = reading.mapped;
     // An unknown number is logged by the per-row path.
     if (!mapped.known) return null;
     const move = decideTransition(row.status, mapped.status);
@@ -145,8 +147,9 @@ export function quietRoundNext(
       (move.reason === 'same' ||
         (move.reason === 'not_allowed' && row.status === 'needs_attention'));
     if (!kept || !sameData(row, record)) return null;
-    const step = nextPayoutPoll({
+    const step = payoutWatchStep({
       now: ctx.now,
+      sentAt: row.sentAt,
       createdAt: row.createdAt,
       pollDeadline: row.pollDeadline,
       pollIntervalS: ctx.pollIntervalS,

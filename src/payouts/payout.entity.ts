@@ -35,6 +35,7 @@ export type AmountType = 'ps_amount' | 'shop_amount';
 @Index('ix_payouts_created', ['shopId', 'createdAt', 'id'])
 /** The console's lists: every shop's rows, newest first (issue #26, large tables). */
 @Index('ix_payouts_created_all', ['createdAt', 'id'])
+@Index('ix_payouts_sent', ['shopId', 'shopCurrency', 'sentAt'], { where: 'sent_at IS NOT NULL' })
 @Index('ix_payouts_attention', ['attentionAt'], { where: 'needs_attention' })
 // GIN for `metadata @> …` list filters.
 @Index('ix_payouts_metadata', ['metadata'], { type: 'gin' })
@@ -117,4 +118,12 @@ export class PayoutEntity extends GatewayObjectColumns {
    * changed threshold never changes what a waiting payout needs.
    */
   @Column({ name: 'approvals_required', type: 'smallint', default: 0 }) approvalsRequired: number;
+  /**
+   * When its first withdraw/create went out; null while it waits for approval. The day it counts
+   * on against the caps and the start of its watch (payout.rules.ts).
+   */
+  @Column({ name: 'sent_at', type: 'timestamptz', nullable: true }) sentAt: Date | null;
+  /** The key that created it (or submitted its batch): it never approves it (payout.rules.ts). */
+  @Column({ name: 'created_by_key_id', type: 'varchar', length: 64, nullable: true })
+  createdByKeyId: string | null;
 }

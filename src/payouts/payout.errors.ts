@@ -52,6 +52,18 @@ export class NotAwaitingApproval extends DomainError {
 }
 
 /** Approvals are recorded with the acting admin key's id: a call without one is refused. */
+/** Four eyes (payout.rules.ts `mayApprove`): the creating key never approves its own payout. */
+export class SelfApproval extends DomainError {
+  constructor(shopPaymentId: string) {
+    super(
+      'self-approval',
+      403,
+      'The creating key cannot approve',
+      `payout ${shopPaymentId} was created (or its batch submitted) with this key: another admin key must approve it`,
+    );
+  }
+}
+
 export class ApproverUnknown extends DomainError {
   constructor() {
     super('forbidden', 403, 'Forbidden', 'an approval or rejection needs an admin key');

@@ -1,6 +1,7 @@
 import { Amount } from '../common/money';
 import { maskAccount } from './account-mask';
-import { decideRecreate, foreignRecordReason, isPolled, nextPayoutPoll } from './payout.state';
+import { foreignRecordReason, payoutWatchStep } from './payout.rules';
+import { decideRecreate, isPolled } from './payout.state';
 
 describe('decideRecreate: a create after "absent"', () => {
   const base = {
@@ -123,11 +124,12 @@ describe('decideRecreate: never "absent" while the last create may be in flight 
   });
 });
 
-describe('nextPayoutPoll: polled until final, flagged at the deadline, then every WATCH_INTERVAL_S', () => {
+describe('payoutWatchStep: polled until final, flagged at the deadline, then every WATCH_INTERVAL_S', () => {
   const createdAt = new Date('2026-01-01T00:00:00Z');
   const at = (s: number) => new Date(createdAt.getTime() + s * 1000);
   const base = {
     createdAt,
+    sentAt: null,
     pollDeadline: at(7200),
     pollIntervalS: 30,
     watch: { intervalS: 600, maxS: 7 * 86400 },
@@ -138,10 +140,20 @@ describe('nextPayoutPoll: polled until final, flagged at the deadline, then ever
     ['a day later: still polled every watch interval', 86400, 87000, 'deadline'],
     ['at the watch end: no longer polled', 7 * 86400, null, 'watch_ended'],
   ])('%s', (_n, nowS, nextS, flag) => {
-    expect(nextPayoutPoll({ ...base, now: at(nowS) })).toEqual({
+    expect(payoutWatchStep({ ...base, now: at(nowS) })).toEqual({
       nextAt: nextS === null ? null : at(nextS),
       flag,
     });
+  });
+
+  it('the watch runs from the send, never from the wait for approval', () => {
+    const sentAt = at(30 * 86400);
+    const late = (s: number) => new Date(sentAt.getTime() + s * 1000);
+    const step = payoutWatchStep({ ...base, sentAt, pollDeadline: late(7200), now: late(60) });
+    expect(step).toEqual({ nextAt: late(90), flag: null });
+    expect(
+      payoutWatchStep({ ...base, sentAt, pollDeadline: late(7200), now: late(7 * 86400) }).flag,
+    ).toBe('watch_ended');
   });
 
   it('needs_attention is still polled; a final status is not', () => {

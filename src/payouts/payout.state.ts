@@ -1,5 +1,3 @@
-import { Amount } from '../common/money';
-import { nextWatchStep, type WatchStep, type WatchWindow } from '../common/watch';
 import type { PayoutStatusConfig } from '../config/config';
 import type { PayoutStatus } from './payout.entity';
 
@@ -37,7 +35,7 @@ export function isFinal(status: PayoutStatus): boolean {
 /**
  * Statuses the poller works on: the gateway still owes us an answer. `needs_attention` too: a
  * flag never stops the watch (issue #22); past the deadline it is polled every
- * WATCH_INTERVAL_S until WATCH_MAX_S after creation.
+ * WATCH_INTERVAL_S until WATCH_MAX_S after it was sent (payout.rules.ts `watchStart`).
  */
 export function isPolled(status: PayoutStatus): boolean {
   return !isFinal(status) && status !== 'awaiting_approval';
@@ -46,27 +44,6 @@ export function isPolled(status: PayoutStatus): boolean {
 /** Never sent to the gateway: nothing to ask about it, nothing to create again. */
 export function isUnsent(status: PayoutStatus): boolean {
   return status === 'awaiting_approval';
-}
-
-/**
- * When to poll a non-final payout next (pure): every PAYOUT_POLL_INTERVAL_S until its poll
- * deadline (one poll there), then flagged `deadline` and polled every WATCH_INTERVAL_S until
- * WATCH_MAX_S after its creation, then `watch_ended` and no longer polled.
- */
-export function nextPayoutPoll(p: {
-  now: Date;
-  createdAt: Date;
-  pollDeadline: Date;
-  pollIntervalS: number;
-  watch: WatchWindow;
-}): WatchStep {
-  return nextWatchStep({
-    now: p.now,
-    createdAt: p.createdAt,
-    deadline: p.pollDeadline,
-    cadenceAt: new Date(p.now.getTime() + p.pollIntervalS * 1000),
-    watch: p.watch,
-  });
 }
 
 const ALLOWED: Record<PayoutStatus, readonly PayoutStatus[]> = {
@@ -135,54 +112,4 @@ export function decideRecreate(p: {
   if (p.createAttempts >= p.maxCreates) return 'cap';
   if (p.now >= p.pollDeadline) return 'late';
   return 'create';
-}
-
-/**
- * Why a gateway payout record (create answer, status, the record behind a duplicate) is not the
- * payout we stored, or null. Compared where the record carries the fact: our id, currency, the
- * amount the amount type fixes (payee_receive for ps_amount, shop_write_off for shop_amount),
- * payway, and the account (masked the same way as ours).
- */
-export function foreignRecordReason(
-  stored: {
-    shopPaymentId: string;
-    amount: Amount;
-    amountType: 'ps_amount' | 'shop_amount';
-    shopCurrency: number;
-    payway: string;
-    accountMasked: string;
-  },
-  record: Record<string, unknown>,
-  mask: (account: string) => string,
-): string | null {
-  // An empty value says nothing (the record leaves the fact out), it does not contradict ours.
-  const text = (v: unknown): string | null =>
-    (typeof v === 'string' && v !== '') || typeof v === 'number' || typeof v === 'bigint'
-      ? String(v)
-      : null;
-  const id = text(record.shop_payment_id);
-  if (id !== null && id !== stored.shopPaymentId)
-    return `shop_payment_id ${id} is not ${stored.shopPaymentId}`;
-  const currency = text(record.shop_currency);
-  if (currency !== null && currency !== String(stored.shopCurrency))
-    return `shop_currency ${currency} is not ${stored.shopCurrency}`;
-  const fixed = text(
-    stored.amountType === 'ps_amount' ? record.payee_receive : record.shop_write_off,
-  );
-  if (fixed !== null) {
-    let same: boolean;
-    try {
-      same = Amount.fromText(fixed).eq(stored.amount);
-    } catch {
-      same = false;
-    }
-    if (!same) return `amount ${fixed} is not ${stored.amount.toString()}`;
-  }
-  const payway = text(record.payway);
-  if (payway !== null && payway !== stored.payway)
-    return `payway ${payway} is not ${stored.payway}`;
-  const account = text(record.account);
-  if (account !== null && mask(account) !== stored.accountMasked)
-    return `account ${mask(account)} is not ${stored.accountMasked}`;
-  return null;
 }

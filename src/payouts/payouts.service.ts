@@ -1,22 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
-import { runGatewayOperation } from '../jobs/gateway-operation';
-import {
-  NotFound,
-  RequestInProgress,
-  SealedValueUnreadable,
-  ValidationFailed,
-} from '../common/errors';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { DataSource } from 'typeorm';
+import { NotFound, ValidationFailed } from '../common/errors';
 import { AuditService } from '../audit/audit.service';
-import type { AuditCause } from '../audit/audit-event.entity';
-import { transactionFor, type By } from '../common/actor';
-import { amountForApproval, approvalsNeeded } from './payout-approval';
-import { callLeaseSeconds, waitForAnswer } from '../jobs/in-flight';
-import { INSTANCE_ID } from '../jobs/instance';
-import { Amount } from '../common/money';
 import {
   afterCursorSql,
   decodeCursor,
@@ -27,65 +13,58 @@ import {
 import { KeyRing } from '../common/key-ring';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayService } from '../gateway';
-import type { CheckAccountResult, OutputPayway, WithdrawTryResult } from '../gateway/gateway.types';
-import { boundsCheckFor, checkConvertedBounds } from '../payway-config/currency-conversion';
+import type { CheckAccountResult, WithdrawTryResult } from '../gateway/gateway.types';
+import { boundsCheckFor } from '../payway-config/currency-conversion';
 import { PaywayConfigService } from '../payway-config/payway-config.service';
-import { maskAccount } from './account-mask';
 import { PayoutFingerprints } from './payout-fingerprint';
-import { PayoutControls, type Admission } from './payout-controls';
-import {
-  differingFields,
-  differs,
-  recordConflict,
-  refuseIfLocked,
-  secretFieldsSent,
-} from '../common/idempotency';
-import { metadataOf } from '../common/metadata';
-import { PAYOUT_SECRET_FIELDS } from './account-seal';
-import { storedAnswer, storedAnswerOf, type StoredAnswer } from '../common/stored-answer';
+import { PayoutControls } from './payout-controls';
 
-import type { CheckAccountDto, CreatePayoutDto, QuotePayoutDto } from './dto/payout-requests.dto';
+import type { CheckAccountDto, QuotePayoutDto } from './dto/payout-requests.dto';
 import { toPayoutView, type PayoutView } from './dto/payout.view';
-import {
-  ApproverUnknown,
-  gatewayFailure,
-  NotAwaitingApproval,
-  SameApproverTwice,
-} from './payout.errors';
+import { gatewayFailure } from './payout.errors';
+import { keyIdOf } from '../common/auth.guard';
 import { PayoutEntity, type PayoutStatus } from './payout.entity';
-import { NO_CALL, PayoutProcessor, type SealedRecipient } from './payout-processor';
-import { isFinal } from './payout.state';
+import { PayoutProcessor } from './payout-processor';
 import { accountProblems, amountProblems } from './payout-validation';
+import * as approveOp from './operations/approve-payout';
+import type { StoredAnswer } from '../common/stored-answer';
+import * as createOp from './operations/create-payout';
+import { convertedProblems, UNBOUNDED } from './operations/create-payout';
+import * as recheckOp from './operations/recheck-payout';
+import * as rejectOp from './operations/reject-payout';
 
 export type StoredResponse = StoredAnswer<PayoutView>;
 
-/** Amount checks without bounds: in another currency the bounds apply after conversion. */
-const UNBOUNDED = {} as OutputPayway;
+/** A method's parameters after the service it is given (operations/*.ts take it first). */
+type Rest<F> = F extends (core: never, ...a: infer A) => unknown ? A : never;
 
-function convertedProblems(r: WithdrawTryResult, payway: OutputPayway) {
-  return checkConvertedBounds({ amount: r.payee_receive, currency: r.ps_currency }, payway);
-}
-
+/**
+ * The payouts facade: quote, check-account, reads, and the operations under operations/
+ * (create, approve, reject, reconcile), each in its own file; the methods here hand over to them.
+ */
 @Injectable()
 export class PayoutsService {
-  private readonly fingerprints: PayoutFingerprints;
+  readonly fingerprints: PayoutFingerprints;
+  /** The admin keys configured now: only their approvals count (payout.rules.ts). */
+  readonly adminKeyIds: ReadonlySet<string>;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly gateway: GatewayService,
-    private readonly payways: PaywayConfigService,
-    private readonly processor: PayoutProcessor,
+    @Inject(APP_CONFIG) readonly config: AppConfig,
+    @InjectDataSource() readonly dataSource: DataSource,
+    readonly gateway: GatewayService,
+    readonly payways: PaywayConfigService,
+    readonly processor: PayoutProcessor,
     keys: KeyRing,
-    private readonly audit: AuditService,
-    private readonly controls: PayoutControls,
+    readonly audit: AuditService,
+    readonly controls: PayoutControls,
   ) {
     // Rows written before the key ring were fingerprinted under the payment shop's secret.
     this.fingerprints = new PayoutFingerprints(keys, config.gateway.shops.payment.secretKey);
+    this.adminKeyIds = new Set(config.adminApiKeys.map(keyIdOf));
   }
 
   /** Payouts are the agent shop's: written and found under its id. */
-  private get shopId(): number {
+  get shopId(): number {
     return this.gateway.shopId('payout');
   }
 
@@ -104,7 +83,7 @@ export class PayoutsService {
     };
   }
 
-  private async tryWithdraw(dto: QuotePayoutDto): Promise<WithdrawTryResult> {
+  async tryWithdraw(dto: QuotePayoutDto): Promise<WithdrawTryResult> {
     try {
       return await this.gateway.tryWithdraw({
         amount: dto.amount,
@@ -117,26 +96,11 @@ export class PayoutsService {
     }
   }
 
-  /**
-   * A payout in another shop currency than its payway's: `withdraw/try` converts it, and the
-   * payway's bounds are held against `payee_receive` in `ps_currency`. Skipped for a repeat whose
-   * row exists (its stored answer or a conflict follows without another gateway call).
-   */
-  private async priceInPaywayCurrency(
-    dto: CreatePayoutDto,
-    payway: OutputPayway,
-  ): Promise<{ psCurrency: number; payeeReceive: Amount; shopWriteOff: Amount } | null> {
-    const exists = await this.dataSource
-      .getRepository(PayoutEntity)
-      .existsBy({ shopId: this.shopId, shopPaymentId: dto.shopPaymentId });
-    if (exists) return null;
-    const r = await this.tryWithdraw(dto);
-    this.reject(convertedProblems(r, payway));
-    return {
-      psCurrency: Number(r.ps_currency),
-      payeeReceive: Amount.fromText(String(r.payee_receive)),
-      shopWriteOff: Amount.fromText(String(r.shop_write_off)),
-    };
+  /** priceInPaywayCurrency: operations/create-payout.ts. */
+  priceInPaywayCurrency(
+    ...a: Rest<typeof createOp.priceInPaywayCurrency>
+  ): ReturnType<typeof createOp.priceInPaywayCurrency> {
+    return createOp.priceInPaywayCurrency(this, ...a);
   }
 
   async checkAccount(
@@ -161,469 +125,106 @@ export class PayoutsService {
     return { exists: r.result === true, accountInfo: r.account_info ?? null };
   }
 
-  /**
-   * The idempotent create, in atomic phases: (1) one INSERT commits the row `pending` with its
-   * first create attempt claimed (owner, time, lease), so a crash after it leaves a row the
-   * poller settles by a status call; (2) `withdraw/create` with nothing held; (3) a short lock
-   * writes the answer and the stored response. A repeat finds the row first (configuration only
-   * judges new rows) and replays it, waits (bounded) while the first copy is in phase 2, or gets
-   * 409 "request in progress"; another body is 409 conflict.
-   */
-  async create(dto: CreatePayoutDto, by: By): Promise<StoredResponse> {
-    const shopId = this.shopId;
-    const fingerprint = this.fingerprints.of(dto);
-    let priced: Awaited<ReturnType<PayoutsService['priceInPaywayCurrency']>> | null;
-    try {
-      const payway = await this.payways.getPayway('payout', dto.payway);
-      const local = boundsCheckFor(dto.shopCurrency, payway.currency) === 'local';
-      this.reject([
-        ...amountProblems(dto.amount, local ? payway : UNBOUNDED, dto.amountType),
-        ...accountProblems(dto.account, dto.accountDetails, payway),
-      ]);
-      priced = local ? null : await this.priceInPaywayCurrency(dto, payway);
-    } catch (err) {
-      // A repeat is answered whatever the configuration says now (limits lowered, payway gone).
-      const existing = await this.find(dto.shopPaymentId);
-      if (existing) return this.answerRepeat(existing, dto, by);
-      throw err;
-    }
-    const { pollMaxS } = this.config.payouts;
-    const leaseS = callLeaseSeconds(this.config.gateway.timeoutMs);
-    // A pending row is left alone by the poller for this long: the create request is in flight.
-    const graceS =
-      Math.ceil(this.config.gateway.timeoutMs / 1000) + this.config.payouts.pollIntervalS;
-    const facts = {
-      shopPaymentId: dto.shopPaymentId,
-      amount: Amount.parse(dto.amount),
-      amountType: dto.amountType,
-      shopCurrency: dto.shopCurrency,
-      payway: dto.payway,
-      description: dto.description ?? null,
-    };
-    // Caps and balance (issue #27): the gateway reads now; the sums with the insert, under a lock.
-    const { admission, quoted } = await this.controls.prepare(
-      shopId,
-      { ...facts, account: dto.account },
-      priced,
-    );
-    // The id is chosen here: the sealed account is bound to its row.
-    const id = randomUUID();
-    const stored = {
-      ...facts,
-      id,
-      shopId,
-      requestFingerprint: fingerprint.fingerprint,
-      requestFingerprintKey: fingerprint.keyId,
-      // Kept apart from `facts`, which the gateway request is built from: never sent.
-      metadata: metadataOf(dto.metadata),
-      ...(priced ?? {}),
-      // The write-off withdraw/try quoted for the balance check (issue #27), when it was asked.
-      ...(quoted ?? {}),
-      accountMasked: maskAccount(dto.account),
-      // The recipient's blind index, for the per-recipient daily cap; never the account in clear.
-      accountIndex: admission.recipientIndexes[0],
-      accountSealed: this.processor.sealRecipient(id, {
-        account: dto.account,
-        accountDetails: dto.accountDetails,
-      }),
-    };
-    // Issue #27: at or above PAYOUT_APPROVAL_THRESHOLD the row waits for admin keys; nothing is sent.
-    const needed = approvalsNeeded(
-      this.config.payoutApproval,
-      amountForApproval({ amount: facts.amount, shopWriteOff: priced?.shopWriteOff }),
-      dto.shopCurrency,
-    );
-    // Awaiting payouts hold their share of the caps from now; the balance is checked when the
-    // last approval sends them.
-    if (needed !== 0)
-      return this.createAwaiting(stored, needed, dto, { ...admission, balance: null }, by);
-    // prettier-ignore
-    const inserted = await this.controls.admit(admission, dto.shopPaymentId, by, (m) => (m ?? this.dataSource)
-      .createQueryBuilder()
-      .insert()
-      .into(PayoutEntity)
-      .values({
-        ...stored,
-        status: 'pending',
-        createAttempts: 1,
-        lastCreateAt: () => 'now()',
-        callOwner: INSTANCE_ID,
-        callStartedAt: () => 'now()',
-        callLeaseUntil: () => `now() + make_interval(secs => ${leaseS})`,
-        nextPollAt: () => `now() + make_interval(secs => ${graceS})`,
-        pollDeadline: () => `now() + make_interval(secs => ${pollMaxS})`,
-      })
-      .orIgnore()
-      .returning(['id'])
-      .execute());
-    const rows = inserted.raw as Array<{ id: string }>;
-    if (rows.length === 1) {
-      return this.sendClaimed(
-        { id: rows[0].id, ...facts },
-        { account: dto.account, accountDetails: dto.accountDetails },
-        'api',
-        1,
-        by,
-        (m, p) => this.storeResponse(m, p),
-      );
-    }
-    const existing = await this.find(dto.shopPaymentId);
-    if (existing === null)
-      throw new Error(`payout ${dto.shopPaymentId} vanished after a conflicting insert`);
-    return this.answerRepeat(existing, dto, by);
+  /** create: operations/create-payout.ts. */
+  create(...a: Rest<typeof createOp.create>): ReturnType<typeof createOp.create> {
+    return createOp.create(this, ...a);
   }
 
-  /**
-   * Phases 2 and 3 of a create whose row is claimed (call owner, lease, attempt): the new
-   * payout's and an approved one's alike. `withdraw/create` with nothing held, then a short lock
-   * writes the answer through the processor and `finish` builds the caller's answer.
-   */
-  private async sendClaimed<T>(
-    row: Pick<
-      PayoutEntity,
-      'id' | 'shopPaymentId' | 'amount' | 'amountType' | 'shopCurrency' | 'payway' | 'description'
-    >,
-    recipient: SealedRecipient,
-    cause: AuditCause,
-    attempt: number,
-    by: By,
-    finish: (m: EntityManager, p: PayoutEntity) => Promise<T>,
-  ): Promise<T> {
-    return runGatewayOperation(this.dataSource, {
-      name: 'payout.create',
-      by,
-      call: () => this.processor.withdraw(row, recipient),
-      lock: (m) => this.processor.lock(m, { id: row.id }),
-      missing: () => new NotFound('Payout', row.shopPaymentId),
-      record: async (m, p, answer) => {
-        await this.processor.applyCreate(m, p, answer, cause, attempt);
-        return finish(m, p);
-      },
-    });
+  /** createAwaiting: operations/create-payout.ts. */
+  createAwaiting(
+    ...a: Rest<typeof createOp.createAwaiting>
+  ): ReturnType<typeof createOp.createAwaiting> {
+    return createOp.createAwaiting(this, ...a);
   }
 
-  /**
-   * A payout at or above the approval threshold: one transaction writes the row
-   * `awaiting_approval` (no call claimed, no poll due), its audit entry and event, and the stored
-   * 202, so a repeat replays that answer and sends nothing. A repeat of an existing row goes to
-   * answerRepeat, whatever status it has.
-   */
-  private async createAwaiting(
-    values: Omit<Partial<PayoutEntity>, 'status'>,
-    needed: 1 | 2,
-    dto: CreatePayoutDto,
-    admission: Admission,
-    by: By,
-  ): Promise<StoredResponse> {
-    const { pollMaxS } = this.config.payouts;
-    const write = async (m: EntityManager): Promise<StoredResponse | null> => {
-      const inserted = await m
-        .createQueryBuilder()
-        .insert()
-        .into(PayoutEntity)
-        .values({
-          ...(values as QueryDeepPartialEntity<PayoutEntity>),
-          status: 'awaiting_approval',
-          approvalsRequired: needed,
-          createAttempts: 0,
-          nextPollAt: null,
-          // Set again when it is approved: the poll window starts with the send.
-          pollDeadline: () => `now() + make_interval(secs => ${pollMaxS})`,
-        })
-        .orIgnore()
-        .returning(['id'])
-        .execute();
-      const rows = inserted.raw as Array<{ id: string }>;
-      if (rows.length !== 1) return null;
-      const p = await this.processor.lock(m, { id: rows[0].id });
-      if (p === null) throw new NotFound('Payout', dto.shopPaymentId);
-      await this.audit.record(m, {
-        entityType: 'payout',
-        entityId: p.shopPaymentId,
-        rowId: p.id,
-        fromStatus: null,
-        toStatus: p.status,
-        cause: 'api',
-        details: { approvalsRequired: needed },
-      });
-      return this.storeResponse(m, p);
-    };
-    // Under the caps' locks (issue #27), in their transaction when caps apply.
-    const stored = await this.controls.admit(admission, dto.shopPaymentId, by, (m) =>
-      m !== null ? write(m) : transactionFor(this.dataSource, by, write),
-    );
-    if (stored !== null) return stored;
-    const existing = await this.find(dto.shopPaymentId);
-    if (existing === null)
-      throw new Error(`payout ${dto.shopPaymentId} vanished after a conflicting insert`);
-    return this.answerRepeat(existing, dto, by);
+  /** approve: operations/approve-payout.ts. */
+  approve(...a: Rest<typeof approveOp.approve>): ReturnType<typeof approveOp.approve> {
+    return approveOp.approve(this, ...a);
   }
 
-  /**
-   * An admin key approves a payout awaiting approval (issue #27). Under the row's lock: the
-   * decision is recorded once per key (the table's primary key: the same key again is 409
-   * `same-approver`); while fewer distinct keys approved than the payout needs, it stays
-   * awaiting; the last approval writes `payout.approved`, moves it to `pending` and claims its
-   * create (owner, lease, attempt 1) exactly as a new payout's INSERT does, conditionally on the
-   * status it just read, so concurrent approvals send it once. Then the create's own phases 2
-   * and 3 send it.
-   */
-  async approve(shopPaymentId: string, by: By, note?: string): Promise<PayoutView> {
-    const keyId = this.approverKeyId(by);
-    await this.balanceBeforeLastApproval(shopPaymentId);
-    const { pollMaxS } = this.config.payouts;
-    const leaseS = callLeaseSeconds(this.config.gateway.timeoutMs);
-    const graceS =
-      Math.ceil(this.config.gateway.timeoutMs / 1000) + this.config.payouts.pollIntervalS;
-    const claimed = await transactionFor(this.dataSource, by, async (m) => {
-      const p = await this.lockAwaiting(m, shopPaymentId, 'approve');
-      const added = (await m.query(
-        `INSERT INTO payout_approvals (payout_id, key_id, decision, note) VALUES ($1, $2, 'approve', $3)
-         ON CONFLICT (payout_id, key_id) DO NOTHING RETURNING key_id`,
-        [p.id, keyId, note ?? null],
-      )) as unknown[];
-      if (added.length === 0) throw new SameApproverTwice(shopPaymentId);
-      const [{ n }] = (await m.query(
-        `SELECT count(*)::int AS n FROM payout_approvals WHERE payout_id = $1 AND decision = 'approve'`,
-        [p.id],
-      )) as Array<{ n: number }>;
-      const required = Math.max(1, p.approvalsRequired);
-      const details = { call: 'approve', approval: n, of: required, note: note ?? null };
-      if (n < required) {
-        await this.audit.record(m, {
-          entityType: 'payout',
-          entityId: p.shopPaymentId,
-          rowId: p.id,
-          fromStatus: p.status,
-          toStatus: p.status,
-          cause: 'admin',
-          details,
-        });
-        return { p, send: false as const };
-      }
-      // Opened before anything is written: an account that cannot be read leaves it awaiting.
-      let recipient: SealedRecipient;
-      try {
-        recipient = this.processor.unsealRecipient(p);
-      } catch {
-        throw new SealedValueUnreadable('account', 'payout account');
-      }
-      await this.audit.record(m, {
-        entityType: 'payout',
-        entityId: p.shopPaymentId,
-        rowId: p.id,
-        fromStatus: p.status,
-        toStatus: p.status,
-        cause: 'admin',
-        notice: 'approved',
-        details,
-      });
-      await this.processor.write(m, p, 'pending', 'admin', details);
-      const claim = (await m.query(
-        `UPDATE payouts SET create_attempts = create_attempts + 1, last_create_at = now(),
-           call_owner = $2, call_started_at = now(),
-           call_lease_until = now() + make_interval(secs => $3::float8),
-           next_poll_at = now() + make_interval(secs => $4::float8),
-           poll_deadline = now() + make_interval(secs => $5::float8), updated_at = now()
-         WHERE id = $1 AND status = 'pending' AND create_attempts = 0 AND call_owner IS NULL
-         RETURNING create_attempts`,
-        [p.id, INSTANCE_ID, leaseS, graceS, pollMaxS],
-      )) as [Array<{ create_attempts: number }>, number];
-      if (claim[0].length !== 1) throw new NotAwaitingApproval(shopPaymentId, p.status, 'approve');
-      return { p, send: true as const, recipient, attempt: claim[0][0].create_attempts };
-    });
-    if (!claimed.send) return toPayoutView(claimed.p);
-    return this.sendClaimed(claimed.p, claimed.recipient, 'admin', claimed.attempt, by, (_m, p) =>
-      Promise.resolve(toPayoutView(p)),
-    );
+  /** approveLocked: operations/approve-payout.ts. */
+  approveLocked(
+    ...a: Rest<typeof approveOp.approveLocked>
+  ): ReturnType<typeof approveOp.approveLocked> {
+    return approveOp.approveLocked(this, ...a);
   }
 
-  /**
-   * The approval that sends a payout first checks the agent shop's balance (issue #27): 422
-   * `insufficient-balance` leaves it awaiting, the approval unrecorded. Read with nothing held;
-   * an approval that is not the last one sends nothing and is not checked.
-   */
-  private async balanceBeforeLastApproval(shopPaymentId: string): Promise<void> {
-    const p = await this.find(shopPaymentId);
-    if (p === null || p.status !== 'awaiting_approval') return;
-    const [{ n }] = (await this.dataSource.query(
-      `SELECT count(*)::int AS n FROM payout_approvals WHERE payout_id = $1 AND decision = 'approve'`,
-      [p.id],
-    )) as Array<{ n: number }>;
-    if (n + 1 >= Math.max(1, p.approvalsRequired)) await this.controls.ensureBalance(p);
+  /** wouldSend: operations/approve-payout.ts. */
+  wouldSend(...a: Rest<typeof approveOp.wouldSend>): ReturnType<typeof approveOp.wouldSend> {
+    return approveOp.wouldSend(this, ...a);
   }
 
-  /**
-   * An admin key rejects a payout awaiting approval: `rejected` (final, never sent), the event
-   * `payout.rejected` with `rejectedBy: 'operator'` and the reason in its details (a gateway's
-   * rejection has `call` and `gatewayStatus` instead).
-   */
-  async rejectPayout(shopPaymentId: string, reason: string, by: By): Promise<PayoutView> {
-    const keyId = this.approverKeyId(by);
-    const why = reason.trim();
-    if (why === '') throw new ValidationFailed([{ field: 'reason', message: 'must not be blank' }]);
-    return transactionFor(this.dataSource, by, async (m) => {
-      const p = await this.lockAwaiting(m, shopPaymentId, 'reject');
-      await m.query(
-        `INSERT INTO payout_approvals (payout_id, key_id, decision, note) VALUES ($1, $2, 'reject', $3)
-         ON CONFLICT (payout_id, key_id) DO UPDATE SET decision = 'reject', note = EXCLUDED.note, created_at = now()`,
-        [p.id, keyId, why],
-      );
-      await this.processor.write(m, p, 'rejected', 'admin', {
-        call: 'reject',
-        rejectedBy: 'operator',
-        reason: why,
-      });
-      return toPayoutView(p);
-    });
+  /** admissionOf: operations/approve-payout.ts. */
+  admissionOf(...a: Rest<typeof approveOp.admissionOf>): ReturnType<typeof approveOp.admissionOf> {
+    return approveOp.admissionOf(this, ...a);
   }
 
-  /** Payouts awaiting approval, oldest first, with the key ids that approved each so far. */
-  async awaitingApproval(
-    limit = 500,
-  ): Promise<Array<PayoutView & { approvalsRequired: number; approvedBy: string[] }>> {
-    const rows = await this.dataSource
-      .getRepository(PayoutEntity)
-      .createQueryBuilder('p')
-      .where('p.shop_id = :shopId', { shopId: this.shopId })
-      .andWhere(`p.status = 'awaiting_approval'`)
-      .orderBy('p.created_at', 'ASC')
-      .addOrderBy('p.id', 'ASC')
-      .take(limit)
-      .getMany();
-    if (rows.length === 0) return [];
-    const approvals = (await this.dataSource.query(
-      `SELECT payout_id, key_id FROM payout_approvals WHERE payout_id = ANY($1::uuid[]) AND decision = 'approve' ORDER BY created_at`,
-      [rows.map((r) => r.id)],
-    )) as Array<{ payout_id: string; key_id: string }>;
-    return rows.map((p) => ({
-      ...toPayoutView(p),
-      approvalsRequired: Math.max(1, p.approvalsRequired),
-      approvedBy: approvals.filter((a) => a.payout_id === p.id).map((a) => a.key_id),
-    }));
+  /** recipientOf: operations/approve-payout.ts. */
+  recipientOf(...a: Rest<typeof approveOp.recipientOf>): ReturnType<typeof approveOp.recipientOf> {
+    return approveOp.recipientOf(this, ...a);
   }
 
-  /** The acting admin key's id: approvals are recorded under it (never the key itself). */
-  private approverKeyId(by: By): string {
-    if (by === undefined || by.role !== 'admin') throw new ApproverUnknown();
-    return by.keyId;
+  /** approverKeyIds: operations/approve-payout.ts. */
+  approverKeyIds(
+    ...a: Rest<typeof approveOp.approverKeyIds>
+  ): ReturnType<typeof approveOp.approverKeyIds> {
+    return approveOp.approverKeyIds(this, ...a);
   }
 
-  private async lockAwaiting(
-    m: EntityManager,
-    shopPaymentId: string,
-    action: 'approve' | 'reject',
-  ): Promise<PayoutEntity> {
-    const p = await this.processor.lock(m, { shopId: this.shopId, shopPaymentId });
-    if (p === null) throw new NotFound('Payout', shopPaymentId);
-    if (p.status !== 'awaiting_approval')
-      throw new NotAwaitingApproval(shopPaymentId, p.status, action);
-    return p;
+  /** countingOf: operations/approve-payout.ts. */
+  countingOf(...a: Rest<typeof approveOp.countingOf>): ReturnType<typeof approveOp.countingOf> {
+    return approveOp.countingOf(this, ...a);
   }
 
-  private find(shopPaymentId: string): Promise<PayoutEntity | null> {
+  /** rejectPayout: operations/reject-payout.ts. */
+  rejectPayout(...a: Rest<typeof rejectOp.rejectPayout>): ReturnType<typeof rejectOp.rejectPayout> {
+    return rejectOp.rejectPayout(this, ...a);
+  }
+
+  /** awaitingApproval: operations/approve-payout.ts. */
+  awaitingApproval(
+    ...a: Rest<typeof approveOp.awaitingApproval>
+  ): ReturnType<typeof approveOp.awaitingApproval> {
+    return approveOp.awaitingApproval(this, ...a);
+  }
+
+  /** approverKeyId: operations/approve-payout.ts. */
+  approverKeyId(
+    ...a: Rest<typeof approveOp.approverKeyId>
+  ): ReturnType<typeof approveOp.approverKeyId> {
+    return approveOp.approverKeyId(this, ...a);
+  }
+
+  /** lockAwaiting: operations/approve-payout.ts. */
+  lockAwaiting(
+    ...a: Rest<typeof approveOp.lockAwaiting>
+  ): ReturnType<typeof approveOp.lockAwaiting> {
+    return approveOp.lockAwaiting(this, ...a);
+  }
+
+  find(shopPaymentId: string): Promise<PayoutEntity | null> {
     return this.dataSource
       .getRepository(PayoutEntity)
       .findOneBy({ shopId: this.shopId, shopPaymentId });
   }
 
-  /** The stored answer, else the payout as it is now (stored as the answer). */
-  private async storeResponse(m: EntityManager, p: PayoutEntity): Promise<StoredResponse> {
-    const first = storedAnswerOf<PayoutView>(p);
-    if (first !== null) return first;
-    const stored = storedAnswer(202, toPayoutView(p));
-    await m.update(PayoutEntity, { id: p.id }, stored.columns);
-    return stored.answer;
+  /** storeResponse: operations/create-payout.ts. */
+  storeResponse(
+    ...a: Rest<typeof createOp.storeResponse>
+  ): ReturnType<typeof createOp.storeResponse> {
+    return createOp.storeResponse(this, ...a);
   }
 
-  /**
-   * A repeat: the stored answer; a bounded wait while the first copy is calling the gateway;
-   * a copy whose call was lost (lease over) becomes `unknown` for the poller's status call.
-   */
-  private async answerRepeat(
-    existing: PayoutEntity,
-    dto: CreatePayoutDto,
-    by: By,
-  ): Promise<StoredResponse> {
-    await this.sameRequestOrConflict(existing, dto, by);
-    let first: PayoutEntity | null = existing;
-    const answer = await waitForAnswer(async () => {
-      const p = first ?? (await this.find(existing.shopPaymentId));
-      first = null;
-      if (p === null) throw new NotFound('Payout', existing.shopPaymentId);
-      const stored = storedAnswerOf<PayoutView>(p);
-      if (stored !== null) return stored;
-      if (p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > Date.now()) return undefined;
-      return transactionFor(this.dataSource, by, async (m) => {
-        const row = await this.processor.lock(m, { id: p.id });
-        if (row === null) throw new NotFound('Payout', existing.shopPaymentId);
-        if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > Date.now())
-          return undefined;
-        if (row.status === 'pending') {
-          await this.processor.write(m, row, 'unknown', 'api', {
-            reason: 'the create call was lost (its lease ran out)',
-          });
-          const next = this.processor.nextPollAt(row);
-          await m.update(PayoutEntity, { id: row.id }, { ...NO_CALL, nextPollAt: next });
-          row.nextPollAt = next;
-        }
-        return this.storeResponse(m, row);
-      });
-    }, this.config.createWaitMs);
-    if (answer === undefined)
-      throw new RequestInProgress('shopPaymentId', existing.shopPaymentId, 1);
-    return { ...answer, replayed: true };
+  /** answerRepeat: operations/create-payout.ts. */
+  answerRepeat(...a: Rest<typeof createOp.answerRepeat>): ReturnType<typeof createOp.answerRepeat> {
+    return createOp.answerRepeat(this, ...a);
   }
 
-  /**
-   * A repeat is the same request when its keyed fingerprint matches (every field, the account
-   * and its details included) and the metadata is the same. Otherwise a conflict naming the
-   * non-secret fields that differ (read from the row's own columns, amounts by value) and one
-   * entry for the secret fields this repeat sent, whether they differ or not: the answer to a
-   * guessed account is the same as to a wrong one (issue #24), and the conflicts are capped.
-   */
-  private async sameRequestOrConflict(
-    existing: PayoutEntity,
-    dto: CreatePayoutDto,
-    by: By,
-  ): Promise<void> {
-    const target = {
-      object: 'payout' as const,
-      id: existing.id,
-      key: 'shopPaymentId',
-      shopId: existing.shopPaymentId,
-      status: existing.status,
-      conflicts: existing.idempotencyConflicts,
-    };
-    const limit = this.config.idempotencyConflictLimit;
-    refuseIfLocked(target, limit);
-    const fields = differingFields(
-      {
-        amount: existing.amount.canonicalText(),
-        amountType: existing.amountType,
-        shopCurrency: existing.shopCurrency,
-        payway: existing.payway,
-        description: existing.description,
-        metadata: existing.metadata ?? {},
-      },
-      {
-        amount: Amount.isValid(dto.amount) ? Amount.parse(dto.amount).canonicalText() : dto.amount,
-        amountType: dto.amountType,
-        shopCurrency: dto.shopCurrency,
-        payway: dto.payway,
-        description: dto.description,
-        metadata: metadataOf(dto.metadata),
-      },
-    );
-    if (fields.length === 0 && this.fingerprints.matches(existing.requestFingerprint, dto)) return;
-    await recordConflict(
-      this.dataSource,
-      by,
-      target,
-      limit,
-      [...differs(fields), ...secretFieldsSent([dto], PAYOUT_SECRET_FIELDS)],
-      'api',
-    );
+  /** sameRequestOrConflict: operations/create-payout.ts. */
+  sameRequestOrConflict(
+    ...a: Rest<typeof createOp.sameRequestOrConflict>
+  ): ReturnType<typeof createOp.sameRequestOrConflict> {
+    return createOp.sameRequestOrConflict(this, ...a);
   }
 
   async get(shopPaymentId: string): Promise<PayoutView> {
@@ -660,29 +261,12 @@ export class PayoutsService {
     return toPage(rows, limit, toPayoutView);
   }
 
-  /**
-   * Admin (and the attention recheck): ask the gateway now, in the same phases as the poller. A
-   * flagged payout is not created again after "absent" (the operator decides that), but a found
-   * final status settles it and clears a "not final yet" flag; otherwise it stays flagged and
-   * keeps its next poll (issue #22). A final flagged payout is cleared only when the gateway
-   * confirms its status.
-   */
-  async reconcile(shopPaymentId: string, by: By): Promise<PayoutView> {
-    const p = await this.find(shopPaymentId);
-    if (p === null) throw new NotFound('Payout', shopPaymentId);
-    if (!isFinal(p.status)) {
-      await this.processor.checkOnce(this.dataSource, p.id, 'admin', {
-        mayCreate: !p.needsAttention && p.status !== 'needs_attention',
-        force: true,
-        by,
-      });
-    } else {
-      await this.processor.recheckFinal(this.dataSource, p.id, by);
-    }
-    return this.get(shopPaymentId);
+  /** reconcile: operations/recheck-payout.ts. */
+  reconcile(...a: Rest<typeof recheckOp.reconcile>): ReturnType<typeof recheckOp.reconcile> {
+    return recheckOp.reconcile(this, ...a);
   }
 
-  private reject(errors: Array<{ field: string; message: string }>): void {
+  reject(errors: Array<{ field: string; message: string }>): void {
     if (errors.length > 0) throw new ValidationFailed(errors);
   }
 }

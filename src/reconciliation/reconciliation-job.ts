@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { scheduleJob } from '../jobs/schedule';
-import { ReconciliationService } from './reconciliation.service';
+import { type Reconciliation, ReconciliationService } from './reconciliation.service';
 
 const log = logger.child({ component: 'reconciliation-job' });
 
@@ -16,7 +16,8 @@ export const DAY_LEASE_S = 600;
  * The daily reconciliation: RECONCILE_BOOKS_AT minutes after a REPORT_TIMEZONE day ends, that
  * day is reconciled once across instances. The day is claimed in `reconciliation_days` (insert,
  * or take over an expired lease of a run that never finished); the claim's holder runs it and
- * records the run's id, which ends the day.
+ * records the run's id, which ends the day. A run the gateway could not answer lets the claim go:
+ * the next tick (of whichever instance) tries the day again.
  */
 @Injectable()
 export class ReconciliationJob implements OnApplicationBootstrap {
@@ -59,7 +60,19 @@ export class ReconciliationJob implements OnApplicationBootstrap {
       [day, DAY_LEASE_S],
     )) as unknown[];
     if (claimed.length === 0) return null;
-    const rec = await this.reconciliations.run(day, null);
+    let rec: Reconciliation;
+    try {
+      rec = await this.reconciliations.run(day, null);
+    } catch (e) {
+      // Not run (the gateway did not answer): the claim is let go, so the next tick of any
+      // instance claims the day again instead of waiting for the lease to run out.
+      await this.ds.query(
+        `UPDATE reconciliation_days SET lease_until = now() - interval '1 second'
+          WHERE date = $1 AND reconciliation_id IS NULL`,
+        [day],
+      );
+      throw e;
+    }
     await this.ds.query(`UPDATE reconciliation_days SET reconciliation_id = $2 WHERE date = $1`, [
       day,
       rec.id,

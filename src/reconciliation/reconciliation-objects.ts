@@ -52,12 +52,18 @@ export async function reconcileObjects(
   const items: FlaggableItem[] = [];
 
   const invoices = (await ds.query(
-    `SELECT id, shop_order_id, status FROM invoices
+    `SELECT id, shop_order_id, status, amount::text AS amount, currency FROM invoices
       WHERE shop_id = $1 AND status <> 'ps_create_failed'
         AND ((updated_at >= $2 AND updated_at < $3) OR processed_at IS NULL)
       ORDER BY created_at, id`,
     [paymentShop, day.from, day.to],
-  )) as { id: string; shop_order_id: string; status: InvoiceStatus }[];
+  )) as {
+    id: string;
+    shop_order_id: string;
+    status: InvoiceStatus;
+    amount: string;
+    currency: number;
+  }[];
   for (const inv of invoices) {
     const record = await absentAsNull(() => gateway.checkInvoice(inv.shop_order_id));
     if (record === null && INVOICE_MAYBE_UNSENT.has(inv.status)) continue;
@@ -66,10 +72,17 @@ export async function reconcileObjects(
     for (const item of compareObject({
       objectType: 'invoice',
       objectId: inv.shop_order_id,
-      currency: null,
-      ours: { status: inv.status, final: invoiceFinal(inv.status), amount: null },
+      currency: inv.currency,
+      ours: { status: inv.status, final: invoiceFinal(inv.status), amount: inv.amount },
+      // The amount in the shop's currency, as the gateway holds it (invoice/check's shop_amount).
       gateway:
-        mapped === null ? null : { status: mapped, final: invoiceFinal(mapped), amount: null },
+        record === null || mapped === null
+          ? null
+          : {
+              status: mapped,
+              final: invoiceFinal(mapped),
+              amount: record.shop_amount == null ? null : String(record.shop_amount),
+            },
     }))
       items.push({ ...item, rowId: inv.id, rowStatus: inv.status });
   }

@@ -70,7 +70,7 @@ export class ReconciliationController {
       'Reconcile the books with the gateway now (a day in REPORT_TIMEZONE, default the last finished one): the agent shop balance and every object that moved that day or is not final',
   })
   @ApiCreatedResponse({ type: ReconciliationSchema })
-  @ApiProblems(400, 403, 502)
+  @ApiProblems(400, 403, 502, 503)
   run(@Body() body: RunReconciliationDto, @Acting() by: Actor): Promise<Reconciliation> {
     return this.reconciliations.run(body?.date, by.keyId);
   }

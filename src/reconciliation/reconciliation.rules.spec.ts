@@ -1,4 +1,10 @@
-import { absoluteDifference, compareBalances, compareObject } from './reconciliation.rules';
+import {
+  absoluteDifference,
+  agentBooks,
+  compareBalances,
+  compareObject,
+  openingBalance,
+} from './reconciliation.rules';
 
 describe('compareBalances', () => {
   it('agrees when available and frozen + hold match, in the currency’s digits', () => {
@@ -106,5 +112,30 @@ describe('compareObject', () => {
         gateway: null,
       }),
     ).toEqual([{ ...base, kind: 'missing_gateway', ours: 'succeeded', gateway: null }]);
+  });
+});
+
+describe('single-shop setups: sales land in the gateway available of the one shop', () => {
+  const books = [
+    { account: 'agent_available', currency: 643, balance: '1000.00' },
+    { account: 'agent_frozen', currency: 643, balance: '40.00' },
+    { account: 'gateway_payment_shop', currency: 643, balance: '250.10' },
+    { account: 'sales', currency: 643, balance: '-250.10' },
+    { account: 'gateway_payment_shop', currency: 840, balance: '0.30' },
+  ];
+  it('two shops: the agent shop is agent_available and agent_frozen only', () => {
+    expect([...agentBooks(books, false)]).toEqual([[643, { available: '1000', frozen: '40' }]]);
+  });
+  it('one shop: available is agent_available + gateway_payment_shop, exactly', () => {
+    expect([...agentBooks(books, true)]).toEqual([
+      [643, { available: '1250.1', frozen: '40' }],
+      [840, { available: '0.3', frozen: '0' }],
+    ]);
+  });
+  it('the opening leaves out what the books hold already: payouts, and the sales of a single shop', () => {
+    const gw = { available: '1250.10', hold: '0.50', frozen: '40.00' };
+    expect(openingBalance(gw, 643, books, false)).toEqual({ available: '250.10', frozen: '0.50' });
+    expect(openingBalance(gw, 643, books, true)).toEqual({ available: '0.00', frozen: '0.50' });
+    expect(openingBalance(gw, 978, books, true)).toEqual({ available: '1250.10', frozen: '40.50' });
   });
 });

@@ -46,6 +46,64 @@ const money = (x: DecimalJs, currency: number | null): string => {
   return digits === null || x.decimalPlaces() > digits ? x.toFixed() : x.toFixed(digits);
 };
 
+/** An account's balance per currency, as the ledger sums it. */
+export interface AccountBalance {
+  account: string;
+  currency: number;
+  balance: string;
+}
+
+/**
+ * What the books say the agent shop holds, per currency: `agent_available` and `agent_frozen`.
+ * In a single-shop setup (the payment shop is the agent shop) the gateway credits sales to that
+ * same shop's available balance, so `available` is `agent_available + gateway_payment_shop`.
+ */
+export function agentBooks(
+  balances: readonly AccountBalance[],
+  singleShop: boolean,
+): Map<number, { available: string; frozen: string }> {
+  const sums = new Map<number, { available: DecimalJs; frozen: DecimalJs }>();
+  const of = (c: number): { available: DecimalJs; frozen: DecimalJs } => {
+    let o = sums.get(c);
+    if (o === undefined) {
+      o = { available: new DecimalJs(0), frozen: new DecimalJs(0) };
+      sums.set(c, o);
+    }
+    return o;
+  };
+  for (const b of balances) {
+    if (b.account === 'agent_available' || (singleShop && b.account === 'gateway_payment_shop')) {
+      of(b.currency).available = of(b.currency).available.plus(b.balance);
+    } else if (b.account === 'agent_frozen') {
+      of(b.currency).frozen = of(b.currency).frozen.plus(b.balance);
+    }
+  }
+  const out = new Map<number, { available: string; frozen: string }>();
+  for (const [c, o] of sums) out.set(c, { available: text(o.available), frozen: text(o.frozen) });
+  return out;
+}
+
+/**
+ * The opening of the agent shop's accounts in one currency: what the gateway holds (available;
+ * frozen + hold) less what the books already hold for the agent shop as agentBooks counts it
+ * (payouts sent before the books were opened; in a single-shop setup also the sales in
+ * `gateway_payment_shop`, which are in the gateway's available already), so that the books and
+ * the gateway start equal and the money is not opened twice.
+ */
+export function openingBalance(
+  gateway: { available: string; hold: string; frozen: string },
+  currency: number,
+  books: readonly AccountBalance[],
+  singleShop: boolean,
+): { available: string; frozen: string } {
+  const ours = agentBooks(books, singleShop).get(currency) ?? { available: ZERO, frozen: ZERO };
+  return {
+    // Written with the currency's minor unit ("1000000.00"), as every other amount of the books.
+    available: money(d(gateway.available).minus(d(ours.available)), currency),
+    frozen: money(d(gateway.frozen).plus(d(gateway.hold)).minus(d(ours.frozen)), currency),
+  };
+}
+
 /**
  * Per currency of either side: the comparison, and an item for each account that differs
  * (available with available; frozen with frozen + hold).

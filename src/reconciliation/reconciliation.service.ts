@@ -3,12 +3,13 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { raiseAttention } from '../common/attention';
-import { NotFound, ValidationFailed } from '../common/errors';
+import { GatewayFailure, NotFound, ValidationFailed } from '../common/errors';
 import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { GatewayError, GatewayTransportError } from '../gateway/gateway.errors';
 import { GatewayService } from '../gateway/gateway.service';
 import { openingPostings } from '../ledger/ledger.chart';
-import { balancesAt, hasAgentEntries, postEntry } from '../ledger/ledger-sql';
+import { balancesAt, hasOpening, postEntry } from '../ledger/ledger-sql';
 import {
   booksDifference,
   reconciliationItems,
@@ -18,7 +19,9 @@ import { dayBefore, reportDayProblem } from '../reports/daily-report';
 import { reconcileObjects, type FlaggableItem } from './reconciliation-objects';
 import {
   absoluteDifference,
+  agentBooks,
   compareBalances,
+  openingBalance,
   ITEM_KINDS,
   type BalanceComparison,
   type ReconciliationItem,
@@ -91,6 +94,14 @@ export class ReconciliationService {
       if (problem !== null) throw new ValidationFailed([{ field: 'date', message: problem }]);
     }
     const day = date ?? this.defaultDay();
+    try {
+      return await this.reconcile(day, keyId);
+    } catch (e) {
+      throw unanswered(e);
+    }
+  }
+
+  private async reconcile(day: string, keyId: string | null): Promise<Reconciliation> {
     const bounds = await this.dayBounds(day);
     const startedAt = new Date();
     const gatewayBalance = await this.gateway.shopBalance();
@@ -102,17 +113,11 @@ export class ReconciliationService {
         frozen: String(b.frozen),
       });
     }
-    if (!(await hasAgentEntries(this.ds))) await this.postOpening(gw);
+    const single = this.singleShop();
+    if (!(await hasOpening(this.ds))) await this.postOpening(gw, single);
     const objectItems = await reconcileObjects(this.ds, this.gateway, this.config, bounds);
     // The books as they stand now, as the gateway's balance does.
-    const ours = new Map<number, { available: string; frozen: string }>();
-    for (const b of await balancesAt(this.ds, new Date())) {
-      if (b.account !== 'agent_available' && b.account !== 'agent_frozen') continue;
-      const o = ours.get(b.currency) ?? { available: '0', frozen: '0' };
-      if (b.account === 'agent_available') o.available = b.balance;
-      else o.frozen = b.balance;
-      ours.set(b.currency, o);
-    }
+    const ours = agentBooks(await balancesAt(this.ds, new Date()), single);
     const { balances, items: balanceItems } = compareBalances(ours, gw);
     const items: FlaggableItem[] = [...balanceItems, ...objectItems];
     const status = items.length === 0 ? 'balanced' : 'variances';
@@ -151,20 +156,32 @@ export class ReconciliationService {
     return stored;
   }
 
-  /** The gateway's balance as the books' opening: `agent_frozen` takes frozen + hold. */
+  /** One gateway shop takes the payments and pays out: the payment shop is the agent shop. */
+  private singleShop(): boolean {
+    const { payment, payout } = this.config.gateway.shops;
+    return payment.shopId === payout.shopId;
+  }
+
+  /**
+   * The gateway's balance as the books' opening (openingBalance): what the agent shop held
+   * before the books knew of it, that is the gateway's balance less what the books already hold
+   * for it (payouts posted before the first reconciliation; in a single-shop setup, the sales in
+   * `gateway_payment_shop`), so the next comparison starts equal.
+   */
   private async postOpening(
     gw: ReadonlyMap<number, { available: string; hold: string; frozen: string }>,
+    single: boolean,
   ): Promise<void> {
     await this.ds.transaction(async (m) => {
       // Two instances opening at once: the second waits, then finds the first's entries.
       await m.query(`SELECT pg_advisory_xact_lock(hashtext('ledger_opening'))`);
-      if (await hasAgentEntries(m)) return;
+      if (await hasOpening(m)) return;
+      const books = await balancesAt(m, new Date());
       for (const [currency, b] of gw) {
-        const frozen = (await m.query(`SELECT ($1::numeric + $2::numeric)::text AS v`, [
-          b.frozen,
-          b.hold,
-        ])) as { v: string }[];
-        const postings = openingPostings({ currency, available: b.available, frozen: frozen[0].v });
+        const postings = openingPostings({
+          currency,
+          ...openingBalance(b, currency, books, single),
+        });
         if (postings.length === 0) continue;
         await postEntry(m, {
           kind: 'opening',
@@ -260,6 +277,33 @@ export class ReconciliationService {
     )) as Row[];
     return rows.map(view);
   }
+}
+
+/**
+ * A run the gateway could not answer stores nothing (a result is never built on a partial view):
+ * the caller hears 502 (the gateway refused a call) or 503 (it could not be reached; retry), and
+ * the daily job tries the day again at its next tick.
+ */
+function unanswered(e: unknown): unknown {
+  if (e instanceof GatewayError) {
+    return new GatewayFailure(
+      `reconciliation not run: ${e.call} failed with gateway error ${e.errorCode}; nothing was stored, run it again later`,
+      e.errorCode,
+      e.gatewayMessage,
+      e.fatal,
+      502,
+    );
+  }
+  if (e instanceof GatewayTransportError) {
+    return new GatewayFailure(
+      `reconciliation not run: the gateway did not answer (${e.kind}); nothing was stored, run it again later`,
+      null,
+      null,
+      null,
+      503,
+    );
+  }
+  return e;
 }
 
 /** The item as the API shows it (without the row's internal id). */

@@ -88,9 +88,12 @@ export class CrashWorld {
     return new CrashWorld(out, sandbox, database, db);
   }
 
-  /** The compiled service on a free port, its scheduler on, ready once /health answers. */
+  /**
+   * The compiled service on a free port (or `env.PORT`, so every life of the service keeps one
+   * address), its scheduler on, ready once /health answers.
+   */
   async start(env: Record<string, string> = {}): Promise<ServiceChild> {
-    const port = await freePort();
+    const port = env.PORT !== undefined ? Number(env.PORT) : await freePort();
     const child = spawn(process.execPath, [join(this.out, 'src', 'main.js')], {
       cwd: ROOT,
       env: {

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { decodeCursor } from '../../common/pagination';
 import { DomainError, ValidationFailed } from '../../common/errors';
 import { Public } from '../../common/public.decorator';
+import { LedgerService } from '../../ledger/ledger.service';
 import { ConsoleActions, FINAL_STATUSES } from '../console-actions';
 import { fmtField, type DetailField } from '../console-fields';
 import {
@@ -59,6 +60,7 @@ export class ConsoleObjectsController {
     private readonly web: ConsoleWeb,
     private readonly data: ConsoleService,
     private readonly actions: ConsoleActions,
+    private readonly ledger: LedgerService,
   ) {}
 
   @Get('admin/ui/:kind')
@@ -158,6 +160,9 @@ export class ConsoleObjectsController {
       actions: objectActions(type, object),
       refunds: type === 'invoice' ? await this.data.refundsOf(id) : null,
       deliveries: await this.data.deliveriesOf(type, id),
+      // The object's entries in the books (newest first), as the Ledger page shows them.
+      ledger: (await this.ledger.entries({ objectType: type, objectId: id, limit: 20 })).items,
+      ledgerHref: `/admin/ui/ledger?objectType=${type}&objectId=${encodeURIComponent(id)}`,
     });
   }
 

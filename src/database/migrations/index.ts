@@ -20,6 +20,7 @@ import { PayoutBatches1795700000003 } from './1795700000003-PayoutBatches';
 import { PaymentTokenRegistry1795700000004 } from './1795700000004-PaymentTokenRegistry';
 import { ConsoleSavedSearches1795700000005 } from './1795700000005-ConsoleSavedSearches';
 import { InvoiceUpdatesHot1795800000001 } from './1795800000001-InvoiceUpdatesHot';
+import { PayoutSentAtAndCreator1795900000001 } from './1795900000001-PayoutSentAtAndCreator';
 import { PayoutBatchCancelAndKeys1795900000010 } from './1795900000010-PayoutBatchCancelAndKeys';
 import { NotificationStatusEffect1795900000020 } from './1795900000020-NotificationStatusEffect';
 import { AdminSessionFlash1795900000040 } from './1795900000040-AdminSessionFlash';
@@ -49,6 +50,7 @@ export const MIGRATIONS = [
   PaymentTokenRegistry1795700000004,
   ConsoleSavedSearches1795700000005,
   InvoiceUpdatesHot1795800000001,
+  PayoutSentAtAndCreator1795900000001,
   PayoutBatchCancelAndKeys1795900000010,
   NotificationStatusEffect1795900000020,
   AdminSessionFlash1795900000040,

@@ -1,0 +1,74 @@
+import { transactionFor, type By } from '../../common/actor';
+import { DataSource } from 'typeorm';
+import { resolveAttention } from '../../common/attention';
+import { PayoutEntity } from '../payout.entity';
+import { readPayoutRecord } from '../payout.rules';
+import { isFinal } from '../payout.state';
+import { NotFound } from '../../common/errors';
+import { type PayoutView } from '../dto/payout.view';
+import type { PayoutsService } from '../payouts.service';
+import type { PayoutProcessor } from '../payout-processor';
+
+/**
+ * Recheck: an admin's reconcile and the attention `recheck` ask the gateway now and apply the
+ * answer through the same rules as the poller (the record read by payout.rules.ts
+ * readPayoutRecord).
+ */
+
+/**
+ * Admin recheck of a final, flagged payout: its status asked now and applied through the
+ * rule (a different final status is a contradiction); the flag is cleared only when the
+ * gateway's record is ours and says the same final status.
+ */
+export async function recheckFinal(
+  core: PayoutProcessor,
+  dataSource: DataSource,
+  id: string,
+  by: By,
+): Promise<void> {
+  const p = await dataSource.getRepository(PayoutEntity).findOneBy({ id });
+  if (p === null || !isFinal(p.status) || !p.needsAttention) return;
+  const { via, answer } = await core.askStatus(p);
+  await transactionFor(dataSource, by, async (m) => {
+    const row = await core.lock(m, { id });
+    if (row === null || !isFinal(row.status)) return;
+    const reading = answer.ok
+      ? readPayoutRecord(row, answer.value, core.config.payouts.status)
+      : null;
+    const agrees = reading !== null && reading.ours && reading.mapped.status === row.status;
+    await core.applyStatus(m, row, via, answer, 'admin', false);
+    if (agrees && row.needsAttention)
+      await resolveAttention(
+        m,
+        { object: 'payout', id: row.id, shopId: row.shopPaymentId, status: row.status },
+        { action: 'recheck', gatewayStatus: answer.ok ? answer.value.status : null },
+        'admin',
+      );
+  });
+}
+
+/**
+ * Admin (and the attention recheck): ask the gateway now, in the same phases as the poller. A
+ * flagged payout is not created again after "absent" (the operator decides that), but a found
+ * final status settles it and clears a "not final yet" flag; otherwise it stays flagged and
+ * keeps its next poll (issue #22). A final flagged payout is cleared only when the gateway
+ * confirms its status.
+ */
+export async function reconcile(
+  core: PayoutsService,
+  shopPaymentId: string,
+  by: By,
+): Promise<PayoutView> {
+  const p = await core.find(shopPaymentId);
+  if (p === null) throw new NotFound('Payout', shopPaymentId);
+  if (!isFinal(p.status)) {
+    await core.processor.checkOnce(core.dataSource, p.id, 'admin', {
+      mayCreate: !p.needsAttention && p.status !== 'needs_attention',
+      force: true,
+      by,
+    });
+  } else {
+    await core.processor.recheckFinal(core.dataSource, p.id, by);
+  }
+  return core.get(shopPaymentId);
+}

@@ -1,0 +1,183 @@
+import { Amount } from '../common/money';
+import { nextWatchStep, type WatchStep, type WatchWindow } from '../common/watch';
+import type { PayoutStatusConfig } from '../config/config';
+import { maskAccount } from './account-mask';
+import { statusFromGatewayNumber, type MappedStatus } from './payout.state';
+
+/**
+ * The payout control rules (docs/api.md, "Control rules"), each one named function here, used by
+ * every path that creates, approves, sends, accepts or settles a payout: the single create
+ * (operations/create-payout.ts), batch rows (they go through the same create), the console and
+ * the admin routes (operations/approve-payout.ts, reject-payout.ts), the accept guard
+ * (src/attention/accept-guard.ts), the poller and its quiet rounds (payout-processor.ts,
+ * payout-quiet-round.ts) and recheck (operations/recheck-payout.ts).
+ *
+ * - Is this gateway record ours: `readPayoutRecord` (amount, currency, account, payway, id;
+ *   a foreign record is no record of ours, never agreement). Its status mapping is in it too.
+ * - Which day a payout counts on against the daily caps: `COUNTS_ON_TODAY_SQL` / `capDayLockKey`
+ *   (the UTC day it is sent; a payout awaiting approval holds no share).
+ * - What is in flight for a balance figure: `IN_FLIGHT_SQL` (not given back, and still being
+ *   sent or sent after the figure in use was read).
+ * - When its watch starts: `watchStart` (when it was sent, never its wait for approval);
+ *   `payoutWatchStep` is the watch that every poll path reads.
+ * - Which approvals count: `countingApprovals` (keys still configured, never the creating key);
+ *   `mayApprove` (the creating key never approves).
+ */
+
+/** The stored facts a gateway record is compared with. */
+export interface StoredPayoutFacts {
+  shopPaymentId: string;
+  amount: Amount;
+  amountType: 'ps_amount' | 'shop_amount';
+  shopCurrency: number;
+  payway: string;
+  accountMasked: string;
+}
+
+/**
+ * Why a gateway payout record (create answer, status, the record behind a duplicate) is not the
+ * payout we stored, or null. Compared where the record carries the fact: our id, currency, the
+ * amount the amount type fixes (payee_receive for ps_amount, shop_write_off for shop_amount),
+ * payway, and the account (masked the same way as ours).
+ */
+export function foreignRecordReason(
+  stored: StoredPayoutFacts,
+  record: Record<string, unknown>,
+  mask: (account: string) => string,
+): string | null {
+  // An empty value says nothing (the record leaves the fact out), it does not contradict ours.
+  const text = (v: unknown): string | null =>
+    (typeof v === 'string' && v !== '') || typeof v === 'number' || typeof v === 'bigint'
+      ? String(v)
+      : null;
+  const id = text(record.shop_payment_id);
+  if (id !== null && id !== stored.shopPaymentId)
+    return `shop_payment_id ${id} is not ${stored.shopPaymentId}`;
+  const currency = text(record.shop_currency);
+  if (currency !== null && currency !== String(stored.shopCurrency))
+    return `shop_currency ${currency} is not ${stored.shopCurrency}`;
+  const fixed = text(
+    stored.amountType === 'ps_amount' ? record.payee_receive : record.shop_write_off,
+  );
+  if (fixed !== null) {
+    let same: boolean;
+    try {
+      same = Amount.fromText(fixed).eq(stored.amount);
+    } catch {
+      same = false;
+    }
+    if (!same) return `amount ${fixed} is not ${stored.amount.toString()}`;
+  }
+  const payway = text(record.payway);
+  if (payway !== null && payway !== stored.payway)
+    return `payway ${payway} is not ${stored.payway}`;
+  const account = text(record.account);
+  if (account !== null && mask(account) !== stored.accountMasked)
+    return `account ${mask(account)} is not ${stored.accountMasked}`;
+  return null;
+}
+
+/** What a gateway record says about one stored payout. */
+export type PayoutRecordReading =
+  | { ours: false; reason: string }
+  | { ours: true; mapped: MappedStatus };
+
+/**
+ * Rule "is this gateway record ours", with its status mapping (PAYOUT_STATUS_*): the one reading
+ * of a record that applyRecord, the quiet round, recheck and the accept guard all make. A
+ * foreign record maps to no status at all.
+ */
+export function readPayoutRecord(
+  stored: StoredPayoutFacts,
+  record: Record<string, unknown> & { status: number },
+  cfg: PayoutStatusConfig,
+): PayoutRecordReading {
+  const reason = foreignRecordReason(stored, record, maskAccount);
+  if (reason !== null) return { ours: false, reason };
+  return { ours: true, mapped: statusFromGatewayNumber(record.status, cfg) };
+}
+
+/**
+ * Rule "which day a payout counts on": the UTC day of `sent_at` (its first create), for a payout
+ * that has not given its money back. One awaiting approval has no `sent_at`: it holds no share.
+ * SQL over a `payouts` row, for the transaction's `now()` (the same now() that stamps a send).
+ */
+export const COUNTS_ON_TODAY_SQL = `sent_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+  AND status NOT IN ('rejected', 'failed', 'cancelled', 'awaiting_approval')`;
+
+/**
+ * The advisory lock that serialises the sends of one (shop, currency) on the UTC day they count
+ * on (and, given a recipient index, of one recipient): SQL `hashtext` argument, `$1` shop and
+ * `$2` currency, `$3` the recipient index when `recipient`.
+ */
+export function capDayLockKey(recipient: boolean): string {
+  const day = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
+  return recipient
+    ? `'payout-recipient:' || $1 || ':' || $2 || ':' || ${day} || ':' || $3`
+    : `'payout-controls:' || $1 || ':' || $2 || ':' || ${day}`;
+}
+
+/**
+ * Rule "what is in flight for this balance figure": payouts that did not give their write-off
+ * back (not `rejected`/`failed`) whose create the figure cannot have seen: not yet sent when it
+ * was read (a create still being sent then: its call's lease runs past the read's start) or sent
+ * after it (the latest create, $4 the read's start). The gateway's `available` already excludes
+ * what it had frozen when it answered, so a payout sent before the read and never created there
+ * (flagged, absent, a foreign record under its id) holds nothing. One that succeeded since the
+ * read still counts (the figure had its money). A payout awaiting approval is not sent and holds
+ * nothing: the approval that sends it checks the balance with this same rule. $1 shop,
+ * $2 currency, $3 the payout itself (left out).
+ */
+export const IN_FLIGHT_SQL = `
+  SELECT COALESCE(SUM(COALESCE(shop_write_off, amount)), 0)::text AS sum
+    FROM payouts
+   WHERE shop_id = $1 AND shop_currency = $2 AND id <> $3
+     AND status NOT IN ('rejected', 'failed', 'cancelled', 'awaiting_approval')
+     AND (last_create_at >= $4 OR call_lease_until > $4)`;
+
+/** Rule "when does its watch start": when it was sent; before that (never sent) its creation. */
+export function watchStart(p: { sentAt: Date | null; createdAt: Date }): Date {
+  return p.sentAt ?? p.createdAt;
+}
+
+/**
+ * When to poll a non-final payout next (pure): every PAYOUT_POLL_INTERVAL_S until its poll
+ * deadline (one poll there), then flagged `deadline` and polled every WATCH_INTERVAL_S until
+ * WATCH_MAX_S after its watch started (watchStart), then `watch_ended` and no longer polled.
+ */
+export function payoutWatchStep(p: {
+  now: Date;
+  sentAt: Date | null;
+  createdAt: Date;
+  pollDeadline: Date;
+  pollIntervalS: number;
+  watch: WatchWindow;
+}): WatchStep {
+  return nextWatchStep({
+    now: p.now,
+    createdAt: watchStart(p),
+    deadline: p.pollDeadline,
+    cadenceAt: new Date(p.now.getTime() + p.pollIntervalS * 1000),
+    watch: p.watch,
+  });
+}
+
+/**
+ * Rule "which approvals count": those whose key is still configured as an admin key, never the
+ * key that created the payout (or submitted its batch); each key once.
+ */
+export function countingApprovals(
+  approverKeyIds: readonly string[],
+  configuredAdminKeyIds: ReadonlySet<string>,
+  createdByKeyId: string | null,
+): string[] {
+  return [...new Set(approverKeyIds)].filter(
+    (k) => configuredAdminKeyIds.has(k) && k !== createdByKeyId,
+  );
+}
+
+/** Rule "four eyes": the key that created a payout (or submitted its batch) never approves it. */
+export function mayApprove(keyId: string, createdByKeyId: string | null): boolean {
+  return createdByKeyId === null || keyId !== createdByKeyId;
+}
+
