@@ -148,7 +148,7 @@ async function insertInvoice(url: string, shopOrderId: string): Promise<void> {
 
 describe('from the previous schema, with data in it', () => {
   it('seals clear tokens and re-seals accounts of the derived key at start-up; the payout completes', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ empty: true });
     let ctx: TestContext | undefined;
     try {
       // The previous version: its migrations, its way of writing rows.
