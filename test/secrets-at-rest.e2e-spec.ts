@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: one subject (sealed secrets across schema versions and key changes)
+// with one sandbox and the legacy-sealing helpers its tests share.
 import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
