@@ -62,7 +62,8 @@ it('pool of 2, gateway answering in 2 s: 20 concurrent creates finish together (
   const elapsed = Date.now() - started;
 
   expect(ready.status).toBe(200);
-  // Well inside the gateway's 2 s: it did not queue behind the creates.
+  // It did not queue behind the creates (that would take the gateway's 2 s): one query takes
+  // milliseconds, tens on a loaded machine, and the bound is far more than five times that.
   expect(readyMs).toBeLessThan(GATEWAY_DELAY_MS);
   for (const r of results) {
     expect(r.status).toBe(201);

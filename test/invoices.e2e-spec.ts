@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: one app and database, started once in its beforeAll, serve all its
+// tests; a split would start another.
 import { Client } from 'pg';
 import { PaywayConfigService } from '../src/payway-config/payway-config.service';
 import { admin, auth, SHOP_ID, startTestApp, TestContext } from './support/app';

@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: one app and database, started once, hold the objects whose ledger
+// entries its tests read; a split would start and fill another.
 import { randomUUID } from 'node:crypto';
 import Decimal from 'decimal.js';
 import { Client } from 'pg';

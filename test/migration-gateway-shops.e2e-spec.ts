@@ -16,7 +16,7 @@ let database: { url: string; drop(): Promise<void> };
 let db: Client;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
+  database = await createTestDatabase({ empty: true });
   const before = new DataSource({
     ...dataSourceOptions(database.url),
     migrations: [InitialSchema1795270554236],

@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: one service and database, started once, serve its tests; most of
+// the file is the typed-client and handler fixtures those tests compile against the document.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: one app and database, started once, hold the day of mixed traffic most
+// of its tests read; a split would start and fill another.
 import Decimal from 'decimal.js';
 import { Client } from 'pg';
 import { PayoutPoller } from '../src/payouts/payout-poller';

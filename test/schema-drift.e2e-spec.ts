@@ -14,7 +14,7 @@ let database: { url: string; drop(): Promise<void> };
 let ds: DataSource;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
+  database = await createTestDatabase({ empty: true });
   ds = new DataSource(dataSourceOptions(database.url, 2));
   await ds.initialize();
   await runMigrations(ds);

@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: one subject (sealed secrets across schema versions and key changes)
+// with one sandbox and the legacy-sealing helpers its tests share.
 import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
@@ -148,7 +150,7 @@ async function insertInvoice(url: string, shopOrderId: string): Promise<void> {
 
 describe('from the previous schema, with data in it', () => {
   it('seals clear tokens and re-seals accounts of the derived key at start-up; the payout completes', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ empty: true });
     let ctx: TestContext | undefined;
     try {
       // The previous version: its migrations, its way of writing rows.

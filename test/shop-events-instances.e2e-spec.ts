@@ -137,7 +137,8 @@ beforeAll(async () => {
     timeScale: 0.001,
   });
   database = await createTestDatabase();
-  // The first child runs the migrations; the writers below need the schema.
+  // A first start on the database, to a receiver of its own: what a first start sends is not
+  // among the events the tests below count.
   const receiver = await new WebhookReceiver().start();
   const first = await startChild(receiver.url);
   await killHard(first);
@@ -160,12 +161,15 @@ it('two instances deliver 1,000 events once each, in order per object; killing o
     await new Promise((r) => setTimeout(r, 2));
     return 200;
   };
+  let a: ChildProcess | undefined;
+  let b: ChildProcess | undefined;
   try {
     const objects = await seedEvents(100, 10);
-    const a = await startChild(receiver.url);
-    const b = await startChild(receiver.url);
+    // Both instances start together (each waits for its own /health).
+    [a, b] = await Promise.all([startChild(receiver.url), startChild(receiver.url)]);
     await eventually(() => expect(receiver.received.length).toBeGreaterThanOrEqual(300), 60000, 20);
     await killHard(a);
+    const killedAt = Date.now();
     const atKill = receiver.received.length;
     const beforeKill = receiver.received.slice(0, atKill).map((r) => r.id);
     expect(new Set(beforeKill).size).toBe(beforeKill.length);
@@ -175,7 +179,23 @@ it('two instances deliver 1,000 events once each, in order per object; killing o
       90000,
       100,
     );
-    await new Promise((r) => setTimeout(r, (LEASE_S + 1) * 1000));
+    // What the killed instance had claimed is sent again once its lease (LEASE_S) runs out, then
+    // recorded. Wait until the leases it held have run out (a second past them, counted from the
+    // kill) AND every delivery is recorded, rather than a fixed sleep after the last arrival,
+    // which a loaded machine could overrun before the re-send was recorded.
+    await new Promise((r) =>
+      setTimeout(r, Math.max(0, killedAt + (LEASE_S + 1) * 1000 - Date.now())),
+    );
+    await eventually(
+      async () => {
+        const open = (await ds.query(
+          `SELECT count(*)::int AS n FROM webhook_deliveries WHERE state <> 'delivered'`,
+        )) as Array<{ n: number }>;
+        expect(open[0].n).toBe(0);
+      },
+      60000,
+      100,
+    );
     const ids = receiver.received.map((r) => r.id);
     expect(new Set(ids).size).toBe(1000);
     // Only what the killed instance had on the wire may come twice (its POST got through, its record did not).
@@ -187,8 +207,10 @@ it('two instances deliver 1,000 events once each, in order per object; killing o
       `SELECT count(*)::int AS n FROM webhook_deliveries WHERE state <> 'delivered'`,
     )) as Array<{ n: number }>;
     expect(open[0].n).toBe(0);
-    await killHard(b);
   } finally {
+    // Never left running into the next test, whose deliveries it would take.
+    if (a) await killHard(a);
+    if (b) await killHard(b);
     await receiver.close();
   }
 }, 240000);

@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: one app and database, started once in its beforeAll, serve all its
+// tests; a split would start another.
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { Client } from 'pg';

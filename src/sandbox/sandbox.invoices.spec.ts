@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: one sandbox, started once, serves all its tests of the invoice
+// operations.
 import type { SandboxHandle } from './sandbox.server';
 import {
   asText,

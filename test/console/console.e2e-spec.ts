@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: one app and database, started once, serve the console's tests; the
+// restarts it checks start on that same database, which a split would have to build again.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import {

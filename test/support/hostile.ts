@@ -1,7 +1,8 @@
 import { registeredRoutes as routesOf } from '../../src/common/http-edge';
 import { connect } from 'node:net';
 import type { RunningService } from '../../src/bootstrap';
-import type { TestContext } from './app';
+import { auth, type TestContext } from './app';
+import { PAYMENT } from './payways';
 
 /** Helpers of the hostile-caller suites: raw HTTP, the route table, the sandbox's request log. */
 
@@ -85,3 +86,22 @@ export async function sandboxPost(ctx: TestContext, path: string, body: unknown 
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A new invoice (card payway unless `overrides` say otherwise); fails the test if not created. */
+export async function newInvoice(
+  ctx: TestContext,
+  overrides: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
+  const res = await ctx.http
+    .post('/api/v1/invoices')
+    .set(auth())
+    .send({
+      shopOrderId: `h-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+      amount: '100.10',
+      currency: 643,
+      payway: PAYMENT.card,
+      ...overrides,
+    });
+  expect([res.status, res.body]).toEqual([201, expect.anything()]);
+  return res.body as Record<string, unknown>;
+}
