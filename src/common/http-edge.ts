@@ -6,7 +6,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpLimits } from '../config/config';
 import { httpRequestDuration } from '../metrics/metrics';
 import type { ApiKeyTable } from './auth.guard';
-import { inputProblem, unsupportedBody, PAYOUT_BATCH_BODY_LIMIT, PAYOUT_BATCH_ROUTE } from './input-guard';
+import {
+  inputProblem,
+  unsupportedBody,
+  PAYOUT_BATCH_BODY_LIMIT,
+  PAYOUT_BATCH_ROUTE,
+} from './input-guard';
 import { PROBLEM_BASE, toProblem } from './problem.filter';
 import { RateLimited, type RateLimiter } from './rate-limit';
 import type { Actor } from './actor';
@@ -34,7 +39,15 @@ import { ValidationFailed } from './errors';
 export const BODY_LIMIT = 64 * 1024;
 
 /** Routes open without a bearer key (each limits itself): webhook, payer page, health, metrics, console, docs. */
-const PUBLIC_PATHS = new Set(['/health', '/health/ready', '/metrics', '/webhooks/gateway', '/admin', '/docs', '/docs-json']);
+const PUBLIC_PATHS = new Set([
+  '/health',
+  '/health/ready',
+  '/metrics',
+  '/webhooks/gateway',
+  '/admin',
+  '/docs',
+  '/docs-json',
+]);
 const PUBLIC_PREFIXES = ['/pay/', '/admin/', '/docs/'];
 
 /** Exact spellings only (routing is case-sensitive and strict): any other spelling is no public route. */
@@ -108,8 +121,13 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
   fastify.addHook('onResponse', (request, reply, done) => {
     const nanos = process.hrtime.bigint() - request.startedAt;
     const route = request.routeOptions.url ?? 'unmatched';
-    httpRequestDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, Number(nanos) / 1e9);
-    if (isAccessLogged(request.url)) accessLine(request, route, reply.statusCode, nanos);
+    httpRequestDuration.observe(
+      { method: request.method, route, status: String(reply.statusCode) },
+      Number(nanos) / 1e9,
+    );
+    // The line's fields are worked out only when it is written (LOG_LEVEL info or lower).
+    if (accessLogger.isLevelEnabled('info') && isAccessLogged(request.url))
+      accessLine(request, route, reply.statusCode, nanos);
     done();
   });
 
@@ -205,7 +223,6 @@ function isAccessLogged(url: string): boolean {
   return !(url.startsWith('/health') || url.startsWith('/metrics') || url.startsWith('/docs'));
 }
 
-
 /**
  * One line per request: what was asked (method and route pattern, never the path's values or the
  * query, which may hold a token), the answer's status, how long it took, who asked (the key's id,
@@ -241,7 +258,8 @@ function installRequestSpans(fastify: FastifyInstance, tracing: Tracing): void {
   const bound = new WeakMap<FastifyRequest, string[]>();
   fastify.addHook('onRequest', (request, _reply, done) => {
     const incoming = request.headers.traceparent;
-    const parent = typeof incoming === 'string' && TRACEPARENT.test(incoming) ? incoming : undefined;
+    const parent =
+      typeof incoming === 'string' && TRACEPARENT.test(incoming) ? incoming : undefined;
     const span = tracing.startSpan(request.method, 'server', parent, {
       'http.request.method': request.method,
       'request.id': request.correlationId,
@@ -250,7 +268,8 @@ function installRequestSpans(fastify: FastifyInstance, tracing: Tracing): void {
     done();
   });
   fastify.addHook('preHandler', (request, _reply, done) => {
-    if (request.trace) bound.set(request, bindings.bind(request.trace, request.body, request.params));
+    if (request.trace)
+      bound.set(request, bindings.bind(request.trace, request.body, request.params));
     done();
   });
   fastify.addHook('onResponse', (request, reply, done) => {
@@ -258,7 +277,11 @@ function installRequestSpans(fastify: FastifyInstance, tracing: Tracing): void {
     if (t) {
       const route = request.routeOptions.url ?? 'unmatched';
       t.span.updateName(`${request.method} ${route}`);
-      t.span.setAttributes({ 'http.route': route, 'http.response.status_code': reply.statusCode, 'key.id': (request.actor ?? request.keyActor)?.keyId });
+      t.span.setAttributes({
+        'http.route': route,
+        'http.response.status_code': reply.statusCode,
+        'key.id': (request.actor ?? request.keyActor)?.keyId,
+      });
       t.span.end(reply.statusCode >= 500 ? `HTTP ${reply.statusCode}` : undefined);
       const keys = bound.get(request);
       if (keys) bindings.release(t, keys);
@@ -285,7 +308,8 @@ export function registeredRoutes(fastify: FastifyInstance): ReadonlyArray<[strin
 export class BodyError extends Error {
   constructor(
     readonly status: number,
-    readonly type: 'entity.parse.failed' | 'entity.too.large' | 'request.aborted' | 'request.size.invalid',
+    readonly type:
+      'entity.parse.failed' | 'entity.too.large' | 'request.aborted' | 'request.size.invalid',
   ) {
     super(type);
   }
@@ -300,7 +324,11 @@ function installBodyParsers(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
   const parse =
     (decode: (text: string) => unknown) =>
-    (request: FastifyRequest, payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void): void => {
+    (
+      request: FastifyRequest,
+      payload: IncomingMessage,
+      done: (err: Error | null, body?: unknown) => void,
+    ): void => {
       if (request.keyless) {
         done(null, undefined);
         return;
@@ -322,11 +350,19 @@ function installBodyParsers(fastify: FastifyInstance): void {
     'application/x-www-form-urlencoded',
     parse((text) => parseQueryString(text)),
   );
-  fastify.addContentTypeParser('text/csv', parse((text) => text));
+  fastify.addContentTypeParser(
+    'text/csv',
+    parse((text) => text),
+  );
   // Any other type is read by no route: left unread (the webhook then refuses an empty body,
   // a form post of the console finds no fields), as the 415 hook already refused it under /api/v1.
-  fastify.addContentTypeParser('*', (_request: FastifyRequest, _payload: IncomingMessage, done: (err: Error | null, body?: unknown) => void) =>
-    done(null, undefined),
+  fastify.addContentTypeParser(
+    '*',
+    (
+      _request: FastifyRequest,
+      _payload: IncomingMessage,
+      done: (err: Error | null, body?: unknown) => void,
+    ) => done(null, undefined),
   );
 }
 
@@ -401,10 +437,8 @@ export function applyHttpLimits(server: Server, limits: HttpLimits): void {
   server.requestTimeout = limits.requestTimeoutMs;
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxConnections = limits.maxConnections;
-  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.max(
-    25,
-    Math.min(1000, Math.floor(limits.headersTimeoutMs / 4)),
-  );
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
+    Math.max(25, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4)));
 }
 
 /**
@@ -413,7 +447,10 @@ export function applyHttpLimits(server: Server, limits: HttpLimits): void {
  */
 export function problemOnFrameworkError(fixedHeaders: Record<string, string>) {
   return (error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void => {
-    const detail = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long' : 'The request path is not valid';
+    const detail =
+      error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? 'A path parameter is too long'
+        : 'The request path is not valid';
     // No hook ran: the request id is read here.
     const requestId = requestIdOf(request.headers['x-request-id']);
     void reply
@@ -433,7 +470,10 @@ export function problemOnFrameworkError(fixedHeaders: Record<string, string>) {
   };
 }
 
-const CLIENT_ERRORS: Record<string, { status: number; type: string; title: string; detail: string }> = {
+const CLIENT_ERRORS: Record<
+  string,
+  { status: number; type: string; title: string; detail: string }
+> = {
   HPE_HEADER_OVERFLOW: {
     status: 431,
     type: 'request-header-fields-too-large',
@@ -447,7 +487,12 @@ const CLIENT_ERRORS: Record<string, { status: number; type: string; title: strin
     title: 'Request Timeout',
     detail: 'The request was not received in time',
   },
-  default: { status: 400, type: 'bad-request', title: 'Bad Request', detail: 'The request could not be parsed' },
+  default: {
+    status: 400,
+    type: 'bad-request',
+    title: 'Bad Request',
+    detail: 'The request could not be parsed',
+  },
 };
 
 /**
@@ -472,4 +517,3 @@ export function problemOnClientError(err: Error & { code?: string }, socket: Soc
       `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
-
