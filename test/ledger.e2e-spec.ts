@@ -5,6 +5,7 @@ import Decimal from 'decimal.js';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Ledger1795900000060 } from '../src/database/migrations/1795900000060-Ledger';
+import { LedgerLegsInline1795900000070 } from '../src/database/migrations/1795900000070-LedgerLegsInline';
 import { PayoutPoller } from '../src/payouts/payout-poller';
 import { ReconciliationJob } from '../src/reconciliation/reconciliation-job';
 import { admin, ADMIN_KEY, auth, startTestApp, TestContext } from './support/app';
@@ -264,7 +265,16 @@ describe('books', () => {
       'payout.succeeded',
       'payout.sent',
     ]);
+    // Each entry names the event of the change that posted it.
+    const eventOf = async (id: string): Promise<unknown> =>
+      (await q(`SELECT type, to_status FROM events WHERE public_id = $1`, [id]))[0];
     expect(byObject.body.items[0].eventId).toMatch(/^evt_/);
+    expect(await eventOf(byObject.body.items[0].eventId)).toEqual({
+      type: 'payout.succeeded',
+      to_status: 'succeeded',
+    });
+    expect(byObject.body.items[1].eventId).toMatch(/^evt_/);
+    expect(byObject.body.items[1].eventId).not.toBe(byObject.body.items[0].eventId);
     const page1 = await ctx.http
       .get('/api/v1/admin/ledger/entries?limit=2')
       .set(admin())
@@ -377,42 +387,65 @@ describe('books', () => {
   }, 60000);
 
   it('refuses an unbalanced entry, and any change or removal of one', async () => {
+    const byHand = (legs: string, note = 'by hand'): Promise<unknown> =>
+      db.query(`INSERT INTO ledger_entries (kind, note, legs) VALUES ('adjustment', $1, ${legs})`, [
+        note,
+      ]);
     await expect(
-      db.query(`WITH e AS (INSERT INTO ledger_entries (kind, note) VALUES ('adjustment', 'by hand') RETURNING id)
-        INSERT INTO ledger_postings (entry_id, account, currency, amount)
-        SELECT id, 'agent_available', 643, 5.00 FROM e UNION ALL SELECT id, 'adjustments', 643, -4.99 FROM e`),
+      byHand(
+        `ARRAY[ROW('agent_available', 643, 5.00), ROW('adjustments', 643, -4.99)]::ledger_leg[]`,
+      ),
     ).rejects.toThrow(/does not balance in currency 643/);
     // Balanced in sum but across two currencies: each currency must balance.
     await expect(
-      db.query(`WITH e AS (INSERT INTO ledger_entries (kind, note) VALUES ('adjustment', 'by hand') RETURNING id)
-        INSERT INTO ledger_postings (entry_id, account, currency, amount)
-        SELECT id, 'agent_available', 643, 5 FROM e UNION ALL SELECT id, 'adjustments', 840, -5 FROM e`),
-    ).rejects.toThrow(/does not balance/);
-    // An entry without postings.
+      byHand(`ARRAY[ROW('agent_available', 643, 5), ROW('adjustments', 840, -5)]::ledger_leg[]`),
+    ).rejects.toThrow(/does not balance in currency (643|840)/);
+    // Balanced in one currency, not in the other.
     await expect(
-      db.query(`INSERT INTO ledger_entries (kind, note) VALUES ('adjustment', 'empty')`),
-    ).rejects.toThrow(/no postings/);
-    // In a transaction, the second leg later: refused at commit if it never comes.
-    await db.query('BEGIN');
-    const e = await db.query(
-      `INSERT INTO ledger_entries (kind, note) VALUES ('adjustment', 'tx') RETURNING id`,
-    );
-    await db.query(
-      `INSERT INTO ledger_postings (entry_id, account, currency, amount) VALUES ($1, 'agent_available', 643, 1)`,
-      [e.rows[0].id],
-    );
-    await expect(db.query('COMMIT')).rejects.toThrow(/does not balance/);
+      byHand(
+        `ARRAY[ROW('agent_available', 643, 5), ROW('adjustments', 643, -5), ROW('agent_available', 840, 1)]::ledger_leg[]`,
+      ),
+    ).rejects.toThrow(/does not balance in currency 840/);
+    // Without postings, empty or null.
+    await expect(byHand(`'{}'::ledger_leg[]`, 'empty')).rejects.toThrow(/no postings/);
+    await expect(byHand(`NULL`, 'empty')).rejects.toThrow(/null value in column "legs"/);
+    // Outside the chart, a leg of 0, a leg without a currency.
+    await expect(
+      byHand(`ARRAY[ROW('cash', 643, 5), ROW('adjustments', 643, -5)]::ledger_leg[]`),
+    ).rejects.toThrow(/cash is not an account of the chart/);
+    await expect(
+      byHand(
+        `ARRAY[ROW('agent_available', 643, 0), ROW('agent_available', 643, 5), ROW('adjustments', 643, -5)]::ledger_leg[]`,
+      ),
+    ).rejects.toThrow(/other than 0/);
+    await expect(
+      byHand(`ARRAY[ROW('agent_available', NULL, 5), ROW('adjustments', NULL, -5)]::ledger_leg[]`),
+    ).rejects.toThrow(/needs a currency/);
+    // The postings are read through their view; writing there is refused, whatever the statement.
+    const anEntry = (await q(`SELECT min(id)::text AS id FROM ledger_entries`))[0].id as string;
     await expect(
       db.query(
-        `UPDATE ledger_postings SET amount = amount + 1 WHERE id = (SELECT min(id) FROM ledger_postings)`,
+        `INSERT INTO ledger_postings (entry_id, leg, account, currency, amount) VALUES ($1, 9, 'agent_available', 643, 1)`,
+        [anEntry],
       ),
     ).rejects.toThrow(/append-only/);
     await expect(
-      db.query(`DELETE FROM ledger_entries WHERE id = (SELECT min(id) FROM ledger_entries)`),
+      db.query(`UPDATE ledger_postings SET amount = amount + 1 WHERE entry_id = $1`, [anEntry]),
     ).rejects.toThrow(/append-only/);
-    expect(
-      await q(`SELECT 1 FROM ledger_entries WHERE note IN ('by hand', 'empty', 'tx')`),
-    ).toEqual([]);
+    await expect(
+      db.query(`DELETE FROM ledger_postings WHERE entry_id = $1`, [anEntry]),
+    ).rejects.toThrow(/append-only/);
+    // The entry itself: its legs, its amount or the whole row.
+    await expect(
+      db.query(
+        `UPDATE ledger_entries SET legs = ARRAY[ROW('agent_available', 643, 9), ROW('adjustments', 643, -9)]::ledger_leg[] WHERE id = $1`,
+        [anEntry],
+      ),
+    ).rejects.toThrow(/append-only/);
+    await expect(db.query(`DELETE FROM ledger_entries WHERE id = $1`, [anEntry])).rejects.toThrow(
+      /append-only/,
+    );
+    expect(await q(`SELECT 1 FROM ledger_entries WHERE note IN ('by hand', 'empty')`)).toEqual([]);
   });
 
   it('posts nothing for a bad adjustment', async () => {
@@ -586,9 +619,14 @@ describe('books', () => {
     const ds = ctx.service.app.get(DataSource);
     const runner = ds.createQueryRunner();
     try {
-      const migration = new Ledger1795900000060();
-      await migration.down(runner);
-      await migration.up(runner);
+      // Both migrations of the books, down and up again: the entries posted by the first and
+      // carried into their legs by the second are the ones the live triggers posted.
+      const ledger = new Ledger1795900000060();
+      const legs = new LedgerLegsInline1795900000070();
+      await legs.down(runner);
+      await ledger.down(runner);
+      await ledger.up(runner);
+      await legs.up(runner);
     } finally {
       await runner.release();
     }

@@ -6,8 +6,8 @@ import type { EntryKind, Posting } from './ledger.chart';
 type Querier = Pick<DataSource | EntityManager, 'query'>;
 
 /**
- * Posts one entry with its postings in one statement (the database checks at commit that it
- * balances per currency). The entry's id, or null when an object's entry of this kind exists.
+ * Posts one entry with its postings (its legs) in one row: the row's check refuses it unless it
+ * balances per currency. The entry's id, or null when an object's entry of this kind exists.
  */
 export async function postEntry(
   q: Querier,
@@ -74,6 +74,15 @@ export interface EntryRow {
   postings: Posting[];
 }
 
+/**
+ * The event of the change that posted an object's entry: the object's first event written in the
+ * entry's transaction (the same `created_at`, the transaction's time). Entries posted before
+ * entries carried their legs kept the id in `event_id`.
+ */
+const ENTRY_EVENT = `COALESCE(ev.public_id, (SELECT x.public_id FROM events x
+     WHERE e.object_pk IS NOT NULL AND x.entity_type = e.object_type AND x.entity_id = e.object_id
+       AND x.type IS NOT NULL AND x.created_at = e.created_at ORDER BY x.id LIMIT 1))`;
+
 /** Entries, newest first, with their postings; `limit + 1` rows so the caller knows of more. */
 export async function listEntries(q: Querier, f: EntryFilter): Promise<EntryRow[]> {
   const where: string[] = [];
@@ -93,8 +102,8 @@ export async function listEntries(q: Querier, f: EntryFilter): Promise<EntryRow[
   if (f.to !== undefined) where.push(`e.created_at < ${p(f.to)}`);
   if (f.beforeId !== undefined) where.push(`e.id < ${p(f.beforeId)}::bigint`);
   const sql = `SELECT e.id::text AS id, e.created_at, e.kind, e.object_type, e.object_id,
-        ev.public_id AS event_id, e.key_id, e.note,
-        (SELECT json_agg(json_build_object('account', x.account, 'currency', x.currency, 'amount', x.amount::text) ORDER BY x.id)
+        ${ENTRY_EVENT} AS event_id, e.key_id, e.note,
+        (SELECT json_agg(json_build_object('account', x.account, 'currency', x.currency, 'amount', x.amount::text) ORDER BY x.leg)
            FROM ledger_postings x WHERE x.entry_id = e.id) AS postings
       FROM ledger_entries e LEFT JOIN events ev ON ev.id = e.event_id
       ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}

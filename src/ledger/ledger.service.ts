@@ -127,7 +127,7 @@ export class LedgerService {
     );
     const rows = (await this.ds.query(
       `SELECT e.id::text AS id, e.created_at, e.kind, e.object_type, e.object_id, NULL AS event_id, e.key_id, e.note,
-              (SELECT json_agg(json_build_object('account', x.account, 'currency', x.currency, 'amount', x.amount::text) ORDER BY x.id)
+              (SELECT json_agg(json_build_object('account', x.account, 'currency', x.currency, 'amount', x.amount::text) ORDER BY x.leg)
                  FROM ledger_postings x WHERE x.entry_id = e.id) AS postings
          FROM ledger_entries e WHERE e.id = $1`,
       [id],

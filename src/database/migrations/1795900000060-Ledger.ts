@@ -15,6 +15,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   The rules (the chart of accounts in docs/api.md) are in `ledger_post_*` below; src/ledger
  *   names the same accounts and kinds.
  * - Existing objects are posted by the same functions (backfill), so the books start complete.
+ *
+ * The next migration (LedgerLegsInline) moves the postings into their entry's row, checked there.
  */
 export class Ledger1795900000060 implements MigrationInterface {
   name = 'Ledger1795900000060';

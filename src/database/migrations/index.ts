@@ -25,6 +25,7 @@ import { PayoutBatchCancelAndKeys1795900000010 } from './1795900000010-PayoutBat
 import { NotificationStatusEffect1795900000020 } from './1795900000020-NotificationStatusEffect';
 import { AdminSessionFlash1795900000040 } from './1795900000040-AdminSessionFlash';
 import { Ledger1795900000060 } from './1795900000060-Ledger';
+import { LedgerLegsInline1795900000070 } from './1795900000070-LedgerLegsInline';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   NotificationStatusEffect1795900000020,
   AdminSessionFlash1795900000040,
   Ledger1795900000060,
+  LedgerLegsInline1795900000070,
 ];
