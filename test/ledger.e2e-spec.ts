@@ -406,6 +406,14 @@ describe('books', () => {
         `ARRAY[ROW('agent_available', 643, 5), ROW('adjustments', 643, -5), ROW('agent_available', 840, 1)]::ledger_leg[]`,
       ),
     ).rejects.toThrow(/does not balance in currency 840/);
+    // Balanced in each of two currencies (a conversion's legs): taken, then rolled back.
+    await db.query('BEGIN');
+    await byHand(
+      `ARRAY[ROW('agent_available', 643, 5), ROW('adjustments', 840, -2), ROW('adjustments', 643, -5), ROW('agent_available', 840, 2)]::ledger_leg[]`,
+      'two currencies',
+    );
+    expect(await q(`SELECT 1 FROM ledger_entries WHERE note = 'two currencies'`)).toHaveLength(1);
+    await db.query('ROLLBACK');
     // Without postings, empty or null.
     await expect(byHand(`'{}'::ledger_leg[]`, 'empty')).rejects.toThrow(/no postings/);
     await expect(byHand(`NULL`, 'empty')).rejects.toThrow(/null value in column "legs"/);
