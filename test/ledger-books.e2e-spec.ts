@@ -87,6 +87,35 @@ async function refunded(w: World, shopOrderId: string, amount: string): Promise<
   return shopRefundId;
 }
 
+/** A two-step invoice the payer has paid: its funds held at the gateway. */
+async function heldInvoice(w: World, amount: string): Promise<string> {
+  const shopOrderId = `lbh-${randomUUID()}`;
+  const res = await w.ctx.http
+    .post('/api/v1/invoices')
+    .set(auth())
+    .send({ shopOrderId, amount, currency: 643, payway: PAYMENT.card, twoStep: true })
+    .expect(201);
+  const paid = await fetch(
+    `${w.ctx.sandbox.origin}/sandbox/invoices/${String(res.body.invoiceId)}/pay`,
+    { method: 'POST' },
+  );
+  expect(paid.status).toBe(200);
+  await eventually(async () => {
+    const got = await w.ctx.http.get(`/api/v1/invoices/${shopOrderId}`).set(auth());
+    expect(got.body.status).toBe('held');
+  });
+  return shopOrderId;
+}
+
+/** An adjustment of agent_available in RUB, explained. */
+async function adjustBy(w: World, amount: string): Promise<void> {
+  await w.ctx.http
+    .post('/api/v1/admin/ledger/adjustments')
+    .set(admin())
+    .send({ account: 'agent_available', currency: 643, amount, note: 'the test drift, explained' })
+    .expect(201);
+}
+
 interface Rec {
   id: string;
   status: string;
@@ -300,5 +329,41 @@ describe('one shop takes the payments and pays out', () => {
     expect(third.items).toEqual([
       expect.objectContaining({ kind: 'balance', account: 'agent_available', amount: '1.00' }),
     ]);
+    // Explained by an adjustment: balanced again.
+    await adjustBy(w, '1.00');
+    expect((await reconcile(w)).items).toEqual([]);
+  }, 60000);
+
+  it('a payer’s held funds are in the one shop’s hold: balanced while held, charged or released', async () => {
+    expect((await reconcile(w)).items).toEqual([]);
+    const held = await heldInvoice(w, '70.00');
+    const released = await heldInvoice(w, '30.10');
+    const whileHeld = await reconcile(w);
+    expect(whileHeld.items).toEqual([]);
+    const rub = (r: Rec): unknown => r.balances.find((b) => b.currency === 643);
+    expect(rub(whileHeld)).toEqual(
+      expect.objectContaining({
+        gateway: expect.objectContaining({ hold: '100.10' }),
+        difference: '0.00',
+      }),
+    );
+    await w.ctx.http.post(`/api/v1/invoices/${held}/charge`).set(auth()).expect(200);
+    await w.ctx.http.post(`/api/v1/invoices/${released}/unhold`).set(auth()).expect(200);
+    await eventually(async () => {
+      const r = await rows<{ status: string }>(
+        w,
+        `SELECT status FROM invoices WHERE shop_order_id IN ($1, $2) ORDER BY amount DESC`,
+        [held, released],
+      );
+      expect(r.map((x) => x.status)).toEqual(['succeeded', 'unheld']);
+    });
+    const after = await reconcile(w);
+    expect(after.items).toEqual([]);
+    expect(rub(after)).toEqual(
+      expect.objectContaining({
+        gateway: expect.objectContaining({ hold: '0.00' }),
+        difference: '0.00',
+      }),
+    );
   }, 60000);
 });

@@ -155,6 +155,21 @@ export function lacksInvoiceId(status: InvoiceStatus, invoiceId: string | null):
   return invoiceId === null && (status === 'held' || status === 'succeeded');
 }
 
+/**
+ * Is the gateway's status the released hold? It has no status of its own for one and reports 6
+ * (`rejected`): for an invoice `unheld` already, or `held` with our invoice/unhold sent. Used by
+ * every path that reads a gateway status against an invoice (judgeStatus, reconciliation).
+ */
+export function releasedHold(
+  inv: Pick<InvoiceRuleFacts, 'status' | 'unholdRequestedAt'>,
+  gatewayStatus: InvoiceStatus | null,
+): boolean {
+  if (gatewayStatus !== 'rejected') return false;
+  return (
+    inv.status === 'unheld' || (inv.status === 'held' && (inv.unholdRequestedAt ?? null) !== null)
+  );
+}
+
 /** What the record's status means for the invoice (the record is ours). */
 function judgeStatus(
   inv: InvoiceRuleFacts,
@@ -164,10 +179,10 @@ function judgeStatus(
     return { kind: 'ignore', reason: `status "${ev.statusText}" is not known: not final` };
   const unholdSent = (inv.unholdRequestedAt ?? null) !== null;
   // The gateway has no status of its own for a released hold: it reports 6.
-  if (ev.status === 'rejected' && inv.status === 'unheld')
-    return { kind: 'ignore', reason: 'the released hold is reported as 6: the same outcome' };
-  if (ev.status === 'rejected' && inv.status === 'held' && unholdSent)
-    return { kind: 'apply', to: 'unheld' };
+  if (releasedHold(inv, ev.status))
+    return inv.status === 'unheld'
+      ? { kind: 'ignore', reason: 'the released hold is reported as 6: the same outcome' }
+      : { kind: 'apply', to: 'unheld' };
   // Charged although we asked for a release (a charge still queued at the gateway): the
   // gateway's books say paid, so the invoice says so too, and an operator must look.
   if (ev.status === 'succeeded' && inv.status === 'held' && unholdSent)

@@ -7,6 +7,7 @@ import {
   statusFromGatewayNumber as invoiceStatusOf,
 } from '../invoices/invoice.state';
 import type { InvoiceStatus } from '../invoices/invoice.state';
+import { releasedHold } from '../invoices/invoice.rules';
 import {
   isFinal as payoutFinal,
   statusFromGatewayNumber as payoutStatusOf,
@@ -52,7 +53,7 @@ export async function reconcileObjects(
   const items: FlaggableItem[] = [];
 
   const invoices = (await ds.query(
-    `SELECT id, shop_order_id, status, amount::text AS amount, currency FROM invoices
+    `SELECT id, shop_order_id, status, amount::text AS amount, currency, unhold_requested_at FROM invoices
       WHERE shop_id = $1 AND status <> 'ps_create_failed'
         AND ((updated_at >= $2 AND updated_at < $3) OR processed_at IS NULL)
       ORDER BY created_at, id`,
@@ -63,11 +64,19 @@ export async function reconcileObjects(
     status: InvoiceStatus;
     amount: string;
     currency: number;
+    unhold_requested_at: Date | null;
   }[];
   for (const inv of invoices) {
     const record = await absentAsNull(() => gateway.checkInvoice(inv.shop_order_id));
     if (record === null && INVOICE_MAYBE_UNSENT.has(inv.status)) continue;
-    const mapped = record === null ? null : invoiceStatusOf(record.status);
+    const reported = record === null ? null : invoiceStatusOf(record.status);
+    // A 6 for a released hold is the gateway's word for `unheld` (the invoice rule's reading).
+    const mapped = releasedHold(
+      { status: inv.status, unholdRequestedAt: inv.unhold_requested_at },
+      reported,
+    )
+      ? 'unheld'
+      : reported;
     if (record !== null && mapped === null) continue;
     for (const item of compareObject({
       objectType: 'invoice',

@@ -138,4 +138,23 @@ describe('single-shop setups: sales land in the gateway available of the one sho
     expect(openingBalance(gw, 643, books, true)).toEqual({ available: '0.00', frozen: '0.50' });
     expect(openingBalance(gw, 978, books, true)).toEqual({ available: '1250.10', frozen: '40.50' });
   });
+  it('one shop: a payer’s held funds explain the gateway’s hold; with two shops they are not the agent shop’s', () => {
+    const holds = new Map([
+      [643, '0.50'],
+      [978, '7.25'],
+    ]);
+    expect([...agentBooks(books, true, holds)]).toEqual([
+      [643, { available: '1250.1', frozen: '40.5' }],
+      [840, { available: '0.3', frozen: '0' }],
+      [978, { available: '0', frozen: '7.25' }],
+    ]);
+    expect([...agentBooks(books, false, holds)]).toEqual([
+      [643, { available: '1000', frozen: '40' }],
+    ]);
+    const gw = { available: '1250.10', hold: '0.50', frozen: '40.00' };
+    expect(openingBalance(gw, 643, books, true, holds)).toEqual({
+      available: '0.00',
+      frozen: '0.00',
+    });
+  });
 });

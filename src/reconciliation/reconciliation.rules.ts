@@ -56,11 +56,15 @@ export interface AccountBalance {
 /**
  * What the books say the agent shop holds, per currency: `agent_available` and `agent_frozen`.
  * In a single-shop setup (the payment shop is the agent shop) the gateway credits sales to that
- * same shop's available balance, so `available` is `agent_available + gateway_payment_shop`.
+ * same shop's available balance, so `available` is `agent_available + gateway_payment_shop`; and
+ * it shows a payer's held funds (a two-step payment not yet charged or released) in that shop's
+ * `hold`, so `frozen` also counts the invoices held now (`openHolds`, per currency). A hold is
+ * not the shop's money and moves nothing in the books; it only explains the gateway's `hold`.
  */
 export function agentBooks(
   balances: readonly AccountBalance[],
   singleShop: boolean,
+  openHolds: ReadonlyMap<number, string> = new Map(),
 ): Map<number, { available: string; frozen: string }> {
   const sums = new Map<number, { available: DecimalJs; frozen: DecimalJs }>();
   const of = (c: number): { available: DecimalJs; frozen: DecimalJs } => {
@@ -78,6 +82,9 @@ export function agentBooks(
       of(b.currency).frozen = of(b.currency).frozen.plus(b.balance);
     }
   }
+  if (singleShop) {
+    for (const [c, held] of openHolds) of(c).frozen = of(c).frozen.plus(held);
+  }
   const out = new Map<number, { available: string; frozen: string }>();
   for (const [c, o] of sums) out.set(c, { available: text(o.available), frozen: text(o.frozen) });
   return out;
@@ -87,7 +94,8 @@ export function agentBooks(
  * The opening of the agent shop's accounts in one currency: what the gateway holds (available;
  * frozen + hold) less what the books already hold for the agent shop as agentBooks counts it
  * (payouts sent before the books were opened; in a single-shop setup also the sales in
- * `gateway_payment_shop`, which are in the gateway's available already), so that the books and
+ * `gateway_payment_shop`, which are in the gateway's available already, and the payers' funds
+ * held now, which are in its hold), so that the books and
  * the gateway start equal and the money is not opened twice.
  */
 export function openingBalance(
@@ -95,8 +103,12 @@ export function openingBalance(
   currency: number,
   books: readonly AccountBalance[],
   singleShop: boolean,
+  openHolds: ReadonlyMap<number, string> = new Map(),
 ): { available: string; frozen: string } {
-  const ours = agentBooks(books, singleShop).get(currency) ?? { available: ZERO, frozen: ZERO };
+  const ours = agentBooks(books, singleShop, openHolds).get(currency) ?? {
+    available: ZERO,
+    frozen: ZERO,
+  };
   return {
     // Written with the currency's minor unit ("1000000.00"), as every other amount of the books.
     available: money(d(gateway.available).minus(d(ours.available)), currency),

@@ -117,7 +117,11 @@ export class ReconciliationService {
     if (!(await hasOpening(this.ds))) await this.postOpening(gw, single);
     const objectItems = await reconcileObjects(this.ds, this.gateway, this.config, bounds);
     // The books as they stand now, as the gateway's balance does.
-    const ours = agentBooks(await balancesAt(this.ds, new Date()), single);
+    const ours = agentBooks(
+      await balancesAt(this.ds, new Date()),
+      single,
+      single ? await this.openHolds(this.ds) : undefined,
+    );
     const { balances, items: balanceItems } = compareBalances(ours, gw);
     const items: FlaggableItem[] = [...balanceItems, ...objectItems];
     const status = items.length === 0 ? 'balanced' : 'variances';
@@ -156,6 +160,16 @@ export class ReconciliationService {
     return stored;
   }
 
+  /** The payment shop's invoices held now, per currency: a payer's funds in the gateway's hold. */
+  private async openHolds(q: Pick<EntityManager, 'query'>): Promise<Map<number, string>> {
+    const rows = (await q.query(
+      `SELECT currency, sum(amount)::text AS amount FROM invoices
+        WHERE shop_id = $1 AND status = 'held' GROUP BY currency`,
+      [this.config.gateway.shops.payment.shopId],
+    )) as { currency: number; amount: string }[];
+    return new Map(rows.map((r) => [r.currency, r.amount]));
+  }
+
   /** One gateway shop takes the payments and pays out: the payment shop is the agent shop. */
   private singleShop(): boolean {
     const { payment, payout } = this.config.gateway.shops;
@@ -177,10 +191,11 @@ export class ReconciliationService {
       await m.query(`SELECT pg_advisory_xact_lock(hashtext('ledger_opening'))`);
       if (await hasOpening(m)) return;
       const books = await balancesAt(m, new Date());
+      const holds = single ? await this.openHolds(m) : undefined;
       for (const [currency, b] of gw) {
         const postings = openingPostings({
           currency,
-          ...openingBalance(b, currency, books, single),
+          ...openingBalance(b, currency, books, single, holds),
         });
         if (postings.length === 0) continue;
         await postEntry(m, {
