@@ -16,7 +16,8 @@
 // information row of the bench, not a goal's reference): a create stores its whole answer (the
 // object's view, for an exact replay) and, in the statement that writes the gateway's answer, an
 // event row holding that view (the feed's and the webhooks' record); a notification's invoice
-// change writes its event row, with the row as JSON, in the same statement. What the ratio to
+// change writes its event row, with the row as JSON, and the payment's ledger entry (one row
+// with its two legs) in the same statement. What the ratio to
 // this variant leaves is the price of the rest: framework, validation, idempotency checks, state
 // machine, audit details.
 //
@@ -60,6 +61,14 @@ await pool.query(`CREATE TABLE IF NOT EXISTS baseline_events (
   type text NOT NULL,
   view jsonb NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now())`);
+// BASELINE_RECORD: a payment's double entry, one row with its legs (as the service keeps it).
+await pool.query(`CREATE TABLE IF NOT EXISTS baseline_ledger (
+  id bigserial PRIMARY KEY,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  kind text NOT NULL,
+  object_id text NOT NULL,
+  legs jsonb NOT NULL,
+  UNIQUE (object_id, kind))`);
 await pool.query(`CREATE TABLE IF NOT EXISTS baseline_notifications (
   id bigserial PRIMARY KEY,
   content_key char(64) NOT NULL UNIQUE,
@@ -245,9 +254,14 @@ async function applyNotification(text) {
                  UPDATE baseline_invoices
                     SET status = 'succeeded', payment_id = $3, client_price = $4, updated_at = now(), processed_at = now()
                   WHERE shop_order_id = $1 AND status = 'awaiting_payer' AND amount = $2::numeric
-                  RETURNING *)
-               INSERT INTO baseline_events (entity_id, type, view)
-               SELECT shop_order_id, 'invoice.succeeded', to_jsonb(u) - 'answer' - 'response_body' FROM u`,
+                  RETURNING *),
+               e AS (INSERT INTO baseline_events (entity_id, type, view)
+                 SELECT shop_order_id, 'invoice.succeeded', to_jsonb(u) - 'answer' - 'response_body' FROM u)
+               INSERT INTO baseline_ledger (kind, object_id, legs)
+               SELECT 'invoice.succeeded', shop_order_id, jsonb_build_array(
+                 jsonb_build_object('account', 'gateway_payment_shop', 'currency', currency, 'amount', amount),
+                 jsonb_build_object('account', 'sales', 'currency', currency, 'amount', -amount)) FROM u
+               ON CONFLICT DO NOTHING`,
         values: [fields.shop_order_id, fields.shop_amount, fields.payment_id, fields.client_price],
       });
     } else if (fields.status === 'success') {

@@ -160,7 +160,7 @@ export async function p3() {
   row('P3 notification ingest, 64 conn: req/s', `${fmt(r.rps)} vs ${fmt(b.rps)} req/s, p99 ${fmt(r.p99)} vs ${fmt(b.p99)} ms${failures(r)}`, '≥ 0.6 × baseline', atLeast(ratio), ratio !== null && ratio >= 0.6 && baseCheck.lost === 0);
   cpuRow('P3', r, b);
   syscallRow('P3', [['P3', r, b]]);
-  row('baseline keeping the service\'s record (event row), notifications (information)', loadFigure(recorded), 'information', '', null);
+  row('baseline keeping the service\'s record (event row, ledger entry), notifications (information)', loadFigure(recorded), 'information', '', null);
   recordRow('P3', r, recorded);
   details.p3.recordBaseline = recorded;
   row('P3 lost / applied twice (in the DB)', `${lost} lost, ${counts.twice} twice of ${fmt(ackedCount)} acknowledged (${fmt(redeliveries)} redeliveries)`, '0 lost, 0 twice', '', lost === 0 && counts.twice === 0);
