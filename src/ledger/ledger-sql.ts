@@ -6,6 +6,16 @@ import type { EntryKind, Posting } from './ledger.chart';
 type Querier = Pick<DataSource | EntityManager, 'query'>;
 
 /**
+ * An entry's postings, read from its row (`e`): its legs in order, as `p`. The view
+ * `ledger_postings` is the same for ad-hoc SQL; the service reads the legs without its join.
+ */
+export const LEGS = `CROSS JOIN LATERAL unnest(e.legs) WITH ORDINALITY AS p(account, currency, amount, leg)`;
+
+/** An entry's postings as JSON, in their order, amounts as written. */
+export const POSTINGS_JSON = `(SELECT json_agg(json_build_object('account', x.account, 'currency', x.currency, 'amount', x.amount::text) ORDER BY x.leg)
+           FROM unnest(e.legs) WITH ORDINALITY AS x(account, currency, amount, leg))`;
+
+/**
  * Posts one entry with its postings (its legs) in one row: the row's check refuses it unless it
  * balances per currency. The entry's id, or null when an object's entry of this kind exists.
  */
@@ -43,7 +53,7 @@ export interface BalanceRow {
 export async function balancesAt(q: Querier, at: Date): Promise<BalanceRow[]> {
   return (await q.query(
     `SELECT p.account, p.currency, sum(p.amount)::text AS balance
-       FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id
+       FROM ledger_entries e ${LEGS}
       WHERE e.created_at <= $1
       GROUP BY p.account, p.currency
       ORDER BY p.account, p.currency`,
@@ -94,17 +104,14 @@ export async function listEntries(q: Querier, f: EntryFilter): Promise<EntryRow[
   if (f.objectType !== undefined) where.push(`e.object_type = ${p(f.objectType)}`);
   if (f.objectId !== undefined) where.push(`e.object_id = ${p(f.objectId)}`);
   if (f.account !== undefined) {
-    where.push(
-      `EXISTS (SELECT 1 FROM ledger_postings a WHERE a.entry_id = e.id AND a.account = ${p(f.account)})`,
-    );
+    where.push(`EXISTS (SELECT 1 FROM unnest(e.legs) a WHERE a.account = ${p(f.account)})`);
   }
   if (f.from !== undefined) where.push(`e.created_at >= ${p(f.from)}`);
   if (f.to !== undefined) where.push(`e.created_at < ${p(f.to)}`);
   if (f.beforeId !== undefined) where.push(`e.id < ${p(f.beforeId)}::bigint`);
   const sql = `SELECT e.id::text AS id, e.created_at, e.kind, e.object_type, e.object_id,
         ${ENTRY_EVENT} AS event_id, e.key_id, e.note,
-        (SELECT json_agg(json_build_object('account', x.account, 'currency', x.currency, 'amount', x.amount::text) ORDER BY x.leg)
-           FROM ledger_postings x WHERE x.entry_id = e.id) AS postings
+        ${POSTINGS_JSON} AS postings
       FROM ledger_entries e LEFT JOIN events ev ON ev.id = e.event_id
       ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY e.id DESC
@@ -116,7 +123,7 @@ export async function listEntries(q: Querier, f: EntryFilter): Promise<EntryRow[
 export async function postingSums(q: Querier, from: Date, to: Date): Promise<BalanceRow[]> {
   return (await q.query(
     `SELECT p.account, p.currency, sum(p.amount)::text AS balance
-       FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id
+       FROM ledger_entries e ${LEGS}
       WHERE e.created_at >= $1 AND e.created_at < $2
       GROUP BY p.account, p.currency ORDER BY p.account, p.currency`,
     [from, to],
@@ -133,7 +140,7 @@ export async function kindSums(
 > {
   return (await q.query(
     `SELECT e.kind, p.account, p.currency, count(DISTINCT e.id)::int AS count, sum(p.amount)::text AS amount
-       FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id
+       FROM ledger_entries e ${LEGS}
       WHERE e.created_at >= $1 AND e.created_at < $2
       GROUP BY e.kind, p.account, p.currency ORDER BY e.kind, p.account, p.currency`,
     [from, to],

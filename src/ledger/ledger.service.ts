@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor, DEFAULT_PAGE_SIZE } from '../common/paginat
 import { logger } from '../common/logger';
 import { csvCell } from '../reports/daily-report';
 import { adjustmentPostings, parseAdjustment } from './ledger.chart';
-import { balancesAt, listEntries, postEntry, type EntryRow } from './ledger-sql';
+import { balancesAt, listEntries, postEntry, POSTINGS_JSON, type EntryRow } from './ledger-sql';
 import type { BalancesView, EntriesQuery, EntryPage, EntryView } from './dto/ledger.dto';
 
 const log = logger.child({ component: 'ledger' });
@@ -127,8 +127,7 @@ export class LedgerService {
     );
     const rows = (await this.ds.query(
       `SELECT e.id::text AS id, e.created_at, e.kind, e.object_type, e.object_id, NULL AS event_id, e.key_id, e.note,
-              (SELECT json_agg(json_build_object('account', x.account, 'currency', x.currency, 'amount', x.amount::text) ORDER BY x.leg)
-                 FROM ledger_postings x WHERE x.entry_id = e.id) AS postings
+              ${POSTINGS_JSON} AS postings
          FROM ledger_entries e WHERE e.id = $1`,
       [id],
     )) as EntryRow[];

@@ -13,6 +13,7 @@ import {
   type OpenItem,
   reportDayProblem,
 } from './daily-report';
+import { LEGS } from '../ledger/ledger-sql';
 
 /**
  * The day's bounds, computed by PostgreSQL from the calendar day ($1) in the zone ($2): `from_at`
@@ -113,7 +114,7 @@ export class ReportsService {
     return (await m.query(
       `WITH ${DAY_CTE}
        SELECT p.account, p.currency, SUM(p.amount)::text AS amount
-         FROM ledger_postings p JOIN ledger_entries e ON e.id = p.entry_id, day
+         FROM ledger_entries e ${LEGS}, day
         WHERE e.created_at >= day.from_at AND e.created_at < day.as_of
         GROUP BY p.account, p.currency ORDER BY p.account, p.currency`,
       params.slice(0, 2),
@@ -139,27 +140,24 @@ export class ReportsService {
            SELECT 'payments' AS kind, lp.currency, lp.amount,
                   CASE WHEN i.ps_currency = i.currency
                        THEN COALESCE(i.payer_price, i.client_price) - i.amount END AS fee
-             FROM ledger_entries e
-             JOIN ledger_postings lp ON lp.entry_id = e.id AND lp.account = 'gateway_payment_shop'
+             FROM ledger_entries e CROSS JOIN LATERAL unnest(e.legs) lp
              JOIN invoices i ON i.id = e.object_pk, day
-            WHERE e.kind = 'invoice.succeeded' AND i.shop_id = $3
+            WHERE e.kind = 'invoice.succeeded' AND lp.account = 'gateway_payment_shop' AND i.shop_id = $3
               AND i.processed_at >= day.from_at AND i.processed_at < day.as_of
            UNION ALL
            SELECT 'refunds', lp.currency, lp.amount, NULL
-             FROM ledger_entries e
-             JOIN ledger_postings lp ON lp.entry_id = e.id AND lp.account = 'sales'
+             FROM ledger_entries e CROSS JOIN LATERAL unnest(e.legs) lp
              JOIN refunds r ON r.id = e.object_pk, day
-            WHERE e.kind = 'refund.succeeded' AND r.shop_id = $3
+            WHERE e.kind = 'refund.succeeded' AND lp.account = 'sales' AND r.shop_id = $3
               AND r.processed_at >= day.from_at AND r.processed_at < day.as_of
            UNION ALL
            SELECT 'payouts', lp.currency, -lp.amount,
                   CASE WHEN p.ps_currency = p.shop_currency
-                       THEN COALESCE((SELECT SUM(f.amount) FROM ledger_postings f
-                                       WHERE f.entry_id = e.id AND f.account = 'payout_fees'), 0) END
-             FROM ledger_entries e
-             JOIN ledger_postings lp ON lp.entry_id = e.id AND lp.account = 'agent_frozen'
+                       THEN COALESCE((SELECT SUM(f.amount) FROM unnest(e.legs) f
+                                       WHERE f.account = 'payout_fees'), 0) END
+             FROM ledger_entries e CROSS JOIN LATERAL unnest(e.legs) lp
              JOIN payouts p ON p.id = e.object_pk, day
-            WHERE e.kind = 'payout.succeeded' AND p.shop_id = $4
+            WHERE e.kind = 'payout.succeeded' AND lp.account = 'agent_frozen' AND p.shop_id = $4
               AND p.finished_at >= day.from_at AND p.finished_at < day.as_of
            UNION ALL
            -- A payout that succeeded without a known write-off moved no money the books know of:
