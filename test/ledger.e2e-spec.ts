@@ -453,6 +453,8 @@ describe('books', () => {
     await expect(db.query(`DELETE FROM ledger_entries WHERE id = $1`, [anEntry])).rejects.toThrow(
       /append-only/,
     );
+    await expect(db.query(`TRUNCATE ledger_entries`)).rejects.toThrow(/append-only/);
+    expect(await q(`SELECT 1 FROM ledger_entries WHERE id = $1`, [anEntry])).toHaveLength(1);
     expect(await q(`SELECT 1 FROM ledger_entries WHERE note IN ('by hand', 'empty')`)).toEqual([]);
   });
 

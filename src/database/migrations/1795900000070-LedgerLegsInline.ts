@@ -92,6 +92,11 @@ export class LedgerLegsInline1795900000070 implements MigrationInterface {
       `ALTER TABLE "ledger_entries" ADD CONSTRAINT "ck_ledger_entries_balanced" CHECK (ledger_legs_balanced(id, legs))`,
     );
 
+    // Nor emptied at once (the row triggers do not see a TRUNCATE).
+    await q.query(
+      `CREATE TRIGGER "tr_ledger_entries_no_truncate" BEFORE TRUNCATE ON "ledger_entries" FOR EACH STATEMENT EXECUTE FUNCTION ledger_immutable()`,
+    );
+
     // The postings, read as before; written only with their entry.
     await q.query(`CREATE VIEW "ledger_postings" AS
       SELECT e.id AS entry_id, l.leg, l.account, l.currency, l.amount
@@ -181,6 +186,7 @@ export class LedgerLegsInline1795900000070 implements MigrationInterface {
     await q.query(
       `DROP FUNCTION ledger_post_legs(varchar, varchar, uuid, varchar, ledger_leg[], timestamptz)`,
     );
+    await q.query(`DROP TRIGGER "tr_ledger_entries_no_truncate" ON "ledger_entries"`);
     await q.query(`DROP VIEW "ledger_postings"`);
     await q.query(`DROP FUNCTION ledger_postings_refused()`);
     await q.query(`CREATE TABLE "ledger_postings" (
