@@ -6,6 +6,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Ledger1795900000060 } from '../src/database/migrations/1795900000060-Ledger';
 import { LedgerLegsInline1795900000070 } from '../src/database/migrations/1795900000070-LedgerLegsInline';
+import { LedgerAdjustmentKeys1795900000080 } from '../src/database/migrations/1795900000080-LedgerAdjustmentKeys';
 import { PayoutPoller } from '../src/payouts/payout-poller';
 import { ReconciliationJob } from '../src/reconciliation/reconciliation-job';
 import { admin, ADMIN_KEY, auth, startTestApp, TestContext } from './support/app';
@@ -633,10 +634,13 @@ describe('books', () => {
       // carried into their legs by the second are the ones the live triggers posted.
       const ledger = new Ledger1795900000060();
       const legs = new LedgerLegsInline1795900000070();
+      const keys = new LedgerAdjustmentKeys1795900000080();
+      await keys.down(runner);
       await legs.down(runner);
       await ledger.down(runner);
       await ledger.up(runner);
       await legs.up(runner);
+      await keys.up(runner);
     } finally {
       await runner.release();
     }

@@ -29,18 +29,39 @@ export async function postEntry(
     keyId?: string | null;
     note?: string | null;
     postings: readonly Posting[];
+    /** An operator's `Idempotency-Key` and the fingerprint of the request it came with. */
+    idempotency?: { key: string; fingerprint: string };
   },
 ): Promise<string | null> {
-  const rows = (await q.query(`SELECT ledger_post($1, $2, $3::uuid, $4, $5, $6, $7::jsonb) AS id`, [
-    e.kind,
-    e.objectType ?? null,
-    e.objectPk ?? null,
-    e.objectId ?? null,
-    e.keyId ?? null,
-    e.note ?? null,
-    JSON.stringify(e.postings),
-  ])) as { id: string | null }[];
+  const rows = (await q.query(
+    `SELECT ledger_post($1, $2, $3::uuid, $4, $5, $6, $7::jsonb, now(), $8, $9) AS id`,
+    [
+      e.kind,
+      e.objectType ?? null,
+      e.objectPk ?? null,
+      e.objectId ?? null,
+      e.keyId ?? null,
+      e.note ?? null,
+      JSON.stringify(e.postings),
+      e.idempotency?.key ?? null,
+      e.idempotency?.fingerprint ?? null,
+    ],
+  )) as { id: string | null }[];
   return rows[0]?.id ?? null;
+}
+
+/** The entry an admin key posted under an `Idempotency-Key`, with the fingerprint of its request. */
+export async function entryByIdempotencyKey(
+  q: Querier,
+  keyId: string | null,
+  key: string,
+): Promise<{ id: string; fingerprint: string } | null> {
+  const rows = (await q.query(
+    `SELECT id::text AS id, request_fingerprint AS fingerprint FROM ledger_entries
+      WHERE COALESCE(key_id, '') = COALESCE($1, '') AND idempotency_key = $2`,
+    [keyId, key],
+  )) as { id: string; fingerprint: string }[];
+  return rows[0] ?? null;
 }
 
 export interface BalanceRow {

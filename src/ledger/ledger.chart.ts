@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import DecimalJs from 'decimal.js';
 import { minorUnitsProblem, parseCurrencyInput, CURRENCY_MESSAGE } from '../common/currency';
 import type { FieldError } from '../common/errors';
@@ -60,6 +61,34 @@ export interface AdjustmentInput {
   currency: number;
   amount: string;
   note: string;
+}
+
+/** An `Idempotency-Key`: 1 to 255 visible ASCII characters. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * The `Idempotency-Key` header of an adjustment, when sent: the key, or the error naming it.
+ * Sent twice (two header lines) is refused, as is anything but visible ASCII.
+ */
+export function parseIdempotencyKey(header: unknown): { key?: string; errors: FieldError[] } {
+  if (header === undefined) return { errors: [] };
+  if (typeof header === 'string' && IDEMPOTENCY_KEY.test(header))
+    return { key: header, errors: [] };
+  return {
+    errors: [
+      {
+        field: 'Idempotency-Key',
+        message: 'must be sent once, 1 to 255 visible ASCII characters (a UUID will do)',
+      },
+    ],
+  };
+}
+
+/** What makes two adjustments the same request: account, currency, amount by value, note. */
+export function adjustmentFingerprint(a: AdjustmentInput): string {
+  return createHash('sha256')
+    .update(JSON.stringify([a.account, a.currency, new DecimalJs(a.amount).toFixed(), a.note]))
+    .digest('hex');
 }
 
 /**

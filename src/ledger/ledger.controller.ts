@@ -3,6 +3,7 @@ import {
   ApiBearerAuth,
   ApiCreatedResponse,
   ApiExtraModels,
+  ApiHeader,
   ApiOkResponse,
   ApiOperation,
   ApiProduces,
@@ -78,8 +79,25 @@ export class LedgerController {
       'Post an adjustment an operator explains (top-up, gateway fee, correction): the account moves by amount, `adjustments` by its opposite',
   })
   @ApiCreatedResponse({ type: EntryView })
-  @ApiProblems(400, 403)
-  adjust(@Body() body: AdjustmentDto, @Acting() by: Actor): Promise<EntryView> {
-    return this.ledger.adjust(body, by.keyId);
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description:
+      'Optional, 1–255 visible ASCII characters, per admin key: the same request posts once (a repeat answers the first entry, with `Idempotent-Replayed: true`); a different request under the same key is a 409',
+  })
+  @ApiProblems(400, 403, 409)
+  async adjust(
+    @Body() body: AdjustmentDto,
+    @Acting() by: Actor,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) res: FastifyReply,
+  ): Promise<EntryView> {
+    const { entry, replayed } = await this.ledger.adjust(
+      body,
+      by.keyId,
+      req.headers['idempotency-key'],
+    );
+    if (replayed) res.header('Idempotent-Replayed', 'true');
+    return entry;
   }
 }

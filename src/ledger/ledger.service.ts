@@ -1,11 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ValidationFailed } from '../common/errors';
+import { IdempotencyConflict, ValidationFailed } from '../common/errors';
 import { decodeCursor, encodeCursor, DEFAULT_PAGE_SIZE } from '../common/pagination';
 import { logger } from '../common/logger';
 import { csvCell } from '../reports/daily-report';
-import { adjustmentPostings, parseAdjustment } from './ledger.chart';
-import { balancesAt, listEntries, postEntry, POSTINGS_JSON, type EntryRow } from './ledger-sql';
+import {
+  adjustmentFingerprint,
+  adjustmentPostings,
+  parseAdjustment,
+  parseIdempotencyKey,
+} from './ledger.chart';
+import {
+  balancesAt,
+  entryByIdempotencyKey,
+  listEntries,
+  postEntry,
+  POSTINGS_JSON,
+  type EntryRow,
+} from './ledger-sql';
 import type { BalancesView, EntriesQuery, EntryPage, EntryView } from './dto/ledger.dto';
 
 const log = logger.child({ component: 'ledger' });
@@ -105,32 +117,57 @@ export class LedgerService {
     };
   }
 
-  /** An operator's adjustment: checked whole before anything is written; the entry keeps the key. */
-  async adjust(body: unknown, keyId: string | null): Promise<EntryView> {
+  /**
+   * An operator's adjustment: checked whole (body and `Idempotency-Key`) before anything is
+   * written; the entry keeps the admin's key. Under an `Idempotency-Key` the same request posts
+   * once: a repeat answers the entry posted first (`replayed`), a different request is a 409.
+   */
+  async adjust(
+    body: unknown,
+    keyId: string | null,
+    idempotencyKey?: unknown,
+  ): Promise<{ entry: EntryView; replayed: boolean }> {
     const parsed = parseAdjustment(body);
-    if ('errors' in parsed) throw new ValidationFailed(parsed.errors);
-    const id = await postEntry(this.ds, {
+    const header = parseIdempotencyKey(idempotencyKey);
+    const errors = [...header.errors, ...('errors' in parsed ? parsed.errors : [])];
+    if (errors.length > 0 || 'errors' in parsed) throw new ValidationFailed(errors);
+    const idempotency =
+      header.key === undefined
+        ? undefined
+        : { key: header.key, fingerprint: adjustmentFingerprint(parsed) };
+    let id = await postEntry(this.ds, {
       kind: 'adjustment',
       keyId,
       note: parsed.note,
       postings: adjustmentPostings(parsed),
+      idempotency,
     });
-    log.info(
-      {
-        entry: id,
-        account: parsed.account,
-        currency: parsed.currency,
-        amount: parsed.amount,
-        keyId,
-      },
-      'ledger adjustment',
-    );
+    let replayed = false;
+    if (id === null && idempotency !== undefined) {
+      const first = await entryByIdempotencyKey(this.ds, keyId, idempotency.key);
+      if (first === null) throw new Error('adjustment: neither posted nor found under its key');
+      if (first.fingerprint !== idempotency.fingerprint)
+        throw new IdempotencyConflict('Idempotency-Key', idempotency.key);
+      id = first.id;
+      replayed = true;
+    } else {
+      log.info(
+        {
+          entry: id,
+          account: parsed.account,
+          currency: parsed.currency,
+          amount: parsed.amount,
+          keyId,
+        },
+        'ledger adjustment',
+      );
+    }
     const rows = (await this.ds.query(
       `SELECT e.id::text AS id, e.created_at, e.kind, e.object_type, e.object_id, NULL AS event_id, e.key_id, e.note,
               ${POSTINGS_JSON} AS postings
          FROM ledger_entries e WHERE e.id = $1`,
       [id],
     )) as EntryRow[];
-    return entryView(rows[0]);
+    return { entry: entryView(rows[0]), replayed };
   }
 }

@@ -26,6 +26,7 @@ import { NotificationStatusEffect1795900000020 } from './1795900000020-Notificat
 import { AdminSessionFlash1795900000040 } from './1795900000040-AdminSessionFlash';
 import { Ledger1795900000060 } from './1795900000060-Ledger';
 import { LedgerLegsInline1795900000070 } from './1795900000070-LedgerLegsInline';
+import { LedgerAdjustmentKeys1795900000080 } from './1795900000080-LedgerAdjustmentKeys';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   AdminSessionFlash1795900000040,
   Ledger1795900000060,
   LedgerLegsInline1795900000070,
+  LedgerAdjustmentKeys1795900000080,
 ];
