@@ -2,7 +2,7 @@
 // flakes on a busy machine), as goals against references measured in the same run.
 // - /health, asked by a second client (its own process and connection, as the suite's pinger)
 //   while the service is flooded with refused bodies packed with thousands of names, against the
-//   same pings while it carries as many connections of valid creates (P1's load). A refusal whose
+//   same pings while it carries as many connections of valid creates (P1's requests). A refusal whose
 //   work grows with the names holds the event loop, and every ping waits behind it.
 // - A body of 7,000 unknown names against a body of the same size refused for one long field,
 //   one after the other on one connection of an otherwise idle service: both pay the parse of
