@@ -9,13 +9,16 @@
 // Rows (BENCH_ONLY keys), one module each under bench/rows/: BASELINE/P1/P5 (creates; P2 runs P1
 // too, its goal is a ratio to it), P2 (creates.mjs), P3 (notifications, with their own baseline:
 // notifications.mjs), READ (GET /invoices/{id}, with its baseline: reads.mjs), TRACE (creates with
-// OpenTelemetry tracing on vs off, information: trace.mjs), P4 (payout polls: payouts.mjs),
+// OpenTelemetry tracing on vs off, information: trace.mjs), HOSTILE (/health during a flood of
+// refused bodies packed with names, against the same during valid creates; the time of such a
+// refusal against a body of its size refused for one field: hostile.mjs), P4 (payout polls: payouts.mjs),
 // PROFILE (profile.mjs). The processes, the load and the figures' format are in bench/lib/, the
 // settings in bench/lib/settings.mjs, what a run gathers (rows, details, clean-ups) in state.mjs.
 //
 // Settings (env): BENCH_DURATION_S (10) seconds per measured load, BENCH_WARMUP_S (3),
 // BENCH_P3_INVOICES (40000), BENCH_READ_INVOICES (20000), BENCH_P4_PAYOUTS (20000), BENCH_P4_S
-// (50) seconds of polling, BENCH_P4_TICK_MS (500), BENCH_P4_CONCURRENCY (16), BENCH_ONLY (e.g.
+// (50) seconds of polling, BENCH_P4_TICK_MS (500), BENCH_P4_CONCURRENCY (16), BENCH_HOSTILE_CONNECTIONS
+// (64), BENCH_HOSTILE_SAMPLES (50) timed refusals of each kind per amplification case, BENCH_ONLY (e.g.
 // "P1,P3": run only those rows), BENCH_PROFILE=1 (also profile the create path, or with BENCH_PROFILE_PATH=read|notify|p2 another, with --cpu-prof and
 // print its top costs), BENCH_SERVICE_ENV (JSON of extra service variables), BENCH_STRICT=1 (exit 1
 // when a goal is missed), BENCH_KEEP_DATABASES=1 (leave the run's databases on DATABASE_URL's server).
@@ -27,6 +30,7 @@ import { dbServer, startDatabaseAndSandbox } from './lib/processes.mjs';
 import { DURATION_S, ONLY, P3_INVOICES, P4_INTERVAL_S, P4_PAYOUTS, P4_S, READ_INVOICES, ROUNDS, WARMUP_S, wants } from './lib/settings.mjs';
 import { cleanups, details, row, rows, started } from './lib/state.mjs';
 import { createRows } from './rows/creates.mjs';
+import { hostileRows } from './rows/hostile.mjs';
 import { p3 } from './rows/notifications.mjs';
 import { p4 } from './rows/payouts.mjs';
 import { profile } from './rows/profile.mjs';
@@ -64,6 +68,7 @@ async function main() {
   if (wants('P3')) await step('P3 + its baseline', p3);
   if (wants('READ')) await step('READ + its baseline', reads);
   if (wants('TRACE')) await step(`TRACE, ${ROUNDS} alternated round(s)`, traceRows);
+  if (wants('HOSTILE')) await step(`HOSTILE, ${ROUNDS} alternated round(s)`, hostileRows);
   if (wants('P4')) await step('P4', p4);
   if (env.BENCH_PROFILE === '1' || wants('PROFILE') && ONLY !== null) await step('profile', profile);
   host.loadAverageAtEnd = loadavg().map((l) => Number(l.toFixed(2)));
@@ -103,7 +108,7 @@ try {
   for (const c of cleanups.reverse()) await c().catch(() => undefined);
   // BENCH_KEEP_DATABASES=1 leaves them for inspection (pg_stat_user_tables, row sizes).
   if (dbServer && !dbServer.embedded && env.BENCH_KEEP_DATABASES !== '1') {
-    for (const name of ['bench_baseline', 'bench_baseline_record', 'bench_baseline_p3_record', 'bench_p1', 'bench_p2', 'bench_baseline_p3', 'bench_p3', 'bench_read', 'bench_p4', 'bench_profile', 'bench_trace_off', 'bench_trace_on']) {
+    for (const name of ['bench_baseline', 'bench_baseline_record', 'bench_baseline_p3_record', 'bench_p1', 'bench_p2', 'bench_baseline_p3', 'bench_p3', 'bench_read', 'bench_p4', 'bench_profile', 'bench_trace_off', 'bench_trace_on', 'bench_hostile']) {
       await dropDatabase(dbServer.serverUrl, name).catch(() => undefined);
     }
   }

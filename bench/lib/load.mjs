@@ -7,10 +7,11 @@ import { runTag } from './state.mjs';
 
 /**
  * autocannon with a fresh request per request (`body(context)` for POST, `pathOf(context)` for
- * a varying path); returns req/s of 2xx answers, p50, p99 (of every answer: the error counts must
- * be 0 for a latency to mean anything) and the failures.
+ * a varying path, `requestOf(context)` for requests that differ in path, headers and body at
+ * once); returns req/s of 2xx answers, p50, p99 (of every answer: the error counts must be 0 for
+ * a latency to mean anything), the failures and the count of each status.
  */
-export async function load(url, { connections, durationS, method = 'POST', path, headers = {}, body, pathOf, onResponse, pid }) {
+export async function load(url, { connections, durationS, method = 'POST', path, headers = {}, body, pathOf, requestOf, onResponse, pid }) {
   const cpuBefore = pid === undefined ? null : cpuMsOf(pid);
   const callsBefore = pid === undefined ? null : syscallsOf(pid);
   // Each connection's answers after its first: the first waits for the server to accept a new
@@ -33,6 +34,7 @@ export async function load(url, { connections, durationS, method = 'POST', path,
           ...req,
           ...(pathOf ? { path: pathOf(context) } : {}),
           ...(body ? { body: body(context) } : {}),
+          ...(requestOf ? requestOf(context) : {}),
         }),
         ...(onResponse ? { onResponse } : {}),
       },
@@ -68,6 +70,7 @@ export async function load(url, { connections, durationS, method = 'POST', path,
     errors: result.errors,
     timeouts: result.timeouts,
     total: result.requests.total,
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count])),
   };
 }
 

@@ -17,6 +17,12 @@ export const P4_PAYOUTS = num('BENCH_P4_PAYOUTS', 20_000);
 export const P4_INTERVAL_S = 30;
 export const P4_S = num('BENCH_P4_S', 50);
 export const P4_LATENESS_GOAL_MS = 2000;
+// HOSTILE: the connections of both of its loads, and the requests of each kind its amplification
+// cases time one after the other. Not P1's 64: a refusal is CPU with no I/O to yield at, so a ping
+// waits behind every refusal read before it (about connections ÷ refusals per second), and at 64
+// that queue (0.3–0.6 s) hides a request that holds the event loop; at 16 it is under 0.1 s.
+export const HOSTILE_CONNECTIONS = num('BENCH_HOSTILE_CONNECTIONS', 16);
+export const HOSTILE_SAMPLES = num('BENCH_HOSTILE_SAMPLES', 50);
 export const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim().toUpperCase())) : null;
 export const wants = (row) => ONLY === null || ONLY.has(row);
 
