@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import type { TestContext } from './support/app';
 import { PAYMENT } from './support/payways';
 import { eventually } from './support/webhook-receiver';
@@ -24,7 +25,11 @@ interface OtlpSpan {
 
 /** OTLP/JSON ids are hex; some exporters write base64: both read as hex. */
 const hex = (id: string | undefined): string =>
-  id === undefined || id === '' ? '' : /^[0-9a-f]+$/.test(id) ? id : Buffer.from(id, 'base64').toString('hex');
+  id === undefined || id === ''
+    ? ''
+    : /^[0-9a-f]+$/.test(id)
+      ? id
+      : Buffer.from(id, 'base64').toString('hex');
 
 class OtlpReceiver {
   readonly spans: OtlpSpan[] = [];
@@ -44,7 +49,12 @@ class OtlpReceiver {
         for (const rs of body.resourceSpans)
           for (const ss of rs.scopeSpans)
             for (const s of ss.spans)
-              this.spans.push({ ...s, traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId) });
+              this.spans.push({
+                ...s,
+                traceId: hex(s.traceId),
+                spanId: hex(s.spanId),
+                parentSpanId: hex(s.parentSpanId),
+              });
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
@@ -59,7 +69,11 @@ class OtlpReceiver {
 }
 
 /** A shop's webhook endpoint that keeps each delivery's headers. */
-async function headerReceiver(): Promise<{ url: string; received: IncomingHttpHeaders[]; close(): Promise<void> }> {
+async function headerReceiver(): Promise<{
+  url: string;
+  received: IncomingHttpHeaders[];
+  close(): Promise<void>;
+}> {
   const received: IncomingHttpHeaders[] = [];
   const server = createServer((req, res) => {
     req.resume();
@@ -129,28 +143,43 @@ describe('OpenTelemetry tracing', () => {
     expect(res.status).toBe(201);
 
     const call = ctx.sandbox.state.requests.find(
-      (r) => r.path === 'invoice/create' && (r.body as Record<string, unknown>).shop_order_id === shopOrderId,
+      (r) =>
+        r.path === 'invoice/create' &&
+        (r.body as Record<string, unknown>).shop_order_id === shopOrderId,
     );
     expect(call?.traceparent).toMatch(new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`));
 
     await eventually(() => {
-      const server = otlp.spans.find((s) => s.traceId === TRACE_ID && s.name === 'POST /api/v1/invoices');
+      const server = otlp.spans.find(
+        (s) => s.traceId === TRACE_ID && s.name === 'POST /api/v1/invoices',
+      );
       expect(server).toBeDefined();
       expect(server!.parentSpanId).toBe(PARENT_ID);
-      const client = otlp.spans.find((s) => s.traceId === TRACE_ID && s.name === 'gateway invoice/create');
+      const client = otlp.spans.find(
+        (s) => s.traceId === TRACE_ID && s.name === 'gateway invoice/create',
+      );
       expect(client).toBeDefined();
       expect(client!.parentSpanId).toBe(server!.spanId);
       expect(call!.traceparent).toBe(`00-${TRACE_ID}-${client!.spanId}-01`);
     }, 10000);
-    expect([...otlp.contentTypes].some((c) => c.startsWith('POST /v1/traces application/json'))).toBe(true);
+    expect(
+      [...otlp.contentTypes].some((c) => c.startsWith('POST /v1/traces application/json')),
+    ).toBe(true);
 
     const line = readFileSync(logFile, 'utf8')
       .split('\n')
-      .find((l) => l.includes('"component":"access"') && l.includes('"requestId":"traced-create-1"'));
+      .find(
+        (l) => l.includes('"component":"access"') && l.includes('"requestId":"traced-create-1"'),
+      );
     expect(JSON.parse(line!)).toMatchObject({ traceId: TRACE_ID, route: '/api/v1/invoices' });
     const gatewayLine = readFileSync(logFile, 'utf8')
       .split('\n')
-      .find((l) => l.includes('"msg":"gateway call"') && l.includes('"path":"invoice/create"') && l.includes(TRACE_ID));
+      .find(
+        (l) =>
+          l.includes('"msg":"gateway call"') &&
+          l.includes('"path":"invoice/create"') &&
+          l.includes(TRACE_ID),
+      );
     expect(gatewayLine).toBeDefined();
   });
 
@@ -170,7 +199,9 @@ describe('OpenTelemetry tracing', () => {
         .send({ shopOrderId, amount: '100.00', currency: 643, payway: PAYMENT.cardSuccess });
       expect(res.status).toBe(201);
       const call = ctx.sandbox.state.requests.find(
-        (r) => r.path === 'invoice/create' && (r.body as Record<string, unknown>).shop_order_id === shopOrderId,
+        (r) =>
+          r.path === 'invoice/create' &&
+          (r.body as Record<string, unknown>).shop_order_id === shopOrderId,
       );
       expect(call?.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
       expect(call!.traceparent).not.toContain(TRACE_ID);
@@ -189,10 +220,64 @@ describe('OpenTelemetry tracing', () => {
     expect(sent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     const [, traceId, spanId] = sent.split('-');
     await eventually(() => {
-      const span = otlp.spans.find((s) => s.name === 'shop webhook delivery' && s.spanId === spanId);
+      const span = otlp.spans.find(
+        (s) => s.name === 'shop webhook delivery' && s.spanId === spanId,
+      );
       expect(span?.traceId).toBe(traceId);
       expect(otlp.spans.some((s) => s.name === 'job shop-webhooks')).toBe(true);
     }, 10000);
+  });
+
+  it('a webhook delivery continues the trace of the request whose write recorded its event', async () => {
+    const trace = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
+    const shopOrderId = `traced-event-${Date.now()}`;
+    await ctx.http
+      .post('/api/v1/invoices')
+      .set(app.auth())
+      .set('traceparent', `00-${trace}-${PARENT_ID}-01`)
+      .send({ shopOrderId, amount: '100.00', currency: 643, payway: PAYMENT.cardRejected })
+      .expect(201);
+    const db = new Client({ connectionString: ctx.databaseUrl });
+    await db.connect();
+    try {
+      // Every event the request's writes recorded names its span; the gateway's later
+      // notification (no request of the shop's) names none.
+      const events = await eventually(async () => {
+        const r = await db.query<{ public_id: string; trace_parent: string | null; cause: string }>(
+          `SELECT public_id, trace_parent, cause FROM events WHERE entity_id = $1 AND type IS NOT NULL ORDER BY id`,
+          [shopOrderId],
+        );
+        expect(r.rows.length).toBeGreaterThan(1);
+        return r.rows;
+      }, 20000);
+      const server = await eventually(() => {
+        const s = otlp.spans.find((x) => x.traceId === trace && x.name === 'POST /api/v1/invoices');
+        expect(s).toBeDefined();
+        return s!;
+      }, 10000);
+      const first = events[0];
+      expect(first.trace_parent).toBe(`00-${trace}-${server.spanId}-01`);
+      const byNotification = events.filter((e) => e.cause === 'notification');
+      expect(byNotification.length).toBeGreaterThan(0);
+      expect(byNotification.map((e) => e.trace_parent)).toEqual(byNotification.map(() => null));
+      // Its delivery: a child of that span, and the shop receives the same trace.
+      const delivered = await eventually(() => {
+        const h = hooks.received.find((x) => x['webhook-id'] === first.public_id);
+        expect(h).toBeDefined();
+        return h!;
+      }, 20000);
+      const [, sentTrace, sentSpan] = String(delivered.traceparent).split('-');
+      expect(sentTrace).toBe(trace);
+      await eventually(() => {
+        const span = otlp.spans.find(
+          (x) => x.name === 'shop webhook delivery' && x.spanId === sentSpan,
+        );
+        expect(span?.traceId).toBe(trace);
+        expect(span?.parentSpanId).toBe(server.spanId);
+      }, 10000);
+    } finally {
+      await db.end();
+    }
   });
 
   it('off (no OTEL_EXPORTER_OTLP_ENDPOINT), neither the OpenTelemetry SDK nor its exporter is loaded', () => {
@@ -207,7 +292,13 @@ describe('OpenTelemetry tracing', () => {
         );
         process.stdout.write(JSON.stringify({ off: t === undefined, loaded }));
       });`;
-    const out = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: process.cwd(), encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } })) as {
+    const out = JSON.parse(
+      execFileSync(process.execPath, ['-e', script], {
+        cwd: process.cwd(),
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '' },
+      }),
+    ) as {
       off: boolean;
       loaded: string[];
     };

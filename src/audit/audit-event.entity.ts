@@ -1,7 +1,13 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 export type AuditEntityType =
-  'invoice' | 'refund' | 'payout' | 'payout_batch' | 'payment_token' | 'notification' | 'reconciliation';
+  | 'invoice'
+  | 'refund'
+  | 'payout'
+  | 'payout_batch'
+  | 'payment_token'
+  | 'notification'
+  | 'reconciliation';
 /** What caused a change. */
 export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' | 'admin';
 
@@ -47,6 +53,12 @@ export class AuditEventEntity {
   @Column({ type: 'jsonb', nullable: true }) data: Record<string, unknown> | null;
   /** First 12 hex digits of the acting key's SHA-256; null for the service's own jobs. */
   @Column({ name: 'key_id', type: 'varchar', length: 16, nullable: true }) keyId: string | null;
+  /**
+   * With tracing on, the W3C `traceparent` of the request whose write recorded it: its webhook
+   * deliveries continue that trace. Null for the service's own work and with tracing off.
+   */
+  @Column({ name: 'trace_parent', type: 'varchar', length: 55, nullable: true })
+  traceParent: string | null;
   /**
    * The event's public id (`evt_` + a UUIDv7, time-ordered, globally unique, made by the
    * database: `evt_id()`): a shop event's `id` in the feed and its `webhook-id`.

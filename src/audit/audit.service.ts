@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { actingKeyOf } from '../common/actor';
+import { actingKeyOf, traceParentOf } from '../common/actor';
 import type { AuditCause, AuditEntityType } from './audit-event.entity';
 import { rememberForCommit } from './shop-event-snapshots';
 import {
@@ -57,8 +57,8 @@ export class AuditService {
             objectId: event.entityId,
           })));
     const inserted = (await manager.query(
-      `INSERT INTO events (entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, sequence)
-       VALUES ($1::varchar, $2::varchar, $3, $4, $5, $6, $7::varchar, $8, $9,
+      `INSERT INTO events (entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, trace_parent, sequence)
+       VALUES ($1::varchar, $2::varchar, $3, $4, $5, $6, $7::varchar, $8, $9, $10,
          CASE WHEN $7::varchar IS NULL THEN NULL ELSE
            (SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE entity_type = $1::varchar AND entity_id = $2::varchar AND sequence IS NOT NULL)
          END)
@@ -73,6 +73,7 @@ export class AuditService {
         type,
         data,
         keyId,
+        traceParentOf(manager),
       ],
     )) as Array<{ id: string }>;
     if (type !== null && data !== null && event.committedView === undefined)

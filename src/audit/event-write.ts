@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
-import { actingKeyOf } from '../common/actor';
+import { actingKeyOf, traceParentOf } from '../common/actor';
 import type { RowScope } from './shop-event-snapshots';
 import { BatchedWrite } from '../common/batched-write';
 import type { Pool, PoolClient } from 'pg';
@@ -126,6 +126,7 @@ export async function updateWithEvent(
   const key = `${w.table}:${set.map((c) => c.databaseName).join(',')}${guarded ? ':xmin' : ''}:${returning}`;
   const st = built.get(key) ?? singleStatement(w.table, set, guarded, returning, key);
   const keyId = actingKeyOf(m);
+  const traceParent = traceParentOf(m);
   // The single-row statement's parameters, built only when that statement is sent: a batched
   // change goes as its row's JSON instead, so a batched create's answer is serialised once (#23).
   const values = (): unknown[] => {
@@ -142,6 +143,7 @@ export async function updateWithEvent(
       w.event.type,
       w.event.data === null ? null : JSON.stringify(w.event.data),
       keyId,
+      traceParent,
     );
     return out;
   };
@@ -156,7 +158,13 @@ export async function updateWithEvent(
         id__: w.rowId,
         version__: w.version,
         set__: columns,
-        ev__: { ...w.event, details: w.event.details, data: w.event.data ?? undefined, keyId },
+        ev__: {
+          ...w.event,
+          details: w.event.details,
+          data: w.event.data ?? undefined,
+          keyId,
+          traceParent: traceParent ?? undefined,
+        },
       },
     };
   };
@@ -185,7 +193,7 @@ export async function updateWithEvent(
 
 /**
  * updateWithEvent's single-row statement for one shape: `$1` the row's id, then one parameter
- * per column set, the version when guarded, then the event's nine. Built once per shape (`key`).
+ * per column set, the version when guarded, then the event's ten. Built once per shape (`key`).
  */
 function singleStatement(
   table: RowChangeWithEvent['table'],
@@ -198,9 +206,9 @@ function singleStatement(
   const guard = guarded ? ` AND xmin = $${set.length + 2}::text::xid` : '';
   const base = set.length + 1 + (guarded ? 1 : 0);
   const text = `WITH u AS (UPDATE ${table} SET ${sets.join(', ')} WHERE id = $1${guard} RETURNING *),
-      e AS (INSERT INTO events (entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, sequence)
+      e AS (INSERT INTO events (entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, trace_parent, sequence)
       SELECT $${base + 1}::varchar, $${base + 2}::varchar, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}::jsonb,
-             $${base + 7}::varchar, $${base + 8}::jsonb, $${base + 9},
+             $${base + 7}::varchar, $${base + 8}::jsonb, $${base + 9}, $${base + 10},
              CASE WHEN $${base + 7}::varchar IS NULL THEN NULL ELSE
                (SELECT COALESCE(MAX(e.sequence), 0) + 1 FROM events e
                  WHERE e.entity_type = $${base + 1}::varchar AND e.entity_id = $${base + 2}::varchar AND e.sequence IS NOT NULL)
@@ -329,9 +337,9 @@ function changesStatement(
     u AS (UPDATE ${w.table} t SET ${set.map((c) => `${c.databaseName} = (v.r).${c.databaseName}`).join(', ')}
         FROM v WHERE t.id = ${id}${w.version !== undefined ? ' AND t.xmin = v.version__::xid' : ''}
       RETURNING t.*),
-    e AS (INSERT INTO events (id, entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, sequence)
+    e AS (INSERT INTO events (id, entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, trace_parent, sequence)
       SELECT v.ev_id__, ${ev('entityType')}, ${ev('entityId')}, ${ev('fromStatus')}, ${ev('toStatus')},
-             ${ev('cause')}, v.ev__->'details', ${ev('type')}, v.ev__->'data', ${ev('keyId')},
+             ${ev('cause')}, v.ev__->'details', ${ev('type')}, v.ev__->'data', ${ev('keyId')}, ${ev('traceParent')},
              CASE WHEN ${ev('type')} IS NULL THEN NULL ELSE
                (SELECT COALESCE(MAX(s.sequence), 0) + 1 FROM events s
                  WHERE s.entity_type = ${ev('entityType')} AND s.entity_id = ${ev('entityId')} AND s.sequence IS NOT NULL)

@@ -10,6 +10,8 @@ export interface Actor {
   keyId: string;
   role: Role;
   scopes: readonly Scope[];
+  /** With tracing on: the request's span (a W3C `traceparent`), for the events its writes record. */
+  traceparent?: string;
 }
 
 /**
@@ -32,10 +34,21 @@ export const Acting = createParamDecorator((_data: unknown, context: ExecutionCo
 });
 
 const acting = new WeakMap<EntityManager, string>();
+const traced = new WeakMap<EntityManager, string>();
 
 /** The key `m`'s writes are recorded under (events' key_id); null: the service itself. */
 export function actingKeyOf(m: EntityManager): string | null {
   return acting.get(m) ?? null;
+}
+
+/** The request span `m`'s writes were made for (events' trace_parent); null: none, or tracing off. */
+export function traceParentOf(m: EntityManager): string | null {
+  return traced.get(m) ?? null;
+}
+
+function actFor(m: EntityManager, by: Actor): void {
+  acting.set(m, by.keyId);
+  if (by.traceparent !== undefined) traced.set(m, by.traceparent);
 }
 
 /** A transaction whose writes are recorded under `by`'s key. */
@@ -46,7 +59,7 @@ export function transactionFor<T>(
 ): Promise<T> {
   if (by === undefined) return ds.transaction(fn);
   return ds.transaction((m) => {
-    acting.set(m, by.keyId);
+    actFor(m, by);
     return fn(m);
   });
 }
@@ -55,6 +68,6 @@ export function transactionFor<T>(
 export function managerFor(ds: DataSource, by: By): EntityManager {
   if (by === undefined) return ds.manager;
   const m = ds.createEntityManager();
-  acting.set(m, by.keyId);
+  actFor(m, by);
   return m;
 }

@@ -16,7 +16,12 @@ export type { Role } from './actor';
 
 export class Unauthorized extends DomainError {
   constructor() {
-    super('unauthorized', 401, 'Unauthorized', 'A valid bearer key is required: Authorization: Bearer <key>');
+    super(
+      'unauthorized',
+      401,
+      'Unauthorized',
+      'A valid bearer key is required: Authorization: Bearer <key>',
+    );
   }
 }
 
@@ -45,8 +50,14 @@ export class ApiKeyTable {
     this.keys = [
       ...config.shopKeys
         .filter((k) => !admin.has(k.key))
-        .map((k) => ({ digest: digest(k.key), actor: { keyId: keyIdOf(k.key), role: 'shop' as Role, scopes: k.scopes } })),
-      ...config.adminApiKeys.map((k) => ({ digest: digest(k), actor: { keyId: keyIdOf(k), role: 'admin' as Role, scopes: SCOPES } })),
+        .map((k) => ({
+          digest: digest(k.key),
+          actor: { keyId: keyIdOf(k.key), role: 'shop' as Role, scopes: k.scopes },
+        })),
+      ...config.adminApiKeys.map((k) => ({
+        digest: digest(k),
+        actor: { keyId: keyIdOf(k), role: 'admin' as Role, scopes: SCOPES },
+      })),
     ];
   }
 
@@ -86,22 +97,42 @@ export class AuthGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     const req = context.switchToHttp().getRequest<FastifyRequest & { role?: Role }>();
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) {
-      const perAddress = this.reflector.getAllAndOverride<'pay' | undefined>(PER_ADDRESS_LIMIT, targets);
+      const perAddress = this.reflector.getAllAndOverride<'pay' | undefined>(
+        PER_ADDRESS_LIMIT,
+        targets,
+      );
       if (perAddress) await this.limiter.takeForAddress(req.ip, perAddress);
       return true;
     }
     // The edge's gate read the header already (same table, same header); otherwise read it here.
-    const actor = req.keyActor !== undefined ? req.keyActor : this.keys.actorOf(req.headers.authorization);
+    const actor =
+      req.keyActor !== undefined ? req.keyActor : this.keys.actorOf(req.headers.authorization);
     if (!actor) throw new Unauthorized();
     const access = this.reflector.getAllAndOverride<Access | undefined>(ACCESS, targets);
     if (!access) {
-      this.log.error({ handler: `${context.getClass().name}.${context.getHandler().name}` }, 'route declares no access rule: refused');
+      this.log.error(
+        { handler: `${context.getClass().name}.${context.getHandler().name}` },
+        'route declares no access rule: refused',
+      );
       throw new Forbidden('This route declares no access rule');
     }
-    if (!allows(actor, access, Reflect.getMetadata(METHOD_METADATA, context.getHandler()) === RequestMethod.GET)) {
-      throw new Forbidden(access.kind === 'admin' ? undefined : `This route needs a key with the scope ${access.anyOf.join(' or ')}`);
+    if (
+      !allows(
+        actor,
+        access,
+        Reflect.getMetadata(METHOD_METADATA, context.getHandler()) === RequestMethod.GET,
+      )
+    ) {
+      throw new Forbidden(
+        access.kind === 'admin'
+          ? undefined
+          : `This route needs a key with the scope ${access.anyOf.join(' or ')}`,
+      );
     }
-    req.actor = actor;
+    // With tracing on, the request's span goes with who acts, so the events its writes record
+    // name it (actor.ts, traceParentOf) and their webhook deliveries continue its trace.
+    req.actor =
+      req.trace === undefined ? actor : { ...actor, traceparent: req.trace.span.traceparent };
     req.role = actor.role;
     await this.limiter.takeForKey(actor.keyId);
     return true;

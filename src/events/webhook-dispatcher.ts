@@ -135,13 +135,19 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
       return;
     }
     const body = JSON.stringify(toShopEvent(event));
-    // Tracing on: a client span per attempt, its traceparent sent with the event.
-    const span = this.tracing?.startSpan('shop webhook delivery', 'client', undefined, {
-      'event.id': event.publicId,
-      'event.type': event.type ?? undefined,
-      'delivery.attempt': d.attempts + 1,
-      'url.host': hostOf(d.url),
-    });
+    // Tracing on: a client span per attempt, its traceparent sent with the event; a child of the
+    // request that recorded the event, when one did (its trace goes on to the shop).
+    const span = this.tracing?.startSpan(
+      'shop webhook delivery',
+      'client',
+      event.traceParent ?? undefined,
+      {
+        'event.id': event.publicId,
+        'event.type': event.type ?? undefined,
+        'delivery.attempt': d.attempts + 1,
+        'url.host': hostOf(d.url),
+      },
+    );
     const attempt = await this.post(d.url, event.publicId, body, span?.traceparent);
     span?.end(attempt.ok ? undefined : attempt.error);
     if (attempt.ok) {
@@ -189,7 +195,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
   }
 
   /** One POST; redirects are not followed (the address list is the only place events go). */
-  private async post(url: string, id: string, body: string, traceparent?: string): Promise<Attempt> {
+  private async post(
+    url: string,
+    id: string,
+    body: string,
+    traceparent?: string,
+  ): Promise<Attempt> {
     const headers: Record<string, string> = webhookHeaders(this.settings.secret!, id, body);
     if (traceparent !== undefined) headers.traceparent = traceparent;
     try {

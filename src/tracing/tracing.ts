@@ -8,7 +8,9 @@
  * object (`request.trace`); a gateway call made for a request finds it by the shop's id of the
  * object the call is about (`shop_order_id`, `shop_refund_id`, `shop_payment_id`), which the
  * request named in its body or path (see `bindTrace`). Calls that carry no such id (charge,
- * unhold, a status by gateway id) and background work start traces of their own.
+ * unhold, a status by gateway id) and background work start traces of their own. The events a
+ * request's writes record keep its span (the acting key's `traceparent`, src/common/actor.ts), and
+ * their webhook deliveries are its children.
  */
 
 export type SpanKind = 'server' | 'client' | 'internal';
