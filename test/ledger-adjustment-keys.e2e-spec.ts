@@ -94,14 +94,14 @@ describe('adjustments under an Idempotency-Key', () => {
       .send(topUp(note))
       .expect(201);
     const before = (await db.query(`SELECT count(*)::int AS n FROM ledger_entries`)).rows[0].n;
-    const others: Record<string, unknown>[] = [
-      topUp(note, '25.01'),
-      topUp(note, '-25.00'),
-      { ...topUp(note), currency: 840 },
-      { ...topUp(note), account: 'payout_fees' },
-      topUp(`${note} `),
+    const others: [Record<string, unknown>, string][] = [
+      [topUp(note, '25.01'), 'amount'],
+      [topUp(note, '-25.00'), 'amount'],
+      [{ ...topUp(note), currency: 840 }, 'currency'],
+      [{ ...topUp(note), account: 'payout_fees' }, 'account'],
+      [topUp(`${note} `), 'note'],
     ];
-    for (const body of others) {
+    for (const [body, field] of others) {
       const res = await ctx.http
         .post('/api/v1/admin/ledger/adjustments')
         .set(as(ADMIN_KEY, key))
@@ -110,6 +110,8 @@ describe('adjustments under an Idempotency-Key', () => {
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.body.type).toMatch(/idempotency-conflict$/);
       expect(res.body.detail).toContain('Idempotency-Key');
+      // What differs from the first entry, and only that.
+      expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
     }
     expect((await db.query(`SELECT count(*)::int AS n FROM ledger_entries`)).rows[0].n).toBe(
       before,

@@ -12,7 +12,7 @@ type Querier = Pick<DataSource | EntityManager, 'query'>;
 export const LEGS = `CROSS JOIN LATERAL unnest(e.legs) WITH ORDINALITY AS p(account, currency, amount, leg)`;
 
 /** An entry's postings as JSON, in their order, amounts as written. */
-export const POSTINGS_JSON = `(SELECT json_agg(json_build_object('account', x.account, 'currency', x.currency, 'amount', x.amount::text) ORDER BY x.leg)
+const POSTINGS_JSON = `(SELECT json_agg(json_build_object('account', x.account, 'currency', x.currency, 'amount', x.amount::text) ORDER BY x.leg)
            FROM unnest(e.legs) WITH ORDINALITY AS x(account, currency, amount, leg))`;
 
 /**
@@ -29,12 +29,12 @@ export async function postEntry(
     keyId?: string | null;
     note?: string | null;
     postings: readonly Posting[];
-    /** An operator's `Idempotency-Key` and the fingerprint of the request it came with. */
-    idempotency?: { key: string; fingerprint: string };
+    /** An operator's `Idempotency-Key`: an entry of the same key (and `keyId`) posts nothing. */
+    idempotencyKey?: string;
   },
 ): Promise<string | null> {
   const rows = (await q.query(
-    `SELECT ledger_post($1, $2, $3::uuid, $4, $5, $6, $7::jsonb, now(), $8, $9) AS id`,
+    `SELECT ledger_post($1, $2, $3::uuid, $4, $5, $6, $7::jsonb, now(), $8) AS id`,
     [
       e.kind,
       e.objectType ?? null,
@@ -43,25 +43,24 @@ export async function postEntry(
       e.keyId ?? null,
       e.note ?? null,
       JSON.stringify(e.postings),
-      e.idempotency?.key ?? null,
-      e.idempotency?.fingerprint ?? null,
+      e.idempotencyKey ?? null,
     ],
   )) as { id: string | null }[];
   return rows[0]?.id ?? null;
 }
 
-/** The entry an admin key posted under an `Idempotency-Key`, with the fingerprint of its request. */
-export async function entryByIdempotencyKey(
+/** The entry an admin key posted under an `Idempotency-Key`, if any. */
+export async function entryIdByIdempotencyKey(
   q: Querier,
   keyId: string | null,
   key: string,
-): Promise<{ id: string; fingerprint: string } | null> {
+): Promise<string | null> {
   const rows = (await q.query(
-    `SELECT id::text AS id, request_fingerprint AS fingerprint FROM ledger_entries
+    `SELECT id::text AS id FROM ledger_entries
       WHERE COALESCE(key_id, '') = COALESCE($1, '') AND idempotency_key = $2`,
     [keyId, key],
-  )) as { id: string; fingerprint: string }[];
-  return rows[0] ?? null;
+  )) as { id: string }[];
+  return rows[0]?.id ?? null;
 }
 
 export interface BalanceRow {
@@ -83,6 +82,8 @@ export async function balancesAt(q: Querier, at: Date): Promise<BalanceRow[]> {
 }
 
 export interface EntryFilter {
+  /** One entry, by its id. */
+  id?: string;
   objectType?: string;
   objectId?: string;
   account?: string;
@@ -122,6 +123,7 @@ export async function listEntries(q: Querier, f: EntryFilter): Promise<EntryRow[
     params.push(v);
     return `$${params.length}`;
   };
+  if (f.id !== undefined) where.push(`e.id = ${p(f.id)}::bigint`);
   if (f.objectType !== undefined) where.push(`e.object_type = ${p(f.objectType)}`);
   if (f.objectId !== undefined) where.push(`e.object_id = ${p(f.objectId)}`);
   if (f.account !== undefined) {

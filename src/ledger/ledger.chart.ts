@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import DecimalJs from 'decimal.js';
 import { minorUnitsProblem, parseCurrencyInput, CURRENCY_MESSAGE } from '../common/currency';
 import type { FieldError } from '../common/errors';
@@ -84,11 +83,32 @@ export function parseIdempotencyKey(header: unknown): { key?: string; errors: Fi
   };
 }
 
-/** What makes two adjustments the same request: account, currency, amount by value, note. */
-export function adjustmentFingerprint(a: AdjustmentInput): string {
-  return createHash('sha256')
-    .update(JSON.stringify([a.account, a.currency, new DecimalJs(a.amount).toFixed(), a.note]))
-    .digest('hex');
+/**
+ * An adjustment's facts as a repeat under its `Idempotency-Key` is compared with them (by
+ * differingFields): the amount by value, so "25.0" repeats "25.00".
+ */
+export function adjustmentFacts(a: AdjustmentInput): Record<string, unknown> {
+  return {
+    account: a.account,
+    currency: a.currency,
+    amount: new DecimalJs(a.amount).toFixed(),
+    note: a.note,
+  };
+}
+
+/** The adjustment an entry posted (adjustmentPostings read back): its moved account's leg and note. */
+export function adjustmentOfEntry(e: {
+  postings: readonly Posting[];
+  note: string | null;
+}): AdjustmentInput {
+  const moved = e.postings.find((p) => p.account !== 'adjustments');
+  if (moved === undefined) throw new Error('adjustmentOfEntry: an entry without a moved account');
+  return {
+    account: moved.account,
+    currency: moved.currency,
+    amount: moved.amount,
+    note: e.note ?? '',
+  };
 }
 
 /**

@@ -1,21 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { IdempotencyConflict, ValidationFailed } from '../common/errors';
+import { differingFields, differs } from '../common/idempotency';
 import { decodeCursor, encodeCursor, DEFAULT_PAGE_SIZE } from '../common/pagination';
 import { logger } from '../common/logger';
 import { csvCell } from '../reports/daily-report';
 import {
-  adjustmentFingerprint,
+  adjustmentFacts,
+  adjustmentOfEntry,
   adjustmentPostings,
   parseAdjustment,
   parseIdempotencyKey,
 } from './ledger.chart';
 import {
   balancesAt,
-  entryByIdempotencyKey,
+  entryIdByIdempotencyKey,
   listEntries,
   postEntry,
-  POSTINGS_JSON,
   type EntryRow,
 } from './ledger-sql';
 import type { BalancesView, EntriesQuery, EntryPage, EntryView } from './dto/ledger.dto';
@@ -120,7 +121,8 @@ export class LedgerService {
   /**
    * An operator's adjustment: checked whole (body and `Idempotency-Key`) before anything is
    * written; the entry keeps the admin's key. Under an `Idempotency-Key` the same request posts
-   * once: a repeat answers the entry posted first (`replayed`), a different request is a 409.
+   * once: a repeat answers the entry posted first (`replayed`), another request is a 409 naming
+   * what differs from the entry (the first request's facts are its legs and note).
    */
   async adjust(
     body: unknown,
@@ -131,25 +133,24 @@ export class LedgerService {
     const header = parseIdempotencyKey(idempotencyKey);
     const errors = [...header.errors, ...('errors' in parsed ? parsed.errors : [])];
     if (errors.length > 0 || 'errors' in parsed) throw new ValidationFailed(errors);
-    const idempotency =
-      header.key === undefined
-        ? undefined
-        : { key: header.key, fingerprint: adjustmentFingerprint(parsed) };
-    let id = await postEntry(this.ds, {
+    const posted = await postEntry(this.ds, {
       kind: 'adjustment',
       keyId,
       note: parsed.note,
       postings: adjustmentPostings(parsed),
-      idempotency,
+      idempotencyKey: header.key,
     });
-    let replayed = false;
-    if (id === null && idempotency !== undefined) {
-      const first = await entryByIdempotencyKey(this.ds, keyId, idempotency.key);
-      if (first === null) throw new Error('adjustment: neither posted nor found under its key');
-      if (first.fingerprint !== idempotency.fingerprint)
-        throw new IdempotencyConflict('Idempotency-Key', idempotency.key);
-      id = first.id;
-      replayed = true;
+    // Not posted: only an entry under the same key (and admin key) refuses one.
+    const id = posted ?? (await entryIdByIdempotencyKey(this.ds, keyId, header.key as string));
+    if (id === null) throw new Error('adjustment: neither posted nor found under its key');
+    const [row] = await listEntries(this.ds, { id, limit: 1 });
+    if (posted === null) {
+      const differing = differingFields(
+        adjustmentFacts(adjustmentOfEntry(row)),
+        adjustmentFacts(parsed),
+      );
+      if (differing.length > 0)
+        throw new IdempotencyConflict('Idempotency-Key', header.key as string, differs(differing));
     } else {
       log.info(
         {
@@ -162,12 +163,6 @@ export class LedgerService {
         'ledger adjustment',
       );
     }
-    const rows = (await this.ds.query(
-      `SELECT e.id::text AS id, e.created_at, e.kind, e.object_type, e.object_id, NULL AS event_id, e.key_id, e.note,
-              ${POSTINGS_JSON} AS postings
-         FROM ledger_entries e WHERE e.id = $1`,
-      [id],
-    )) as EntryRow[];
-    return { entry: entryView(rows[0]), replayed };
+    return { entry: entryView(row), replayed: posted === null };
   }
 }
