@@ -1,6 +1,98 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
+ * The functions this migration creates, as it creates them: LedgerLegsInline's down() puts them
+ * back. Their bodies must not change (a database that ran this migration holds them).
+ */
+export const LEDGER_060 = {
+  ENTRY_BALANCED: `CREATE OR REPLACE FUNCTION ledger_entry_balanced() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        entry bigint := (to_jsonb(NEW) ->> CASE WHEN TG_TABLE_NAME = 'ledger_entries' THEN 'id' ELSE 'entry_id' END)::bigint;
+        off record;
+      BEGIN
+        IF NOT EXISTS (SELECT 1 FROM ledger_postings WHERE entry_id = entry) THEN
+          RAISE EXCEPTION 'ledger entry % has no postings', entry USING ERRCODE = 'check_violation';
+        END IF;
+        SELECT currency, sum(amount) AS total INTO off FROM ledger_postings
+          WHERE entry_id = entry GROUP BY currency HAVING sum(amount) <> 0 LIMIT 1;
+        IF FOUND THEN
+          RAISE EXCEPTION 'ledger entry % does not balance in currency %: debits - credits = %',
+            entry, off.currency, off.total USING ERRCODE = 'check_violation';
+        END IF;
+        RETURN NULL;
+      END $$`,
+  POST: `CREATE OR REPLACE FUNCTION ledger_post(
+        p_kind varchar, p_object_type varchar, p_object_pk uuid, p_object_id varchar,
+        p_key_id varchar, p_note text, p_postings jsonb, p_at timestamptz DEFAULT now())
+      RETURNS bigint LANGUAGE plpgsql AS $$
+      DECLARE
+        entry bigint;
+        ev bigint;
+      BEGIN
+        IF p_object_pk IS NOT NULL THEN
+          SELECT max(id) INTO ev FROM events
+           WHERE entity_type = p_object_type AND entity_id = p_object_id AND type IS NOT NULL;
+        END IF;
+        INSERT INTO ledger_entries (created_at, kind, object_type, object_pk, object_id, event_id, key_id, note)
+          VALUES (p_at, p_kind, p_object_type, p_object_pk, p_object_id, ev, p_key_id, p_note)
+          ON CONFLICT ("object_type", "object_pk", "kind") WHERE "object_pk" IS NOT NULL DO NOTHING
+          RETURNING id INTO entry;
+        IF entry IS NULL THEN
+          RETURN NULL;
+        END IF;
+        INSERT INTO ledger_postings (entry_id, account, currency, amount)
+          SELECT entry, x->>'account', (x->>'currency')::int, (x->>'amount')::numeric
+            FROM jsonb_array_elements(p_postings) AS x
+           WHERE (x->>'amount')::numeric <> 0;
+        RETURN entry;
+      END $$`,
+  POST_INVOICE: `CREATE OR REPLACE FUNCTION ledger_post_invoice(i invoices, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM ledger_post('invoice.succeeded', 'invoice', i.id, i.shop_order_id, NULL, NULL,
+          jsonb_build_array(
+            jsonb_build_object('account', 'gateway_payment_shop', 'currency', i.currency, 'amount', i.amount),
+            jsonb_build_object('account', 'sales', 'currency', i.currency, 'amount', -i.amount)), p_at);
+      END $$`,
+  POST_REFUND: `CREATE OR REPLACE FUNCTION ledger_post_refund(r refunds, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM ledger_post('refund.succeeded', 'refund', r.id, r.shop_refund_id, NULL, NULL,
+          jsonb_build_array(
+            jsonb_build_object('account', 'sales', 'currency', r.currency, 'amount', r.amount),
+            jsonb_build_object('account', 'gateway_payment_shop', 'currency', r.currency, 'amount', -r.amount)), p_at);
+      END $$`,
+  POST_PAYOUT: `CREATE OR REPLACE FUNCTION ledger_post_payout(p payouts, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
+      DECLARE
+        w numeric := p.shop_write_off;
+        c int := p.shop_currency;
+        same boolean := p.ps_currency IS NULL OR p.ps_currency = p.shop_currency;
+        sent boolean;
+      BEGIN
+        IF p.withdraw_id IS NULL OR w IS NULL OR w <= 0 THEN
+          RETURN;
+        END IF;
+        PERFORM ledger_post('payout.sent', 'payout', p.id, p.shop_payment_id, NULL, NULL,
+          jsonb_build_array(
+            jsonb_build_object('account', 'agent_frozen', 'currency', c, 'amount', w),
+            jsonb_build_object('account', 'agent_available', 'currency', c, 'amount', -w)), p_at);
+        IF p.status = 'succeeded' THEN
+          PERFORM ledger_post('payout.succeeded', 'payout', p.id, p.shop_payment_id, NULL, NULL,
+            CASE WHEN same AND p.payee_receive IS NOT NULL AND p.payee_receive <= w THEN jsonb_build_array(
+              jsonb_build_object('account', 'payouts_paid', 'currency', c, 'amount', p.payee_receive),
+              jsonb_build_object('account', 'payout_fees', 'currency', c, 'amount', w - p.payee_receive),
+              jsonb_build_object('account', 'agent_frozen', 'currency', c, 'amount', -w))
+            ELSE jsonb_build_array(
+              jsonb_build_object('account', 'payouts_paid', 'currency', c, 'amount', w),
+              jsonb_build_object('account', 'agent_frozen', 'currency', c, 'amount', -w)) END, p_at);
+        ELSIF p.status IN ('failed', 'rejected') THEN
+          PERFORM ledger_post('payout.failed', 'payout', p.id, p.shop_payment_id, NULL, NULL,
+            jsonb_build_array(
+              jsonb_build_object('account', 'agent_available', 'currency', c, 'amount', w),
+              jsonb_build_object('account', 'agent_frozen', 'currency', c, 'amount', -w)), p_at);
+        END IF;
+      END $$`,
+};
+
+/**
  * The books: a double-entry ledger (entries and their postings, per account and currency) and
  * the reconciliations with the gateway.
  *
@@ -68,22 +160,7 @@ export class Ledger1795900000060 implements MigrationInterface {
     }
 
     // Balanced per currency, checked at commit for every entry the transaction wrote.
-    await q.query(`CREATE FUNCTION ledger_entry_balanced() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        entry bigint := (to_jsonb(NEW) ->> CASE WHEN TG_TABLE_NAME = 'ledger_entries' THEN 'id' ELSE 'entry_id' END)::bigint;
-        off record;
-      BEGIN
-        IF NOT EXISTS (SELECT 1 FROM ledger_postings WHERE entry_id = entry) THEN
-          RAISE EXCEPTION 'ledger entry % has no postings', entry USING ERRCODE = 'check_violation';
-        END IF;
-        SELECT currency, sum(amount) AS total INTO off FROM ledger_postings
-          WHERE entry_id = entry GROUP BY currency HAVING sum(amount) <> 0 LIMIT 1;
-        IF FOUND THEN
-          RAISE EXCEPTION 'ledger entry % does not balance in currency %: debits - credits = %',
-            entry, off.currency, off.total USING ERRCODE = 'check_violation';
-        END IF;
-        RETURN NULL;
-      END $$`);
+    await q.query(LEDGER_060.ENTRY_BALANCED);
     for (const t of ['ledger_entries', 'ledger_postings']) {
       await q.query(
         `CREATE CONSTRAINT TRIGGER "tr_${t}_balanced" AFTER INSERT ON "${t}" DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ledger_entry_balanced()`,
@@ -91,78 +168,13 @@ export class Ledger1795900000060 implements MigrationInterface {
     }
 
     // One entry with its postings ([{account, currency, amount}]); an object's kind posts once.
-    await q.query(`CREATE FUNCTION ledger_post(
-        p_kind varchar, p_object_type varchar, p_object_pk uuid, p_object_id varchar,
-        p_key_id varchar, p_note text, p_postings jsonb, p_at timestamptz DEFAULT now())
-      RETURNS bigint LANGUAGE plpgsql AS $$
-      DECLARE
-        entry bigint;
-        ev bigint;
-      BEGIN
-        IF p_object_pk IS NOT NULL THEN
-          SELECT max(id) INTO ev FROM events
-           WHERE entity_type = p_object_type AND entity_id = p_object_id AND type IS NOT NULL;
-        END IF;
-        INSERT INTO ledger_entries (created_at, kind, object_type, object_pk, object_id, event_id, key_id, note)
-          VALUES (p_at, p_kind, p_object_type, p_object_pk, p_object_id, ev, p_key_id, p_note)
-          ON CONFLICT ("object_type", "object_pk", "kind") WHERE "object_pk" IS NOT NULL DO NOTHING
-          RETURNING id INTO entry;
-        IF entry IS NULL THEN
-          RETURN NULL;
-        END IF;
-        INSERT INTO ledger_postings (entry_id, account, currency, amount)
-          SELECT entry, x->>'account', (x->>'currency')::int, (x->>'amount')::numeric
-            FROM jsonb_array_elements(p_postings) AS x
-           WHERE (x->>'amount')::numeric <> 0;
-        RETURN entry;
-      END $$`);
+    await q.query(LEDGER_060.POST);
 
-    await q.query(`CREATE FUNCTION ledger_post_invoice(i invoices, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
-      BEGIN
-        PERFORM ledger_post('invoice.succeeded', 'invoice', i.id, i.shop_order_id, NULL, NULL,
-          jsonb_build_array(
-            jsonb_build_object('account', 'gateway_payment_shop', 'currency', i.currency, 'amount', i.amount),
-            jsonb_build_object('account', 'sales', 'currency', i.currency, 'amount', -i.amount)), p_at);
-      END $$`);
-    await q.query(`CREATE FUNCTION ledger_post_refund(r refunds, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
-      BEGIN
-        PERFORM ledger_post('refund.succeeded', 'refund', r.id, r.shop_refund_id, NULL, NULL,
-          jsonb_build_array(
-            jsonb_build_object('account', 'sales', 'currency', r.currency, 'amount', r.amount),
-            jsonb_build_object('account', 'gateway_payment_shop', 'currency', r.currency, 'amount', -r.amount)), p_at);
-      END $$`);
+    await q.query(LEDGER_060.POST_INVOICE);
+    await q.query(LEDGER_060.POST_REFUND);
     // A payout: sent once the gateway has it (its id) with its write-off; then final. A payout the
     // gateway refused in its create answer (no id) froze nothing and posts nothing.
-    await q.query(`CREATE FUNCTION ledger_post_payout(p payouts, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
-      DECLARE
-        w numeric := p.shop_write_off;
-        c int := p.shop_currency;
-        same boolean := p.ps_currency IS NULL OR p.ps_currency = p.shop_currency;
-        sent boolean;
-      BEGIN
-        IF p.withdraw_id IS NULL OR w IS NULL OR w <= 0 THEN
-          RETURN;
-        END IF;
-        PERFORM ledger_post('payout.sent', 'payout', p.id, p.shop_payment_id, NULL, NULL,
-          jsonb_build_array(
-            jsonb_build_object('account', 'agent_frozen', 'currency', c, 'amount', w),
-            jsonb_build_object('account', 'agent_available', 'currency', c, 'amount', -w)), p_at);
-        IF p.status = 'succeeded' THEN
-          PERFORM ledger_post('payout.succeeded', 'payout', p.id, p.shop_payment_id, NULL, NULL,
-            CASE WHEN same AND p.payee_receive IS NOT NULL AND p.payee_receive <= w THEN jsonb_build_array(
-              jsonb_build_object('account', 'payouts_paid', 'currency', c, 'amount', p.payee_receive),
-              jsonb_build_object('account', 'payout_fees', 'currency', c, 'amount', w - p.payee_receive),
-              jsonb_build_object('account', 'agent_frozen', 'currency', c, 'amount', -w))
-            ELSE jsonb_build_array(
-              jsonb_build_object('account', 'payouts_paid', 'currency', c, 'amount', w),
-              jsonb_build_object('account', 'agent_frozen', 'currency', c, 'amount', -w)) END, p_at);
-        ELSIF p.status IN ('failed', 'rejected') THEN
-          PERFORM ledger_post('payout.failed', 'payout', p.id, p.shop_payment_id, NULL, NULL,
-            jsonb_build_array(
-              jsonb_build_object('account', 'agent_available', 'currency', c, 'amount', w),
-              jsonb_build_object('account', 'agent_frozen', 'currency', c, 'amount', -w)), p_at);
-        END IF;
-      END $$`);
+    await q.query(LEDGER_060.POST_PAYOUT);
 
     await q.query(`CREATE FUNCTION ledger_on_invoice() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN PERFORM ledger_post_invoice(NEW, now()); RETURN NULL; END $$`);

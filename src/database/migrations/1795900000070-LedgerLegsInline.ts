@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { LEDGER_060 } from './1795900000060-Ledger';
 
 const ACCOUNTS = [
   'gateway_payment_shop',
@@ -10,6 +11,27 @@ const ACCOUNTS = [
   'adjustments',
 ];
 const CHART = ACCOUNTS.map((a) => `'${a}'`).join(',');
+
+/**
+ * `ledger_post` for the operator's entries (adjustments, opening) as this migration makes it:
+ * LedgerAdjustmentKeys's down() puts it back. Its body must not change.
+ */
+export const LEDGER_POST_070 = `CREATE OR REPLACE FUNCTION ledger_post(
+        p_kind varchar, p_object_type varchar, p_object_pk uuid, p_object_id varchar,
+        p_key_id varchar, p_note text, p_postings jsonb, p_at timestamptz DEFAULT now())
+      RETURNS bigint LANGUAGE plpgsql AS $$
+      DECLARE
+        entry bigint;
+      BEGIN
+        INSERT INTO ledger_entries (created_at, kind, object_type, object_pk, object_id, key_id, note, legs)
+          VALUES (p_at, p_kind, p_object_type, p_object_pk, p_object_id, p_key_id, p_note,
+            ARRAY(SELECT ROW(x->>'account', (x->>'currency')::int, (x->>'amount')::numeric)::ledger_leg
+                    FROM jsonb_array_elements(p_postings) WITH ORDINALITY AS t(x, n)
+                   WHERE (x->>'amount')::numeric <> 0 ORDER BY n))
+          ON CONFLICT ("object_type", "object_pk", "kind") WHERE "object_pk" IS NOT NULL DO NOTHING
+          RETURNING id INTO entry;
+        RETURN entry;
+      END $$`;
 
 /**
  * The books, cheaper to post and independent of the planner: an entry carries its postings (its
@@ -120,22 +142,7 @@ export class LedgerLegsInline1795900000070 implements MigrationInterface {
           ON CONFLICT ("object_type", "object_pk", "kind") WHERE "object_pk" IS NOT NULL DO NOTHING;
       END $$`);
     // The operator's entries (adjustments, opening): same signature as before.
-    await q.query(`CREATE OR REPLACE FUNCTION ledger_post(
-        p_kind varchar, p_object_type varchar, p_object_pk uuid, p_object_id varchar,
-        p_key_id varchar, p_note text, p_postings jsonb, p_at timestamptz DEFAULT now())
-      RETURNS bigint LANGUAGE plpgsql AS $$
-      DECLARE
-        entry bigint;
-      BEGIN
-        INSERT INTO ledger_entries (created_at, kind, object_type, object_pk, object_id, key_id, note, legs)
-          VALUES (p_at, p_kind, p_object_type, p_object_pk, p_object_id, p_key_id, p_note,
-            ARRAY(SELECT ROW(x->>'account', (x->>'currency')::int, (x->>'amount')::numeric)::ledger_leg
-                    FROM jsonb_array_elements(p_postings) WITH ORDINALITY AS t(x, n)
-                   WHERE (x->>'amount')::numeric <> 0 ORDER BY n))
-          ON CONFLICT ("object_type", "object_pk", "kind") WHERE "object_pk" IS NOT NULL DO NOTHING
-          RETURNING id INTO entry;
-        RETURN entry;
-      END $$`);
+    await q.query(LEDGER_POST_070);
     await q.query(`CREATE OR REPLACE FUNCTION ledger_post_invoice(i invoices, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
       BEGIN
         PERFORM ledger_post_legs('invoice.succeeded', 'invoice', i.id, i.shop_order_id, ARRAY[
@@ -209,22 +216,7 @@ export class LedgerLegsInline1795900000070 implements MigrationInterface {
     await q.query(`ALTER TABLE "ledger_entries" DROP COLUMN "legs"`);
     await q.query(`DROP FUNCTION ledger_legs_balanced(bigint, ledger_leg[])`);
     // The functions of the migration before, as they were.
-    await q.query(`CREATE FUNCTION ledger_entry_balanced() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        entry bigint := (to_jsonb(NEW) ->> CASE WHEN TG_TABLE_NAME = 'ledger_entries' THEN 'id' ELSE 'entry_id' END)::bigint;
-        off record;
-      BEGIN
-        IF NOT EXISTS (SELECT 1 FROM ledger_postings WHERE entry_id = entry) THEN
-          RAISE EXCEPTION 'ledger entry % has no postings', entry USING ERRCODE = 'check_violation';
-        END IF;
-        SELECT currency, sum(amount) AS total INTO off FROM ledger_postings
-          WHERE entry_id = entry GROUP BY currency HAVING sum(amount) <> 0 LIMIT 1;
-        IF FOUND THEN
-          RAISE EXCEPTION 'ledger entry % does not balance in currency %: debits - credits = %',
-            entry, off.currency, off.total USING ERRCODE = 'check_violation';
-        END IF;
-        RETURN NULL;
-      END $$`);
+    await q.query(LEDGER_060.ENTRY_BALANCED);
     for (const t of ['ledger_entries', 'ledger_postings']) {
       await q.query(
         `CREATE CONSTRAINT TRIGGER "tr_${t}_balanced" AFTER INSERT ON "${t}" DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ledger_entry_balanced()`,
@@ -233,74 +225,10 @@ export class LedgerLegsInline1795900000070 implements MigrationInterface {
     await q.query(
       `CREATE TRIGGER "tr_ledger_postings_immutable" BEFORE UPDATE OR DELETE ON "ledger_postings" FOR EACH ROW EXECUTE FUNCTION ledger_immutable()`,
     );
-    await q.query(`CREATE OR REPLACE FUNCTION ledger_post(
-        p_kind varchar, p_object_type varchar, p_object_pk uuid, p_object_id varchar,
-        p_key_id varchar, p_note text, p_postings jsonb, p_at timestamptz DEFAULT now())
-      RETURNS bigint LANGUAGE plpgsql AS $$
-      DECLARE
-        entry bigint;
-        ev bigint;
-      BEGIN
-        IF p_object_pk IS NOT NULL THEN
-          SELECT max(id) INTO ev FROM events
-           WHERE entity_type = p_object_type AND entity_id = p_object_id AND type IS NOT NULL;
-        END IF;
-        INSERT INTO ledger_entries (created_at, kind, object_type, object_pk, object_id, event_id, key_id, note)
-          VALUES (p_at, p_kind, p_object_type, p_object_pk, p_object_id, ev, p_key_id, p_note)
-          ON CONFLICT ("object_type", "object_pk", "kind") WHERE "object_pk" IS NOT NULL DO NOTHING
-          RETURNING id INTO entry;
-        IF entry IS NULL THEN
-          RETURN NULL;
-        END IF;
-        INSERT INTO ledger_postings (entry_id, account, currency, amount)
-          SELECT entry, x->>'account', (x->>'currency')::int, (x->>'amount')::numeric
-            FROM jsonb_array_elements(p_postings) AS x
-           WHERE (x->>'amount')::numeric <> 0;
-        RETURN entry;
-      END $$`);
-    await q.query(`CREATE OR REPLACE FUNCTION ledger_post_invoice(i invoices, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
-      BEGIN
-        PERFORM ledger_post('invoice.succeeded', 'invoice', i.id, i.shop_order_id, NULL, NULL,
-          jsonb_build_array(
-            jsonb_build_object('account', 'gateway_payment_shop', 'currency', i.currency, 'amount', i.amount),
-            jsonb_build_object('account', 'sales', 'currency', i.currency, 'amount', -i.amount)), p_at);
-      END $$`);
-    await q.query(`CREATE OR REPLACE FUNCTION ledger_post_refund(r refunds, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
-      BEGIN
-        PERFORM ledger_post('refund.succeeded', 'refund', r.id, r.shop_refund_id, NULL, NULL,
-          jsonb_build_array(
-            jsonb_build_object('account', 'sales', 'currency', r.currency, 'amount', r.amount),
-            jsonb_build_object('account', 'gateway_payment_shop', 'currency', r.currency, 'amount', -r.amount)), p_at);
-      END $$`);
-    await q.query(`CREATE OR REPLACE FUNCTION ledger_post_payout(p payouts, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
-      DECLARE
-        w numeric := p.shop_write_off;
-        c int := p.shop_currency;
-        same boolean := p.ps_currency IS NULL OR p.ps_currency = p.shop_currency;
-      BEGIN
-        IF p.withdraw_id IS NULL OR w IS NULL OR w <= 0 THEN
-          RETURN;
-        END IF;
-        PERFORM ledger_post('payout.sent', 'payout', p.id, p.shop_payment_id, NULL, NULL,
-          jsonb_build_array(
-            jsonb_build_object('account', 'agent_frozen', 'currency', c, 'amount', w),
-            jsonb_build_object('account', 'agent_available', 'currency', c, 'amount', -w)), p_at);
-        IF p.status = 'succeeded' THEN
-          PERFORM ledger_post('payout.succeeded', 'payout', p.id, p.shop_payment_id, NULL, NULL,
-            CASE WHEN same AND p.payee_receive IS NOT NULL AND p.payee_receive <= w THEN jsonb_build_array(
-              jsonb_build_object('account', 'payouts_paid', 'currency', c, 'amount', p.payee_receive),
-              jsonb_build_object('account', 'payout_fees', 'currency', c, 'amount', w - p.payee_receive),
-              jsonb_build_object('account', 'agent_frozen', 'currency', c, 'amount', -w))
-            ELSE jsonb_build_array(
-              jsonb_build_object('account', 'payouts_paid', 'currency', c, 'amount', w),
-              jsonb_build_object('account', 'agent_frozen', 'currency', c, 'amount', -w)) END, p_at);
-        ELSIF p.status IN ('failed', 'rejected') THEN
-          PERFORM ledger_post('payout.failed', 'payout', p.id, p.shop_payment_id, NULL, NULL,
-            jsonb_build_array(
-              jsonb_build_object('account', 'agent_available', 'currency', c, 'amount', w),
-              jsonb_build_object('account', 'agent_frozen', 'currency', c, 'amount', -w)), p_at);
-        END IF;
-      END $$`);
+    await q.query(LEDGER_060.POST);
+    await q.query(LEDGER_060.POST_INVOICE);
+    await q.query(LEDGER_060.POST_REFUND);
+    await q.query(LEDGER_060.POST_PAYOUT);
     await q.query(`DROP TYPE ledger_leg`);
   }
 }

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { LEDGER_POST_070 } from './1795900000070-LedgerLegsInline';
 
 /**
  * An operator's adjustment may carry an `Idempotency-Key`: a retried request (a time-out, a
@@ -44,22 +45,7 @@ export class LedgerAdjustmentKeys1795900000080 implements MigrationInterface {
     await q.query(
       `DROP FUNCTION ledger_post(varchar, varchar, uuid, varchar, varchar, text, jsonb, timestamptz, varchar)`,
     );
-    await q.query(`CREATE FUNCTION ledger_post(
-        p_kind varchar, p_object_type varchar, p_object_pk uuid, p_object_id varchar,
-        p_key_id varchar, p_note text, p_postings jsonb, p_at timestamptz DEFAULT now())
-      RETURNS bigint LANGUAGE plpgsql AS $$
-      DECLARE
-        entry bigint;
-      BEGIN
-        INSERT INTO ledger_entries (created_at, kind, object_type, object_pk, object_id, key_id, note, legs)
-          VALUES (p_at, p_kind, p_object_type, p_object_pk, p_object_id, p_key_id, p_note,
-            ARRAY(SELECT ROW(x->>'account', (x->>'currency')::int, (x->>'amount')::numeric)::ledger_leg
-                    FROM jsonb_array_elements(p_postings) WITH ORDINALITY AS t(x, n)
-                   WHERE (x->>'amount')::numeric <> 0 ORDER BY n))
-          ON CONFLICT ("object_type", "object_pk", "kind") WHERE "object_pk" IS NOT NULL DO NOTHING
-          RETURNING id INTO entry;
-        RETURN entry;
-      END $$`);
+    await q.query(LEDGER_POST_070);
     await q.query(`DROP INDEX "uq_ledger_entries_idempotency"`);
     await q.query(`ALTER TABLE "ledger_entries" DROP COLUMN "idempotency_key"`);
   }
