@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { Ledger1795900000060 } from '../src/database/migrations/1795900000060-Ledger';
 import { LedgerLegsInline1795900000070 } from '../src/database/migrations/1795900000070-LedgerLegsInline';
 import { LedgerAdjustmentKeys1795900000080 } from '../src/database/migrations/1795900000080-LedgerAdjustmentKeys';
+import { LedgerPositions1796000000010 } from '../src/database/migrations/1796000000010-LedgerPositions';
 import { PayoutPoller } from '../src/payouts/payout-poller';
 import { ReconciliationJob } from '../src/reconciliation/reconciliation-job';
 import { admin, ADMIN_KEY, auth, startTestApp, TestContext } from './support/app';
@@ -274,7 +275,8 @@ describe('books', () => {
       type: 'payout.succeeded',
       to_status: 'succeeded',
     });
-    expect(byObject.body.items[1].eventId).toMatch(/^evt_/);
+    // The write-off is frozen when the create is claimed (before the gateway answers): that
+    // claim records no event, so the sent entry names none, or another event than the success.
     expect(byObject.body.items[1].eventId).not.toBe(byObject.body.items[0].eventId);
     const page1 = await ctx.http
       .get('/api/v1/admin/ledger/entries?limit=2')
@@ -352,8 +354,21 @@ describe('books', () => {
 
   it('names an object whose status the gateway contradicts, and flags it', async () => {
     const order = await paidInvoice('12.00');
-    // Our row says rejected; the gateway says succeeded.
-    await db.query(`UPDATE invoices SET status = 'rejected' WHERE shop_order_id = $1`, [order]);
+    // Our row says rejected; the gateway says succeeded. Written behind the books' back (the
+    // row's triggers off), as a row could only drift before the books followed every change.
+    const behindTheBooks = async (sql: string, params: unknown[]): Promise<void> => {
+      const c = new Client({ connectionString: ctx.databaseUrl });
+      await c.connect();
+      try {
+        await c.query(`SET session_replication_role = replica`);
+        await c.query(sql, params);
+      } finally {
+        await c.end();
+      }
+    };
+    await behindTheBooks(`UPDATE invoices SET status = 'rejected' WHERE shop_order_id = $1`, [
+      order,
+    ]);
     const rec = await reconcile({ date: today() });
     expect(rec.status).toBe('variances');
     expect(rec.items).toEqual([
@@ -381,7 +396,7 @@ describe('books', () => {
       [order],
     );
     expect(raised).toHaveLength(1);
-    await db.query(
+    await behindTheBooks(
       `UPDATE invoices SET status = 'succeeded', needs_attention = false, attention_reason = NULL WHERE shop_order_id = $1`,
       [order],
     );
@@ -611,9 +626,6 @@ describe('books', () => {
     ]);
     expect(await entries()).toBe(1);
     // A second write of the same status posts nothing more.
-    await db.query(`UPDATE invoices SET status = 'unknown' WHERE shop_order_id = $1`, [
-      shopOrderId,
-    ]);
     await db.query(`UPDATE invoices SET status = 'succeeded' WHERE shop_order_id = $1`, [
       shopOrderId,
     ]);
@@ -635,12 +647,15 @@ describe('books', () => {
       const ledger = new Ledger1795900000060();
       const legs = new LedgerLegsInline1795900000070();
       const keys = new LedgerAdjustmentKeys1795900000080();
+      const positions = new LedgerPositions1796000000010();
+      await positions.down(runner);
       await keys.down(runner);
       await legs.down(runner);
       await ledger.down(runner);
       await ledger.up(runner);
       await legs.up(runner);
       await keys.up(runner);
+      await positions.up(runner);
     } finally {
       await runner.release();
     }

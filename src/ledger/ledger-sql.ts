@@ -177,3 +177,34 @@ export async function hasOpening(q: Querier): Promise<boolean> {
   )) as unknown[];
   return rows.length > 0;
 }
+
+export interface PositionMismatchRow {
+  object_type: string;
+  object_id: string;
+  status: string | null;
+  posted: Posting[];
+  position: Posting[];
+}
+
+const LEGS_JSON = (column: string): string =>
+  `COALESCE((SELECT json_agg(json_build_object('account', x.account, 'currency', x.currency, 'amount', x.amount::text) ORDER BY x.account, x.currency)
+              FROM unnest(${column}) x), '[]'::json)`;
+
+/**
+ * Every object whose entries do not sum to the position its state implies (the database's
+ * `ledger_position_mismatches`, over the same position functions the postings use), and how
+ * many objects were checked.
+ */
+export async function positionMismatches(
+  q: Querier,
+): Promise<{ objects: number; mismatches: PositionMismatchRow[] }> {
+  const rows = (await q.query(
+    `SELECT m.object_type, m.object_id, m.status, ${LEGS_JSON('m.posted')} AS posted,
+            ${LEGS_JSON('m."position"')} AS "position"
+       FROM ledger_position_mismatches() m`,
+  )) as PositionMismatchRow[];
+  const [counted] = (await q.query(
+    `SELECT ((SELECT count(*) FROM invoices) + (SELECT count(*) FROM refunds) + (SELECT count(*) FROM payouts))::int AS n`,
+  )) as { n: number }[];
+  return { objects: counted.n, mismatches: rows };
+}

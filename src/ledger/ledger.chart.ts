@@ -7,9 +7,11 @@ import type { FieldError } from '../common/errors';
  * reconciliation"). One balance per account and currency: debits − credits.
  *
  * The movements of invoices, refunds and payouts are posted by the database itself, in the
- * statement that changes their row (triggers, migration 1795900000060-Ledger): those triggers are
- * the one place of that rule, and nothing here repeats it. Adjustments and opening balances are
- * posted from here.
+ * statement that changes their row: each object's state implies a position, and every change
+ * posts the difference from what the object posted so far (`ledger_position_*` and
+ * `ledger_follow_*`, migration 1796000000010-LedgerPositions). Those functions are the one place
+ * of that rule, and nothing here repeats it. Adjustments and opening balances are posted from
+ * here.
  */
 export const ACCOUNTS = [
   'gateway_payment_shop',
@@ -18,6 +20,7 @@ export const ACCOUNTS = [
   'agent_available',
   'payouts_paid',
   'payout_fees',
+  'chargebacks',
   'adjustments',
 ] as const;
 export type Account = (typeof ACCOUNTS)[number];
@@ -28,6 +31,11 @@ export const ENTRY_KINDS = [
   'payout.sent',
   'payout.succeeded',
   'payout.failed',
+  'dispute.lost',
+  'invoice.corrected',
+  'refund.corrected',
+  'payout.corrected',
+  'dispute.corrected',
   'opening',
   'adjustment',
 ] as const;

@@ -22,6 +22,7 @@ import {
   EntriesQuery,
   EntryPage,
   EntryView,
+  LedgerCheckView,
 } from './dto/ledger.dto';
 import { entriesCsv, LedgerService } from './ledger.service';
 
@@ -39,6 +40,17 @@ export class LedgerController {
   @ApiProblems(400)
   balances(@Query() q: BalancesQuery): Promise<BalancesView> {
     return this.ledger.balances(q.at);
+  }
+
+  @Get('check')
+  @ApiOperation({
+    summary:
+      'Every object whose ledger entries do not sum to the position its status implies (empty when the books follow the state)',
+  })
+  @ApiOkResponse({ type: LedgerCheckView })
+  async check(@Res({ passthrough: true }) res: FastifyReply): Promise<LedgerCheckView> {
+    res.header('Cache-Control', 'no-store');
+    return this.ledger.check();
   }
 
   @Get('entries')

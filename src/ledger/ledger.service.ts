@@ -16,10 +16,18 @@ import {
   balancesAt,
   entryIdByIdempotencyKey,
   listEntries,
+  positionMismatches,
   postEntry,
   type EntryRow,
 } from './ledger-sql';
-import type { BalancesView, EntriesQuery, EntryPage, EntryView } from './dto/ledger.dto';
+import type {
+  BalancesView,
+  EntriesQuery,
+  EntryPage,
+  EntryView,
+  LedgerCheckView,
+} from './dto/ledger.dto';
+import { ledgerPositionMismatches } from '../metrics/metrics';
 
 const log = logger.child({ component: 'ledger' });
 
@@ -95,6 +103,32 @@ export class LedgerService {
     return {
       at: when.toISOString(),
       balances: rows.map((r) => ({ account: r.account, currency: r.currency, balance: r.balance })),
+    };
+  }
+
+  /**
+   * The books against the objects: every invoice, refund and payout whose entries do not sum to
+   * the position its status implies (empty when healthy). Sets `ledger_position_mismatches`.
+   */
+  async check(): Promise<LedgerCheckView> {
+    const checkedAt = new Date();
+    const { objects, mismatches } = await positionMismatches(this.ds);
+    ledgerPositionMismatches.set(mismatches.length);
+    if (mismatches.length > 0)
+      log.error(
+        { mismatches: mismatches.length, first: mismatches[0].object_id },
+        'ledger: objects whose entries do not equal the position of their state',
+      );
+    return {
+      checkedAt: checkedAt.toISOString(),
+      objects,
+      mismatches: mismatches.map((m) => ({
+        objectType: m.object_type,
+        objectId: m.object_id,
+        status: m.status,
+        posted: m.posted,
+        position: m.position,
+      })),
     };
   }
 

@@ -156,6 +156,12 @@ export const booksDifference = new Gauge({
   registers: [registry],
 });
 
+export const ledgerPositionMismatches = new Gauge({
+  name: 'ledger_position_mismatches',
+  help: 'Objects (invoices, refunds, payouts) whose ledger entries do not sum to the position their status implies, at the last check (GET /admin/ledger/check or a reconciliation)',
+  registers: [registry],
+});
+
 export const reconciliationLastFinished = new Gauge({
   name: 'reconciliation_last_finished_timestamp_seconds',
   help: 'Unix time at which the last reconciliation with the gateway finished',
@@ -164,7 +170,7 @@ export const reconciliationLastFinished = new Gauge({
 
 export const reconciliationItems = new Gauge({
   name: 'reconciliation_items',
-  help: 'Items (variances) of the last reconciliation, by kind (balance, status, amount, missing_ours, missing_gateway)',
+  help: 'Items (variances) of the last reconciliation, by kind (balance, status, amount, missing_ours, missing_gateway, foreign_record, position)',
   labelNames: ['kind'] as const,
   registers: [registry],
 });

@@ -34,6 +34,62 @@ export const LEDGER_POST_070 = `CREATE OR REPLACE FUNCTION ledger_post(
       END $$`;
 
 /**
+ * The posting functions of the objects as this migration makes them: LedgerPositions's down()
+ * puts them back. Their bodies must not change.
+ */
+export const LEDGER_070 = {
+  POST_LEGS: `CREATE FUNCTION ledger_post_legs(p_kind varchar, p_object_type varchar,
+        p_object_pk uuid, p_object_id varchar, p_legs ledger_leg[], p_at timestamptz)
+      RETURNS void LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO ledger_entries (created_at, kind, object_type, object_pk, object_id, legs)
+          VALUES (p_at, p_kind, p_object_type, p_object_pk, p_object_id, p_legs)
+          ON CONFLICT ("object_type", "object_pk", "kind") WHERE "object_pk" IS NOT NULL DO NOTHING;
+      END $$`,
+  POST_INVOICE: `CREATE OR REPLACE FUNCTION ledger_post_invoice(i invoices, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM ledger_post_legs('invoice.succeeded', 'invoice', i.id, i.shop_order_id, ARRAY[
+          ROW('gateway_payment_shop', i.currency, i.amount),
+          ROW('sales', i.currency, -i.amount)]::ledger_leg[], p_at);
+      END $$`,
+  POST_REFUND: `CREATE OR REPLACE FUNCTION ledger_post_refund(r refunds, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM ledger_post_legs('refund.succeeded', 'refund', r.id, r.shop_refund_id, ARRAY[
+          ROW('sales', r.currency, r.amount),
+          ROW('gateway_payment_shop', r.currency, -r.amount)]::ledger_leg[], p_at);
+      END $$`,
+  POST_PAYOUT: `CREATE OR REPLACE FUNCTION ledger_post_payout(p payouts, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
+      DECLARE
+        w numeric := p.shop_write_off;
+        c int := p.shop_currency;
+        legs ledger_leg[];
+        kept ledger_leg[] := '{}';
+        l ledger_leg;
+      BEGIN
+        IF p.withdraw_id IS NULL OR w IS NULL OR w <= 0 THEN
+          RETURN;
+        END IF;
+        PERFORM ledger_post_legs('payout.sent', 'payout', p.id, p.shop_payment_id, ARRAY[
+          ROW('agent_frozen', c, w), ROW('agent_available', c, -w)]::ledger_leg[], p_at);
+        IF p.status = 'succeeded' THEN
+          IF (p.ps_currency IS NULL OR p.ps_currency = c) AND p.payee_receive IS NOT NULL AND p.payee_receive <= w THEN
+            legs := ARRAY[ROW('payouts_paid', c, p.payee_receive), ROW('payout_fees', c, w - p.payee_receive),
+                          ROW('agent_frozen', c, -w)]::ledger_leg[];
+          ELSE
+            legs := ARRAY[ROW('payouts_paid', c, w), ROW('agent_frozen', c, -w)]::ledger_leg[];
+          END IF;
+          FOREACH l IN ARRAY legs LOOP
+            IF l.amount <> 0 THEN kept := kept || l; END IF;
+          END LOOP;
+          PERFORM ledger_post_legs('payout.succeeded', 'payout', p.id, p.shop_payment_id, kept, p_at);
+        ELSIF p.status IN ('failed', 'rejected') THEN
+          PERFORM ledger_post_legs('payout.failed', 'payout', p.id, p.shop_payment_id, ARRAY[
+            ROW('agent_available', c, w), ROW('agent_frozen', c, -w)]::ledger_leg[], p_at);
+        END IF;
+      END $$`,
+};
+
+/**
  * The books, cheaper to post and independent of the planner: an entry carries its postings (its
  * legs, `ledger_leg[]`), and a CHECK on the row refuses one that does not balance per currency.
  *
@@ -133,60 +189,15 @@ export class LedgerLegsInline1795900000070 implements MigrationInterface {
     );
 
     // Posting: one INSERT, no reads. An object's kind posts once (the unique index).
-    await q.query(`CREATE FUNCTION ledger_post_legs(p_kind varchar, p_object_type varchar,
-        p_object_pk uuid, p_object_id varchar, p_legs ledger_leg[], p_at timestamptz)
-      RETURNS void LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO ledger_entries (created_at, kind, object_type, object_pk, object_id, legs)
-          VALUES (p_at, p_kind, p_object_type, p_object_pk, p_object_id, p_legs)
-          ON CONFLICT ("object_type", "object_pk", "kind") WHERE "object_pk" IS NOT NULL DO NOTHING;
-      END $$`);
+    await q.query(LEDGER_070.POST_LEGS);
     // The operator's entries (adjustments, opening): same signature as before.
     await q.query(LEDGER_POST_070);
-    await q.query(`CREATE OR REPLACE FUNCTION ledger_post_invoice(i invoices, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
-      BEGIN
-        PERFORM ledger_post_legs('invoice.succeeded', 'invoice', i.id, i.shop_order_id, ARRAY[
-          ROW('gateway_payment_shop', i.currency, i.amount),
-          ROW('sales', i.currency, -i.amount)]::ledger_leg[], p_at);
-      END $$`);
-    await q.query(`CREATE OR REPLACE FUNCTION ledger_post_refund(r refunds, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
-      BEGIN
-        PERFORM ledger_post_legs('refund.succeeded', 'refund', r.id, r.shop_refund_id, ARRAY[
-          ROW('sales', r.currency, r.amount),
-          ROW('gateway_payment_shop', r.currency, -r.amount)]::ledger_leg[], p_at);
-      END $$`);
+    await q.query(LEDGER_070.POST_INVOICE);
+    await q.query(LEDGER_070.POST_REFUND);
     // A payout: sent once the gateway has it (its id) with its write-off; then final. A payout the
     // gateway refused in its create answer (no id) froze nothing and posts nothing. The fee line
     // only where the payee's currency is the shop's; a leg of 0 (no fee) is left out.
-    await q.query(`CREATE OR REPLACE FUNCTION ledger_post_payout(p payouts, p_at timestamptz) RETURNS void LANGUAGE plpgsql AS $$
-      DECLARE
-        w numeric := p.shop_write_off;
-        c int := p.shop_currency;
-        legs ledger_leg[];
-        kept ledger_leg[] := '{}';
-        l ledger_leg;
-      BEGIN
-        IF p.withdraw_id IS NULL OR w IS NULL OR w <= 0 THEN
-          RETURN;
-        END IF;
-        PERFORM ledger_post_legs('payout.sent', 'payout', p.id, p.shop_payment_id, ARRAY[
-          ROW('agent_frozen', c, w), ROW('agent_available', c, -w)]::ledger_leg[], p_at);
-        IF p.status = 'succeeded' THEN
-          IF (p.ps_currency IS NULL OR p.ps_currency = c) AND p.payee_receive IS NOT NULL AND p.payee_receive <= w THEN
-            legs := ARRAY[ROW('payouts_paid', c, p.payee_receive), ROW('payout_fees', c, w - p.payee_receive),
-                          ROW('agent_frozen', c, -w)]::ledger_leg[];
-          ELSE
-            legs := ARRAY[ROW('payouts_paid', c, w), ROW('agent_frozen', c, -w)]::ledger_leg[];
-          END IF;
-          FOREACH l IN ARRAY legs LOOP
-            IF l.amount <> 0 THEN kept := kept || l; END IF;
-          END LOOP;
-          PERFORM ledger_post_legs('payout.succeeded', 'payout', p.id, p.shop_payment_id, kept, p_at);
-        ELSIF p.status IN ('failed', 'rejected') THEN
-          PERFORM ledger_post_legs('payout.failed', 'payout', p.id, p.shop_payment_id, ARRAY[
-            ROW('agent_available', c, w), ROW('agent_frozen', c, -w)]::ledger_leg[], p_at);
-        END IF;
-      END $$`);
+    await q.query(LEDGER_070.POST_PAYOUT);
   }
 
   async down(q: QueryRunner): Promise<void> {

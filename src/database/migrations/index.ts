@@ -27,6 +27,7 @@ import { AdminSessionFlash1795900000040 } from './1795900000040-AdminSessionFlas
 import { Ledger1795900000060 } from './1795900000060-Ledger';
 import { LedgerLegsInline1795900000070 } from './1795900000070-LedgerLegsInline';
 import { LedgerAdjustmentKeys1795900000080 } from './1795900000080-LedgerAdjustmentKeys';
+import { LedgerPositions1796000000010 } from './1796000000010-LedgerPositions';
 import { EventTraceParent1795900000090 } from './1795900000090-EventTraceParent';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   LedgerLegsInline1795900000070,
   LedgerAdjustmentKeys1795900000080,
   EventTraceParent1795900000090,
+  LedgerPositions1796000000010,
 ];

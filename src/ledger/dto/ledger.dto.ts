@@ -139,3 +139,27 @@ export class BalancesView {
   @ApiProperty({ format: 'date-time', example: '2026-01-16T00:00:00.000Z' }) at: string;
   @ApiProperty({ type: [BalanceView] }) balances: BalanceView[];
 }
+
+export class PositionMismatchView {
+  @ApiProperty({ enum: ['invoice', 'refund', 'payout'], example: 'invoice' }) objectType: string;
+  @ApiProperty({ description: "The shop's id of the object", example: 'order-1001' })
+  objectId: string;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Its status now; null when the object no longer exists',
+    example: 'rejected',
+  })
+  status: string | null;
+  @ApiProperty({ type: [PostingView], description: 'The sum of its entries, per account' })
+  posted: PostingView[];
+  @ApiProperty({ type: [PostingView], description: 'The position its status implies' })
+  position: PostingView[];
+}
+
+export class LedgerCheckView {
+  @ApiProperty({ format: 'date-time', example: '2026-01-16T00:00:00.000Z' }) checkedAt: string;
+  @ApiProperty({ description: 'Invoices, refunds and payouts checked', example: 1200 })
+  objects: number;
+  @ApiProperty({ type: [PositionMismatchView] }) mismatches: PositionMismatchView[];
+}
