@@ -130,8 +130,9 @@ describe('accept is refused when the gateway contradicts it', () => {
       });
       expect(res.status).toBe(409);
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-      expect(res.body.type).toMatch(/accept-contradicts-gateway$/);
-      expect(res.body.detail).toContain('the gateway says held (8)');
+      expect(res.body.type).toMatch(/gateway-evidence-required$/);
+      expect(res.body.detail).toContain('it says held (8)');
+      expect(res.body.gatewayAnswer).toBe('held (8)');
     }
     expect(await row('invoices', 'shop_order_id', shopOrderId)).toMatchObject({
       status: 'held',
@@ -149,7 +150,7 @@ describe('accept is refused when the gateway contradicts it', () => {
       note: 'looks abandoned',
     });
     expect(wrong.status).toBe(409);
-    expect(wrong.body.detail).toContain('the gateway says succeeded (4)');
+    expect(wrong.body.detail).toContain('it says succeeded (4)');
     const ok = await resolve('invoices', shopOrderId, {
       action: 'accept',
       status: 'succeeded',
@@ -199,7 +200,7 @@ describe('accept is refused when the gateway contradicts it', () => {
       note: 'bank says no',
     });
     expect(refused.status).toBe(409);
-    expect(refused.body.detail).toContain('the gateway says WAITING');
+    expect(refused.body.detail).toContain('it says WAITING');
     expect(await row('refunds', 'shop_refund_id', shopRefundId)).toMatchObject({
       status: 'WAITING',
       needs_attention: true,
@@ -240,7 +241,7 @@ describe('accept is refused when the gateway contradicts it', () => {
       note: 'the payee never got it',
     });
     expect(refused.status).toBe(409);
-    expect(refused.body.detail).toContain('the gateway says processing (3)');
+    expect(refused.body.detail).toContain('it says processing (3)');
     expect(await row('payouts', 'shop_payment_id', shopPaymentId)).toMatchObject({
       status: 'needs_attention',
       needs_attention: true,
@@ -292,29 +293,30 @@ describe('accept is refused on unflagged objects and while a call is in flight',
   });
 });
 
-describe('accept with the note when the gateway cannot tell', () => {
-  it('the gateway has no record: applied, the note and gatewayAnswer absent on the audit entry', async () => {
+describe('accept needs the gateway\'s word: without it nothing changes', () => {
+  it('the gateway has no record of an invoice it may have: 409 gateway-evidence-required, unchanged', async () => {
     const shopOrderId = id('absent');
     await db.query(
       `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, pay_token, needs_attention, attention_reason)
        VALUES ($1, $2, $3, 'unknown', '100.00', 643, 'card_rub', $4, true, 'absent: test')`,
       [SHOP_ID, shopOrderId, 'f'.repeat(64), randomBytes(16).toString('hex')],
     );
-    const ok = await resolve('invoices', shopOrderId, {
+    const res = await resolve('invoices', shopOrderId, {
       action: 'accept',
       status: 'rejected',
       note: 'never reached the gateway',
     });
-    expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ status: 'rejected', needsAttention: false });
-    const moved = (await auditOf(shopOrderId)).find((e) => e.to_status === 'rejected');
-    expect(moved?.details).toMatchObject({
-      note: 'never reached the gateway',
-      gatewayAnswer: 'absent',
+    expect(res.status).toBe(409);
+    expect(res.body.type).toMatch(/gateway-evidence-required$/);
+    expect(res.body.missing).toContain('no record');
+    expect(await row('invoices', 'shop_order_id', shopOrderId)).toMatchObject({
+      status: 'unknown',
+      needs_attention: true,
     });
+    expect((await auditOf(shopOrderId)).filter((e) => e.to_status === 'rejected')).toEqual([]);
   });
 
-  it('the gateway cannot be reached: applied with the note, gatewayAnswer unreachable', async () => {
+  it('the gateway cannot be reached: 409 naming what is missing, unchanged and still flagged', async () => {
     const shopOrderId = id('unreach');
     const res = await ctx.http.post('/api/v1/invoices').set(auth()).send({
       shopOrderId,
@@ -324,16 +326,20 @@ describe('accept with the note when the gateway cannot tell', () => {
     });
     expect(res.status).toBe(201);
     await flag('invoices', 'shop_order_id', shopOrderId);
+    const before = await row('invoices', 'shop_order_id', shopOrderId);
     ctx.sandbox.state.faults.add({ path: 'invoice/check', fault: 'http500', remaining: 1 });
-    const ok = await resolve('invoices', shopOrderId, {
+    const refused = await resolve('invoices', shopOrderId, {
       action: 'accept',
       status: 'rejected',
       note: 'gateway down; payer cancelled by phone',
     });
-    expect(ok.status).toBe(200);
-    expect(ok.body.status).toBe('rejected');
-    const moved = (await auditOf(shopOrderId)).find((e) => e.to_status === 'rejected');
-    expect(moved?.details).toMatchObject({ gatewayAnswer: 'unreachable' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.type).toMatch(/gateway-evidence-required$/);
+    expect(refused.body.missing).toMatch(/could not be asked/);
+    expect(await row('invoices', 'shop_order_id', shopOrderId)).toMatchObject({
+      status: before.status,
+      needs_attention: true,
+    });
   });
 });
 

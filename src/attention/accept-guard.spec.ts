@@ -73,11 +73,20 @@ describe('accept guard', () => {
     ['payout', 'failed', 'needs_attention', payoutView(5), 'refuse:succeeded (5)'],
     ['payout', 'rejected', 'needs_attention', payoutView(6), 'apply:agrees'],
     ['payout', 'failed', 'unknown', { kind: 'absent' }, 'apply:absent'],
+    ['payout', 'succeeded', 'unknown', { kind: 'absent' }, 'refuse:no record of it'],
+    ['invoice', 'rejected', 'unknown', { kind: 'absent' }, 'refuse:no record of it'],
+    ['refund', 'FAILED', 'WAITING', { kind: 'absent' }, 'refuse:no record of it'],
+    ['refund', 'FAILED', 'WAITING', { kind: 'never_sent' }, 'apply:never_sent'],
+    ['refund', 'SUCCESS', 'WAITING', { kind: 'never_sent' }, 'refuse:no record of it (never sent)'],
+    ['invoice', 'succeeded', 'unknown', { kind: 'foreign', text: 'x' }, 'refuse:x'],
+    ['payout', 'failed', 'unknown', { kind: 'unreachable', detail: 'reset' }, 'refuse:no answer (reset)'],
+    ['payout', 'rejected', 'succeeded', payoutView(6), 'apply:agrees'],
+    ['payout', 'failed', 'succeeded', payoutView(5), 'refuse:succeeded (5)'],
     // Another payout's record under our id (100.00, succeeded): ours was never created there.
     ['payout', 'succeeded', 'needs_attention', payoutView(5, '100.00'), "refuse:a record that is not this payout's (amount 100.00 is not 250.00)"],
     ['payout', 'failed', 'needs_attention', payoutView(5, '100.00'), 'apply:foreign'],
     ['payout', 'rejected', 'needs_attention', payoutView(6, '100.00'), 'apply:foreign'],
-    ['refund', 'FAILED', 'WAITING', { kind: 'unreachable', detail: 'x' }, 'apply:unreachable'],
+    ['refund', 'FAILED', 'WAITING', { kind: 'unreachable', detail: 'x' }, 'refuse:no answer (x)'],
   ] as const)('%s: accept %s while %s, gateway %j -> %s', (object, chosen, current, view, out) => {
     const d = decideAccept(object, chosen, current, view);
     expect(d.kind === 'apply' ? `apply:${d.gatewayAnswer}` : `refuse:${d.gatewaySays}`).toBe(out);

@@ -1,9 +1,12 @@
 /**
- * The guard on an operator's `accept` (issue #22, item 6), pure: an operator acts, never
- * overwrites. Accept settles flagged objects only, never while a gateway call on the object is
- * in flight, and only what the gateway's fresh answer does not contradict: a final answer must
- * be the chosen status, a non-final one contradicts any final choice. When the gateway has no
- * record or cannot be reached, the operator's note (required) is the evidence.
+ * The guard on an operator's `accept`, pure: an operator acts, never overwrites, and a
+ * correction needs the gateway's word. Accept settles flagged objects only, never while a
+ * gateway call on the object is in flight, and only with the gateway's evidence for the chosen
+ * status: its own record of this object (read through the object's record rule) says it, or,
+ * for `failed`/`rejected` of a payout, the gateway answered that it has no such payout or holds
+ * another payout's record under our id (proof ours was never created there). A gateway that
+ * cannot be reached, has no record of an invoice or refund it may have, or says anything else
+ * is no evidence: the object stays as it is.
  */
 import type { AttentionObject } from '../common/attention';
 import { GatewayError, GatewayTransportError } from '../gateway/gateway.errors';
@@ -33,12 +36,16 @@ export type GatewayView =
    * that ours was never created there, never agreement with any status.
    */
   | { kind: 'foreign'; text: string }
+  /** Provably never sent (a refund of an invoice the gateway never gave an id): no record can exist. */
+  | { kind: 'never_sent' }
   | { kind: 'unreachable'; detail: string };
 
-export type GatewayAnswer = 'agrees' | 'absent' | 'foreign' | 'unreachable';
+export type GatewayAnswer = 'agrees' | 'absent' | 'foreign' | 'never_sent';
 
 export type AcceptDecision =
-  { kind: 'apply'; gatewayAnswer: GatewayAnswer } | { kind: 'refuse'; gatewaySays: string };
+  | { kind: 'apply'; gatewayAnswer: GatewayAnswer }
+  /** `gatewaySays`: what the gateway answered; `missing`: the evidence the choice would need. */
+  | { kind: 'refuse'; gatewaySays: string; missing: string };
 
 export type AcceptBlock = 'not_flagged' | 'in_flight' | null;
 
@@ -64,14 +71,43 @@ export function decideAccept(
   current: string,
   view: GatewayView,
 ): AcceptDecision {
-  if (view.kind === 'absent') return { kind: 'apply', gatewayAnswer: 'absent' };
-  // Ours was never created there: nothing was paid, so only a status that moved no money fits.
-  if (view.kind === 'foreign')
-    return chosen === 'succeeded'
-      ? { kind: 'refuse', gatewaySays: view.text }
-      : { kind: 'apply', gatewayAnswer: 'foreign' };
-  if (view.kind === 'unreachable') return { kind: 'apply', gatewayAnswer: 'unreachable' };
-  if (!view.final) return { kind: 'refuse', gatewaySays: view.text };
+  const saying = `the gateway's record of this ${object} saying ${chosen}`;
+  const moneyless = chosen === 'failed' || chosen === 'rejected';
+  switch (view.kind) {
+    case 'absent':
+      // "No such payout" after every create it may have had: nothing was paid.
+      if (object === 'payout' && moneyless) return { kind: 'apply', gatewayAnswer: 'absent' };
+      return {
+        kind: 'refuse',
+        gatewaySays: 'no record of it',
+        missing: `${saying} (it has no record of one it may have)`,
+      };
+    case 'foreign':
+      // Ours was never created there: only a status that moved no money fits.
+      if (object === 'payout' && moneyless) return { kind: 'apply', gatewayAnswer: 'foreign' };
+      return { kind: 'refuse', gatewaySays: view.text, missing: `${saying} (it holds ${view.text})` };
+    case 'never_sent':
+      if (chosen === 'FAILED' || moneyless) return { kind: 'apply', gatewayAnswer: 'never_sent' };
+      return {
+        kind: 'refuse',
+        gatewaySays: 'no record of it (never sent)',
+        missing: `${saying} (it was never sent there)`,
+      };
+    case 'unreachable':
+      return {
+        kind: 'refuse',
+        gatewaySays: `no answer (${view.detail})`,
+        missing: `${saying} (the gateway could not be asked: ${view.detail}; try again when it answers)`,
+      };
+    case 'record':
+      break;
+  }
+  if (!view.final)
+    return {
+      kind: 'refuse',
+      gatewaySays: view.text,
+      missing: `${saying} (it says ${view.text}, not final)`,
+    };
   if (view.status === chosen) return { kind: 'apply', gatewayAnswer: 'agrees' };
   const releasedHold =
     object === 'invoice' &&
@@ -79,7 +115,7 @@ export function decideAccept(
     view.status === 'rejected' &&
     (current === 'held' || current === 'unheld');
   if (releasedHold) return { kind: 'apply', gatewayAnswer: 'agrees' };
-  return { kind: 'refuse', gatewaySays: view.text };
+  return { kind: 'refuse', gatewaySays: view.text, missing: `${saying} (it says ${view.text})` };
 }
 
 /** An invoice's gateway number (invoice/check), as the invoice rule maps it. */

@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { resolveAttention, type AttentionObject } from '../common/attention';
 import {
-  AcceptContradictsGateway,
+  GatewayEvidenceRequired,
   NotFlagged,
   NotFound,
   RequestInProgress,
@@ -132,11 +132,12 @@ export class AttentionService {
   }
 
   /**
-   * An operator's final status, guarded (issue #22): flagged objects only, never while a gateway
-   * call on the object is in flight; the gateway is asked first with nothing held, and an
-   * answer that contradicts the choice (another final status, or not final yet) refuses it with
-   * nothing changed. Allowed when the answer agrees, or with the note when the gateway has no
-   * record or cannot be reached; applied through the object's accept transition, audited.
+   * An operator's final status, guarded: flagged objects only, never while a gateway call on
+   * the object is in flight; the gateway is asked first with nothing held, and the choice is
+   * applied only with its word for it (accept-guard.ts `decideAccept`), else a 409
+   * `gateway-evidence-required` with nothing changed. Applied through the object's accept
+   * transition, audited; a move between final statuses posts its difference in the books (the
+   * row's position), sends the new status's event, and gives back refund room and cap share.
    */
   private async accept(
     object: AttentionObject,
@@ -162,11 +163,16 @@ export class AttentionService {
     const view = await this.askGateway(object, pre);
     const decision = decideAccept(object, status, pre.status, view);
     if (decision.kind === 'refuse')
-      throw new AcceptContradictsGateway(label(object), id, status, decision.gatewaySays);
+      throw new GatewayEvidenceRequired(
+        label(object),
+        id,
+        status,
+        decision.gatewaySays,
+        decision.missing,
+      );
     const facts = {
       gatewayAnswer: decision.gatewayAnswer,
       ...(view.kind === 'record' || view.kind === 'foreign' ? { gatewaySays: view.text } : {}),
-      ...(view.kind === 'unreachable' ? { gatewayError: view.detail } : {}),
     };
     const details = { attention: 'accept', note, ...facts };
     const resolution = { action: 'accept', status, note, ...facts };
@@ -247,7 +253,7 @@ export class AttentionService {
           ?.invoiceId ??
         null;
       // No gateway invoice id: no refund of it can have been sent.
-      if (invoiceId === null) return { kind: 'absent' };
+      if (invoiceId === null) return { kind: 'never_sent' };
       const records = await this.gateway.getRefunds(toGatewayId(invoiceId));
       const record = records.find((r) => r.shop_refund_id === refund.shopRefundId);
       return record ? refundView(record.status) : { kind: 'absent' };

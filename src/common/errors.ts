@@ -150,14 +150,18 @@ export class NotFlagged extends DomainError {
  * An operator's accept that the gateway's fresh answer contradicts (another final status, or
  * not final yet): nothing is changed; the gateway's answer is named.
  */
-export class AcceptContradictsGateway extends DomainError {
-  constructor(what: string, id: string, chosen: string, gatewaySays: string) {
+/**
+ * An operator's correction without the gateway's word for it: nothing changed (the object stays
+ * as it is, in the books as it is, watched).
+ */
+export class GatewayEvidenceRequired extends DomainError {
+  constructor(what: string, id: string, chosen: string, gatewaySays: string, missing: string) {
     super(
-      'accept-contradicts-gateway',
+      'gateway-evidence-required',
       409,
-      'The gateway says otherwise',
-      `${what} ${id}: the gateway says ${gatewaySays}; ${chosen} is not accepted`,
-      { gatewayAnswer: gatewaySays },
+      "The gateway's word is needed",
+      `${what} ${id}: ${chosen} is not accepted without ${missing}; nothing was changed`,
+      { gatewayAnswer: gatewaySays, missing },
     );
   }
 }

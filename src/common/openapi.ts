@@ -52,8 +52,10 @@ export class ProblemDetails {
   refundedOrPending?: string;
   @ApiPropertyOptional({ description: 'refund-exceeds-paid-amount: the amount this refund asked for', example: '50.00' })
   requestedAmount?: string;
-  @ApiPropertyOptional({ description: "accept-contradicts-gateway: the gateway's own status", example: 'succeeded' })
+  @ApiPropertyOptional({ description: 'gateway-evidence-required: what the gateway answered', example: 'no answer (connect refused)' })
   gatewayAnswer?: string;
+  @ApiPropertyOptional({ description: 'gateway-evidence-required: the evidence the chosen status needs', example: "the gateway's record of this payout saying failed (the gateway could not be asked)" })
+  missing?: string;
   @ApiPropertyOptional({ description: 'cap-exceeded: the cap (daily or recipientDaily)', example: 'daily' })
   cap?: string;
   @ApiPropertyOptional({ description: 'cap-exceeded, insufficient-balance: the currency (ISO 4217 numeric)', example: 643 })

@@ -242,7 +242,7 @@ describe('admin console', () => {
         .type('form')
         .send({ _csrf: csrf, action: 'accept', status: 'succeeded', note: 'looks paid' })
         .expect(409);
-      expect(refused.text).toContain('the gateway says held (8)');
+      expect(refused.text).toContain('it says held (8)');
       const still = await db.query(`SELECT status FROM invoices WHERE shop_order_id = $1`, [
         shopOrderId,
       ]);
