@@ -344,7 +344,7 @@ describe('one shop takes the payments and pays out', () => {
     expect(rub(whileHeld)).toEqual(
       expect.objectContaining({
         gateway: expect.objectContaining({ hold: '100.10' }),
-        difference: '0.00',
+        differences: { available: '0.00', frozen: '0.00' },
       }),
     );
     await w.ctx.http.post(`/api/v1/invoices/${held}/charge`).set(auth()).expect(200);
@@ -362,7 +362,7 @@ describe('one shop takes the payments and pays out', () => {
     expect(rub(after)).toEqual(
       expect.objectContaining({
         gateway: expect.objectContaining({ hold: '0.00' }),
-        difference: '0.00',
+        differences: { available: '0.00', frozen: '0.00' },
       }),
     );
   }, 60000);

@@ -110,7 +110,8 @@ it('a kill at a crash point leaves each state change with its entries or neither
   // Committed, not answered: the change and its entry both.
   await dieAt('notification.apply.after_commit', (s) => invoicePaidByPayer(s, orders[1]));
 
-  // The gateway has the payout, the service had not recorded its answer: no send, no entry.
+  // The gateway has the payout, the service had not recorded its answer: its write-off is frozen
+  // since the create was claimed (the outcome unknown), and nothing more.
   await dieAt('payout.create.after_answer', async (s) => {
     await call(s, '/api/v1/payouts', payout(payouts[0]));
   });
@@ -119,7 +120,7 @@ it('a kill at a crash point leaves each state change with its entries or neither
        FROM payouts p WHERE shop_payment_id = $1`,
     [payouts[0]],
   );
-  expect(unrecorded.rows[0]).toEqual({ withdraw_id: null, entries: 0 });
+  expect(unrecorded.rows[0]).toEqual({ withdraw_id: null, entries: 1 });
   // The answer recorded, the caller not answered: sent with its entry.
   await dieAt('payout.create.after_result', async (s) => {
     await call(s, '/api/v1/payouts', payout(payouts[1]));

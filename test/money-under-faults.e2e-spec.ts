@@ -380,7 +380,7 @@ describe('attention: the queue and its resolutions', () => {
     return shopOrderId;
   }
 
-  it('lists flagged objects oldest first, admin only; accept records the verified status, audited, flag cleared', async () => {
+  it('lists flagged objects oldest first, admin only; accept without the gateway\'s word changes nothing', async () => {
     const a = await contradicted();
     await sleep(20);
     const b = await contradicted();
@@ -429,17 +429,16 @@ describe('attention: the queue and its resolutions', () => {
       ).status,
     ).toBe(404);
 
-    const ok = await ctx.http
+    // The gateway has no record of this hand-made invoice: no word for succeeded, nothing moves.
+    const refused = await ctx.http
       .post(`/api/v1/admin/invoices/${a}/resolve`)
       .set(admin())
       .send({ action: 'accept', status: 'succeeded', note: 'paid per back office' });
-    expect(ok.status).toBe(200);
-    expect(ok.body.status).toBe('succeeded');
-    const r = await row('invoices', 'shop_order_id', a);
-    expect(r).toMatchObject({
-      status: 'succeeded',
-      needs_attention: false,
-      attention_reason: null,
+    expect(refused.status).toBe(409);
+    expect(refused.body.type).toMatch(/gateway-evidence-required$/);
+    expect(await row('invoices', 'shop_order_id', a)).toMatchObject({
+      status: 'rejected',
+      needs_attention: true,
     });
     const events = await db.query(
       `SELECT to_status, cause, details FROM events WHERE entity_type = 'invoice' AND entity_id = $1 ORDER BY id`,
@@ -449,12 +448,9 @@ describe('attention: the queue and its resolutions', () => {
       (e) => (e as { details: Record<string, unknown> | null }).details ?? {},
     );
     expect(details.some((d) => d.attention === 'raised')).toBe(true);
-    expect(
-      details.some((d) => d.attention === 'resolved' && d.note === 'paid per back office'),
-    ).toBe(true);
-    expect(events.rows.some((e) => (e as { cause: string }).cause === 'admin')).toBe(true);
+    expect(details.some((d) => d.attention === 'resolved')).toBe(false);
     const after = await ctx.http.get('/api/v1/admin/attention').set(admin());
-    expect((after.body.items as Array<{ id: string }>).map((i) => i.id)).not.toContain(a);
+    expect((after.body.items as Array<{ id: string }>).map((i) => i.id)).toContain(a);
   });
 
   it('recheck asks the gateway now and applies its answer through the invoice rule; an unconfirmed flag stays', async () => {

@@ -31,10 +31,12 @@ export async function postEntry(
     postings: readonly Posting[];
     /** An operator's `Idempotency-Key`: an entry of the same key (and `keyId`) posts nothing. */
     idempotencyKey?: string;
+    /** When it is dated; the transaction's time when left out. */
+    at?: Date;
   },
 ): Promise<string | null> {
   const rows = (await q.query(
-    `SELECT ledger_post($1, $2, $3::uuid, $4, $5, $6, $7::jsonb, now(), $8) AS id`,
+    `SELECT ledger_post($1, $2, $3::uuid, $4, $5, $6, $7::jsonb, COALESCE($9::timestamptz, now()), $8) AS id`,
     [
       e.kind,
       e.objectType ?? null,
@@ -44,6 +46,7 @@ export async function postEntry(
       e.note ?? null,
       JSON.stringify(e.postings),
       e.idempotencyKey ?? null,
+      e.at ?? null,
     ],
   )) as { id: string | null }[];
   return rows[0]?.id ?? null;
@@ -180,6 +183,7 @@ export async function hasOpening(q: Querier): Promise<boolean> {
 
 export interface PositionMismatchRow {
   object_type: string;
+  object_pk: string;
   object_id: string;
   status: string | null;
   posted: Posting[];
@@ -199,7 +203,7 @@ export async function positionMismatches(
   q: Querier,
 ): Promise<{ objects: number; mismatches: PositionMismatchRow[] }> {
   const rows = (await q.query(
-    `SELECT m.object_type, m.object_id, m.status, ${LEGS_JSON('m.posted')} AS posted,
+    `SELECT m.object_type, m.object_pk, m.object_id, m.status, ${LEGS_JSON('m.posted')} AS posted,
             ${LEGS_JSON('m."position"')} AS "position"
        FROM ledger_position_mismatches() m`,
   )) as PositionMismatchRow[];

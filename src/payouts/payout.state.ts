@@ -21,12 +21,14 @@ export const PAYOUT_STATUSES: readonly PayoutStatus[] = [
   'cancelled',
 ];
 
-const FINAL: ReadonlySet<PayoutStatus> = new Set<PayoutStatus>([
+/** The final statuses: never left. */
+export const PAYOUT_FINAL_STATUSES: readonly PayoutStatus[] = [
   'succeeded',
   'failed',
   'rejected',
   'cancelled',
-]);
+];
+const FINAL: ReadonlySet<PayoutStatus> = new Set<PayoutStatus>(PAYOUT_FINAL_STATUSES);
 
 export function isFinal(status: PayoutStatus): boolean {
   return FINAL.has(status);

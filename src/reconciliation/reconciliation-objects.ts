@@ -8,10 +8,9 @@ import {
 } from '../invoices/invoice.state';
 import type { InvoiceStatus } from '../invoices/invoice.state';
 import { releasedHold } from '../invoices/invoice.rules';
-import {
-  isFinal as payoutFinal,
-  statusFromGatewayNumber as payoutStatusOf,
-} from '../payouts/payout.state';
+import { Amount } from '../common/money';
+import { readPayoutRecord } from '../payouts/payout.rules';
+import { isFinal as payoutFinal, PAYOUT_FINAL_STATUSES } from '../payouts/payout.state';
 import type { PayoutStatus } from '../payouts/payout.entity';
 import { isFinalRefund, refundStatusFromGateway } from '../refunds/refund.state';
 import type { RefundStatus } from '../refunds/refund.entity';
@@ -38,6 +37,8 @@ async function absentAsNull<T>(call: () => Promise<T>): Promise<T | null> {
     throw e;
   }
 }
+
+const PAYOUT_FINALS: readonly string[] = PAYOUT_FINAL_STATUSES;
 
 /** Statuses in which the gateway may not have the object yet: its absence is no variance. */
 const INVOICE_MAYBE_UNSENT = new Set(['pending', 'unknown', 'ps_create_failed']);
@@ -117,6 +118,26 @@ export async function reconcileObjects(
     byInvoice.set(r.gateway_invoice_id, [...(byInvoice.get(r.gateway_invoice_id) ?? []), r]);
   for (const [invoiceId, ours] of byInvoice) {
     const theirs = (await absentAsNull(() => gateway.getRefunds(Number(invoiceId)))) ?? [];
+    // A refund the gateway holds for this invoice under an id we do not know: missing ours.
+    const known = new Set(
+      (
+        (await ds.query(`SELECT shop_refund_id FROM refunds WHERE gateway_invoice_id = $1`, [
+          invoiceId,
+        ])) as { shop_refund_id: string }[]
+      ).map((r) => r.shop_refund_id),
+    );
+    for (const t of theirs) {
+      if (known.has(t.shop_refund_id)) continue;
+      items.push({
+        kind: 'missing_ours',
+        objectType: 'refund',
+        objectId: t.shop_refund_id,
+        currency: ours[0].currency,
+        ours: null,
+        gateway: refundStatusFromGateway(t.status) ?? String(t.status),
+        amount: String(t.amount),
+      });
+    }
     for (const r of ours) {
       const g = theirs.find((t) => t.shop_refund_id === r.shop_refund_id);
       if (g === undefined && r.submit_state !== 'accepted') continue;
@@ -136,34 +157,80 @@ export async function reconcileObjects(
     }
   }
 
+  // Every payout that changed in the day or is not final, sent or with a gateway id: by its
+  // withdraw id, or by our id when the gateway never gave one; read through the record rule
+  // every payout path uses (a record that is not this payout's is an item, never agreement).
   const payouts = (await ds.query(
-    `SELECT id, shop_payment_id, status, withdraw_id::text AS withdraw_id, shop_write_off::text AS shop_write_off, shop_currency
+    `SELECT id, shop_payment_id, status, withdraw_id::text AS withdraw_id, shop_write_off::text AS shop_write_off,
+            amount::text AS amount, amount_type, shop_currency, payway, account_masked,
+            (call_lease_until IS NOT NULL AND call_lease_until > now()) AS in_flight
        FROM payouts
-      WHERE shop_id = $1 AND withdraw_id IS NOT NULL
-        AND ((updated_at >= $2 AND updated_at < $3) OR status NOT IN ('succeeded', 'failed', 'rejected'))
+      WHERE shop_id = $1 AND (withdraw_id IS NOT NULL OR sent_at IS NOT NULL)
+        AND ((updated_at >= $2 AND updated_at < $3) OR NOT (status = ANY($4::varchar[])))
       ORDER BY created_at, id`,
-    [payoutShop, day.from, day.to],
+    [payoutShop, day.from, day.to, PAYOUT_FINALS],
   )) as {
     id: string;
     shop_payment_id: string;
     status: PayoutStatus;
-    withdraw_id: string;
+    withdraw_id: string | null;
     shop_write_off: string | null;
+    amount: string;
+    amount_type: 'ps_amount' | 'shop_amount';
     shop_currency: number;
+    payway: string;
+    account_masked: string;
+    in_flight: boolean;
   }[];
   for (const p of payouts) {
-    const record = await absentAsNull(() => gateway.withdrawStatus(Number(p.withdraw_id)));
-    const mapped =
-      record === null ? null : payoutStatusOf(record.status, config.payouts.status).status;
+    // A create on its way: the gateway may not have it yet; the next run asks.
+    if (p.in_flight) continue;
+    const record = await absentAsNull(() =>
+      p.withdraw_id === null
+        ? gateway.withdrawShopPaymentStatus(p.shop_payment_id)
+        : gateway.withdrawStatus(Number(p.withdraw_id)),
+    );
+    const base = {
+      objectType: 'payout' as const,
+      objectId: p.shop_payment_id,
+      currency: p.shop_currency,
+      rowId: p.id,
+      rowStatus: p.status,
+    };
+    if (record === null) {
+      // Absent: a variance only for a payout the gateway must have (it gave an id, or ours is
+      // final succeeded); an unknown outcome without an id is the poller's to settle.
+      if (p.withdraw_id !== null || p.status === 'succeeded')
+        items.push({ ...base, kind: 'missing_gateway', ours: p.status, gateway: null });
+      continue;
+    }
+    const reading = readPayoutRecord(
+      {
+        shopPaymentId: p.shop_payment_id,
+        amount: Amount.fromText(p.amount),
+        amountType: p.amount_type,
+        shopCurrency: p.shop_currency,
+        payway: p.payway,
+        accountMasked: p.account_masked,
+      },
+      record,
+      config.payouts.status,
+    );
+    if (!reading.ours) {
+      items.push({ ...base, kind: 'foreign_record', ours: p.status, gateway: reading.reason });
+      continue;
+    }
+    const mapped = reading.mapped.status;
     for (const item of compareObject({
       objectType: 'payout',
       objectId: p.shop_payment_id,
       currency: p.shop_currency,
       ours: { status: p.status, final: payoutFinal(p.status), amount: p.shop_write_off },
-      gateway:
-        record === null || mapped === null
-          ? null
-          : { status: mapped, final: payoutFinal(mapped), amount: String(record.shop_write_off) },
+      gateway: {
+        status: mapped,
+        final: payoutFinal(mapped),
+        amount: record.shop_write_off == null ? null : String(record.shop_write_off),
+      },
     }))
       items.push({ ...item, rowId: p.id, rowStatus: p.status });
   }

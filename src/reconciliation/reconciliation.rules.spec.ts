@@ -18,7 +18,7 @@ describe('compareBalances', () => {
         currency: 643,
         ours: { available: '100.00', frozen: '50.50' },
         gateway: { available: '100.00', hold: '0.50', frozen: '50.00' },
-        difference: '0.00',
+        differences: { available: '0.00', frozen: '0.00' },
       },
     ]);
   });
@@ -61,7 +61,8 @@ describe('compareBalances', () => {
       ['agent_available', '-10.00'],
       ['agent_frozen', '10.00'],
     ]);
-    expect(r.balances[0].difference).toBe('0.00');
+    // Apart, never netted: +10.00 and -10.00 do not read 0.00.
+    expect(r.balances[0].differences).toEqual({ available: '-10.00', frozen: '10.00' });
   });
 });
 

@@ -7,13 +7,22 @@ import { minorUnits } from '../common/currency';
  * against the gateway's record of it.
  */
 
-export type ItemKind = 'balance' | 'status' | 'amount' | 'missing_ours' | 'missing_gateway';
+export type ItemKind =
+  | 'balance'
+  | 'status'
+  | 'amount'
+  | 'missing_ours'
+  | 'missing_gateway'
+  | 'foreign_record'
+  | 'position';
 export const ITEM_KINDS: readonly ItemKind[] = [
   'balance',
   'status',
   'amount',
   'missing_ours',
   'missing_gateway',
+  'foreign_record',
+  'position',
 ];
 
 export interface ReconciliationItem {
@@ -27,14 +36,19 @@ export interface ReconciliationItem {
   gateway: string | null;
   /** gateway − ours, for amounts and balances. */
   amount?: string;
+  /** A position item: the object's status and the position it implies. */
+  position?: string;
 }
 
 export interface BalanceComparison {
   currency: number;
   ours: { available: string; frozen: string };
   gateway: { available: string; hold: string; frozen: string };
-  /** (available + hold + frozen at the gateway) − (agent_available + agent_frozen in the books). */
-  difference: string;
+  /**
+   * Gateway − books, apart (never netted): `available` against `agent_available`, `frozen`
+   * (frozen + hold at the gateway) against `agent_frozen`.
+   */
+  differences: { available: string; frozen: string };
 }
 
 const ZERO = '0';
@@ -141,7 +155,10 @@ export function compareBalances(
         hold: money(d(g.hold), currency),
         frozen: money(d(g.frozen), currency),
       },
-      difference: money(availableDiff.plus(frozenDiff), currency),
+      differences: {
+        available: money(availableDiff, currency),
+        frozen: money(frozenDiff, currency),
+      },
     });
     if (!availableDiff.isZero()) {
       items.push({
@@ -165,6 +182,24 @@ export function compareBalances(
     }
   }
   return { balances, items };
+}
+
+/**
+ * A stored comparison with its differences apart, worked out from its two sides (runs stored
+ * before the differences were kept apart carry a netted `difference`, which is dropped).
+ */
+export function withDifferences(
+  b: BalanceComparison & { difference?: string },
+): BalanceComparison {
+  const { difference: _netted, ...rest } = b;
+  const c = b.currency;
+  return {
+    ...rest,
+    differences: {
+      available: money(d(b.gateway.available).minus(d(b.ours.available)), c),
+      frozen: money(d(b.gateway.frozen).plus(d(b.gateway.hold)).minus(d(b.ours.frozen)), c),
+    },
+  };
 }
 
 /**

@@ -9,9 +9,10 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayError, GatewayTransportError } from '../gateway/gateway.errors';
 import { GatewayService } from '../gateway/gateway.service';
 import { openingPostings } from '../ledger/ledger.chart';
-import { balancesAt, hasOpening, postEntry } from '../ledger/ledger-sql';
+import { balancesAt, hasOpening, positionMismatches, postEntry } from '../ledger/ledger-sql';
 import {
   booksDifference,
+  ledgerPositionMismatches,
   reconciliationItems,
   reconciliationLastFinished,
 } from '../metrics/metrics';
@@ -22,6 +23,7 @@ import {
   agentBooks,
   compareBalances,
   openingBalance,
+  withDifferences,
   ITEM_KINDS,
   type BalanceComparison,
   type ReconciliationItem,
@@ -55,7 +57,7 @@ const view = (r: Row): Reconciliation => ({
   status: r.status,
   startedAt: new Date(r.started_at).toISOString(),
   finishedAt: new Date(r.finished_at).toISOString(),
-  balances: r.balances,
+  balances: r.balances.map(withDifferences),
   items: r.items,
 });
 
@@ -104,6 +106,11 @@ export class ReconciliationService {
   private async reconcile(day: string, keyId: string | null): Promise<Reconciliation> {
     const bounds = await this.dayBounds(day);
     const startedAt = new Date();
+    // The balance and the books at one instant: read while no payout create is on its way (a
+    // create sent just before the read may or may not be in the gateway's figure), and the books
+    // taken as of the moment the read was sent (payouts sent after it are in flight, outside both).
+    await this.quietCreates();
+    const readAt = new Date();
     const gatewayBalance = await this.gateway.shopBalance();
     const gw = new Map<number, { available: string; hold: string; frozen: string }>();
     for (const b of gatewayBalance.balances) {
@@ -114,16 +121,19 @@ export class ReconciliationService {
       });
     }
     const single = this.singleShop();
-    if (!(await hasOpening(this.ds))) await this.postOpening(gw, single);
-    const objectItems = await reconcileObjects(this.ds, this.gateway, this.config, bounds);
-    // The books as they stand now, as the gateway's balance does.
+    if (!(await hasOpening(this.ds))) await this.postOpening(gw, single, readAt);
     const ours = agentBooks(
-      await balancesAt(this.ds, new Date()),
+      await balancesAt(this.ds, readAt),
       single,
       single ? await this.openHolds(this.ds) : undefined,
     );
+    const objectItems = await reconcileObjects(this.ds, this.gateway, this.config, bounds);
     const { balances, items: balanceItems } = compareBalances(ours, gw);
-    const items: FlaggableItem[] = [...balanceItems, ...objectItems];
+    const items: FlaggableItem[] = [
+      ...balanceItems,
+      ...objectItems,
+      ...(await this.positionItems()),
+    ];
     const status = items.length === 0 ? 'balanced' : 'variances';
     const stored = await this.ds.transaction(async (m) => {
       const rows = (await m.query(
@@ -160,6 +170,40 @@ export class ReconciliationService {
     return stored;
   }
 
+  /**
+   * Waits (up to one gateway time-out) until no payout create of the agent shop is on its way,
+   * so that the balance read next sees every create sent before it.
+   */
+  private async quietCreates(): Promise<void> {
+    const until = Date.now() + this.config.gateway.timeoutMs;
+    for (;;) {
+      const [row] = (await this.ds.query(
+        `SELECT EXISTS (SELECT 1 FROM payouts
+                         WHERE shop_id = $1 AND call_owner IS NOT NULL AND call_lease_until > now()) AS busy`,
+        [this.config.gateway.shops.payout.shopId],
+      )) as { busy: boolean }[];
+      if (!row.busy || Date.now() >= until) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** The position check (the books against the objects' states), as reconciliation items. */
+  private async positionItems(): Promise<FlaggableItem[]> {
+    const { mismatches } = await positionMismatches(this.ds);
+    const legs = (ps: readonly { account: string; amount: string }[]): string =>
+      ps.length === 0 ? 'nothing' : ps.map((p) => `${p.account} ${p.amount}`).join(', ');
+    return mismatches.map((m) => ({
+      kind: 'position' as const,
+      objectType: m.object_type as 'invoice' | 'refund' | 'payout',
+      objectId: m.object_id,
+      currency: m.posted[0]?.currency ?? m.position[0]?.currency ?? null,
+      ours: `posted ${legs(m.posted)}`,
+      gateway: null,
+      position: `${m.status ?? 'no object'}: ${legs(m.position)}`,
+      ...(m.status === null ? {} : { rowId: m.object_pk, rowStatus: m.status }),
+    }));
+  }
+
   /** The payment shop's invoices held now, per currency: a payer's funds in the gateway's hold. */
   private async openHolds(q: Pick<EntityManager, 'query'>): Promise<Map<number, string>> {
     const rows = (await q.query(
@@ -185,12 +229,14 @@ export class ReconciliationService {
   private async postOpening(
     gw: ReadonlyMap<number, { available: string; hold: string; frozen: string }>,
     single: boolean,
+    /** When the gateway's balance was read: the opening is dated then, against the books then. */
+    at: Date,
   ): Promise<void> {
     await this.ds.transaction(async (m) => {
       // Two instances opening at once: the second waits, then finds the first's entries.
       await m.query(`SELECT pg_advisory_xact_lock(hashtext('ledger_opening'))`);
       if (await hasOpening(m)) return;
-      const books = await balancesAt(m, new Date());
+      const books = await balancesAt(m, at);
       const holds = single ? await this.openHolds(m) : undefined;
       for (const [currency, b] of gw) {
         const postings = openingPostings({
@@ -202,6 +248,7 @@ export class ReconciliationService {
           kind: 'opening',
           note: 'opening balance of the agent shop (first reconciliation)',
           postings,
+          at,
         });
       }
     });
@@ -210,8 +257,12 @@ export class ReconciliationService {
   /** Every item raises attention: on its object, or on the reconciliation for the others. */
   private async flag(m: EntityManager, rec: Reconciliation, items: FlaggableItem[]): Promise<void> {
     const own: string[] = [];
+    // An object flagged once a run, by its first item (its status before its books).
+    const flagged = new Set<string>();
     for (const item of items) {
       const detail = describe(item);
+      if (item.rowId !== undefined && flagged.has(item.rowId)) continue;
+      if (item.rowId !== undefined) flagged.add(item.rowId);
       if (
         item.rowId !== undefined &&
         item.objectType !== undefined &&
@@ -271,6 +322,7 @@ export class ReconciliationService {
     for (const kind of ITEM_KINDS) {
       reconciliationItems.set({ kind }, rec.items.filter((i) => i.kind === kind).length);
     }
+    ledgerPositionMismatches.set(rec.items.filter((i) => i.kind === 'position').length);
   }
 
   async get(id: string): Promise<Reconciliation> {

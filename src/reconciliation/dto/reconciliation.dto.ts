@@ -41,11 +41,22 @@ export class GatewayBalanceSchema {
   @ApiProperty({ example: '177.00' }) frozen: string;
 }
 
+export class BalanceDifferencesSchema {
+  @ApiProperty({ description: 'gateway available − agent_available', example: '5.00' })
+  available: string;
+  @ApiProperty({ description: '(gateway frozen + hold) − agent_frozen', example: '0.00' })
+  frozen: string;
+}
+
 export class BalanceComparisonSchema {
   @ApiProperty({ example: 643 }) currency: number;
   @ApiProperty({ type: OursBalanceSchema }) ours: OursBalanceSchema;
   @ApiProperty({ type: GatewayBalanceSchema }) gateway: GatewayBalanceSchema;
-  @ApiProperty({ description: 'gateway total − ours', example: '5.00' }) difference: string;
+  @ApiProperty({
+    type: BalanceDifferencesSchema,
+    description: 'Gateway − books per side, apart (never netted)',
+  })
+  differences: BalanceDifferencesSchema;
 }
 
 export class ReconciliationItemSchema {
@@ -60,6 +71,11 @@ export class ReconciliationItemSchema {
   @ApiProperty({ type: String, nullable: true, example: '998960.00' }) ours: string | null;
   @ApiProperty({ type: String, nullable: true, example: '998965.00' }) gateway: string | null;
   @ApiPropertyOptional({ description: 'gateway − ours', example: '5.00' }) amount?: string;
+  @ApiPropertyOptional({
+    description: 'A position item: the status and the position it implies (ours: what was posted)',
+    example: 'rejected: nothing',
+  })
+  position?: string;
 }
 
 export class ReconciliationSchema {
