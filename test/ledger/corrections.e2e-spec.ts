@@ -404,3 +404,26 @@ describe('GET /admin/ledger/check', () => {
     expect(metrics.text).toMatch(/^ledger_position_mismatches 1$/m);
   });
 });
+
+describe('the position rule in SQL and the state machines in TypeScript agree', () => {
+  it('the final statuses the position functions read are the state machines’ (and an invoice’s lapsed hold)', async () => {
+    const { POSITION_FINALS } = await import(
+      '../../src/database/migrations/1796000000010-LedgerPositions'
+    );
+    const { FINAL_INVOICE_STATUSES } = await import('../../src/invoices/invoice.state');
+    const { FINAL_REFUND_STATUSES } = await import('../../src/refunds/refund.state');
+    const { PAYOUT_FINAL_STATUSES } = await import('../../src/payouts/payout.state');
+    const sorted = (xs: readonly string[]): string[] => [...xs].sort();
+    expect(sorted(POSITION_FINALS.invoice)).toEqual(
+      sorted([...new Set([...FINAL_INVOICE_STATUSES, 'expired'])]),
+    );
+    expect(sorted(POSITION_FINALS.refund)).toEqual(sorted(FINAL_REFUND_STATUSES));
+    expect(sorted(POSITION_FINALS.payout)).toEqual(sorted(PAYOUT_FINAL_STATUSES));
+    // And the database holds those lists: a correction away from each final status is one.
+    const fn = await q<{ src: string }>(
+      `SELECT string_agg(prosrc, ' ') AS src FROM pg_proc WHERE proname IN ('ledger_follow_invoice', 'ledger_follow_refund', 'ledger_follow_payout')`,
+    );
+    for (const s of [...POSITION_FINALS.invoice, ...POSITION_FINALS.refund, ...POSITION_FINALS.payout])
+      expect(fn[0].src).toContain(`'${s}'`);
+  });
+});
