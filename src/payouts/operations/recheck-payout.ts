@@ -30,7 +30,8 @@ export async function recheckFinal(
   by: By,
 ): Promise<void> {
   const p = await dataSource.getRepository(PayoutEntity).findOneBy({ id });
-  if (p === null || !isFinal(p.status)) return;
+  // Never sent (rejected or cancelled while awaiting approval): the gateway cannot hold it.
+  if (p === null || !isFinal(p.status) || p.createAttempts === 0) return;
   const { via, answer } = await core.askStatus(p);
   await transactionFor(dataSource, by, async (m) => {
     const row = await core.lock(m, { id });
