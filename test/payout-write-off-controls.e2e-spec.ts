@@ -119,6 +119,24 @@ describe('the approval thresholds weigh the write-off (balance check off)', () =
     expect(callsOf(ctx, 'withdraw/create', id)).toBe(1);
   });
 
+  it('a payout held before its write-off was quoted: the approval that would send it quotes it and, over the dual threshold, waits for a second key', async () => {
+    const id = newId('legacy');
+    expect((await ctx.http.post('/api/v1/payouts').set(auth()).send(body(id, '89200.00'))).status).toBe(202);
+    // As the previous version stored it: judged on its amount (one approval), no write-off.
+    await db.query(
+      `UPDATE payouts SET approvals_required = 1, shop_write_off = NULL, payee_receive = NULL, ps_currency = NULL WHERE shop_payment_id = $1`,
+      [id],
+    );
+    const first = await ctx.http.post(`/api/v1/admin/payouts/${id}/approve`).set(admin()).send({});
+    expect(first.status).toBe(200);
+    expect(first.body.status).toBe('awaiting_approval');
+    expect(await rowOf(db, id)).toMatchObject({ approvals_required: 2 });
+    expect(callsOf(ctx, 'withdraw/create', id)).toBe(0);
+    const second = await ctx.http.post(`/api/v1/admin/payouts/${id}/approve`).set(admin2()).send({});
+    expect(second.status).toBe(200);
+    expect(callsOf(ctx, 'withdraw/create', id)).toBe(1);
+  });
+
   it('below the threshold by its write-off (49,000.00 writes off 49,520.00) it is sent at once', async () => {
     const id = newId('below');
     const res = await ctx.http.post('/api/v1/payouts').set(auth()).send(body(id, '49000.00'));
