@@ -166,19 +166,6 @@ export class PayoutProcessor {
         'unknown payout status number: treated as not final',
       );
     }
-    if (isFinal(p.status) && mapped.status !== p.status && !isFinal(mapped.status)) {
-      // Our own record of a final payout, now not final there: a contradiction as much as
-      // another final status is (write raises that one). Money state kept, an operator told.
-      await raiseAttention(
-        m,
-        { object: 'payout', id: p.id, shopId: p.shopPaymentId, status: p.status },
-        'contradiction',
-        `${call} says ${mapped.status} (status ${record.status}), the payout is ${p.status}`,
-        cause,
-      );
-      p.needsAttention = true;
-      return;
-    }
     const errorCode =
       'error_code' in record && typeof record.error_code === 'number' && record.error_code > 0
         ? record.error_code

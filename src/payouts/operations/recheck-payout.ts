@@ -40,6 +40,19 @@ export async function recheckFinal(
       ? readPayoutRecord(row, answer.value, core.config.payouts.status)
       : null;
     const agrees = reading !== null && reading.ours && reading.mapped.status === row.status;
+    if (reading !== null && reading.ours && !isFinal(reading.mapped.status)) {
+      // Asked after it was final here, our own record says it is not final there: a
+      // contradiction as much as another final status is (applyRecord's write raises that one).
+      // Only here: a poll's answer read before the payout went final is merely late.
+      await raiseAttention(
+        m,
+        { object: 'payout', id: row.id, shopId: row.shopPaymentId, status: row.status },
+        'contradiction',
+        `${via} says ${reading.mapped.status} (status ${answer.ok ? answer.value.status : '?'}), the payout is ${row.status}`,
+        'admin',
+      );
+      return;
+    }
     if (!answer.ok && answer.err instanceof GatewayError && answer.err.isAbsent) {
       // No record at all: consistent with a payout that never moved money, not with a paid one.
       if (row.status === 'succeeded')
