@@ -109,6 +109,19 @@ describe('recheck of a succeeded payout', () => {
     expect(await recheck(id)).toMatchObject({ status: 'succeeded', needsAttention: false });
   });
 
+  it('the attention recheck ({action: "recheck"}) is the same recheck: 6 there flags it', async () => {
+    const id = newId('rr');
+    await payout(id);
+    expect((await final(id)).status).toBe('succeeded');
+    atGateway(id).status = 6;
+    const res = await ctx.http
+      .post(`/api/v1/admin/payouts/${id}/resolve`)
+      .set(admin())
+      .send({ action: 'recheck' });
+    expect(res.status).toBe(200);
+    expect(await view(id)).toMatchObject({ status: 'succeeded', needsAttention: true });
+  });
+
   it.each([
     [3, /says processing/],
     [8, /says failed/],
