@@ -324,7 +324,6 @@ describe('one key for a notification: what the signature covers', () => {
         'JSON numbers for the same digits',
         () => postRaw(json.replace(`"shop_id":"${SHOP_ID}"`, `"shop_id":${SHOP_ID}`).replace('"shop_amount":"100.00"', '"shop_amount":100.00'), 'application/json'),
       ],
-      ['another (unsigned) type parameter', () => postJson(body, 'refund')],
       [
         'ps_data re-split at a ":" (same signed text)',
         () => postJson({ ...body, ps_data: psData.slice(0, cut), ps_data_: psData.slice(cut + 1) }),
@@ -340,6 +339,9 @@ describe('one key for a notification: what the signature covers', () => {
     // A changed signed value is another notification (here a forgery: refused, nothing stored as verified).
     expect((await postJson({ ...body, shop_amount: '100.01' })).status).toBe(401);
     expect(await inbox(inv.shopOrderId)).toHaveLength(1);
+    // The kind is part of what was received: the same body as a refund does not fit it (400).
+    expect((await postJson(body, 'refund')).status).toBe(400);
+    expect(await inbox(inv.shopOrderId)).toEqual([{ status: 'applied', delivery_count: 1 + copies.length }]);
   });
 
   it('an older ps_data replayed with an added empty field does not overwrite the stored payment token', async () => {
@@ -393,7 +395,7 @@ describe('one key for a notification: what the signature covers', () => {
     expect(report.rekeyed).toBeGreaterThanOrEqual(1);
     expect(report.superseded).toBeGreaterThanOrEqual(1);
     const rows = await db.query(`SELECT id, key_version FROM notifications WHERE shop_order_id = $1 ORDER BY received_at`, [inv.shopOrderId]);
-    expect(rows.rows.map((r: { key_version: number }) => r.key_version)).toEqual([2, 2]);
+    expect(rows.rows.map((r: { key_version: number }) => r.key_version)).toEqual([3, 3]);
     for (const copy of [body, { ...body, zz: '' }, { ...body, yy: '' }]) {
       expect((await postJson(copy)).text).toBe('OK');
     }
@@ -664,12 +666,12 @@ describe('checks before applying', () => {
     expect(res.status).toBe(200);
   });
 
-  it('unknown types and unknown fields are tolerated', async () => {
+  it('an unknown type is refused and stores nothing; unknown fields are tolerated', async () => {
     const res = await postJson(notification('whatever', { brand_new_field: 'x' }), 'chargeback');
-    expect(res.status).toBe(200);
-    expect(res.text).toBe('OK');
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ errors: [{ field: 'type', message: 'must be invoice or refund' }] });
     const n = await db.query(`SELECT status FROM notifications WHERE type = 'chargeback'`);
-    expect(n.rows).toEqual([{ status: 'ignored' }]);
+    expect(n.rows).toEqual([]);
     const inv = await invoice({ onGateway: false });
     expect((await postJson(notification(inv.shopOrderId, { brand_new_field: 'y' }))).status).toBe(
       200,

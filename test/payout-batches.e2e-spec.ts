@@ -430,12 +430,14 @@ describe('a dry run meets the money controls as a real batch would (#27)', () =>
 
   it('counts the daily cap over the rows in order and says how many approvals each would wait for; sends and writes nothing', async () => {
     const tag = uid();
+    // shop_amount rows: each is its own write-off, the figure the controls weigh.
+    const shop = { amountType: 'shop_amount' };
     const rows = [
-      row(`dc-${tag}-1`, { amount: '100.00' }),
-      row(`dc-${tag}-2`, { amount: '200.00' }),
+      row(`dc-${tag}-1`, { ...shop, amount: '100.00' }),
+      row(`dc-${tag}-2`, { ...shop, amount: '200.00' }),
       // 100 + 200 + 150 > 420: this one would pass the cap; the next (100) still fits.
-      row(`dc-${tag}-3`, { amount: '150.00' }),
-      row(`dc-${tag}-4`, { amount: '100.00' }),
+      row(`dc-${tag}-3`, { ...shop, amount: '150.00' }),
+      row(`dc-${tag}-4`, { ...shop, amount: '100.00' }),
     ];
     const res = await controlled.http
       .post('/api/v1/payouts/batches?dryRun=true')

@@ -152,8 +152,8 @@ describe('notification keys and sources', () => {
         fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 })),
         (fields) => {
           const reversed = Object.fromEntries(Object.entries(fields).reverse());
-          expect(notificationContentKey(reversed)).toBe(notificationContentKey(fields));
-          expect(notificationContentKey(fields, false)).not.toBe(notificationContentKey(fields));
+          expect(notificationContentKey('invoice', reversed)).toBe(notificationContentKey('invoice', fields));
+          expect(notificationContentKey('invoice', fields, false)).not.toBe(notificationContentKey('invoice', fields));
         },
       ),
     );
@@ -168,12 +168,13 @@ describe('notification keys and sources', () => {
         (fields, extra) => {
           const withEmpty = { ...Object.fromEntries(extra.map((k) => [k, ''])), ...fields };
           const withSign = { ...fields, sign: 'f'.repeat(64) };
-          expect(notificationContentKey(withEmpty)).toBe(notificationContentKey(fields));
-          expect(notificationContentKey(withSign)).toBe(notificationContentKey(fields));
-          expect(notificationContentKey(fields)).toBe(
-            createHash('sha256')
-              .update(JSON.stringify(['v', notificationSignString(fields)]), 'utf8')
-              .digest('hex'),
+          expect(notificationContentKey('invoice', withEmpty)).toBe(notificationContentKey('invoice', fields));
+          expect(notificationContentKey('invoice', withSign)).toBe(notificationContentKey('invoice', fields));
+          const signed = createHash('sha256')
+            .update(JSON.stringify(['v', notificationSignString(fields)]), 'utf8')
+            .digest('hex');
+          expect(notificationContentKey('invoice', fields)).toBe(
+            createHash('sha256').update(`invoice:${signed}`, 'utf8').digest('hex'),
           );
         },
       ),
@@ -181,12 +182,31 @@ describe('notification keys and sources', () => {
   });
 
   it('a changed signed value changes the key; a body re-split at a ":" is the same signed text and key', () => {
-    expect(notificationContentKey({ a: '1', b: '2' })).not.toBe(
-      notificationContentKey({ a: '1', b: '3' }),
+    expect(notificationContentKey('invoice', { a: '1', b: '2' })).not.toBe(
+      notificationContentKey('invoice', { a: '1', b: '3' }),
     );
-    expect(notificationContentKey({ a: '1', b: '2' })).not.toBe(notificationContentKey({ a: '1' }));
+    expect(notificationContentKey('invoice', { a: '1', b: '2' })).not.toBe(notificationContentKey('invoice', { a: '1' }));
     // The signature cannot tell these apart (same sign), so neither may the inbox.
-    expect(notificationContentKey({ a: '1:2' })).toBe(notificationContentKey({ a: '1', b: '2' }));
+    expect(notificationContentKey('invoice', { a: '1:2' })).toBe(notificationContentKey('invoice', { a: '1', b: '2' }));
+  });
+
+  // #46 item 8: a copy received under a wrong `type` never takes the genuine notification's row.
+  it('the kind takes part in the key: the same signed body as another type is another key', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 })),
+        fc.string({ maxLength: 32 }),
+        (fields, other) => {
+          fc.pre(other !== 'invoice');
+          expect(notificationContentKey(other, fields)).not.toBe(
+            notificationContentKey('invoice', fields),
+          );
+        },
+      ),
+    );
+    expect(notificationContentKey('refund', { a: '1' })).not.toBe(
+      notificationContentKey('invoice', { a: '1' }),
+    );
   });
 
   it('accepts IPv4-mapped addresses of an allowed source and nothing else', () => {

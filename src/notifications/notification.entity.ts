@@ -18,7 +18,7 @@ export type NotificationStatusEffect = 'applied' | 'unchanged' | 'not_applied';
 @Entity('notifications')
 @Index('ix_notifications_order', ['shopOrderId'])
 @Index('ix_notifications_unverified', ['receivedAt'], { where: 'verified = false' })
-@Index('ix_notifications_old_key', ['id'], { where: 'key_version < 2' })
+@Index('ix_notifications_old_key', ['id'], { where: 'key_version < 3' })
 @Index('ix_notifications_settled', ['lastReceivedAt'], {
   where: `verified AND status IN ('applied','stale')`,
 })

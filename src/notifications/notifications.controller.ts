@@ -30,13 +30,17 @@ export class NotificationsController {
     description:
       'JSON or application/x-www-form-urlencoded (64 kB at most). Checked against NOTIFY_ALLOWED_IPS (403), verified on the raw ' +
       'values with the secret of the shop its shop_id names (401; a shop that is not configured: 403), stored in the notifications inbox and applied in one transaction; answered 200 text/plain "OK" only after it ' +
-      'committed. A repeated notification changes nothing and is answered OK; one that does not match the invoice is stored as ' +
-      'rejected and answered OK (the gateway cannot fix it by retrying). A storage failure is a 5xx so the gateway retries.',
+      'committed. A repeated notification changes nothing and is answered OK; "repeated" is decided on the kind (type) and ' +
+      'exactly the values the signature covers. One that does not match the invoice is stored as rejected and answered OK ' +
+      '(the gateway cannot fix it by retrying). A type other than invoice or refund (exactly so spelt; given twice, the ' +
+      'same value), or one the body does not fit (refund: the body names shop_refund_id; invoice: shop_order_id and no ' +
+      'shop_refund_id), is 400 notification-type-invalid naming type, and nothing is stored, so the gateway sends it ' +
+      'again and its genuine copy is never taken as a repeat. A storage failure is a 5xx so the gateway retries.',
   })
   @ApiQuery({
     name: 'type',
-    required: false,
-    description: 'invoice | refund (other kinds are stored and ignored)',
+    required: true,
+    description: 'invoice | refund (anything else is 400 and nothing is stored)',
     schema: { type: 'string', example: 'invoice' },
   })
   @ApiConsumes('application/json', 'application/x-www-form-urlencoded')
@@ -67,7 +71,7 @@ export class NotificationsController {
     @Query('type') type?: string | string[],
   ): Promise<string> {
     await this.notifications.receive({
-      type: Array.isArray(type) ? type[0] : type,
+      type,
       rawBody: req.rawBody,
       contentType: req.headers['content-type'],
       sourceIp: req.ip,

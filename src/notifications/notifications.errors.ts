@@ -42,3 +42,16 @@ export class NotificationUnreadable extends DomainError {
     super('notification-unreadable', 400, 'Notification unreadable', detail);
   }
 }
+
+/**
+ * A `type` that is not a kind the gateway sends (`invoice`, `refund`), or one the body does not
+ * fit: nothing is stored, so the gateway sends it again and the genuine notification is never
+ * taken as a repeat of it.
+ */
+export class NotificationTypeInvalid extends DomainError {
+  constructor(message: string) {
+    super('notification-type-invalid', 400, 'Notification type invalid', `type: ${message}`, {
+      errors: [{ field: 'type', message }],
+    });
+  }
+}

@@ -40,10 +40,14 @@ export class AdminPayoutsController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Approve a payout awaiting approval (admin keys; above the dual threshold two distinct keys, the second sends it)',
+    description:
+      'The approval that sends it admits its write-off (the one quoted at its create, else withdraw/try now) against ' +
+      'the daily caps of that day and the balance: 422 cap-exceeded / insufficient-balance, or 503 write-off-unquoted ' +
+      'when the write-off cannot be quoted now; the payout stays awaiting_approval and the approval is not recorded.',
   })
   @ApiOkResponse({ type: PayoutView })
   @ApiParam({ name: 'shopPaymentId', description: "The shop's payout id", example: 'payout-2001' })
-  @ApiProblems(400, 404, 409)
+  @ApiProblems(400, 404, 409, 422, 503)
   approve(
     @Param('shopPaymentId') shopPaymentId: string,
     @Body() body: ApprovePayoutDto,

@@ -1,5 +1,5 @@
 import { Amount } from '../common/money';
-import { amountForApproval, approvalsNeeded } from './payout-approval';
+import { approvalsNeeded } from './payout-approval';
 
 const a = (t: string): Amount => Amount.parse(t);
 const THRESHOLDS = {
@@ -34,11 +34,5 @@ describe('approvalsNeeded', () => {
 
   it('no thresholds: never', () => {
     expect(approvalsNeeded({ single: new Map(), dual: new Map() }, a('1000000000'), 643)).toBe(0);
-  });
-
-  it('holds the write-off when withdraw/try priced the payout, else the amount', () => {
-    expect(amountForApproval({ amount: a('10'), shopWriteOff: a('900.50') }).toString()).toBe('900.50');
-    expect(amountForApproval({ amount: a('10'), shopWriteOff: null }).toString()).toBe('10');
-    expect(amountForApproval({ amount: a('10') }).toString()).toBe('10');
   });
 });

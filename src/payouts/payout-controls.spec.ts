@@ -6,9 +6,11 @@ const a = (t: string): Amount => Amount.parse(t);
 describe('capShare: what a payout counts toward a daily cap, in the shop currency', () => {
   it.each([
     ['shop_amount, write-off known', 'shop_amount', '100.00', '100.00', '100.00'],
+    ['shop_amount: the amount is the write-off, whatever is recorded', 'shop_amount', '100.00', '100.01', '100.00'],
     ['shop_amount, write-off unknown', 'shop_amount', '100.00', null, '100.00'],
     ['ps_amount, write-off known (fee or conversion)', 'ps_amount', '100.00', '103.50', '103.50'],
-    ['ps_amount, write-off not known yet', 'ps_amount', '100.00', null, '100.00'],
+    // A stored row sent while no control weighed it, its create answer not in: all that is known.
+    ['ps_amount row, write-off not recorded', 'ps_amount', '100.00', null, '100.00'],
   ] as const)('%s', (_name, amountType, amount, writeOff, counted) => {
     const share = capShare({
       amount: a(amount),

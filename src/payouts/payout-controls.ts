@@ -9,8 +9,14 @@ import { Amount } from '../common/money';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { GatewayService } from '../gateway';
 import { PayoutEntity, type AmountType } from './payout.entity';
-import { CapExceeded, InsufficientBalance, type CapName } from './payout.errors';
-import { capDayLockKey, COUNTS_ON_TODAY_SQL, IN_FLIGHT_SQL } from './payout.rules';
+import { CapExceeded, InsufficientBalance, unquotedFailure, type CapName } from './payout.errors';
+import {
+  capDayLockKey,
+  controlWriteOff,
+  COUNTS_ON_TODAY_SQL,
+  IN_FLIGHT_SQL,
+  WRITE_OFF_SQL,
+} from './payout.rules';
 
 /**
  * Daily caps that hold under concurrency, and the agent shop's balance checked before a payout is
@@ -18,12 +24,13 @@ import { capDayLockKey, COUNTS_ON_TODAY_SQL, IN_FLIGHT_SQL } from './payout.rule
  * (table-driven specs in payout-controls.spec.ts), then the injectable that runs them. Which day
  * a payout counts on and what is in flight are the rules of payout.rules.ts.
  *
- * What counts toward a cap is what leaves the shop's balance, in the shop currency: `amount` for
- * a `shop_amount` payout (it is the write-off); for a `ps_amount` payout its `shop_write_off`
- * when known (withdraw/try before the create, or the create's answer), else `amount` (same
- * currency: the amount without the fee, a lower bound). A payout counts on the UTC day it is
- * sent unless it ended `rejected` or `failed` (those free their share); a payout waiting for
- * approval holds no share.
+ * One figure for every control (payout.rules.ts `controlWriteOff`): what leaves the shop's
+ * balance, in the shop currency. `amount` for a `shop_amount` payout (it is the write-off); for a
+ * `ps_amount` payout the write-off withdraw/try quotes, asked whenever the amount type does not
+ * fix it and any control of its currency weighs it (approval thresholds, caps, balance check),
+ * never the amount in its place: without a quote such a create is refused (unquotedFailure). A
+ * payout counts on the UTC day it is sent unless it ended `rejected` or `failed` (those free
+ * their share); a payout waiting for approval holds no share.
  */
 
 /** Separates the recipient's blind index from any other HMAC made with the key ring. */
@@ -43,17 +50,26 @@ export function normalizedAccount(account: string): string {
     .replace(/^\+/, '');
 }
 
-/** What a payout counts toward a cap (see the file comment). */
+/**
+ * What a stored payout counts toward a cap (its SQL twin: WRITE_OFF_SQL): its write-off
+ * (controlWriteOff). A `ps_amount` row without one was sent while no control weighed it (or
+ * before the write-off was always quoted) and its create answer is not in yet: the amount is all
+ * that is known of it. A payout being admitted is never weighed this way (prepare quotes it).
+ */
 export function capShare(p: {
   amount: Amount;
   amountType: AmountType;
   shopWriteOff: Amount | null;
 }): Amount {
-  return p.amountType === 'ps_amount' && p.shopWriteOff !== null ? p.shopWriteOff : p.amount;
+  return controlWriteOff(p) ?? p.amount;
 }
 
-/** SQL twin of capShare over a `payouts` row. */
-const CAP_SHARE_SQL = `CASE WHEN amount_type = 'ps_amount' THEN COALESCE(shop_write_off, amount) ELSE amount END`;
+/** withdraw/try's figures for one payout. */
+export interface WriteOffQuote {
+  shopWriteOff: Amount;
+  psCurrency: number;
+  payeeReceive: Amount;
+}
 
 /** Null when `wanted` fits under `limit` after `used`; else what is left (never negative). */
 export function capRemaining(limit: Amount, used: Amount, wanted: Amount): Amount | null {
@@ -114,10 +130,55 @@ export class PayoutControls {
   }
 
   /**
-   * Before create's transaction, with nothing held: the write-off (`priced` from withdraw/try for
-   * another currency; otherwise one more withdraw/try, made only while the balance check is on)
-   * and the balance figure (cached up to BALANCE_CACHE_S). A failed read leaves the check to the
-   * gateway, which refuses a payout the balance cannot cover anyway.
+   * Whether any control of `currency` weighs a payout's write-off: an approval threshold (single
+   * or dual), a daily cap, or (unless `balance` is false: a dry run does not preview it) the
+   * balance check.
+   */
+  weighsWriteOff(currency: number, balance = true): boolean {
+    const { dailyCap, recipientDailyCap } = this.config.payoutControls;
+    const { single, dual } = this.config.payoutApproval;
+    return (
+      (balance && this.balanceOn) ||
+      dailyCap.has(currency) ||
+      recipientDailyCap.has(currency) ||
+      single.has(currency) ||
+      dual.has(currency)
+    );
+  }
+
+  /**
+   * The one figure the controls weigh a payout by (payout.rules.ts `controlWriteOff`): the amount
+   * of a `shop_amount`; for a `ps_amount`, `known` (priced by withdraw/try before, or recorded on
+   * the row), else withdraw/try asked now whenever a control of its currency weighs it (an
+   * approval threshold or a cap as much as the balance check). When it cannot be quoted, the
+   * payout is refused (503 `write-off-unquoted`, retryable, or the gateway's fatal refusal):
+   * never the amount in its place. When no control weighs it, nothing is asked and the amount
+   * stands in (nothing is judged on it; the create answer records the write-off).
+   */
+  async writeOffOf(
+    p: {
+      shopPaymentId: string;
+      amount: Amount;
+      amountType: AmountType;
+      shopCurrency: number;
+      payway: string;
+    },
+    known: WriteOffQuote | null,
+  ): Promise<{ writeOff: Amount; quoted: WriteOffQuote | null }> {
+    const fixed = controlWriteOff({ ...p, shopWriteOff: known?.shopWriteOff ?? null });
+    if (fixed !== null) return { writeOff: fixed, quoted: known };
+    // Nothing is judged on it: no call (the create answer records the write-off).
+    if (!this.weighsWriteOff(p.shopCurrency)) return { writeOff: p.amount, quoted: null };
+    const quote = await this.quote(p);
+    if (!quote.ok) throw unquotedFailure(p.shopPaymentId, quote.err);
+    return { writeOff: quote.value.shopWriteOff, quoted: quote.value };
+  }
+
+  /**
+   * Before create's transaction, with nothing held: the write-off (writeOffOf; `priced` from
+   * withdraw/try for another currency) and the balance figure (cached up to BALANCE_CACHE_S). A
+   * failed balance read leaves the check to the gateway, which refuses a payout the balance
+   * cannot cover anyway. A repeat (its row exists) is answered from its row: nothing is asked.
    */
   async prepare(
     shopId: number,
@@ -129,23 +190,21 @@ export class PayoutControls {
       payway: string;
       account: string;
     },
-    priced: { shopWriteOff: Amount; psCurrency: number; payeeReceive: Amount } | null,
-  ): Promise<{
-    admission: Admission;
-    quoted: { shopWriteOff: Amount; psCurrency: number; payeeReceive: Amount } | null;
-  }> {
-    let quoted = priced;
-    let balance: Admission['balance'] = null;
-    // A repeat (its row exists) is answered from the row: no gateway read for it.
-    if (this.balanceOn && (quoted !== null || !(await this.exists(shopId, p.shopPaymentId)))) {
-      quoted ??= await this.quote(p);
-      const read = quoted === null ? null : await this.readBalance(false);
-      if (quoted !== null && read !== null) balance = { writeOff: quoted.shopWriteOff, read };
-    }
-    const share = capShare({ ...p, shopWriteOff: quoted?.shopWriteOff ?? null });
+    priced: WriteOffQuote | null,
+  ): Promise<{ admission: Admission; writeOff: Amount; quoted: WriteOffQuote | null }> {
     const recipientIndexes = this.keys.blindIndexes(normalizedAccount(p.account), RECIPIENT_INDEX);
+    const fresh = priced !== null || !(await this.exists(shopId, p.shopPaymentId));
+    const { writeOff, quoted } = fresh
+      ? await this.writeOffOf(p, priced)
+      : { writeOff: capShare({ ...p, shopWriteOff: null }), quoted: null };
+    let balance: Admission['balance'] = null;
+    if (this.balanceOn && fresh) {
+      const read = await this.readBalance(false);
+      if (read !== null) balance = { writeOff, read };
+    }
     return {
-      admission: { shopId, currency: p.shopCurrency, share, recipientIndexes, balance },
+      admission: { shopId, currency: p.shopCurrency, share: writeOff, recipientIndexes, balance },
+      writeOff,
       quoted,
     };
   }
@@ -240,8 +299,8 @@ export class PayoutControls {
     recipientIndexes: readonly string[],
   ): Promise<Record<CapName, Amount>> {
     const rows = (await m.query(
-      `SELECT COALESCE(SUM(${CAP_SHARE_SQL}), 0)::text AS day,
-              COALESCE(SUM(${CAP_SHARE_SQL}) FILTER (WHERE account_index = ANY($3)), 0)::text AS recipient
+      `SELECT COALESCE(SUM(${WRITE_OFF_SQL}), 0)::text AS day,
+              COALESCE(SUM(${WRITE_OFF_SQL}) FILTER (WHERE account_index = ANY($3)), 0)::text AS recipient
          FROM payouts
         WHERE shop_id = $1 AND shop_currency = $2 AND ${COUNTS_ON_TODAY_SQL}`,
       [shopId, currency, recipientIndexes],
@@ -347,21 +406,30 @@ export class PayoutControls {
   }
 
   /**
-   * Before the approval that sends a stored payout, with nothing held: its cap share, the
-   * recipient's blind indexes, and the write-off with the balance figure to hold it against
-   * (as prepare does for a create). The approval's transaction then admits it with holdSend.
+   * Before the approval that sends a stored payout, with nothing held: its write-off (writeOffOf:
+   * the one quoted at its create, else withdraw/try now), the recipient's blind indexes and the
+   * balance figure to hold it against (as prepare does for a create). The approval's
+   * transaction then admits it with holdSend.
    */
   async prepareSend(p: PayoutEntity, account: string): Promise<Admission> {
+    const known =
+      p.shopWriteOff === null
+        ? null
+        : {
+            shopWriteOff: p.shopWriteOff,
+            psCurrency: p.psCurrency ?? p.shopCurrency,
+            payeeReceive: p.payeeReceive ?? p.amount,
+          };
+    const { writeOff } = await this.writeOffOf(p, known);
     let balance: Admission['balance'] = null;
     if (this.balanceOn) {
-      const writeOff = p.shopWriteOff ?? (await this.quote(p))?.shopWriteOff ?? null;
-      const read = writeOff === null ? null : await this.readBalance(false);
-      if (writeOff !== null && read !== null) balance = { writeOff, read };
+      const read = await this.readBalance(false);
+      if (read !== null) balance = { writeOff, read };
     }
     return {
       shopId: p.shopId,
       currency: p.shopCurrency,
-      share: capShare(p),
+      share: writeOff,
       recipientIndexes: this.keys.blindIndexes(normalizedAccount(account), RECIPIENT_INDEX),
       balance,
     };
@@ -371,13 +439,13 @@ export class PayoutControls {
     return this.dataSource.getRepository(PayoutEntity).existsBy({ shopId, shopPaymentId });
   }
 
-  /** withdraw/try for the write-off; null when it cannot be had (the gateway judges the send). */
+  /** withdraw/try for the write-off, or why it could not be had. */
   private async quote(p: {
     amount: Amount;
     amountType: AmountType;
     shopCurrency: number;
     payway: string;
-  }): Promise<{ shopWriteOff: Amount; psCurrency: number; payeeReceive: Amount } | null> {
+  }): Promise<{ ok: true; value: WriteOffQuote } | { ok: false; err: unknown }> {
     try {
       const r = await this.gateway.tryWithdraw({
         amount: p.amount.toString(),
@@ -386,13 +454,16 @@ export class PayoutControls {
         shop_currency: p.shopCurrency,
       });
       return {
-        shopWriteOff: Amount.fromText(String(r.shop_write_off)),
-        psCurrency: Number(r.ps_currency),
-        payeeReceive: Amount.fromText(String(r.payee_receive)),
+        ok: true,
+        value: {
+          shopWriteOff: Amount.fromText(String(r.shop_write_off)),
+          psCurrency: Number(r.ps_currency),
+          payeeReceive: Amount.fromText(String(r.payee_receive)),
+        },
       };
     } catch (err) {
-      this.log.warn({ err: String(err) }, 'withdraw/try for the balance check failed; not checked');
-      return null;
+      this.log.warn({ err: String(err) }, 'withdraw/try for the write-off failed');
+      return { ok: false, err };
     }
   }
 

@@ -124,3 +124,41 @@ export class InsufficientBalance extends DomainError {
     );
   }
 }
+
+/**
+ * A `ps_amount` payout whose write-off withdraw/try could not quote now, while an approval
+ * threshold, a daily cap or the balance check of its currency needs it: nothing is stored or
+ * sent (weighing the amount instead, the lower bound, could send without approval or past a
+ * cap). Retryable: the same request later is quoted again. A refusal the gateway says is fatal
+ * is a `gateway-error` 422 instead (the create would be refused the same way).
+ */
+export class WriteOffUnquoted extends DomainError {
+  constructor(
+    shopPaymentId: string,
+    gateway: { errorCode: number | null; message: string | null; fatal: boolean | null },
+  ) {
+    super(
+      'write-off-unquoted',
+      503,
+      'Write-off could not be quoted',
+      `payout ${shopPaymentId}: withdraw/try could not quote its write-off now, and the approval thresholds, daily caps or balance check of its currency are judged on it; nothing was stored or sent: repeat the request later`,
+      {
+        gatewayErrorCode: gateway.errorCode,
+        gatewayMessage: gateway.message,
+        fatal: gateway.fatal,
+      },
+    );
+  }
+}
+
+/** What withdraw/try's failure to quote a write-off the controls need means for the caller. */
+export function unquotedFailure(shopPaymentId: string, err: unknown): DomainError {
+  if (err instanceof GatewayError && err.fatal === true)
+    return gatewayFailure('withdraw/try', err) as DomainError;
+  return new WriteOffUnquoted(
+    shopPaymentId,
+    err instanceof GatewayError
+      ? { errorCode: err.errorCode, message: err.gatewayMessage, fatal: err.fatal }
+      : { errorCode: null, message: null, fatal: null },
+  );
+}

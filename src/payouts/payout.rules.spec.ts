@@ -1,6 +1,11 @@
 import { Amount } from '../common/money';
 import { maskAccount } from './account-mask';
-import { foreignRecordReason, payoutWatchStep } from './payout.rules';
+import {
+  controlWriteOff,
+  foreignRecordReason,
+  payoutWatchStep,
+  writeOffNeedsQuote,
+} from './payout.rules';
 import { decideRecreate, isPolled } from './payout.state';
 
 describe('decideRecreate: a create after "absent"', () => {
@@ -159,5 +164,27 @@ describe('payoutWatchStep: polled until final, flagged at the deadline, then eve
   it('needs_attention is still polled; a final status is not', () => {
     expect(isPolled('needs_attention')).toBe(true);
     expect(isPolled('succeeded')).toBe(false);
+  });
+});
+
+describe('controlWriteOff: the one figure of the approval thresholds, the caps and the balance', () => {
+  const a = (t: string): Amount => Amount.parse(t);
+  it.each<[string, 'ps_amount' | 'shop_amount', string, string | null, string | null]>([
+    ['shop_amount: the amount is the write-off', 'shop_amount', '49990.00', null, '49990.00'],
+    ['shop_amount: a recorded figure does not replace it', 'shop_amount', '100.00', '100.01', '100.00'],
+    ['ps_amount: the quoted write-off (fee 1% + 30)', 'ps_amount', '49990.00', '50519.90', '50519.90'],
+    ['ps_amount, not quoted: unknown, never the amount', 'ps_amount', '49990.00', null, null],
+  ])('%s', (_n, amountType, amount, writeOff, figure) => {
+    const r = controlWriteOff({
+      amount: a(amount),
+      amountType,
+      shopWriteOff: writeOff === null ? null : a(writeOff),
+    });
+    expect(r === null ? null : r.toString()).toBe(figure);
+  });
+
+  it('only a ps_amount needs withdraw/try to know its write-off', () => {
+    expect(writeOffNeedsQuote('ps_amount')).toBe(true);
+    expect(writeOffNeedsQuote('shop_amount')).toBe(false);
   });
 });

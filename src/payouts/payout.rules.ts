@@ -22,6 +22,9 @@ import { statusFromGatewayNumber, type MappedStatus } from './payout.state';
  *   `payoutWatchStep` is the watch that every poll path reads.
  * - Which approvals count: `countingApprovals` (keys still configured, never the creating key);
  *   `mayApprove` (the creating key never approves).
+ * - What a payout weighs against the approval thresholds, the daily caps and the balance:
+ *   `controlWriteOff` (its write-off: the amount of a `shop_amount`, the quoted write-off of a
+ *   `ps_amount`), with `writeOffNeedsQuote` saying when it must be asked of withdraw/try.
  */
 
 /** The stored facts a gateway record is compared with. */
@@ -98,6 +101,14 @@ export function readPayoutRecord(
 }
 
 /**
+ * SQL twin of controlWriteOff over a stored `payouts` row (payout-controls.ts `capShare`): the
+ * write-off of a `ps_amount`, the amount of a `shop_amount`. A `ps_amount` row without a
+ * write-off (sent while no control weighed it, its create answer not in yet) counts its amount,
+ * all that is known of it.
+ */
+export const WRITE_OFF_SQL = `CASE WHEN amount_type = 'ps_amount' THEN COALESCE(shop_write_off, amount) ELSE amount END`;
+
+/**
  * Rule "which day a payout counts on": the UTC day of `sent_at` (its first create), for a payout
  * that has not given its money back. One awaiting approval has no `sent_at`: it holds no share.
  * SQL over a `payouts` row, for the transaction's `now()` (the same now() that stamps a send).
@@ -129,11 +140,35 @@ export function capDayLockKey(recipient: boolean): string {
  * $2 currency, $3 the payout itself (left out).
  */
 export const IN_FLIGHT_SQL = `
-  SELECT COALESCE(SUM(COALESCE(shop_write_off, amount)), 0)::text AS sum
+  SELECT COALESCE(SUM(${WRITE_OFF_SQL}), 0)::text AS sum
     FROM payouts
    WHERE shop_id = $1 AND shop_currency = $2 AND id <> $3
      AND status NOT IN ('rejected', 'failed', 'cancelled', 'awaiting_approval')
      AND (last_create_at >= $4 OR call_lease_until > $4)`;
+
+/**
+ * Rule "does the amount type fix the write-off": a `shop_amount` is what leaves the shop's
+ * balance; a `ps_amount` is what the recipient receives, and its write-off (fee, conversion) is
+ * what withdraw/try quotes.
+ */
+export function writeOffNeedsQuote(amountType: 'ps_amount' | 'shop_amount'): boolean {
+  return amountType === 'ps_amount';
+}
+
+/**
+ * Rule "the one figure of the controls": what a payout writes off in its shop currency, the
+ * figure the approval thresholds (single and dual), the daily caps and the balance check all
+ * hold it to. A `shop_amount` is its own write-off; a `ps_amount` is weighed by its quoted (or
+ * recorded) write-off. Null for a `ps_amount` whose write-off is not known: the caller asks
+ * withdraw/try, and never weighs the amount (the lower bound) in its place.
+ */
+export function controlWriteOff(p: {
+  amount: Amount;
+  amountType: 'ps_amount' | 'shop_amount';
+  shopWriteOff: Amount | null;
+}): Amount | null {
+  return writeOffNeedsQuote(p.amountType) ? p.shopWriteOff : p.amount;
+}
 
 /** Rule "when does its watch start": when it was sent; before that (never sent) its creation. */
 export function watchStart(p: { sentAt: Date | null; createdAt: Date }): Date {

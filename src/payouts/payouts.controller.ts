@@ -60,19 +60,24 @@ export class PayoutsController {
       'Validated against the payway (bounds, account_info_config), stored pending and committed before the gateway is ' +
       'called. The same shopPaymentId with the same body replays the stored answer; another body is 409. The status ' +
       'is then polled every PAYOUT_POLL_INTERVAL_S until final or PAYOUT_POLL_MAX_S, then needs_attention. ' +
+      'The approval thresholds, the daily caps and the balance check weigh one figure, the write-off in the shop ' +
+      'currency: amount for shop_amount; for ps_amount the shop_write_off withdraw/try quotes (asked whenever a ' +
+      'threshold, a cap or the balance check of the currency is configured: one more withdraw/try per new ps_amount ' +
+      'payout, none for shop_amount). At or above PAYOUT_APPROVAL_THRESHOLD: stored awaiting_approval, nothing sent. ' +
       '422 cap-exceeded: the payout would pass PAYOUT_DAILY_CAP or PAYOUT_RECIPIENT_DAILY_CAP of the UTC day ' +
-      '(members cap, currency, limit, used, remaining, requested; what counts is the write-off in the shop currency: ' +
-      'amount for shop_amount, shop_write_off when known for ps_amount; rejected and failed payouts free their share). ' +
+      '(members cap, currency, limit, used, remaining, requested; rejected and failed payouts free their share). ' +
       "422 insufficient-balance: the agent shop's available balance (read at most every BALANCE_CACHE_S, read again " +
       "once before refusing on a cached figure) less the write-offs of payouts in flight does not cover this payout's " +
-      'write-off from withdraw/try (members currency, available, inFlight, needed, shortBy). In both cases no row is ' +
-      'written and nothing is sent. While BALANCE_CACHE_S > 0 a new payout costs one more withdraw/try.',
+      'write-off (members currency, available, inFlight, needed, shortBy). 503 write-off-unquoted (Retry-After): ' +
+      'withdraw/try could not quote the write-off of a ps_amount payout now while a control weighs it; it is never ' +
+      'weighed by its amount instead: repeat the request (a refusal withdraw/try calls fatal is 422 gateway-error). ' +
+      'In every refusal no row is written and nothing is sent.',
   })
   @ApiAcceptedResponse({
     type: PayoutView,
     description: 'The payout (also the replayed answer of an identical repeat)',
   })
-  @ApiProblems(409, 422, 502, 504)
+  @ApiProblems(409, 422, 502, 503, 504)
   async create(
     @Body() dto: CreatePayoutDto,
     @Req() req: FastifyRequest,

@@ -29,6 +29,7 @@ import { LedgerLegsInline1795900000070 } from './1795900000070-LedgerLegsInline'
 import { LedgerAdjustmentKeys1795900000080 } from './1795900000080-LedgerAdjustmentKeys';
 import { LedgerPositions1796000000010 } from './1796000000010-LedgerPositions';
 import { EventTraceParent1795900000090 } from './1795900000090-EventTraceParent';
+import { NotificationKindInKey1796400000010 } from './1796400000010-NotificationKindInKey';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   LedgerAdjustmentKeys1795900000080,
   EventTraceParent1795900000090,
   LedgerPositions1796000000010,
+  NotificationKindInKey1796400000010,
 ];

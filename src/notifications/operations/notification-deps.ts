@@ -25,8 +25,8 @@ export const log = logger.child({ component: 'notifications' });
 export const TYPE_MAX = 32;
 
 export interface IncomingNotification {
-  /** The `type` query parameter as received (may be missing or unknown). */
-  type: string | undefined;
+  /** The `type` query parameter as received (may be missing, repeated or unknown). */
+  type: string | readonly string[] | undefined;
   rawBody: Buffer | undefined;
   contentType: string | undefined;
   sourceIp: string | undefined;

@@ -11,8 +11,10 @@ import {
   NotificationShopUnknown,
   NotificationSignatureInvalid,
   NotificationSourceForbidden,
+  NotificationTypeInvalid,
   NotificationUnreadable,
 } from '../notifications.errors';
+import { kindMisfit, notificationKindOf } from '../notification.rules';
 import {
   log,
   TYPE_MAX,
@@ -28,8 +30,9 @@ export async function receiveNotification(
   d: NotificationDeps,
   input: IncomingNotification,
 ): Promise<ReceiveResult> {
-  const type = (input.type ?? '').slice(0, TYPE_MAX);
-  const metricType = d.appliers.get(type) ? type : 'other';
+  const named = notificationKindOf(input.type);
+  const type = 'kind' in named ? named.kind : 'other';
+  const metricType = type;
   const sourceIp = normaliseIp(input.sourceIp);
   if (!isAllowedSource(sourceIp, d.config.notifyAllowedIps)) {
     // Strangers are throttled per address; the gateway's own addresses never are.
@@ -37,6 +40,16 @@ export async function receiveNotification(
     notificationsReceived.inc({ type: metricType, result: 'forbidden' });
     log.warn({ type, sourceIp }, 'notification refused: source address not allowed');
     throw new NotificationSourceForbidden();
+  }
+  // The kind is part of what was received: one the gateway does not send is refused before
+  // anything is read or stored, so its genuine copy is never taken as a repeat of it.
+  if ('problem' in named) {
+    notificationsReceived.inc({ type: metricType, result: 'bad_request' });
+    log.warn(
+      { sourceIp, typeGiven: typeText(input.type), reason: named.problem },
+      'notification refused: type is not a kind the gateway sends',
+    );
+    throw new NotificationTypeInvalid(named.problem);
   }
   const contentType = input.contentType ?? '';
   if (!input.rawBody || input.rawBody.length === 0) {
@@ -69,6 +82,16 @@ export async function receiveNotification(
     throw check.unknownShop ? new NotificationShopUnknown() : new NotificationSignatureInvalid();
   }
 
+  const misfit = kindMisfit(named.kind, check.fields);
+  if (misfit !== null) {
+    notificationsReceived.inc({ type: metricType, result: 'bad_request' });
+    log.warn(
+      { type, sourceIp, shopOrderId: check.fields.shop_order_id, reason: misfit },
+      'notification refused: its type does not fit its body',
+    );
+    throw new NotificationTypeInvalid(misfit);
+  }
+
   const verified: VerifiedNotification = {
     type,
     fields: check.fields,
@@ -99,6 +122,12 @@ export async function receiveNotification(
     'notification received',
   );
   return result;
+}
+
+/** The `type` as given, bounded, for the log line (never stored). */
+function typeText(raw: string | readonly string[] | undefined): string | string[] | null {
+  if (raw === undefined) return null;
+  return typeof raw === 'string' ? raw.slice(0, TYPE_MAX) : raw.slice(0, 4).map((v) => v.slice(0, TYPE_MAX));
 }
 
 async function storeUnverified(

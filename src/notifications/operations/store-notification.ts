@@ -159,7 +159,7 @@ export function storeAndApplyMany(
 
 /** UPSERT's parameters for one notification. */
 export function upsertValues(d: NotificationDeps, n: InboxRow): unknown[] {
-  const key = notificationContentKey(n.fields, n.verified);
+  const key = notificationContentKey(n.type, n.fields, n.verified);
   // The id is chosen here: sealed fields are bound to their row. A redelivery keeps the first
   // row (and its payload); this id is then unused.
   const id = randomUUID();

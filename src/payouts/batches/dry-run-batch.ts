@@ -6,8 +6,8 @@ import type { OutputPayway } from '../../gateway/gateway.types';
 import { forEachBounded } from '../../jobs/claim';
 import { boundsCheckFor, checkConvertedBounds } from '../../payway-config/currency-conversion';
 import type { CreatePayoutDto } from '../dto/payout-requests.dto';
-import { amountForApproval, approvalsNeeded } from '../payout-approval';
-import { capShare } from '../payout-controls';
+import { approvalsNeeded } from '../payout-approval';
+import { controlWriteOff, writeOffNeedsQuote } from '../payout.rules';
 import { accountProblems, amountProblems } from '../payout-validation';
 import type { BatchDeps } from './batch-deps';
 import { type Submitted, validateRows, yieldTurn } from './batch-rows';
@@ -29,9 +29,12 @@ export interface DryRunAnswer {
   nextCursor: string | null;
 }
 
-/** A row in another currency than its payway's, as withdraw/try prices it (the create's way). */
+/**
+ * A row as withdraw/try prices it (the create's way): in another currency than its payway's, or
+ * a `ps_amount` whose write-off the amount type does not fix. `shopWriteOff` null: not quoted.
+ */
 interface Priced {
-  shopWriteOff: Amount;
+  shopWriteOff: Amount | null;
   problems: FieldError[];
 }
 
@@ -82,23 +85,22 @@ export async function dryRunBatch(
   }
   // The money controls, as a real batch would meet them in row order: the daily caps (today's
   // sums plus the batch's earlier rows) and how many admin approvals each row needs. A row is
-  // counted by what it writes off in its shop currency (capShare, amountForApproval), priced by
-  // withdraw/try when its payway is in another currency. Rows with other problems are left out:
-  // a real batch with them is refused whole.
+  // weighed by the one figure a create weighs it by, its write-off in its shop currency
+  // (controlWriteOff), quoted by withdraw/try when the amount type does not fix it. A row whose
+  // write-off a control needs and could not be quoted has a problem of its own; the amount
+  // stands in only where no control weighs it. Rows with other problems are left out: a real
+  // batch with them is refused whole.
   const checked = dtos.flatMap((x, i) => (x !== null && items[i].ok ? [{ x, i }] : []));
   const writeOffs = checked.map(({ x, i }) => {
     const amount = Amount.parse(x.amount);
     const shopWriteOff = priced.get(i)?.shopWriteOff ?? null;
-    return {
-      share: capShare({ amount, amountType: x.amountType, shopWriteOff }),
-      forApproval: amountForApproval({ amount, shopWriteOff }),
-    };
+    return controlWriteOff({ amount, amountType: x.amountType, shopWriteOff }) ?? amount;
   });
   const caps = await d.controls.previewCaps(
     d.shopId,
     checked.map(({ x }, k) => ({
       // The share as previewCaps counts a shop_amount: the write-off itself.
-      amount: writeOffs[k].share,
+      amount: writeOffs[k],
       amountType: 'shop_amount' as const,
       shopCurrency: x.shopCurrency,
       account: x.account,
@@ -115,7 +117,7 @@ export async function dryRunBatch(
     }
     items[i].approvalsRequired = approvalsNeeded(
       d.config.payoutApproval,
-      writeOffs[k].forApproval,
+      writeOffs[k],
       x.shopCurrency,
     );
   });
@@ -170,14 +172,16 @@ async function paywayProblems(d: BatchDeps, dto: CreatePayoutDto): Promise<Field
 }
 
 /**
- * Rows in another shop currency than their payway's, priced by withdraw/try as the create
- * prices them (same terms asked once), with the converted bounds checked. By row index.
+ * Rows priced by withdraw/try as the create prices them (same terms asked once): those in
+ * another shop currency than their payway's, with the converted bounds checked, and `ps_amount`
+ * rows whose write-off a threshold or a cap of their currency weighs. By row index.
  */
 async function priceRows(
   d: BatchDeps,
   dtos: Array<CreatePayoutDto | null>,
 ): Promise<Map<number, Priced>> {
-  const foreign: Array<{ i: number; dto: CreatePayoutDto; payway: OutputPayway }> = [];
+  const asked: Array<{ i: number; dto: CreatePayoutDto; payway: OutputPayway; local: boolean }> =
+    [];
   for (const [i, dto] of dtos.entries()) {
     if (dto === null) continue;
     let payway: OutputPayway;
@@ -187,12 +191,15 @@ async function priceRows(
       if (e instanceof ValidationFailed) continue;
       throw e;
     }
-    if (boundsCheckFor(dto.shopCurrency, payway.currency) !== 'local')
-      foreign.push({ i, dto, payway });
+    const local = boundsCheckFor(dto.shopCurrency, payway.currency) === 'local';
+    // The dry run previews the thresholds and the caps, not the balance.
+    const weighed =
+      writeOffNeedsQuote(dto.amountType) && d.controls.weighsWriteOff(dto.shopCurrency, false);
+    if (!local || weighed) asked.push({ i, dto, payway, local });
   }
   const quotes = new Map<string, Promise<Priced>>();
   const out = new Map<number, Priced>();
-  await forEachBounded(foreign, PRICING_CONCURRENCY, async ({ i, dto, payway }) => {
+  await forEachBounded(asked, PRICING_CONCURRENCY, async ({ i, dto, payway, local }) => {
     const terms = [
       Amount.parse(dto.amount).canonicalText(),
       dto.amountType,
@@ -202,7 +209,7 @@ async function priceRows(
     const key = JSON.stringify(terms);
     let quote = quotes.get(key);
     if (quote === undefined) {
-      quote = quoteRow(d, dto, payway);
+      quote = quoteRow(d, dto, local ? null : payway);
       quotes.set(key, quote);
     }
     out.set(i, await quote);
@@ -210,7 +217,12 @@ async function priceRows(
   return out;
 }
 
-async function quoteRow(d: BatchDeps, dto: CreatePayoutDto, payway: OutputPayway): Promise<Priced> {
+/** `foreign`: the payway of a row in another currency (its converted bounds checked); null when local. */
+async function quoteRow(
+  d: BatchDeps,
+  dto: CreatePayoutDto,
+  foreign: OutputPayway | null,
+): Promise<Priced> {
   try {
     const r = await d.gateway.tryWithdraw({
       amount: dto.amount,
@@ -220,16 +232,31 @@ async function quoteRow(d: BatchDeps, dto: CreatePayoutDto, payway: OutputPayway
     });
     return {
       shopWriteOff: Amount.fromText(String(r.shop_write_off)),
-      problems: checkConvertedBounds({ amount: r.payee_receive, currency: r.ps_currency }, payway),
+      problems:
+        foreign === null
+          ? []
+          : checkConvertedBounds({ amount: r.payee_receive, currency: r.ps_currency }, foreign),
     };
   } catch {
-    // Unpriced: counted by its amount, and said so (a real batch row is priced when it is sent).
+    // Unpriced, and said so (a real batch row is priced when it is sent).
+    if (foreign !== null)
+      return {
+        shopWriteOff: null,
+        problems: [
+          {
+            field: 'shopCurrency',
+            message: 'could not be priced in the payway currency now (withdraw/try failed)',
+          },
+        ],
+      };
+    // A local ps_amount, asked because a control weighs its write-off (as at create).
     return {
-      shopWriteOff: Amount.parse(dto.amount),
+      shopWriteOff: null,
       problems: [
         {
-          field: 'shopCurrency',
-          message: 'could not be priced in the payway currency now (withdraw/try failed)',
+          field: 'amount',
+          message:
+            'its write-off could not be quoted now (withdraw/try failed); the approval thresholds, caps and balance check weigh it',
         },
       ],
     };

@@ -11,6 +11,7 @@ import {
   SameApproverTwice,
   SelfApproval,
 } from '../payout.errors';
+import { approvalsNeeded } from '../payout-approval';
 import { countingApprovals, mayApprove } from '../payout.rules';
 import { PayoutEntity } from '../payout.entity';
 import { type SealedRecipient } from '../payout-processor';
@@ -97,6 +98,16 @@ export async function approveLocked(
   )) as unknown[];
   if (added.length === 0) throw new SameApproverTwice(shopPaymentId);
   const n = core.countingOf(p, await core.approverKeyIds(m, p.id)).length;
+  // The thresholds weigh the write-off: one known now (quoted for the send's admission) may need
+  // more approvals than the payout was stored with (held before its write-off was quoted); never fewer.
+  const judged =
+    admission === null
+      ? 0
+      : approvalsNeeded(core.config.payoutApproval, admission.share, p.shopCurrency);
+  if (judged > p.approvalsRequired) {
+    await m.update(PayoutEntity, { id: p.id }, { approvalsRequired: judged });
+    p.approvalsRequired = judged;
+  }
   const required = Math.max(1, p.approvalsRequired);
   const details = { call: 'approve', approval: n, of: required, note: note ?? null };
   if (n < required) {

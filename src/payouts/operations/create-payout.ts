@@ -5,7 +5,7 @@ import { NotFound, RequestInProgress } from '../../common/errors';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { AuditCause } from '../../audit/audit-event.entity';
 import { transactionFor, type By } from '../../common/actor';
-import { amountForApproval, approvalsNeeded } from '../payout-approval';
+import { approvalsNeeded } from '../payout-approval';
 import { callLeaseSeconds, waitForAnswer } from '../../jobs/in-flight';
 import { INSTANCE_ID } from '../../jobs/instance';
 import { Amount } from '../../common/money';
@@ -88,8 +88,9 @@ export async function create(
     payway: dto.payway,
     description: dto.description ?? null,
   };
-  // Caps and balance (issue #27): the gateway reads now; the sums with the insert, under a lock.
-  const { admission, quoted } = await core.controls.prepare(
+  // One figure, the write-off (quoted when the amount type does not fix it), for the approval
+  // thresholds, the caps and the balance: the gateway reads now; the sums with the insert, under a lock.
+  const { admission, writeOff, quoted } = await core.controls.prepare(
     shopId,
     { ...facts, account: dto.account },
     priced,
@@ -105,7 +106,7 @@ export async function create(
     // Kept apart from `facts`, which the gateway request is built from: never sent.
     metadata: metadataOf(dto.metadata),
     ...(priced ?? {}),
-    // The write-off withdraw/try quoted for the balance check (issue #27), when it was asked.
+    // The write-off withdraw/try quoted for the controls, when it was asked.
     ...(quoted ?? {}),
     accountMasked: maskAccount(dto.account),
     // The creating key (a batch's rows: the submitting key) never approves it.
@@ -117,12 +118,8 @@ export async function create(
       accountDetails: dto.accountDetails,
     }),
   };
-  // Issue #27: at or above PAYOUT_APPROVAL_THRESHOLD the row waits for admin keys; nothing is sent.
-  const needed = approvalsNeeded(
-    core.config.payoutApproval,
-    amountForApproval({ amount: facts.amount, shopWriteOff: priced?.shopWriteOff }),
-    dto.shopCurrency,
-  );
+  // A write-off at or above PAYOUT_APPROVAL_THRESHOLD waits for admin keys; nothing is sent.
+  const needed = approvalsNeeded(core.config.payoutApproval, writeOff, dto.shopCurrency);
   // An awaiting payout holds no share of the caps and nothing of the balance: the approval
   // that sends it admits it against the caps of that day and the balance then.
   if (needed !== 0) return core.createAwaiting(stored, needed, dto, by);

@@ -1,6 +1,7 @@
 import { transactionFor, type By } from '../../common/actor';
 import { DataSource } from 'typeorm';
-import { resolveAttention } from '../../common/attention';
+import { raiseAttention, resolveAttention } from '../../common/attention';
+import { GatewayError } from '../../gateway';
 import { PayoutEntity } from '../payout.entity';
 import { readPayoutRecord } from '../payout.rules';
 import { isFinal } from '../payout.state';
@@ -16,9 +17,11 @@ import type { PayoutProcessor } from '../payout-processor';
  */
 
 /**
- * Admin recheck of a final, flagged payout: its status asked now and applied through the
- * rule (a different final status is a contradiction); the flag is cleared only when the
- * gateway's record is ours and says the same final status.
+ * Admin recheck of a final payout, flagged or not (as an invoice's and a refund's): its status
+ * asked now and applied through the record rule (applyRecord, through readPayoutRecord): a
+ * record that is not ours is a mismatch, another status (final or not) a contradiction, and a
+ * succeeded payout the gateway has no record of is one too; each is flagged, the money state
+ * kept. The flag is cleared only when the gateway's record is ours and says the same status.
  */
 export async function recheckFinal(
   core: PayoutProcessor,
@@ -27,7 +30,8 @@ export async function recheckFinal(
   by: By,
 ): Promise<void> {
   const p = await dataSource.getRepository(PayoutEntity).findOneBy({ id });
-  if (p === null || !isFinal(p.status) || !p.needsAttention) return;
+  // Never sent (rejected or cancelled while awaiting approval): the gateway cannot hold it.
+  if (p === null || !isFinal(p.status) || p.createAttempts === 0) return;
   const { via, answer } = await core.askStatus(p);
   await transactionFor(dataSource, by, async (m) => {
     const row = await core.lock(m, { id });
@@ -36,6 +40,31 @@ export async function recheckFinal(
       ? readPayoutRecord(row, answer.value, core.config.payouts.status)
       : null;
     const agrees = reading !== null && reading.ours && reading.mapped.status === row.status;
+    if (reading !== null && reading.ours && !isFinal(reading.mapped.status)) {
+      // Asked after it was final here, our own record says it is not final there: a
+      // contradiction as much as another final status is (applyRecord's write raises that one).
+      // Only here: a poll's answer read before the payout went final is merely late.
+      await raiseAttention(
+        m,
+        { object: 'payout', id: row.id, shopId: row.shopPaymentId, status: row.status },
+        'contradiction',
+        `${via} says ${reading.mapped.status} (status ${answer.ok ? answer.value.status : '?'}), the payout is ${row.status}`,
+        'admin',
+      );
+      return;
+    }
+    if (!answer.ok && answer.err instanceof GatewayError && answer.err.isAbsent) {
+      // No record at all: consistent with a payout that never moved money, not with a paid one.
+      if (row.status === 'succeeded')
+        await raiseAttention(
+          m,
+          { object: 'payout', id: row.id, shopId: row.shopPaymentId, status: row.status },
+          'contradiction',
+          `${via} has no record of it, the payout is ${row.status}`,
+          'admin',
+        );
+      return;
+    }
     await core.applyStatus(m, row, via, answer, 'admin', false);
     if (agrees && row.needsAttention)
       await resolveAttention(
