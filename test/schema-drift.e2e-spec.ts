@@ -25,7 +25,21 @@ afterAll(async () => {
   await database?.drop();
 });
 
+/**
+ * Columns the database alone writes and reads, which no entity maps: what each money object has
+ * posted to the books (`ledger_legs`, of the database's own type `ledger_leg[]`, which TypeORM
+ * cannot describe), kept by the posting triggers (migration LedgerPositions).
+ */
+const DATABASE_OWNED = ['invoices', 'refunds', 'payouts'].map(
+  (t) => `ALTER TABLE "${t}" DROP COLUMN "ledger_legs"`,
+);
+
 it('has nothing to change between the migrated database and the entities', async () => {
   const { upQueries } = await ds.driver.createSchemaBuilder().log();
-  expect(upQueries.map((q) => q.query)).toEqual([]);
+  const changes = upQueries.map((q) => q.query);
+  // The database-owned columns are there, and nothing else differs.
+  expect(changes.filter((q) => DATABASE_OWNED.includes(q)).sort()).toEqual(
+    [...DATABASE_OWNED].sort(),
+  );
+  expect(changes.filter((q) => !DATABASE_OWNED.includes(q))).toEqual([]);
 });
