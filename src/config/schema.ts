@@ -285,7 +285,7 @@ export const LIMITS = group(
       default: 50,
     }),
     RATE_LIMIT_PUBLIC_PER_IP_RPS: integer({
-      doc: 'requests per second per client address on `/pay` and unlisted `/webhooks/gateway` callers; `0` turns it off',
+      doc: 'requests per second per client address on `/pay`, the console (`/admin`: its pages and sign-in) and unlisted `/webhooks/gateway` callers; `0` turns it off',
       default: 10,
     }),
     RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS: integer({

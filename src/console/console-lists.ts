@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { afterCursorSql } from '../common/pagination';
+import { shownAddress, withoutAddressSecrets } from '../common/redact';
 import type { AppConfig } from '../config/config';
 import { csvCell } from '../reports/daily-report';
 import { KINDS, searchConditions, type ObjectType, type SearchFilter } from './console.service';
@@ -271,6 +272,11 @@ const DELIVERIES: ConsoleList = {
       )) as Array<Record<string, CsvValue>>,
       limit,
     );
+    // Addresses as everywhere: no user information, no query (an older row's error may hold them).
+    for (const r of got.rows) {
+      r.url = shownAddress(String(r.url));
+      if (typeof r.last_error === 'string') r.last_error = withoutAddressSecrets(r.last_error);
+    }
     return { rows: got.rows, next: got.more ? got.rows[got.rows.length - 1].id : null };
   },
 };

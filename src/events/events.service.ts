@@ -6,6 +6,7 @@ import { EVENT_OBJECT_TYPES, type EventObjectType } from '../audit/shop-events';
 import { Forbidden } from '../common/auth.guard';
 import { DomainError, NotFound, ValidationFailed } from '../common/errors';
 import { DEFAULT_PAGE_SIZE, type Page } from '../common/pagination';
+import { shownAddress, withoutAddressSecrets } from '../common/redact';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { DeliveryState, EventFeedQuery, ListDeliveriesQuery } from './dto/event-queries.dto';
 import { EventRelay } from './event-relay';
@@ -306,12 +307,12 @@ function deliveryView(r: DeliveryRow): DeliveryView {
     objectType: r.entity_type,
     objectId: r.entity_id,
     sequence: r.sequence,
-    url: r.url,
+    url: shownAddress(r.url),
     state: r.state,
     attempts: r.attempts,
     nextAttemptAt: open ? r.next_attempt_at.toISOString() : null,
     lastStatus: r.last_status,
-    lastError: r.last_error,
+    lastError: r.last_error === null ? null : withoutAddressSecrets(r.last_error),
     createdAt: r.created_at.toISOString(),
     deliveredAt: r.delivered_at?.toISOString() ?? null,
     waitingFor:
