@@ -13,6 +13,7 @@ import { EventRelay } from './event-relay';
 import { toShopEvent, type ShopEvent } from './event.view';
 import { EVENT_ID_PATTERN } from '../audit/event-id';
 import { objectTypeOfEventType } from './feed-scope';
+import { instantOf } from '../common/date-time';
 
 export interface DeliveryView {
   id: string;
@@ -292,7 +293,7 @@ export class EventsService {
           AND ($3::varchar IS NULL OR e.type = $3)
           AND ($4::varchar IS NULL OR d.entity_type = $4)
           AND ($5::timestamptz IS NULL OR e.created_at >= $5)`,
-      [f.state, urls, f.type ?? null, f.objectType ?? null, f.since ?? null],
+      [f.state, urls, f.type ?? null, f.objectType ?? null, instantOf(f.since, 'time') ?? null],
     )) as [unknown, number];
     return count;
   }

@@ -20,6 +20,7 @@ import {
   type EntryRow,
 } from './ledger-sql';
 import type { BalancesView, EntriesQuery, EntryPage, EntryView } from './dto/ledger.dto';
+import { instantOf } from '../common/date-time';
 
 const log = logger.child({ component: 'ledger' });
 
@@ -90,7 +91,7 @@ export class LedgerService {
   constructor(private readonly ds: DataSource) {}
 
   async balances(at?: string): Promise<BalancesView> {
-    const when = at === undefined ? new Date() : new Date(at);
+    const when = instantOf(at, 'timeOrDay') ?? new Date();
     const rows = await balancesAt(this.ds, when);
     return {
       at: when.toISOString(),
@@ -105,8 +106,8 @@ export class LedgerService {
       objectType: q.objectType,
       objectId: q.objectId,
       account: q.account,
-      from: q.from === undefined ? undefined : new Date(q.from),
-      to: q.to === undefined ? undefined : new Date(q.to),
+      from: instantOf(q.from, 'timeOrDay'),
+      to: instantOf(q.to, 'timeOrDay'),
       beforeId,
       limit,
     });
