@@ -136,8 +136,9 @@ export class EventsService {
   ) {}
 
   /**
-   * Events after the cursor in position order. The relay runs first, so a reader sees every
-   * event whose transaction (and every older one) has finished.
+   * Events after the cursor in position order. The relay catches up first (waiting for a run in
+   * flight, then running itself), so a reader sees every event committed before its read began,
+   * whatever other reads are doing.
    */
   async feed(
     q: EventFeedQuery,
@@ -150,7 +151,7 @@ export class EventsService {
       if (asked !== undefined && !(visible as readonly string[]).includes(asked))
         throw new Forbidden(`This key's scopes do not cover ${asked} events`);
     const asked = q.after === undefined ? null : decodeFeedCursor(q.after);
-    await this.relay.run();
+    await this.relay.catchUp();
     // No cursor starts at the oldest event still served; a cursor before it is 410.
     const horizon = await this.horizon();
     if (asked !== null && BigInt(asked) < BigInt(horizon))
