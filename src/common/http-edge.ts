@@ -8,6 +8,7 @@ import { httpRequestDuration } from '../metrics/metrics';
 import type { ApiKeyTable } from './auth.guard';
 import {
   inputProblem,
+  isBatchUpload,
   unsupportedBody,
   PAYOUT_BATCH_BODY_LIMIT,
   PAYOUT_BATCH_ROUTE,
@@ -20,6 +21,7 @@ import type { RequestTrace, Tracing } from '../tracing/tracing';
 import { installRequestSpans } from '../tracing/request-spans';
 import { ValidationFailed } from './errors';
 import { routedPath } from './routed-path';
+import { installUploadGate } from './upload-gate';
 
 /**
  * The HTTP edge on Fastify (issue #23: Express's per-request machinery alone held a bare read to
@@ -90,7 +92,7 @@ export interface EdgeOptions {
   /** Response headers that do not depend on the request (helmet's, worked out once). */
   fixedHeaders: Record<string, string>;
   /** Absent in preview (no providers): every request is let through to the guard. */
-  gate?: { keys: ApiKeyTable; limiter: RateLimiter };
+  gate?: { keys: ApiKeyTable; limiter: RateLimiter; batchUploadsPerKey: number };
   /** Tracing on (OTEL_EXPORTER_OTLP_ENDPOINT): a span per request. Absent: no hook for it at all. */
   tracing?: Tracing;
 }
@@ -185,6 +187,9 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
     });
   }
 
+  // The batch upload's access rule and its uploads per key, before its large body is read.
+  if (opts.gate) installUploadGate(fastify, opts.gate.batchUploadsPerKey);
+
   // A body on a JSON route that is not application/json is a 415 naming its type, before anything
   // reads it (see unsupportedBody).
   fastify.addHook('onRequest', (request, _reply, done) => {
@@ -194,7 +199,9 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
   installBodyParsers(fastify);
 
   fastify.addHook('preValidation', (request, _reply, done) => {
-    const problem = inputProblem(request.url, request.query, request.body);
+    // The batch upload's rows are walked by its handler, a slice at a time (valueProblem).
+    const body = isBatchUpload(request.method, request.routePath) ? undefined : request.body;
+    const problem = inputProblem(request.url, request.query, body);
     done(problem ? new ValidationFailed([problem]) : undefined);
   });
 
@@ -303,6 +310,12 @@ function installBodyParsers(fastify: FastifyInstance): void {
       }
       readBody(payload, request.routeOptions.bodyLimit ?? BODY_LIMIT).then((raw) => {
         request.rawBody = raw;
+        // The batch upload's body (up to 5 MB, JSON or CSV) is its text: the handler parses it a
+        // slice at a time, after the guard (src/payouts/payout-batch-json.ts, payout-batch-csv.ts).
+        if (isBatchUpload(request.method, request.routePath)) {
+          done(null, raw.toString('utf8'));
+          return;
+        }
         let body: unknown;
         try {
           body = decode(raw.toString('utf8'));

@@ -54,7 +54,12 @@ export function unsupportedBody(method: string, path: string, headers: IncomingH
  * (shared/API.md, Payouts). Matched as one exact method and path as the router routes it
  * (routedPath): a spelling the router does not route there keeps the 64 kB JSON-only rules.
  */
-export const PAYOUT_BATCH_ROUTE = { method: 'POST', path: '/api/v1/payouts/batches' } as const;
+export const PAYOUT_BATCH_ROUTE = {
+  method: 'POST',
+  path: '/api/v1/payouts/batches',
+  /** The route's access rule (its handler declares it from here), checked before its body is read. */
+  scopes: ['payouts'],
+} as const;
 /** 10,000 rows of about 300 bytes, with room to spare; larger is a 413. */
 export const PAYOUT_BATCH_BODY_LIMIT = 5 * 1024 * 1024;
 
@@ -85,8 +90,17 @@ function urlProblem(url: string): FieldError | null {
   return null;
 }
 
-function stringsProblem(root: unknown, rootName: string): FieldError | null {
-  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: root, path: rootName, depth: 0 }];
+/**
+ * What the edge refuses in one value of a body it did not walk itself (a payout batch's rows,
+ * walked a slice at a time after the key's scope was checked): `path` names it, `depth` is how
+ * deep in the body it sits.
+ */
+export function valueProblem(value: unknown, path: string, depth: number): FieldError | null {
+  return stringsProblem(value, path, depth);
+}
+
+function stringsProblem(root: unknown, rootName: string, rootDepth = 0): FieldError | null {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: root, path: rootName, depth: rootDepth }];
   while (stack.length > 0) {
     const { value, path, depth } = stack.pop()!;
     if (typeof value === 'string') {

@@ -292,6 +292,12 @@ export const LIMITS = group(
       doc: 'requests per second per client address without a valid key; `0` turns it off',
       default: 5,
     }),
+    BATCH_UPLOADS_PER_KEY: integer({
+      doc: 'payout batch uploads (dry runs included) of one key running at once in an instance; more is a `429`',
+      default: 2,
+      min: 1,
+      max: 100,
+    }),
     REDIS_URL: custom({
       doc: 'shared store for rate limits across instances (holds a password: never logged)',
       type: 'redis:// or rediss:// URL',

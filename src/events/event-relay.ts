@@ -9,7 +9,7 @@ const BATCH = 1000;
 /** Runs a feed read makes at most before it reads (each positions up to BATCH events). */
 const CATCH_UP_RUNS = 20;
 /** One relay at a time across every instance (a transaction-level advisory lock). */
-const RELAY_LOCK = 0x5e7e_0017;
+export const RELAY_LOCK = 0x5e7e_0017;
 
 /**
  * Gives shop events their feed position and their push deliveries. Sequence values are taken
