@@ -328,6 +328,9 @@ async function uploadLoads(url, template, round) {
 export async function hostileRows() {
   const service = await startService(await createDatabase(dbServer.serverUrl, 'bench_hostile'), {
     API_KEYS: [SHOP_KEY, ...UPLOAD_KEYS].join(','),
+    // The flood sends its CSV batch on every one of its connections under one key: each must be
+    // refused for its header (400), not turned away at the door for uploads in flight (429).
+    BATCH_UPLOADS_PER_KEY: String(HOSTILE_CONNECTIONS),
   });
   const requests = hostileRequests();
   const template = validCsv();
