@@ -217,7 +217,13 @@ export async function createApp(
   installEdge(app.getHttpAdapter().getInstance(), {
     fixedHeaders: fixed,
     // Before the body parsers: a request without a valid key is counted, and its body never read.
-    gate: opts.preview ? undefined : { keys: new ApiKeyTable(config), limiter: app.get(RateLimiter) },
+    gate: opts.preview
+      ? undefined
+      : {
+          keys: new ApiKeyTable(config),
+          limiter: app.get(RateLimiter),
+          batchUploadsPerKey: config.rateLimits.batchUploadsPerKey,
+        },
     tracing,
   });
   app.setGlobalPrefix('api/v1', { exclude: UNPREFIXED });

@@ -60,13 +60,29 @@ describe('start banner', () => {
     expect(startBanner(feedOnly)).toMatch(/webhooks: feed only/);
     const config = loadConfig(
       {
-        SHOP_WEBHOOK_URL: 'https://user:hook-password@shop.example/hooks/in?token=s3cret#x,http://127.0.0.1:9000/events',
+        SHOP_WEBHOOK_URL: 'https://shop.example/hooks/in?token=s3cret#x,http://127.0.0.1:9000/events',
         SHOP_WEBHOOK_SECRET: `whsec_${Buffer.alloc(24, 3).toString('base64')}`,
       },
       () => 'dev_generated_key_0123456789',
     );
     const text = startBanner(config);
     expect(text).toContain('webhooks: https://shop.example/hooks/in, http://127.0.0.1:9000/events');
-    for (const secret of ['hook-password', 'user:', 's3cret', '#x']) expect(text).not.toContain(secret);
+    for (const secret of ['s3cret', '#x']) expect(text).not.toContain(secret);
+  });
+
+  it('an address with user information is refused at start-up, naming the variable and never its password', () => {
+    for (const url of ['https://user:hook-password@shop.example/hooks', 'https://user@shop.example/hooks', 'https://:hook-password@shop.example/hooks']) {
+      let message = '';
+      try {
+        loadConfig(
+          { SHOP_WEBHOOK_URL: url, SHOP_WEBHOOK_SECRET: `whsec_${Buffer.alloc(24, 3).toString('base64')}` },
+          () => 'dev_generated_key_0123456789',
+        );
+      } catch (e) {
+        message = (e as Error).message;
+      }
+      expect(message).toMatch(/^Invalid configuration: SHOP_WEBHOOK_URL .*user information/);
+      expect(message).not.toContain('hook-password');
+    }
   });
 });

@@ -1,4 +1,5 @@
 import type { AppConfig } from './config/config';
+import { shownAddress } from './common/redact';
 
 /** The payway the banner's example invoice uses: one the built-in sandbox always offers. */
 export const EXAMPLE_PAYWAY = 'card_core_payin_rub[mock_server,success_with_callback]';
@@ -54,10 +55,5 @@ export function startBanner(config: AppConfig, now: Date = new Date()): string {
  */
 export function webhookTargets(urls: readonly string[]): string {
   if (urls.length === 0) return 'feed only (GET /api/v1/events; SHOP_WEBHOOK_URL sends them)';
-  return urls
-    .map((u) => {
-      const url = new URL(u);
-      return `${url.protocol}//${url.host}${url.pathname}`;
-    })
-    .join(', ');
+  return urls.map(shownAddress).join(', ');
 }

@@ -194,8 +194,8 @@ describe('access by route metadata, key scopes and keyId (attacks against the ru
 
   describe('the event feed shows a key only the object types its scopes cover', () => {
     type Kind = 'invoice' | 'refund' | 'payout' | 'reconciliation';
-    // A reconciliation's event is in the feed of keys that read everything (read-only, admin);
-    // no payments/refunds/payouts scope covers it.
+    // A reconciliation's event is in the feed of keys that read everything (every shop scope,
+    // read-only, admin); no payments/refunds/payouts scope alone covers it.
     const ALL: Kind[] = ['invoice', 'refund', 'payout', 'reconciliation'];
     const MATRIX: Array<[string, string, Kind[]]> = [
       ['payments only', PAYMENTS_ONLY_KEY, ['invoice']],
@@ -204,6 +204,7 @@ describe('access by route metadata, key scopes and keyId (attacks against the ru
       ['read only (everything)', READ_KEY, ALL],
       ['payments + read (what payments covers)', PAYMENTS_READ_KEY, ['invoice']],
       ['payments + refunds', PAYMENTS_KEY, ['invoice', 'refund']],
+      ['every shop scope (what the webhooks deliver, reconciliation included)', SHOP_KEY, ALL],
       ['admin', ADMIN_KEY, ALL],
     ];
     const run = `fs${Date.now().toString(36)}`;

@@ -73,6 +73,8 @@ beforeAll(async () => {
     env: {
       PAYOUT_APPROVAL_THRESHOLD: '643:5000.00,840:500.00',
       PAYOUT_DAILY_CAP: '840:150.00',
+      // Eight uploads of one key at once below (the default lets 2 run and answers 429 to the rest).
+      BATCH_UPLOADS_PER_KEY: '8',
     },
   });
   db = new Client({ connectionString: ctx.databaseUrl });

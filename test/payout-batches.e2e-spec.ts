@@ -297,13 +297,15 @@ describe('POST /payouts/batches', () => {
     expect(
       await db.query(`SELECT 1 FROM payout_batch_rows WHERE shop_payment_id = 'x0'`),
     ).toMatchObject({ rowCount: 0 });
-    // The larger limit and CSV belong to this one route, however another path is spelled.
+    // The larger limit and CSV belong to this one route, however another path is spelled; a
+    // spelling the router routes to it is it (the edge reads the path as the router routes it).
     const text = toCsv([row('other-route')]);
+    const routed = await ctx.http.post('/api/v1/payouts/%62atches?dryRun=true').set(auth()).set('Content-Type', 'text/csv').send(text);
+    expect(routed.status).toBe(200);
     for (const path of [
       '/api/v1/payouts',
       '/api/v1/payouts/batches/',
       '/api/v1/Payouts/batches',
-      '/api/v1/payouts/%62atches',
       '/api/v1/payouts/batches/x',
       '/api/v1/payouts/batches/..',
       '/api/v1/invoices?x=/api/v1/payouts/batches',

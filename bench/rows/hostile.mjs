@@ -7,13 +7,18 @@
 // - A body of 7,000 unknown names against a body of the same size refused for one long field,
 //   one after the other on one connection of an otherwise idle service: both pay the parse of
 //   64 kB, what is left between them is the work per name (issue #24, item 2).
+// - /health while valid 10,000-row CSV payout batches (2.9 MB, 200-character descriptions) are
+//   uploaded: dry runs by one uploader, real uploads by one (each cancelled once stored, so the
+//   runner sends next to nothing), and dry runs by four uploaders of four keys at once, against
+//   the same reference (issue #47, item 1: the CSV was parsed a character at a time on the event
+//   loop, and a ping waited up to 650 ms behind one dry run, 1,300 ms behind four uploaders).
 import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { createDatabase, sleep, stopProcess } from '../support.mjs';
 import { atMost, fmt, ratioOf, roundRatios } from '../lib/format.mjs';
 import { auth, cpuMsOf, createOptions, load, median } from '../lib/load.mjs';
 import { dbServer, startService } from '../lib/processes.mjs';
-import { DURATION_S, HOSTILE_CONNECTIONS, HOSTILE_SAMPLES, PAYMENT_PAYWAY, PAYOUT_ACCOUNT, PAYOUT_PAYWAY, ROUNDS, WARMUP_S } from '../lib/settings.mjs';
+import { DURATION_S, HOSTILE_CONNECTIONS, HOSTILE_SAMPLES, PAYMENT_PAYWAY, PAYOUT_ACCOUNT, PAYOUT_AMOUNT, PAYOUT_PAYWAY, ROUNDS, SHOP_KEY, WARMUP_S } from '../lib/settings.mjs';
 import { cleanups, details, row, runTag } from '../lib/state.mjs';
 
 // The suite's pinger: the next ping 20 ms after an answer; one not answered in 3 s (its stall
@@ -163,11 +168,11 @@ function hostileOptions(requests, connections, durationS, pid) {
 }
 
 /** One request on `agent`, timed from the first byte sent to the last received. */
-function send(url, agent, path, type, body) {
+function send(url, agent, path, type, body, key = auth) {
   return new Promise((resolve, reject) => {
     const { port } = new URL(url);
     const started = process.hrtime.bigint();
-    const headers = { ...auth, 'content-type': type, 'content-length': body.length };
+    const headers = { ...key, 'content-type': type, 'content-length': body.length };
     const req = request({ host: '127.0.0.1', port, method: 'POST', path, agent, headers }, (res) => {
       const chunks = [];
       res.on('data', (d) => chunks.push(d));
@@ -253,6 +258,67 @@ async function settle(url) {
   throw new Error(`/health did not answer within ${SETTLED_MS} ms in the ${SETTLE_LIMIT_MS / 1000} s after a load`);
 }
 
+/** The rows of one upload: 10,000, as the create takes them, with 200-character descriptions (2.9 MB). */
+const UPLOAD_ROWS = 10_000;
+/** Four uploaders, each its own key (bare entries: every scope), each one upload at a time: within BATCH_UPLOADS_PER_KEY. */
+const UPLOAD_KEYS = Array.from({ length: 4 }, (_, i) => `bench-upload-key-${i}-0123456789`);
+const UPLOAD_TAG = '@tag@';
+
+/** A valid 10,000-row CSV batch; UPLOAD_TAG in every shopPaymentId, replaced per real upload. */
+function validCsv() {
+  const description = 'd'.repeat(200);
+  const lines = Array.from({ length: UPLOAD_ROWS }, (_, i) => `${UPLOAD_TAG}-${i},${PAYOUT_AMOUNT}.00,ps_amount,643,"${PAYOUT_PAYWAY}",${PAYOUT_ACCOUNT},${description}`);
+  return `shopPaymentId,amount,amountType,shopCurrency,payway,account,description\n${lines.join('\n')}\n`;
+}
+
+/**
+ * One uploader for `durationS`: its uploads one after the other on its own connection, each
+ * checked (a dry run 200 with every row valid; a real upload 202 with every row stored, then
+ * cancelled); a wrong answer stops the run: a figure of anything else measures the wrong work.
+ */
+async function uploader(url, key, kind, durationS, template, uploads) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const dryBody = Buffer.from(template.replaceAll(UPLOAD_TAG, `dry-${runTag}`));
+  const end = Date.now() + durationS * 1000;
+  try {
+    while (Date.now() < end) {
+      if (kind === 'dry') {
+        const res = await send(url, agent, '/api/v1/payouts/batches?dryRun=true&limit=1', 'text/csv', dryBody, key);
+        const counts = res.status === 200 ? JSON.parse(res.text).counts : null;
+        if (counts?.valid !== UPLOAD_ROWS) throw new Error(`a valid ${UPLOAD_ROWS}-row dry run: expected 200 with every row valid, got ${res.status} ${res.text.slice(0, 300)}`);
+        uploads.push({ ms: res.ms, bytes: dryBody.length });
+      } else {
+        const batchId = `up-${runTag}-${seq++}`;
+        const body = Buffer.from(template.replaceAll(UPLOAD_TAG, batchId));
+        const res = await send(url, agent, `/api/v1/payouts/batches?batchId=${batchId}`, 'text/csv', body, key);
+        const stored = res.status === 202 ? JSON.parse(res.text) : null;
+        if (stored === null) throw new Error(`a valid ${UPLOAD_ROWS}-row upload: expected 202, got ${res.status} ${res.text.slice(0, 300)}`);
+        uploads.push({ ms: res.ms, bytes: body.length });
+        const cancel = await send(url, agent, `/api/v1/payouts/batches/${batchId}/cancel`, 'application/json', Buffer.from('{}'), key);
+        if (cancel.status >= 500) throw new Error(`cancelling ${batchId}: ${cancel.status} ${cancel.text.slice(0, 200)}`);
+      }
+    }
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** The three upload loads of a round, each settled after: [name, uploaders, kind]. */
+const UPLOAD_LOADS = [
+  ['dry', 1, 'dry'],
+  ['real', 1, 'real'],
+  ['four', 4, 'dry'],
+];
+
+async function uploadLoads(url, template, round) {
+  for (const [name, count, kind] of UPLOAD_LOADS) {
+    const uploads = [];
+    const from = Date.now();
+    await Promise.all(UPLOAD_KEYS.slice(0, count).map((k) => uploader(url, { authorization: `Bearer ${k}` }, kind, DURATION_S, template, uploads)));
+    round[name] = { uploads, window: [from, Date.now()], settleMs: await settle(url) };
+  }
+}
+
 /**
  * One service (rate limits off, as every row's), its amplification cases timed first while
  * nothing else runs, then BENCH_ROUNDS alternated rounds of HOSTILE_CONNECTIONS connections of
@@ -260,8 +326,14 @@ async function settle(url) {
  * /health throughout. A ping belongs to the load it started in.
  */
 export async function hostileRows() {
-  const service = await startService(await createDatabase(dbServer.serverUrl, 'bench_hostile'));
+  const service = await startService(await createDatabase(dbServer.serverUrl, 'bench_hostile'), {
+    API_KEYS: [SHOP_KEY, ...UPLOAD_KEYS].join(','),
+    // The flood sends its CSV batch on every one of its connections under one key: each must be
+    // refused for its header (400), not turned away at the door for uploads in flight (429).
+    BATCH_UPLOADS_PER_KEY: String(HOSTILE_CONNECTIONS),
+  });
   const requests = hostileRequests();
+  const template = validCsv();
   const pinger = startPinger(`${service.url}/health`);
   const rounds = [];
   let cases;
@@ -291,6 +363,7 @@ export async function hostileRows() {
         round.hostile.settleMs = await settle(service.url);
       };
       for (const f of i % 2 === 1 ? [loadHostile, loadValid] : [loadValid, loadHostile]) await f();
+      await uploadLoads(service.url, template, round);
       rounds.push(round);
     }
     // The last load's last pings answer or time out.
@@ -300,7 +373,38 @@ export async function hostileRows() {
     await stopProcess(service);
   }
   healthRows(rounds, pinger.pings);
+  uploadRows(rounds, pinger.pings);
   amplificationRows(cases);
+}
+
+const UPLOAD_TITLES = {
+  dry: 'a valid 10,000-row CSV dry run, 1 uploader',
+  real: 'a valid 10,000-row CSV upload (stored, then cancelled), 1 uploader',
+  four: 'valid 10,000-row CSV dry runs, 4 uploaders of 4 keys at once',
+};
+
+function uploadRows(rounds, pings) {
+  const failed = (s) => s.non2xx + s.timeouts + s.errors;
+  const of = ROUNDS > 1 ? ` (medians of ${ROUNDS} rounds)` : '';
+  details.hostileUploads = {};
+  for (const [name] of UPLOAD_LOADS) {
+    const perRound = rounds.map((r) => ({ valid: pingStats(pings, r.validWindow), upload: pingStats(pings, r[name].window) }));
+    const upload = pooled(perRound.map((r) => r.upload));
+    const validP99 = pooled(perRound.map((r) => r.valid)).p99;
+    const ratios = perRound.map((r) => ratioOf(r.upload.p99, r.valid.p99));
+    const ratio = median(ratios);
+    const uploads = rounds.flatMap((r) => r[name].uploads);
+    const bytes = uploads[0]?.bytes ?? 0;
+    details.hostileUploads[name] = { pings: upload, uploads: uploads.length, uploadMs: median(uploads.map((u) => u.ms)), rounds: perRound };
+    const unanswered = failed(upload) > 0 ? `; ${failed(upload)} pings not answered 2xx` : '';
+    row(
+      `HOSTILE /health during ${UPLOAD_TITLES[name]}: p99`,
+      `p50 ${fmt(upload.p50, 1)}, p99 ${fmt(upload.p99, 1)}, max ${fmt(upload.max, 1)} ms of ${fmt(upload.answered)} pings vs p99 ${fmt(validP99, 1)} ms${unanswered}; ${fmt(uploads.length)} uploads of ${fmt(bytes)} bytes, ${fmt(median(uploads.map((u) => u.ms)))} ms each (median)${of}${roundRatios(ratios, atMost)}`,
+      `≤ ${HEALTH_P99_RATIO} × p99 during valid creates`,
+      atMost(ratio),
+      ratio !== null && ratio <= HEALTH_P99_RATIO && failed(upload) === 0 && uploads.length > 0,
+    );
+  }
 }
 
 function healthRows(rounds, pings) {

@@ -8,6 +8,7 @@ import { httpRequestDuration } from '../metrics/metrics';
 import type { ApiKeyTable } from './auth.guard';
 import {
   inputProblem,
+  isBatchUpload,
   unsupportedBody,
   PAYOUT_BATCH_BODY_LIMIT,
   PAYOUT_BATCH_ROUTE,
@@ -19,6 +20,8 @@ import { accessLogger } from './logger';
 import type { RequestTrace, Tracing } from '../tracing/tracing';
 import { installRequestSpans } from '../tracing/request-spans';
 import { ValidationFailed } from './errors';
+import { routedPath } from './routed-path';
+import { installUploadGate } from './upload-gate';
 
 /**
  * The HTTP edge on Fastify (issue #23: Express's per-request machinery alone held a bare read to
@@ -56,19 +59,21 @@ export function isPublicPath(path: string): boolean {
   return PUBLIC_PATHS.has(path) || PUBLIC_PREFIXES.some((p) => path.startsWith(p));
 }
 
+/** The console's pages, sign-in and assets (the admin JSON routes are under /api/v1/admin). */
+function isConsolePath(path: string): boolean {
+  return path === '/admin' || path.startsWith('/admin/');
+}
+
 function isDocsPath(path: string): boolean {
   return path === '/docs' || path.startsWith('/docs/') || path === '/docs-json';
 }
 
-/** The path as the router reads it: the query cut off (an absolute request form is the router's 404). */
-function pathOfUrl(url: string): string {
-  const q = url.indexOf('?');
-  return q < 0 ? url : url.slice(0, q);
-}
 
 declare module 'fastify' {
   interface FastifyRequest {
     correlationId: string;
+    /** The path as the router routes it (routedPath), worked out once: every edge check reads it. */
+    routePath: string;
     /** The body exactly as received (the webhook's signature is computed on it). */
     rawBody: Buffer | undefined;
     /** Set by the gate: no valid key on a guarded route; its body is never read. */
@@ -87,13 +92,14 @@ export interface EdgeOptions {
   /** Response headers that do not depend on the request (helmet's, worked out once). */
   fixedHeaders: Record<string, string>;
   /** Absent in preview (no providers): every request is let through to the guard. */
-  gate?: { keys: ApiKeyTable; limiter: RateLimiter };
+  gate?: { keys: ApiKeyTable; limiter: RateLimiter; batchUploadsPerKey: number };
   /** Tracing on (OTEL_EXPORTER_OTLP_ENDPOINT): a span per request. Absent: no hook for it at all. */
   tracing?: Tracing;
 }
 
 export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
   fastify.decorateRequest('correlationId', '');
+  fastify.decorateRequest('routePath', '');
   fastify.decorateRequest('rawBody', undefined);
   fastify.decorateRequest('keyless', false);
   fastify.decorateRequest('keyActor', undefined);
@@ -111,8 +117,8 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     request.startedAt = process.hrtime.bigint();
     request.correlationId = requestIdOf(request.headers['x-request-id']);
-    const path = pathOfUrl(request.url);
-    reply.headers(isDocsPath(path) ? docsHeaders : apiHeaders);
+    request.routePath = routedPath(request.url);
+    reply.headers(isDocsPath(request.routePath) ? docsHeaders : apiHeaders);
     reply.header('x-request-id', request.correlationId);
     done();
   });
@@ -127,7 +133,7 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
       Number(nanos) / 1e9,
     );
     // The line's fields are worked out only when it is written (LOG_LEVEL info or lower).
-    if (accessLogger.isLevelEnabled('info') && isAccessLogged(request.url))
+    if (accessLogger.isLevelEnabled('info') && isAccessLogged(request.routePath))
       accessLine(request, route, reply.statusCode, nanos);
     done();
   });
@@ -139,19 +145,27 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
     // budget (RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS) and, past it, is answered 429 here. Within
     // budget it goes on to be refused by the guard (401) or to find no route (404), its body
     // left unread.
+    // The console (/admin, its pages and its sign-in) has no bearer key either: every request to
+    // it takes a token from its address's keyless budget (RATE_LIMIT_PUBLIC_PER_IP_RPS, as /pay),
+    // before a session cookie is hashed or looked up.
     fastify.addHook('onRequest', (request, reply, done) => {
-      if (isPublicPath(pathOfUrl(request.url))) {
+      let take: Promise<void>;
+      if (isConsolePath(request.routePath)) {
+        take = limiter.takeForAddress(request.ip, 'console');
+      } else if (isPublicPath(request.routePath)) {
         done();
         return;
+      } else {
+        // Read once per request: the guard takes this reading instead of hashing the key again.
+        request.keyActor = keys.actorOf(request.headers.authorization);
+        if (request.keyActor !== null) {
+          done();
+          return;
+        }
+        request.keyless = true;
+        take = limiter.takeUnauthenticated(request.ip);
       }
-      // Read once per request: the guard takes this reading instead of hashing the key again.
-      request.keyActor = keys.actorOf(request.headers.authorization);
-      if (request.keyActor !== null) {
-        done();
-        return;
-      }
-      request.keyless = true;
-      limiter.takeUnauthenticated(request.ip).then(
+      take.then(
         () => done(),
         (e: unknown) => {
           if (!(e instanceof RateLimited)) {
@@ -159,7 +173,7 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
             return;
           }
           const problem = toProblem(e);
-          problem.instance = pathOfUrl(request.url).slice(0, 200);
+          problem.instance = request.routePath.slice(0, 200);
           problem.requestId = request.correlationId;
           // The unread body is not worth keeping the connection for.
           void reply
@@ -173,16 +187,21 @@ export function installEdge(fastify: FastifyInstance, opts: EdgeOptions): void {
     });
   }
 
+  // The batch upload's access rule and its uploads per key, before its large body is read.
+  if (opts.gate) installUploadGate(fastify, opts.gate.batchUploadsPerKey);
+
   // A body on a JSON route that is not application/json is a 415 naming its type, before anything
   // reads it (see unsupportedBody).
   fastify.addHook('onRequest', (request, _reply, done) => {
-    done(unsupportedBody(request.method, request.url, request.headers) ?? undefined);
+    done(unsupportedBody(request.method, request.routePath, request.headers) ?? undefined);
   });
 
   installBodyParsers(fastify);
 
   fastify.addHook('preValidation', (request, _reply, done) => {
-    const problem = inputProblem(request.url, request.query, request.body);
+    // The batch upload's rows are walked by its handler, a slice at a time (valueProblem).
+    const body = isBatchUpload(request.method, request.routePath) ? undefined : request.body;
+    const problem = inputProblem(request.url, request.query, body);
     done(problem ? new ValidationFailed([problem]) : undefined);
   });
 
@@ -291,6 +310,12 @@ function installBodyParsers(fastify: FastifyInstance): void {
       }
       readBody(payload, request.routeOptions.bodyLimit ?? BODY_LIMIT).then((raw) => {
         request.rawBody = raw;
+        // The batch upload's body (up to 5 MB, JSON or CSV) is its text: the handler parses it a
+        // slice at a time, after the guard (src/payouts/payout-batch-json.ts, payout-batch-csv.ts).
+        if (isBatchUpload(request.method, request.routePath)) {
+          done(null, raw.toString('utf8'));
+          return;
+        }
         let body: unknown;
         try {
           body = decode(raw.toString('utf8'));
@@ -419,7 +444,7 @@ export function problemOnFrameworkError(fixedHeaders: Record<string, string>) {
           title: 'Bad Request',
           status: 400,
           detail,
-          instance: pathOfUrl(request.raw.url ?? '').slice(0, 200),
+          instance: routedPath(request.raw.url ?? '').slice(0, 200),
           requestId,
         }),
       );

@@ -34,16 +34,16 @@ const JSON_PREFIX = '/api/v1/';
 /**
  * A body on a JSON route that is not `application/json` is a 415 naming the type, before
  * anything reads it: curl's `-d` sends a form, which would otherwise be validated field by field
- * (its whole text one "field"). The path is read the way the router reads it (the absolute
- * request form included); the webhook, the payer page and the console's form posts are outside
- * the prefix. A request without a body (no length, or length 0) has nothing to refuse.
+ * (its whole text one "field"). `path` is the request's path as the router routes it (decoded
+ * once by routedPath: `/%61pi/v1/…` is `/api/v1/…`, the absolute request form its path); the
+ * webhook, the payer page and the console's form posts are outside the prefix. A request without a body (no length, or length 0) has nothing to refuse.
  */
-export function unsupportedBody(method: string, url: string, headers: IncomingHttpHeaders): UnsupportedMediaType | null {
+export function unsupportedBody(method: string, path: string, headers: IncomingHttpHeaders): UnsupportedMediaType | null {
   if (
     hasBody(headers) &&
-    pathOf(url).startsWith(JSON_PREFIX) &&
+    path.startsWith(JSON_PREFIX) &&
     !isJson(headers['content-type']) &&
-    !(isBatchUpload(method, url) && isMediaType(headers['content-type'], 'text/csv'))
+    !(isBatchUpload(method, path) && isMediaType(headers['content-type'], 'text/csv'))
   )
     return new UnsupportedMediaType(headers['content-type']);
   return null;
@@ -51,16 +51,21 @@ export function unsupportedBody(method: string, url: string, headers: IncomingHt
 
 /**
  * The one route that takes a large body, and CSV as well as JSON: `POST /payouts/batches`
- * (shared/API.md, Payouts). Matched as one exact method and path, read as the router reads it
- * (the absolute request form included): any other spelling is no route of this service, so it
- * keeps the 64 kB JSON-only rules.
+ * (shared/API.md, Payouts). Matched as one exact method and path as the router routes it
+ * (routedPath): a spelling the router does not route there keeps the 64 kB JSON-only rules.
  */
-export const PAYOUT_BATCH_ROUTE = { method: 'POST', path: '/api/v1/payouts/batches' } as const;
+export const PAYOUT_BATCH_ROUTE = {
+  method: 'POST',
+  path: '/api/v1/payouts/batches',
+  /** The route's access rule (its handler declares it from here), checked before its body is read. */
+  scopes: ['payouts'],
+} as const;
 /** 10,000 rows of about 300 bytes, with room to spare; larger is a 413. */
 export const PAYOUT_BATCH_BODY_LIMIT = 5 * 1024 * 1024;
 
-export function isBatchUpload(method: string, url: string): boolean {
-  return method === PAYOUT_BATCH_ROUTE.method && pathOf(url) === PAYOUT_BATCH_ROUTE.path;
+/** `path`: the request's path as the router routes it (request.path, routedPath). */
+export function isBatchUpload(method: string, path: string): boolean {
+  return method === PAYOUT_BATCH_ROUTE.method && path === PAYOUT_BATCH_ROUTE.path;
 }
 
 function hasBody(headers: IncomingHttpHeaders): boolean {
@@ -77,14 +82,6 @@ function isMediaType(contentType: string | undefined, type: string): boolean {
   return contentType !== undefined && contentType.split(';')[0].trim().toLowerCase() === type;
 }
 
-function pathOf(url: string): string {
-  try {
-    return new URL(url, 'http://localhost').pathname;
-  } catch {
-    return url;
-  }
-}
-
 function urlProblem(url: string): FieldError | null {
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
@@ -93,8 +90,17 @@ function urlProblem(url: string): FieldError | null {
   return null;
 }
 
-function stringsProblem(root: unknown, rootName: string): FieldError | null {
-  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: root, path: rootName, depth: 0 }];
+/**
+ * What the edge refuses in one value of a body it did not walk itself (a payout batch's rows,
+ * walked a slice at a time after the key's scope was checked): `path` names it, `depth` is how
+ * deep in the body it sits.
+ */
+export function valueProblem(value: unknown, path: string, depth: number): FieldError | null {
+  return stringsProblem(value, path, depth);
+}
+
+function stringsProblem(root: unknown, rootName: string, rootDepth = 0): FieldError | null {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: root, path: rootName, depth: rootDepth }];
   while (stack.length > 0) {
     const { value, path, depth } = stack.pop()!;
     if (typeof value === 'string') {

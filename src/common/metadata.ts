@@ -2,6 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsOptional, registerDecorator } from 'class-validator';
+import { CARD_NUMBER_MESSAGE, CVV_KEY_MESSAGE, holdsCardNumber, namesCvv } from './card-data';
 import type { FieldError } from './errors';
 
 /** shared/API.md, Metadata: an object of string keys and string values within these limits. */
@@ -58,6 +59,11 @@ export function metadataProblems(value: unknown, field = 'metadata', filter = fa
         field: at,
         message: `must be at most ${METADATA_MAX_VALUE_LENGTH} characters`,
       });
+    } else if (!filter && namesCvv(key)) {
+      // Stored metadata only: a filter stores nothing (and finds nothing such).
+      errors.push({ field: at, message: CVV_KEY_MESSAGE });
+    } else if (!filter && holdsCardNumber(v)) {
+      errors.push({ field: at, message: CARD_NUMBER_MESSAGE });
     }
   }
   return errors;

@@ -31,7 +31,7 @@ export class ProblemFilter implements ExceptionFilter {
     const req = http.getRequest<FastifyRequest>();
     const res = http.getResponse<FastifyReply>();
     const problem = toProblem(exception, req.correlationId);
-    problem.instance = req.url?.split('?')[0];
+    problem.instance = req.routePath || req.url?.split('?')[0];
     // Every problem names its request: what a caller quotes to find the log line.
     problem.requestId = req.correlationId;
     if (problem.instance === '/webhooks/gateway' && isBodyParserError(exception)) {

@@ -12,7 +12,7 @@ export class RateLimited extends DomainError {
 }
 
 /** The limits, as counted in `rate_limited_total{limit}` and named in the store's keys. */
-export type Limit = 'key' | 'pay' | 'webhook' | 'unauthenticated';
+export type Limit = 'key' | 'pay' | 'webhook' | 'console' | 'unauthenticated';
 
 /** Every limit counts in windows of this many seconds. */
 export const WINDOW_S = 2;
@@ -74,6 +74,8 @@ export class RateLimiter {
       key: this.countersFor(`${prefix}:key`, perKeyRps),
       pay: this.countersFor(`${prefix}:pay`, publicPerIpRps),
       webhook: this.countersFor(`${prefix}:webhook`, publicPerIpRps),
+      // The console has no bearer key: its pages and its sign-in are keyless, budgeted as /pay.
+      console: this.countersFor(`${prefix}:console`, publicPerIpRps),
       unauthenticated: this.countersFor(`${prefix}:unauthenticated`, unauthenticatedPerIpRps),
     };
   }
@@ -84,7 +86,7 @@ export class RateLimiter {
   }
 
   /** Per source address on the public routes. */
-  takeForAddress(address: string | undefined, route: 'pay' | 'webhook'): Promise<void> {
+  takeForAddress(address: string | undefined, route: 'pay' | 'webhook' | 'console'): Promise<void> {
     return this.take(route, address ?? '');
   }
 

@@ -34,16 +34,21 @@ describe('redaction by shape', () => {
     ['19-digit PAN', 'pan 6011000990139424', '601100******9424'],
     ['13-digit PAN', 'pan 4222222222222', '422222******2222'],
     [
-      'pay link token',
+      'pay link token (an address is shown without its query)',
       'go to https://shop.example/pay/o-1?t=abcDEF123_-x&x=1',
-      '?t=[redacted]&x=1',
+      'go to https://shop.example/pay/o-1',
+    ],
+    [
+      "an address's user information and query",
+      'Request cannot be constructed from a URL that includes credentials: http://user:pass@hooks.example:8080/hook?token=abcDEF123.',
+      'credentials: http://hooks.example:8080/hook.',
     ],
     ['bearer key', 'Authorization: Bearer shop-key-0123456789', 'Bearer [redacted]'],
   ])('masks %s in text', (_name, input, expected) => {
     const out = scrubText(input);
     expect(out).toContain(expected);
     expect(out).not.toMatch(
-      /4111 1111 1111 1111|5555-5555-5555-4444|abcDEF123|shop-key-0123456789/,
+      /4111 1111 1111 1111|5555-5555-5555-4444|abcDEF123|shop-key-0123456789|pass/,
     );
   });
 

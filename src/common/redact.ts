@@ -65,9 +65,40 @@ export function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** Masks PAN-like runs (Luhn-valid, with or without spaces/dashes), pay-link tokens and bearer keys. */
+/**
+ * An address as it is shown anywhere (log lines, error texts, rows, API fields, pages): scheme,
+ * host, port and path, never the user information or the query (a receiver's URL may carry its
+ * own credentials or token there; shared/API.md, Configuration). The one redaction of addresses:
+ * withoutAddressSecrets applies it to every URL in a text.
+ */
+export function shownAddress(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(not a URL)';
+  }
+}
+
+/** Any absolute URL in free text (an error message quoting the address it failed on). */
+const URL_IN_TEXT = /\b[A-Za-z][A-Za-z0-9+.-]{0,20}:\/\/[^\s"'<>`]+/g;
+
+/** `text` with every address in it as shownAddress shows it (no user information, no query). */
+export function withoutAddressSecrets(text: string): string {
+  return text.replace(URL_IN_TEXT, (m) => {
+    // Punctuation that ends a sentence is not part of the address.
+    const tail = /[.,;:)\]]+$/.exec(m)?.[0] ?? '';
+    const url = m.slice(0, m.length - tail.length);
+    const shown = shownAddress(url);
+    // Not parsable as a URL: still nothing before an `@` or after a `?` is shown.
+    const cut = shown === '(not a URL)' ? url.replace(/\/\/[^/]*@/, '//').replace(/[?#].*$/, '') : shown;
+    return cut + tail;
+  });
+}
+
+/** Masks PAN-like runs (Luhn-valid, with or without spaces/dashes), pay-link tokens, bearer keys and addresses' user information and queries. */
 export function scrubText(text: string): string {
-  return text
+  return withoutAddressSecrets(text)
     .replace(DIGIT_RUN, (m) => {
       const digits = m.replace(/[ -]/g, '');
       if (digits.length < 13 || digits.length > 19 || !luhnValid(digits)) return m;

@@ -10,6 +10,7 @@ import { planOf, passesQuickly, quickCheckApplies } from './compiled-validation'
 import { FieldError, ValidationFailed } from './errors';
 import { inheritedNameErrors } from './inherited-names';
 import { METADATA_CONSTRAINT, METADATA_FILTER_CONSTRAINT, metadataProblems } from './metadata';
+import { cardDataProblems, NO_CARD_DATA_CONSTRAINT } from './card-data';
 
 /**
  * Flattens class-validator errors to `{field, message}` with dotted paths (`card.number`). A
@@ -30,10 +31,12 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
       ? [{ field, message: 'is required' }]
       : metadata
         ? metadataProblems(e.value, field, METADATA_FILTER_CONSTRAINT in constraints)
-        : Object.values(constraints).map((message) => ({
-          field,
-          message: withoutSubject(message, e.property),
-        }));
+        : Object.entries(constraints).flatMap(([name, message]) =>
+          // Card data names the key at fault too (`extras.note`).
+          name === NO_CARD_DATA_CONSTRAINT
+            ? cardDataProblems(e.value, field)
+            : [{ field, message: withoutSubject(message, e.property) }],
+        );
     return own.concat(flattenValidationErrors(e.children ?? [], field));
   });
 }

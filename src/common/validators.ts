@@ -9,6 +9,7 @@ import {
 import { Transform } from 'class-transformer';
 import { currencyProblem, minorUnitsProblem, parseCurrencyInput } from './currency';
 import { Amount } from './money';
+import { dateTimeMessage, parseDateTime, type DateTimeKind } from './date-time';
 
 /** What a refused amount is told (`amountProblem`). */
 export const AMOUNT_MESSAGE = 'must be a positive decimal string such as "100.10"';
@@ -122,39 +123,19 @@ export function IsCurrency(): PropertyDecorator {
   };
 }
 
-/** Calendar date, optional time with up to microseconds, optional Z or ±hh:mm: what PostgreSQL and Date agree on. */
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2})?)?$/;
-
 /**
- * An ISO 8601 timestamp in the one common form (`2026-01-31`, `2026-01-31T10:00:00.123456Z`),
- * a real calendar day, years 1 to 9999. Week dates, ordinal dates and other ISO spellings that
- * JavaScript or PostgreSQL read differently (or not at all) are refused.
+ * A date or time field read by the one parser (src/common/date-time.ts): `time` an ISO 8601
+ * date-time with an offset, `day` a calendar day, `timeOrDay` either. Anything else is a 400
+ * naming the field. The handler turns the text into its Date with `instantOf`.
  */
-export function IsTimestamp(): PropertyDecorator {
+export function IsDateTime(kind: DateTimeKind): PropertyDecorator {
   return (target: object, propertyName: string | symbol) => {
     registerDecorator({
-      name: 'isTimestamp',
+      name: 'isDateTime',
       target: target.constructor,
       propertyName: String(propertyName),
-      options: { message: 'must be an ISO 8601 date or date-time such as 2026-01-31T10:00:00Z' },
-      validator: {
-        validate: (value: unknown) => {
-          if (typeof value !== 'string' || value.length > 40) return false;
-          const m = TIMESTAMP.exec(value);
-          if (!m) return false;
-          const [y, mo, d, h = '0', mi = '0', s = '0'] = m.slice(1).map((x) => x ?? undefined);
-          const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
-          return (
-            Number(y) >= 1 &&
-            day.getUTCMonth() === Number(mo) - 1 &&
-            day.getUTCDate() === Number(d) &&
-            Number(h) < 24 &&
-            Number(mi) < 60 &&
-            Number(s) < 60 &&
-            !Number.isNaN(Date.parse(value))
-          );
-        },
-      },
+      options: { message: dateTimeMessage(kind) },
+      validator: { validate: (value: unknown) => parseDateTime(value, kind) !== null },
     });
   };
 }

@@ -96,6 +96,7 @@ export function loadConfig(
       perKeyRps: V.RATE_LIMIT_PER_KEY_RPS.read(env),
       publicPerIpRps: V.RATE_LIMIT_PUBLIC_PER_IP_RPS.read(env),
       unauthenticatedPerIpRps: V.RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS.read(env),
+      batchUploadsPerKey: V.BATCH_UPLOADS_PER_KEY.read(env),
     },
     rateLimitStore: rateLimitStore(env),
     notifyUnverifiedKeep: V.NOTIFY_UNVERIFIED_KEEP.read(env),

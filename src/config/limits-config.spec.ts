@@ -120,7 +120,12 @@ describe('loadConfig: hostile-caller settings', () => {
       lockTimeoutMs: 40000,
       idleInTxTimeoutMs: 60000,
     });
-    expect(c.rateLimits).toEqual({ perKeyRps: 50, publicPerIpRps: 10, unauthenticatedPerIpRps: 5 });
+    expect(c.rateLimits).toEqual({
+      perKeyRps: 50,
+      publicPerIpRps: 10,
+      unauthenticatedPerIpRps: 5,
+      batchUploadsPerKey: 2,
+    });
     const set = loadConfig({
       ...real,
       DB_POOL_SIZE: '5',
@@ -131,6 +136,8 @@ describe('loadConfig: hostile-caller settings', () => {
     expect(set.db.statementTimeoutMs).toBe(1000);
     expect(set.rateLimits.perKeyRps).toBe(0);
     expect(errorOf({ ...real, DB_POOL_SIZE: '0' }).variable).toBe('DB_POOL_SIZE');
+    expect(loadConfig({ ...real, BATCH_UPLOADS_PER_KEY: '4' }).rateLimits.batchUploadsPerKey).toBe(4);
+    expect(errorOf({ ...real, BATCH_UPLOADS_PER_KEY: '0' }).variable).toBe('BATCH_UPLOADS_PER_KEY');
   });
 
   it('has HTTP server limits with defaults, set from the environment (#24 item 7)', () => {

@@ -148,7 +148,7 @@ export const PAYOUTS = group(
 
 export const SHOP_EVENTS = group('Shop events', "Webhooks to the shop's order system.", {
   SHOP_WEBHOOK_URL: custom({
-    doc: 'addresses every shop event is POSTed to; https:// outside sandbox mode unless ALLOW_INSECURE_HTTP',
+    doc: 'addresses every shop event is POSTed to; https:// outside sandbox mode unless ALLOW_INSECURE_HTTP; an address with user information (`user:password@`) is refused, and addresses are shown everywhere without user information or query',
     type: 'comma list of URLs',
     default: 'unset: events only in the feed',
     read: webhookUrls,

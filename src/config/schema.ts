@@ -285,12 +285,18 @@ export const LIMITS = group(
       default: 50,
     }),
     RATE_LIMIT_PUBLIC_PER_IP_RPS: integer({
-      doc: 'requests per second per client address on `/pay` and unlisted `/webhooks/gateway` callers; `0` turns it off',
+      doc: 'requests per second per client address on `/pay`, the console (`/admin`: its pages and sign-in) and unlisted `/webhooks/gateway` callers; `0` turns it off',
       default: 10,
     }),
     RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS: integer({
       doc: 'requests per second per client address without a valid key; `0` turns it off',
       default: 5,
+    }),
+    BATCH_UPLOADS_PER_KEY: integer({
+      doc: 'payout batch uploads (dry runs included) of one key running at once in an instance; more is a `429`',
+      default: 2,
+      min: 1,
+      max: 100,
     }),
     REDIS_URL: custom({
       doc: 'shared store for rate limits across instances (holds a password: never logged)',

@@ -90,7 +90,13 @@ export interface AppConfig {
   /** The proxies whose X-Forwarded-For is believed (proxy-addr, as Fastify reads it): false, a hop count, or the trusted proxies' addresses/CIDRs. */
   trustProxy: TrustProxy;
   /** Requests per second; 0 turns the limit off. */
-  rateLimits: { perKeyRps: number; publicPerIpRps: number; unauthenticatedPerIpRps: number };
+  rateLimits: {
+    perKeyRps: number;
+    publicPerIpRps: number;
+    unauthenticatedPerIpRps: number;
+    /** BATCH_UPLOADS_PER_KEY: payout batch uploads of one key at once (the rest 429). */
+    batchUploadsPerKey: number;
+  };
   /** Where the rate-limit counters live: `redisUrl` unset, in each instance's memory. */
   rateLimitStore: RateLimitStoreConfig;
   /** Limits of the Node HTTP server: how long a client may take to send a request, and how many connect at once. */

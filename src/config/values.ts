@@ -220,6 +220,10 @@ export function webhookUrls(env: Env, name: string): string[] {
     }
     if (!['http:', 'https:'].includes(parsed.protocol))
       throw new ConfigError(name, 'must hold http(s) URLs only');
+    // fetch refuses such an address (no delivery would ever go out) and it would put its password
+    // in every error text: the receiver's credentials belong in its query or its own secret.
+    if (parsed.username !== '' || parsed.password !== '')
+      throw new ConfigError(name, 'must not hold user information (user:password@) in an address');
     return u;
   });
 }

@@ -1,5 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { afterCursorSql } from '../common/pagination';
+import { parseDay } from '../common/date-time';
+import { shownAddress, withoutAddressSecrets } from '../common/redact';
 import type { AppConfig } from '../config/config';
 import { csvCell } from '../reports/daily-report';
 import { KINDS, searchConditions, type ObjectType, type SearchFilter } from './console.service';
@@ -50,13 +52,9 @@ export interface ConsoleList {
 
 /** A filter value's longest length (the list pages' own inputs are shorter). */
 export const FILTER_MAX = 255;
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-
 function utcDay(text: string | undefined): Date | undefined | 'bad' {
   if (text === undefined || text === '') return undefined;
-  if (!DAY.test(text)) return 'bad';
-  const d = new Date(`${text}T00:00:00Z`);
-  return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== text ? 'bad' : d;
+  return parseDay(text) ?? 'bad';
 }
 
 function objectFilter(f: Filters): SearchFilter {
@@ -271,6 +269,11 @@ const DELIVERIES: ConsoleList = {
       )) as Array<Record<string, CsvValue>>,
       limit,
     );
+    // Addresses as everywhere: no user information, no query (an older row's error may hold them).
+    for (const r of got.rows) {
+      r.url = shownAddress(String(r.url));
+      if (typeof r.last_error === 'string') r.last_error = withoutAddressSecrets(r.last_error);
+    }
     return { rows: got.rows, next: got.more ? got.rows[got.rows.length - 1].id : null };
   },
 };

@@ -11,11 +11,13 @@ export function wantsHtml(req: FastifyRequest): boolean {
 
 /** The answer to any other address under /admin (see addConsoleNotFound). */
 function notFound(req: FastifyRequest, res: FastifyReply): FastifyReply {
-  const path = (req.url ?? '').split('?')[0];
+  const path = req.routePath || (req.url ?? '').split('?')[0];
   res.header('Cache-Control', 'no-store');
   if (!wantsHtml(req)) {
     const problem = toProblem(new NotFoundException(`Cannot ${req.method} ${path}`));
     problem.instance = path;
+    // As every problem body: the request's id (shared/API.md, Request ids).
+    problem.requestId = req.correlationId;
     return res.status(404).type('application/problem+json').send(JSON.stringify(problem));
   }
   return res

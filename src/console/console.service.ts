@@ -13,6 +13,7 @@ import { toPayoutView } from '../payouts/dto/payout.view';
 import { RefundEntity } from '../refunds/refund.entity';
 import { toRefundView } from '../refunds/dto/refund.view';
 import { afterCursorSql, encodeCursor } from '../common/pagination';
+import { shownAddress, withoutAddressSecrets } from '../common/redact';
 import { fillHours, type HourBucket } from './console-format';
 import { WAITING_FOR_SQL } from '../events/events.service';
 
@@ -343,11 +344,11 @@ export class ConsoleService {
       eventId: String(r.event_id),
       eventType: r.type,
       sequence: r.sequence,
-      url: r.url,
+      url: shownAddress(r.url),
       state: r.state,
       attempts: r.attempts,
       lastStatus: r.last_status,
-      lastError: r.last_error,
+      lastError: r.last_error === null ? null : withoutAddressSecrets(r.last_error),
       nextAttemptAt: r.state === 'pending' || r.state === 'failed' ? r.next_attempt_at : null,
       createdAt: r.created_at,
       waitingFor:

@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
-import { describeDeliveryFailure, loggableUrl } from './delivery-failure';
+import { shownAddress } from '../common/redact';
+import { describeDeliveryFailure } from './delivery-failure';
 
 /** A loopback port nobody listens on (taken, then closed). */
 function closedPort(): Promise<number> {
@@ -66,17 +67,23 @@ describe('describeDeliveryFailure', () => {
     ],
     [Object.assign(new TypeError('fetch failed'), { cause: { code: 'EWHATEVER' } }), 'EWHATEVER'],
     [new Error('boom'), 'Error: boom'],
+    [
+      new TypeError(
+        'Request cannot be constructed from a URL that includes credentials: http://user:pass@hooks.example/hook?token=abc',
+      ),
+      'TypeError: Request cannot be constructed from a URL that includes credentials: http://hooks.example/hook',
+    ],
   ])('%#: %s', (err, said) => {
     expect(describeDeliveryFailure(err, 1000)).toBe(said);
   });
 });
 
-describe('loggableUrl', () => {
+describe('shownAddress', () => {
   it.each([
     ['https://user:secret@shop.example/hooks?token=abc#x', 'https://shop.example/hooks'],
     ['http://127.0.0.1:8080/a/b', 'http://127.0.0.1:8080/a/b'],
     ['not a url', '(not a URL)'],
   ])('%s → %s', (url, shown) => {
-    expect(loggableUrl(url)).toBe(shown);
+    expect(shownAddress(url)).toBe(shown);
   });
 });

@@ -1,8 +1,11 @@
+import { withoutAddressSecrets } from '../common/redact';
+
 /**
  * Why a webhook POST failed, in words an operator acts on (issue #25): `ECONNREFUSED
  * (connection refused)`, `HTTP 500`, `time-out: no answer within 10000 ms`. Node's fetch reports
  * every network failure as `TypeError: fetch failed` and keeps the reason in `cause` (undici's
- * code, e.g. ECONNREFUSED, ENOTFOUND, a TLS certificate code): that reason is what is said.
+ * code, e.g. ECONNREFUSED, ENOTFOUND, a TLS certificate code): that reason is what is said. Any
+ * address in the text is shown without user information or query (withoutAddressSecrets).
  */
 const MEANING: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
@@ -44,18 +47,6 @@ export function describeDeliveryFailure(err: unknown, timeoutMs: number): string
   }
   const inner = e?.cause as { message?: string } | undefined;
   const text = `${e?.name ?? 'Error'}: ${e?.message ?? String(err)}`;
-  return inner?.message ? `${text} (${inner.message})` : text;
-}
-
-/**
- * A delivery address as logged and shown: scheme, host, port and path, never the user info or
- * the query (a receiver's URL may carry its own token there).
- */
-export function loggableUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(not a URL)';
-  }
+  // fetch quotes the address it refused, credentials and query included: never kept or shown.
+  return withoutAddressSecrets(inner?.message ? `${text} (${inner.message})` : text);
 }

@@ -6,8 +6,10 @@ import { orderForFeed, type Unpositioned } from './feed-order';
 
 /** Rows positioned per relay run; the rest wait for the next run. */
 const BATCH = 1000;
+/** Runs a feed read makes at most before it reads (each positions up to BATCH events). */
+const CATCH_UP_RUNS = 20;
 /** One relay at a time across every instance (a transaction-level advisory lock). */
-const RELAY_LOCK = 0x5e7e_0017;
+export const RELAY_LOCK = 0x5e7e_0017;
 
 /**
  * Gives shop events their feed position and their push deliveries. Sequence values are taken
@@ -26,26 +28,43 @@ export class EventRelay {
   ) {}
 
   /** One run; returns how many events were positioned (0 when another instance is relaying). */
-  run(): Promise<number> {
+  async run(): Promise<number> {
+    return (await this.runOnce(false)).positioned;
+  }
+
+  /**
+   * What a feed read does before it reads: every event committed before now gets its position.
+   * A run in flight elsewhere (another read, the dispatcher, another instance) is waited for, not
+   * skipped (it may have begun before events this read must see committed), and then this read
+   * runs the relay itself, again while a run finds a full batch.
+   */
+  async catchUp(): Promise<void> {
+    for (let i = 0; i < CATCH_UP_RUNS; i++) if (!(await this.runOnce(true)).full) return;
+  }
+
+  private runOnce(wait: boolean): Promise<{ positioned: number; full: boolean }> {
     return this.dataSource.transaction(async (m) => {
-      const [lock] = (await m.query(`SELECT pg_try_advisory_xact_lock($1) AS ok`, [
-        RELAY_LOCK,
-      ])) as Array<{
-        ok: boolean;
-      }>;
-      if (!lock.ok) return 0;
+      if (wait) {
+        await m.query(`SELECT pg_advisory_xact_lock($1)`, [RELAY_LOCK]);
+      } else {
+        const [lock] = (await m.query(`SELECT pg_try_advisory_xact_lock($1) AS ok`, [
+          RELAY_LOCK,
+        ])) as Array<{ ok: boolean }>;
+        if (!lock.ok) return { positioned: 0, full: false };
+      }
       return this.positionStable(m);
     });
   }
 
-  private async positionStable(m: EntityManager): Promise<number> {
+  private async positionStable(m: EntityManager): Promise<{ positioned: number; full: boolean }> {
     const stable = (await m.query(
       `SELECT id, entity_type, entity_id, sequence FROM events
         WHERE type IS NOT NULL AND position IS NULL
         ORDER BY id LIMIT $1`,
       [BATCH],
     )) as Unpositioned[];
-    if (stable.length === 0) return 0;
+    const full = stable.length === BATCH;
+    if (stable.length === 0) return { positioned: 0, full };
     // The lowest unpositioned sequence of each object in the batch, stable or not.
     const firsts = (await m.query(
       `SELECT e.entity_type, e.entity_id, MIN(e.sequence)::int AS sequence FROM events e
@@ -55,7 +74,7 @@ export class EventRelay {
       [stable.map((r) => r.entity_type), stable.map((r) => r.entity_id)],
     )) as Array<{ entity_type: string; entity_id: string; sequence: number }>;
     const ordered = orderForFeed(stable, firsts);
-    if (ordered.length === 0) return 0;
+    if (ordered.length === 0) return { positioned: 0, full };
     await m.query(
       `UPDATE events e SET position = base.p + v.n
          FROM (SELECT COALESCE(MAX(position), 0) AS p FROM events) base,
@@ -74,6 +93,6 @@ export class EventRelay {
         [ordered, urls],
       );
     }
-    return ordered.length;
+    return { positioned: ordered.length, full };
   }
 }

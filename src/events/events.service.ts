@@ -6,12 +6,14 @@ import { EVENT_OBJECT_TYPES, type EventObjectType } from '../audit/shop-events';
 import { Forbidden } from '../common/auth.guard';
 import { DomainError, NotFound, ValidationFailed } from '../common/errors';
 import { DEFAULT_PAGE_SIZE, type Page } from '../common/pagination';
+import { shownAddress, withoutAddressSecrets } from '../common/redact';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { DeliveryState, EventFeedQuery, ListDeliveriesQuery } from './dto/event-queries.dto';
 import { EventRelay } from './event-relay';
 import { toShopEvent, type ShopEvent } from './event.view';
 import { EVENT_ID_PATTERN } from '../audit/event-id';
 import { objectTypeOfEventType } from './feed-scope';
+import { instantOf } from '../common/date-time';
 
 export interface DeliveryView {
   id: string;
@@ -134,8 +136,9 @@ export class EventsService {
   ) {}
 
   /**
-   * Events after the cursor in position order. The relay runs first, so a reader sees every
-   * event whose transaction (and every older one) has finished.
+   * Events after the cursor in position order. The relay catches up first (waiting for a run in
+   * flight, then running itself), so a reader sees every event committed before its read began,
+   * whatever other reads are doing.
    */
   async feed(
     q: EventFeedQuery,
@@ -148,7 +151,7 @@ export class EventsService {
       if (asked !== undefined && !(visible as readonly string[]).includes(asked))
         throw new Forbidden(`This key's scopes do not cover ${asked} events`);
     const asked = q.after === undefined ? null : decodeFeedCursor(q.after);
-    await this.relay.run();
+    await this.relay.catchUp();
     // No cursor starts at the oldest event still served; a cursor before it is 410.
     const horizon = await this.horizon();
     if (asked !== null && BigInt(asked) < BigInt(horizon))
@@ -291,7 +294,7 @@ export class EventsService {
           AND ($3::varchar IS NULL OR e.type = $3)
           AND ($4::varchar IS NULL OR d.entity_type = $4)
           AND ($5::timestamptz IS NULL OR e.created_at >= $5)`,
-      [f.state, urls, f.type ?? null, f.objectType ?? null, f.since ?? null],
+      [f.state, urls, f.type ?? null, f.objectType ?? null, instantOf(f.since, 'time') ?? null],
     )) as [unknown, number];
     return count;
   }
@@ -306,12 +309,12 @@ function deliveryView(r: DeliveryRow): DeliveryView {
     objectType: r.entity_type,
     objectId: r.entity_id,
     sequence: r.sequence,
-    url: r.url,
+    url: shownAddress(r.url),
     state: r.state,
     attempts: r.attempts,
     nextAttemptAt: open ? r.next_attempt_at.toISOString() : null,
     lastStatus: r.last_status,
-    lastError: r.last_error,
+    lastError: r.last_error === null ? null : withoutAddressSecrets(r.last_error),
     createdAt: r.created_at.toISOString(),
     deliveredAt: r.delivered_at?.toISOString() ?? null,
     waitingFor:

@@ -30,8 +30,13 @@ describe('feedObjectTypes', () => {
     ],
     ['read + payouts: what payouts covers', shop('read', 'payouts'), ['payout', 'payout_batch']],
     [
-      'every shop scope',
+      'every shop scope: everything, reconciliation included (what the webhooks deliver)',
       shop(...SCOPES),
+      ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token', 'reconciliation'],
+    ],
+    [
+      'payments + refunds + payouts without read: their types',
+      shop('payments', 'refunds', 'payouts'),
       ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token'],
     ],
     ['no scope at all: nothing', shop(), []],

@@ -15,7 +15,8 @@ import { scheduleJob, singleFlight } from '../jobs/schedule';
 import { EventRelay } from './event-relay';
 import { toShopEvent } from './event.view';
 import { retryDelayS, webhookHeaders } from './webhook-signature';
-import { describeDeliveryFailure, loggableUrl } from './delivery-failure';
+import { describeDeliveryFailure } from './delivery-failure';
+import { shownAddress } from '../common/redact';
 
 /** Deliveries claimed per tick. */
 const CLAIM_LIMIT = 200;
@@ -178,7 +179,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
     this.log.warn(
       {
         eventId: event.publicId,
-        url: loggableUrl(d.url),
+        url: shownAddress(d.url),
         attempt: d.attempts + 1,
         cause: attempt.error,
         nextAttemptInS: dead ? null : delayS,
@@ -188,7 +189,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
     if (dead) {
       shopWebhookDead.inc();
       this.log.error(
-        { eventId: event.publicId, url: loggableUrl(d.url), attempts: d.attempts + 1 },
+        { eventId: event.publicId, url: shownAddress(d.url), attempts: d.attempts + 1 },
         'shop event delivery dead: retry window over',
       );
     }

@@ -28,6 +28,7 @@ import type {
   LedgerCheckView,
 } from './dto/ledger.dto';
 import { ledgerPositionMismatches } from '../metrics/metrics';
+import { instantOf } from '../common/date-time';
 
 const log = logger.child({ component: 'ledger' });
 
@@ -98,7 +99,7 @@ export class LedgerService {
   constructor(private readonly ds: DataSource) {}
 
   async balances(at?: string): Promise<BalancesView> {
-    const when = at === undefined ? new Date() : new Date(at);
+    const when = instantOf(at, 'timeOrDay') ?? new Date();
     const rows = await balancesAt(this.ds, when);
     return {
       at: when.toISOString(),
@@ -139,8 +140,8 @@ export class LedgerService {
       objectType: q.objectType,
       objectId: q.objectId,
       account: q.account,
-      from: q.from === undefined ? undefined : new Date(q.from),
-      to: q.to === undefined ? undefined : new Date(q.to),
+      from: instantOf(q.from, 'timeOrDay'),
+      to: instantOf(q.to, 'timeOrDay'),
       beforeId,
       limit,
     });

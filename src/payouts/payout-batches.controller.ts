@@ -13,6 +13,7 @@ import {
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Scopes } from '../common/access.decorator';
+import { PAYOUT_BATCH_ROUTE } from '../common/input-guard';
 import { Acting, type Actor } from '../common/actor';
 import { sendStoredAnswer } from '../common/stored-answer';
 import { ApiProblems } from '../common/openapi';
@@ -39,6 +40,8 @@ export class PayoutBatchesController {
   constructor(private readonly batches: PayoutBatchesService) {}
 
   @Post()
+  // The edge checks this same rule before the body is read (src/common/upload-gate.ts).
+  @Scopes(...PAYOUT_BATCH_ROUTE.scopes)
   @ApiOperation({
     summary: 'Many payout creates in one request (at most 10,000 rows), sent in the background',
     description:
@@ -54,7 +57,9 @@ export class PayoutBatchesController {
       'accountDetails.<name> columns than a JSON object may have keys is refused before any row is read. The ' +
       'same batchId with the same rows replays (Idempotent-Replayed: true); with other rows it is a 409 ' +
       'idempotency conflict that names no row, counted toward IDEMPOTENCY_CONFLICT_LIMIT (then the batchId is ' +
-      'locked). Rows are created under the submitting key. Bodies up to 5 MB; larger is 413.',
+      'locked). Rows are created under the submitting key. Bodies up to 5 MB; larger is 413. The key\'s scope is ' +
+      'checked before the body is read (403), and at most BATCH_UPLOADS_PER_KEY uploads of one key run at once ' +
+      '(more: 429 with Retry-After); the body is parsed a slice at a time, never holding the service.',
   })
   @ApiConsumes('application/json', 'text/csv')
   @ApiExtraModels(PayoutBatchRequestSchema)
@@ -95,7 +100,7 @@ export class PayoutBatchesController {
     @Res({ passthrough: true }) res: FastifyReply,
     @Acting() by: Actor,
   ): Promise<unknown> {
-    const input = this.batches.parse(body, isCsv(req.headers['content-type']), q.batchId);
+    const input = await this.batches.parse(body, isCsv(req.headers['content-type']), q.batchId);
     if (q.dryRun === 'true') {
       res.status(200);
       return this.batches.dryRun(input, {

@@ -67,7 +67,7 @@ export class PayoutBatchesService {
     };
   }
 
-  parse(body: unknown, csv: boolean, queryBatchId: string | undefined): Submitted {
+  parse(body: unknown, csv: boolean, queryBatchId: string | undefined): Promise<Submitted> {
     return parseBatch(body, csv, queryBatchId);
   }
 

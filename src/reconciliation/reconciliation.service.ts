@@ -76,13 +76,14 @@ export class ReconciliationService {
     return dayBefore(now, this.config.reportTimeZone);
   }
 
-  async dayBounds(date: string): Promise<{ from: Date; to: Date }> {
+  async dayBounds(date: string): Promise<{ from: Date; to: Date; future: boolean }> {
     const rows = (await this.ds.query(
       `SELECT ($1::date)::timestamp AT TIME ZONE $2::text AS from_at,
-              ($1::date + 1)::timestamp AT TIME ZONE $2::text AS to_at`,
+              ($1::date + 1)::timestamp AT TIME ZONE $2::text AS to_at,
+              ($1::date)::timestamp AT TIME ZONE $2::text > now() AS future`,
       [date, this.config.reportTimeZone],
-    )) as { from_at: Date; to_at: Date }[];
-    return { from: rows[0].from_at, to: rows[0].to_at };
+    )) as { from_at: Date; to_at: Date; future: boolean }[];
+    return { from: rows[0].from_at, to: rows[0].to_at, future: rows[0].future };
   }
 
   /**
@@ -94,6 +95,9 @@ export class ReconciliationService {
     if (date !== undefined) {
       const problem = reportDayProblem(date);
       if (problem !== null) throw new ValidationFailed([{ field: 'date', message: problem }]);
+      // As the daily report: a day that has not begun has nothing to reconcile.
+      if ((await this.dayBounds(date)).future)
+        throw new ValidationFailed([{ field: 'date', message: 'must not be in the future' }]);
     }
     const day = date ?? this.defaultDay();
     try {

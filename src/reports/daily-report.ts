@@ -3,6 +3,7 @@
  * what it left open. The figures are summed by PostgreSQL in `numeric` (reports.service.ts); this
  * file holds the report's shape, the day check and the CSV writing, all pure.
  */
+import { parseDay } from '../common/date-time';
 
 /** Count and exact sum (decimal text) of the objects of one kind that reached success that day. */
 export interface Tally {
@@ -89,17 +90,14 @@ export interface DailyReport {
 /** Most items listed per section (the totals count them all). */
 export const MAX_ITEMS = 5000;
 
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** Why `text` is not a calendar day `YYYY-MM-DD` (null: it is one). */
 export function reportDayProblem(text: unknown): string | null {
-  if (typeof text !== 'string') return 'must be a day in the form YYYY-MM-DD';
-  const m = DAY.exec(text);
-  if (!m) return 'must be a day in the form YYYY-MM-DD';
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const day = new Date(Date.UTC(y, mo - 1, d));
-  if (y < 2000 || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d)
-    return 'must be a calendar day from 2000-01-01 on';
+  if (typeof text !== 'string' || !DAY.test(text)) return 'must be a day in the form YYYY-MM-DD';
+  // The one parser of days (src/common/date-time.ts), from 2000 on.
+  const day = parseDay(text);
+  if (day === null || day.getUTCFullYear() < 2000) return 'must be a calendar day from 2000-01-01 on';
   return null;
 }
 

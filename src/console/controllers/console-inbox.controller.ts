@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { EVENT_OBJECT_TYPES, SHOP_EVENT_TYPES } from '../../audit/shop-events';
 import { logger } from '../../common/logger';
+import { dateTimeMessage, parseTime } from '../../common/date-time';
 import { Public } from '../../common/public.decorator';
 import { EventsService } from '../../events/events.service';
 import { NotificationsService } from '../../notifications/notifications.service';
@@ -125,6 +126,18 @@ export class ConsoleInboxController {
     const state = field(req, 'state', 8);
     const type = field(req, 'type', 64) || undefined;
     const objectType = field(req, 'objectType', 32) || undefined;
+    const since = field(req, 'since').trim() || undefined;
+    if (since !== undefined && parseTime(since) === null) {
+      await this.web.message(
+        res,
+        400,
+        'Not sent again',
+        `Since ${dateTimeMessage('time')}.`,
+        session,
+        '/admin/ui/deliveries',
+      );
+      return;
+    }
     if (
       (state !== 'failed' && state !== 'dead') ||
       (type !== undefined && !SHOP_EVENT_TYPES.includes(type)) ||
@@ -142,7 +155,7 @@ export class ConsoleInboxController {
     }
     let n: number;
     try {
-      n = await this.events.redeliverMany({ state, type, objectType });
+      n = await this.events.redeliverMany({ state, type, objectType, since });
     } catch (e) {
       await this.web.message(
         res,
@@ -154,7 +167,7 @@ export class ConsoleInboxController {
       );
       return;
     }
-    logger.info({ keyId: session.keyId, state, type, objectType, redelivered: n }, 'console bulk redelivery');
+    logger.info({ keyId: session.keyId, state, type, objectType, since, redelivered: n }, 'console bulk redelivery');
     await this.web.done(res, session, '/admin/ui/deliveries', {
       kind: 'ok',
       text: `${n} ${state} deliver${n === 1 ? 'y' : 'ies'} queued again.`,

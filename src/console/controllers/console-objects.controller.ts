@@ -2,6 +2,7 @@ import { Controller, Get, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
+import { parseDay } from '../../common/date-time';
 import { decodeCursor } from '../../common/pagination';
 import { DomainError, ValidationFailed } from '../../common/errors';
 import { Public } from '../../common/public.decorator';
@@ -17,12 +18,9 @@ import {
 import type { ConsoleSession } from '../console-sessions';
 import { ConsoleWeb, field, params, query, queryText, refusal } from '../console-web';
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
 function utcDay(text: string | undefined): Date | undefined | 'bad' {
   if (text === undefined) return undefined;
-  if (!DAY.test(text)) return 'bad';
-  const d = new Date(`${text}T00:00:00Z`);
-  return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== text ? 'bad' : d;
+  return parseDay(text) ?? 'bad';
 }
 
 const pageOf = (type: ObjectType, id: string): string => `/admin/ui/${type}s/${encodeURIComponent(id)}`;

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsISO8601, IsOptional } from 'class-validator';
+import { IsIn, IsOptional } from 'class-validator';
+import { IsDateTime } from '../../common/validators';
 import { EVENT_OBJECT_TYPES, SHOP_EVENT_TYPES } from '../../audit/shop-events';
 
 /** The deliveries a bulk redelivery starts over: failed or dead ones, narrowed by a filter. */
@@ -21,10 +22,11 @@ export class RedeliverDeliveriesDto {
   @ApiPropertyOptional({
     format: 'date-time',
     example: '2026-01-15T00:00:00Z',
-    description: 'Only deliveries of events created at or after this time (ISO 8601 with a zone)',
+    description:
+      'Only deliveries of events created at or after this time (ISO 8601 date-time with an offset; a bare day is refused)',
   })
   @IsOptional()
-  @IsISO8601({ strict: true, strictSeparator: true })
+  @IsDateTime('time')
   since?: string;
 }
 

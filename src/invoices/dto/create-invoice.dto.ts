@@ -12,6 +12,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { NoCardData } from '../../common/card-data';
 import { FitsMinorUnits, IsCurrency, IsDecimalAmount, IsPayway } from '../../common/validators';
 import { IsMetadata } from '../../common/metadata';
 
@@ -49,10 +50,15 @@ export class QuoteInvoiceDto {
   @IsPayway()
   payway: string;
 
-  @ApiPropertyOptional({ maxLength: 255, example: 'Order 1001' })
+  @ApiPropertyOptional({
+    maxLength: 255,
+    example: 'Order 1001',
+    description: 'Free text; a card number in it is a 400 (never stored or sent)',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(255)
+  @NoCardData()
   description?: string;
 }
 
@@ -111,11 +117,13 @@ export class CreateInvoiceDto extends QuoteInvoiceDto {
   twoStep?: boolean;
 
   @ApiPropertyOptional({
-    description: "The payway's add-on fields (add_ons_config), each checked against its regex",
+    description:
+      "The payway's add-on fields (add_ons_config), each checked against its regex; a card number in a value is a 400 (card data goes in `card`)",
     example: { phone: '+79001234567' },
   })
   @IsOptional()
   @IsObject()
+  @NoCardData()
   extras?: Record<string, string>;
 
   @ApiPropertyOptional({ description: 'Payer IP address', example: '203.0.113.7' })

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
-import { IsTimestamp } from '../../common/validators';
+import { IsDateTime } from '../../common/validators';
 import { PageQuery } from '../../common/pagination';
 import { MetadataFilter } from '../../common/metadata';
 import { INVOICE_STATUSES, type InvoiceStatus } from '../invoice.state';
@@ -32,14 +32,20 @@ export class ListInvoicesQuery extends PageQuery {
   @MaxLength(150)
   payway?: string;
 
-  @ApiPropertyOptional({ description: 'ISO 8601, inclusive', example: '2026-01-01T00:00:00Z' })
+  @ApiPropertyOptional({
+    description: 'ISO 8601 date-time with an offset, or a day YYYY-MM-DD (its UTC midnight); inclusive',
+    example: '2026-01-01T00:00:00Z',
+  })
   @IsOptional()
-  @IsTimestamp()
+  @IsDateTime('timeOrDay')
   createdFrom?: string;
 
-  @ApiPropertyOptional({ description: 'ISO 8601, exclusive', example: '2026-02-01T00:00:00Z' })
+  @ApiPropertyOptional({
+    description: 'ISO 8601 date-time with an offset, or a day YYYY-MM-DD (its UTC midnight); exclusive',
+    example: '2026-02-01T00:00:00Z',
+  })
   @IsOptional()
-  @IsTimestamp()
+  @IsDateTime('timeOrDay')
   createdTo?: string;
 
   @MetadataFilter()

@@ -9,6 +9,7 @@ import type { ListInvoicesQuery } from '../dto/invoice-queries.dto';
 import { InvoiceEntity } from '../invoice.entity';
 import type { InvoiceView } from '../invoice.view';
 import type { InvoiceContext } from './invoice-context';
+import { instantOf } from '../../common/date-time';
 
 /** `GET /invoices`: the shop's invoices, newest first, filtered, a page at a time. */
 export async function listInvoices(
@@ -28,8 +29,9 @@ export async function listInvoices(
     qb.andWhere('i.metadata @> CAST(:metadata AS jsonb)', {
       metadata: JSON.stringify(q.metadata),
     });
-  if (q.createdFrom) qb.andWhere('i.created_at >= :from', { from: new Date(q.createdFrom) });
-  if (q.createdTo) qb.andWhere('i.created_at < :to', { to: new Date(q.createdTo) });
+  if (q.createdFrom)
+    qb.andWhere('i.created_at >= :from', { from: instantOf(q.createdFrom, 'timeOrDay') });
+  if (q.createdTo) qb.andWhere('i.created_at < :to', { to: instantOf(q.createdTo, 'timeOrDay') });
   if (cursor) qb.andWhere(afterCursorSql('i', 'invoices'), { cursorId: cursor });
   const rows = await qb
     .orderBy('i.created_at', 'DESC')

@@ -4,22 +4,25 @@ import {
   Allow,
   IsIn,
   IsInt,
-  IsISO8601,
   IsOptional,
   IsString,
   Max,
   MaxLength,
   Min,
 } from 'class-validator';
+import { IsDateTime } from '../../common/validators';
 import { ACCOUNTS, ENTRY_KINDS } from '../ledger.chart';
 
 const blank = ({ value }: { value: unknown }): unknown => (value === '' ? undefined : value);
 
 export class BalancesQuery {
-  @ApiPropertyOptional({ description: 'ISO time; default now', example: '2026-01-15T00:00:00Z' })
+  @ApiPropertyOptional({
+    description: 'ISO 8601 date-time with an offset (or a day YYYY-MM-DD: its UTC midnight); default now',
+    example: '2026-01-15T00:00:00Z',
+  })
   @IsOptional()
   @Transform(blank)
-  @IsISO8601({ strict: true })
+  @IsDateTime('timeOrDay')
   at?: string;
 }
 
@@ -43,16 +46,20 @@ export class EntriesQuery {
   @IsIn(ACCOUNTS)
   account?: string;
 
-  @ApiPropertyOptional({ description: 'ISO time, inclusive' })
+  @ApiPropertyOptional({
+    description: 'ISO 8601 date-time with an offset, or a day YYYY-MM-DD (its UTC midnight); inclusive',
+  })
   @IsOptional()
   @Transform(blank)
-  @IsISO8601({ strict: true })
+  @IsDateTime('timeOrDay')
   from?: string;
 
-  @ApiPropertyOptional({ description: 'ISO time, exclusive' })
+  @ApiPropertyOptional({
+    description: 'ISO 8601 date-time with an offset, or a day YYYY-MM-DD (its UTC midnight); exclusive',
+  })
   @IsOptional()
   @Transform(blank)
-  @IsISO8601({ strict: true })
+  @IsDateTime('timeOrDay')
   to?: string;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 50 })

@@ -3,7 +3,10 @@ import { capFieldErrors, type FieldError, ValidationFailed } from '../../common/
 import { reservedMetadataKey } from '../../common/metadata';
 import { CreatePayoutDto } from '../dto/payout-requests.dto';
 import { canonicalPayoutRequest } from '../payout-fingerprint';
-import { csvToRows, CsvProblem, MAX_BATCH_ROWS } from '../payout-batch-csv';
+import { BodyError } from '../../common/http-edge';
+import { valueProblem } from '../../common/input-guard';
+import { csvToRows, CsvProblem, MAX_BATCH_ROWS, yieldTurn } from '../payout-batch-csv';
+import { parseBatchJson } from '../payout-batch-json';
 
 /** A batch's id as the shop gives it (or a generated UUID). */
 const BATCH_ID = /^[A-Za-z0-9._:-]{1,100}$/;
@@ -15,29 +18,56 @@ export interface Submitted {
   rows: unknown[];
 }
 
-/** Lets every other request in (health, notifications) between two slices of a batch's work. */
-export function yieldTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+export { yieldTurn };
+
+/** Rows walked for what the edge refuses (NUL, lone surrogates, depth, width) between two yields. */
+const WALK_ROWS_PER_TURN = 200;
+
+/**
+ * A JSON body's text parsed a slice at a time (payout-batch-json.ts), then held to what the edge
+ * holds every other body to (valueProblem), its rows walked a slice at a time: the edge leaves
+ * this route's body as text so that none of this runs before the guard has checked the key.
+ */
+async function jsonBody(text: string): Promise<unknown> {
+  let body: unknown;
+  try {
+    body = await parseBatchJson(text);
+  } catch (e) {
+    if (e instanceof SyntaxError) throw new BodyError(400, 'entity.parse.failed');
+    throw e;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const { rows, ...rest } = body as Record<string, unknown>;
+  const top = valueProblem(Array.isArray(rows) ? { ...rest, rows: [] } : body, '', 0);
+  if (top !== null) throw new ValidationFailed([top]);
+  if (Array.isArray(rows))
+    for (const [i, row] of rows.entries()) {
+      if (i > 0 && i % WALK_ROWS_PER_TURN === 0) await yieldTurn();
+      const problem = valueProblem(row, `rows.${i}`, 2);
+      if (problem !== null) throw new ValidationFailed([problem]);
+    }
+  return body;
 }
 
-/** The body as JSON `{batchId?, rows}` or CSV text (batchId from the query). */
-export function parseBatch(
-  body: unknown,
+/** The body as JSON `{batchId?, rows}` or CSV text (batchId from the query), read a slice at a time. */
+export async function parseBatch(
+  text: unknown,
   csv: boolean,
   queryBatchId: string | undefined,
-): Submitted {
+): Promise<Submitted> {
   let batchId = queryBatchId;
   let rows: unknown;
   if (csv) {
-    if (typeof body !== 'string')
+    if (typeof text !== 'string')
       throw new ValidationFailed([{ field: 'body', message: 'must be CSV text' }]);
     try {
-      rows = csvToRows(body);
+      rows = await csvToRows(text);
     } catch (e) {
       if (e instanceof CsvProblem) throw new ValidationFailed([e.problem]);
       throw e;
     }
   } else {
+    const body = typeof text === 'string' ? await jsonBody(text) : text;
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw new ValidationFailed([
         { field: 'body', message: 'must be an object {batchId?, rows}' },

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { NoCardData } from '../../common/card-data';
 import type { AmountType } from '../payout.entity';
 import { FitsMinorUnits, IsCurrency, IsDecimalAmount, IsPayway } from '../../common/validators';
 import { IsMetadata } from '../../common/metadata';
@@ -93,10 +94,15 @@ export class CreatePayoutDto extends PayoutTermsDto {
   @IsObject()
   accountDetails?: Record<string, string>;
 
-  @ApiPropertyOptional({ maxLength: 255, example: 'Seller payout, January' })
+  @ApiPropertyOptional({
+    maxLength: 255,
+    example: 'Seller payout, January',
+    description: 'Free text; a card number in it is a 400 (never stored or sent)',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(255)
+  @NoCardData()
   description?: string;
 
   @ApiPropertyOptional({
