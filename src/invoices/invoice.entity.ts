@@ -10,6 +10,7 @@ import {
 } from 'typeorm';
 import { GatewayObjectColumns } from '../common/gateway-object.columns';
 import { Amount, amountTransformer } from '../common/money';
+import type { HoldPolicy } from '../config/types';
 import type { InvoiceStatus } from './invoice.state';
 
 export interface RedirectData {
@@ -32,8 +33,9 @@ export interface PaymentTokenInfo {
 @Check('ck_invoices_refund_pending', `"refund_pending_amount" >= 0`)
 @Check(
   'ck_invoices_status',
-  `"status" IN ('pending','created','awaiting_payer','ps_create_failed','succeeded','ps_notice_failed','rejected','held','unheld','unknown')`,
+  `"status" IN ('pending','created','awaiting_payer','ps_create_failed','succeeded','ps_notice_failed','rejected','held','unheld','unknown','expired')`,
 )
+@Check('ck_invoices_hold_policy', `"hold_policy" IN ('notify','charge','release')`)
 @Unique('uq_invoices_shop_order', ['shopId', 'shopOrderId'])
 @Index('ix_invoices_next_check', ['nextCheckAt'], { where: 'next_check_at IS NOT NULL' })
 @Index('ix_invoices_payment_token_hash', ['shopId', 'paymentTokenHash'], {
@@ -140,8 +142,8 @@ export class InvoiceEntity extends GatewayObjectColumns {
     string,
     unknown
   > | null;
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', default: () => 'clock_now()' }) createdAt: Date;
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', default: () => 'clock_now()' }) updatedAt: Date;
   @Column({ name: 'processed_at', type: 'timestamptz', nullable: true }) processedAt: Date | null;
   /** When our invoice/unhold was sent: a 6 reported after it is the released hold (`unheld`). */
   @Column({ name: 'unhold_requested_at', type: 'timestamptz', nullable: true })
@@ -152,4 +154,10 @@ export class InvoiceEntity extends GatewayObjectColumns {
   /** When the shop was sent `invoice.hold_expiring` (once per hold). */
   @Column({ name: 'hold_expiry_warned_at', type: 'timestamptz', nullable: true })
   holdExpiryWarnedAt: Date | null;
+  /** The invoice's own hold policy (`holdPolicy` at creation); null: HOLD_POLICY. */
+  @Column({ name: 'hold_policy', type: 'varchar', length: 8, nullable: true })
+  holdPolicy: HoldPolicy | null;
+  /** When the service acted on the hold by its policy (once per hold). */
+  @Column({ name: 'hold_policy_at', type: 'timestamptz', nullable: true })
+  holdPolicyAt: Date | null;
 }

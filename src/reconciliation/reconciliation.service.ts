@@ -26,6 +26,7 @@ import {
   type BalanceComparison,
   type ReconciliationItem,
 } from './reconciliation.rules';
+import { clock } from '../common/clock';
 
 const log = logger.child({ component: 'reconciliation' });
 
@@ -70,7 +71,7 @@ export class ReconciliationService {
   ) {}
 
   /** The last finished day in REPORT_TIMEZONE. */
-  defaultDay(now = new Date()): string {
+  defaultDay(now = clock.date()): string {
     return dayBefore(now, this.config.reportTimeZone);
   }
 
@@ -103,7 +104,7 @@ export class ReconciliationService {
 
   private async reconcile(day: string, keyId: string | null): Promise<Reconciliation> {
     const bounds = await this.dayBounds(day);
-    const startedAt = new Date();
+    const startedAt = clock.date();
     const gatewayBalance = await this.gateway.shopBalance();
     const gw = new Map<number, { available: string; hold: string; frozen: string }>();
     for (const b of gatewayBalance.balances) {
@@ -118,7 +119,7 @@ export class ReconciliationService {
     const objectItems = await reconcileObjects(this.ds, this.gateway, this.config, bounds);
     // The books as they stand now, as the gateway's balance does.
     const ours = agentBooks(
-      await balancesAt(this.ds, new Date()),
+      await balancesAt(this.ds, clock.date()),
       single,
       single ? await this.openHolds(this.ds) : undefined,
     );
@@ -128,7 +129,7 @@ export class ReconciliationService {
     const stored = await this.ds.transaction(async (m) => {
       const rows = (await m.query(
         `INSERT INTO reconciliations (date, status, started_at, finished_at, balances, items, key_id)
-         VALUES ($1, $2, $3, now(), $4::jsonb, $5::jsonb, $6)
+         VALUES ($1, $2, $3, clock_now(), $4::jsonb, $5::jsonb, $6)
          RETURNING id, date::text AS date, status, started_at, finished_at, balances, items`,
         [
           day,
@@ -190,7 +191,7 @@ export class ReconciliationService {
       // Two instances opening at once: the second waits, then finds the first's entries.
       await m.query(`SELECT pg_advisory_xact_lock(hashtext('ledger_opening'))`);
       if (await hasOpening(m)) return;
-      const books = await balancesAt(m, new Date());
+      const books = await balancesAt(m, clock.date());
       const holds = single ? await this.openHolds(m) : undefined;
       for (const [currency, b] of gw) {
         const postings = openingPostings({
@@ -244,7 +245,7 @@ export class ReconciliationService {
     }
     if (own.length > 0) {
       await m.query(
-        `UPDATE reconciliations SET needs_attention = true, attention_reason = $2, attention_at = now() WHERE id = $1`,
+        `UPDATE reconciliations SET needs_attention = true, attention_reason = $2, attention_at = clock_now() WHERE id = $1`,
         [rec.id, `reconciliation: ${own.join('; ')}`.slice(0, 2000)],
       );
     }

@@ -28,6 +28,7 @@ import { Ledger1795900000060 } from './1795900000060-Ledger';
 import { LedgerLegsInline1795900000070 } from './1795900000070-LedgerLegsInline';
 import { LedgerAdjustmentKeys1795900000080 } from './1795900000080-LedgerAdjustmentKeys';
 import { EventTraceParent1795900000090 } from './1795900000090-EventTraceParent';
+import { ServiceClockAndHoldPolicy1796300000001 } from './1796300000001-ServiceClockAndHoldPolicy';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   LedgerLegsInline1795900000070,
   LedgerAdjustmentKeys1795900000080,
   EventTraceParent1795900000090,
+  ServiceClockAndHoldPolicy1796300000001,
 ];

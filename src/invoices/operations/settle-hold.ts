@@ -17,6 +17,7 @@ import type { InvoiceView } from '../invoice.view';
 import { applyRecordFacts } from './apply-check-record';
 import { describe, gatewayFailure } from './gateway-failure';
 import { NO_CALL, type InvoiceContext } from './invoice-context';
+import { clock } from '../../common/clock';
 
 /**
  * What charge-invoice.ts and unhold-invoice.ts share: the phases of an action on a hold. Each
@@ -105,7 +106,7 @@ async function holdAnswered(
       await m.update(
         InvoiceEntity,
         { id: inv.id },
-        { ...ctx.settleFirst(), nextCheckAt: new Date() },
+        { ...ctx.settleFirst(), nextCheckAt: clock.date() },
       );
     }
     await auditCall({ failed: describe(err) });
