@@ -59,6 +59,17 @@ export class HoldExpiryJob implements OnApplicationBootstrap {
     scheduleJob(this.scheduler, 'hold-expiry', this.config.tickMs, () => this.runOnce(), log);
   }
 
+  /** The next moment a hold's warning falls due, or null (the sandbox clock stops there). */
+  async nextDueAt(): Promise<Date | null> {
+    const rows = (await this.dataSource.query(
+      `SELECT min(hold_expires_at - make_interval(secs => $2)) AS at FROM invoices
+        WHERE status = 'held' AND hold_expires_at IS NOT NULL AND processed_at IS NULL AND shop_id = $1
+          AND hold_expiry_warned_at IS NULL AND hold_expires_at > clock_now()`,
+      [this.gateway.shopId('payment'), this.config.holdExpiryWarningS],
+    )) as Array<{ at: Date | null }>;
+    return rows[0]?.at ?? null;
+  }
+
   /** One tick: checks pulled back to the expiry, then the warnings due. Returns how many were warned. */
   async runOnce(): Promise<number> {
     const shopId = this.gateway.shopId('payment');

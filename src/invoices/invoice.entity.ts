@@ -10,7 +10,6 @@ import {
 } from 'typeorm';
 import { GatewayObjectColumns } from '../common/gateway-object.columns';
 import { Amount, amountTransformer } from '../common/money';
-import type { HoldPolicy } from '../config/types';
 import type { InvoiceStatus } from './invoice.state';
 
 export interface RedirectData {
@@ -35,7 +34,6 @@ export interface PaymentTokenInfo {
   'ck_invoices_status',
   `"status" IN ('pending','created','awaiting_payer','ps_create_failed','succeeded','ps_notice_failed','rejected','held','unheld','unknown','expired')`,
 )
-@Check('ck_invoices_hold_policy', `"hold_policy" IN ('notify','charge','release')`)
 @Unique('uq_invoices_shop_order', ['shopId', 'shopOrderId'])
 @Index('ix_invoices_next_check', ['nextCheckAt'], { where: 'next_check_at IS NOT NULL' })
 @Index('ix_invoices_payment_token_hash', ['shopId', 'paymentTokenHash'], {
@@ -154,9 +152,6 @@ export class InvoiceEntity extends GatewayObjectColumns {
   /** When the shop was sent `invoice.hold_expiring` (once per hold). */
   @Column({ name: 'hold_expiry_warned_at', type: 'timestamptz', nullable: true })
   holdExpiryWarnedAt: Date | null;
-  /** The invoice's own hold policy (`holdPolicy` at creation); null: HOLD_POLICY. */
-  @Column({ name: 'hold_policy', type: 'varchar', length: 8, nullable: true })
-  holdPolicy: HoldPolicy | null;
   /** When the service acted on the hold by its policy (once per hold). */
   @Column({ name: 'hold_policy_at', type: 'timestamptz', nullable: true })
   holdPolicyAt: Date | null;

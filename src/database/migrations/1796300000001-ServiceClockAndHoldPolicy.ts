@@ -6,8 +6,9 @@ const STATUSES_BEFORE = `'pending','created','awaiting_payer','ps_create_failed'
  * Issue #50. The service's clock in SQL: `clock_now()` (src/database/clock-sql.ts), `now()` until
  * the sandbox clock moves it, and the offset it was moved by (one row, sandbox mode only); every
  * column that defaulted to `now()` defaults to `clock_now()`, so a row stamped by its default and
- * a row stamped by a statement agree on the time. A lapsed hold is `expired`; an invoice may carry
- * its own hold policy, and when the service acted on it is kept (once per hold).
+ * a row stamped by a statement agree on the time. A lapsed hold is `expired`; when the service acted on
+ * a hold by its policy is kept (once per hold; an invoice's own `holdPolicy` is in its
+ * request facts).
  */
 export class ServiceClockAndHoldPolicy1796300000001 implements MigrationInterface {
   name = 'ServiceClockAndHoldPolicy1796300000001';
@@ -27,14 +28,13 @@ export class ServiceClockAndHoldPolicy1796300000001 implements MigrationInterfac
       `ALTER TABLE "invoices" ADD CONSTRAINT "ck_invoices_status" CHECK ("status" IN (${STATUSES_BEFORE},'expired'))`,
     );
     await q.query(
-      `ALTER TABLE "invoices" ADD "hold_policy" character varying(8), ADD "hold_policy_at" TIMESTAMP WITH TIME ZONE,
-         ADD CONSTRAINT "ck_invoices_hold_policy" CHECK ("hold_policy" IN ('notify','charge','release'))`,
+      `ALTER TABLE "invoices" ADD "hold_policy_at" TIMESTAMP WITH TIME ZONE`,
     );
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(
-      `ALTER TABLE "invoices" DROP CONSTRAINT "ck_invoices_hold_policy", DROP COLUMN "hold_policy_at", DROP COLUMN "hold_policy"`,
+      `ALTER TABLE "invoices" DROP COLUMN "hold_policy_at"`,
     );
     await q.query(`UPDATE "invoices" SET "status" = 'rejected' WHERE "status" = 'expired'`);
     await q.query(`ALTER TABLE "invoices" DROP CONSTRAINT "ck_invoices_status"`);

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   IsBoolean,
+  IsIn,
   IsIP,
   IsObject,
   IsOptional,
@@ -14,6 +15,7 @@ import {
 } from 'class-validator';
 import { FitsMinorUnits, IsCurrency, IsDecimalAmount, IsPayway } from '../../common/validators';
 import { IsMetadata } from '../../common/metadata';
+import { HOLD_POLICIES, type HoldPolicy } from '../../config/types';
 
 export class QuoteInvoiceDto {
   @ApiProperty({ maxLength: 255, description: "The shop's order id: the idempotency key", example: 'order-1001' })
@@ -190,4 +192,14 @@ export class CreateInvoiceDto extends QuoteInvoiceDto {
   @IsOptional()
   @IsMetadata()
   metadata?: Record<string, string>;
+
+  @ApiPropertyOptional({
+    enum: HOLD_POLICIES,
+    description:
+      "With twoStep: what the service does with the hold HOLD_POLICY_LEAD_S before its expiry (charge or release it by itself, or only warn: notify); default HOLD_POLICY",
+    example: 'charge',
+  })
+  @IsOptional()
+  @IsIn(HOLD_POLICIES)
+  holdPolicy?: HoldPolicy;
 }
