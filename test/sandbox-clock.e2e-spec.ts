@@ -79,8 +79,8 @@ async function advance(seconds: number): Promise<Report> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ seconds }),
   });
-  const body = (await res.json()) as { data: Report; error?: string };
-  expect({ status: res.status, error: body.error }).toEqual({ status: 200, error: undefined });
+  const body = (await res.json()) as { data: Report; message?: string };
+  expect({ status: res.status, message: body.message }).toEqual({ status: 200, message: undefined });
   return body.data;
 }
 

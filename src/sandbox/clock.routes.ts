@@ -21,7 +21,7 @@ export function clockRouter(control: () => ClockControl | undefined): Router {
   const router = express.Router();
   const json = express.json({ limit: '4kb' });
   const reply = (res: Response, status: number, data: JsonOut): void => {
-    res.status(status).type('application/json').send(toJsonText(status === 200 ? { result: true, data } : { result: false, error: data }));
+    res.status(status).type('application/json').send(toJsonText(status === 200 ? { result: true, data } : { result: false, message: data }));
   };
   router.get('/clock', (_req: Request, res: Response) => {
     const c = control();
