@@ -1,31 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
-import { startService, type RunningService } from '../src/bootstrap';
-import { loadConfig } from '../src/config/config';
-import { createTestDatabase } from './support/database';
-import { freePort } from './support/ports';
+import type { RunningService } from '../src/bootstrap';
 import { PAYMENT, PAYOUT } from './support/payways';
-import { DATA_KEYS } from './support/app';
+import { SANDBOX_ADMIN_KEY as ADMIN_KEY, SANDBOX_SHOP_KEY as SHOP_KEY, startSandboxModeService, type SandboxModeService } from './support/sandbox-mode';
 
 /**
  * The sandbox clock (issue #50), sandbox mode as `npm start` runs it (the sandbox in-process):
  * time you can move, seconds of test for hours and days of the service's time.
  */
-const SHOP_KEY = 'clock-shop-key-0123456789';
-const ADMIN_KEY = 'clock-admin-key-0123456789';
 const HOLD_TTL_S = 86_400;
 const LEAD_S = 3600;
 const WARNING_S = 7200;
 const POLL_MAX_S = 7200;
 const WATCH_MAX_S = 86_400 * 2;
 
+let sm: SandboxModeService;
 let service: RunningService;
-let db: { url: string; drop(): Promise<void> };
+let db: { url: string };
 let sandboxOrigin: string;
-const dataDir = mkdtempSync(join(tmpdir(), 'sandbox-clock-'));
 
 type Json = Record<string, unknown>;
 interface Report {
@@ -36,38 +28,20 @@ interface Report {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  const port = await freePort();
-  const sandboxPort = await freePort();
-  service = await startService(
-    loadConfig({
-      PORT: String(port),
-      DATABASE_URL: db.url,
-      DATA_DIR: dataDir,
-      SANDBOX_PORT: String(sandboxPort),
-      SANDBOX_TIME_SCALE: '0.001',
-      SANDBOX_HOLD_TTL_S: String(HOLD_TTL_S),
-      API_KEYS: SHOP_KEY,
-      ADMIN_API_KEYS: ADMIN_KEY,
-      DATA_ENCRYPTION_KEYS: DATA_KEYS,
-      SCHEDULER_ENABLED: 'false',
-      HOLD_POLICY_LEAD_S: String(LEAD_S),
-      HOLD_EXPIRY_WARNING_S: String(WARNING_S),
-      PAYOUT_POLL_MAX_S: String(POLL_MAX_S),
-      WATCH_MAX_S: String(WATCH_MAX_S),
-      RATE_LIMIT_PER_KEY_RPS: '0',
-      RATE_LIMIT_PUBLIC_PER_IP_RPS: '0',
-      RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS: '0',
-    }),
-    { host: '127.0.0.1' },
-  );
-  sandboxOrigin = `http://127.0.0.1:${sandboxPort}`;
+  sm = await startSandboxModeService({
+    SANDBOX_HOLD_TTL_S: String(HOLD_TTL_S),
+    HOLD_POLICY_LEAD_S: String(LEAD_S),
+    HOLD_EXPIRY_WARNING_S: String(WARNING_S),
+    PAYOUT_POLL_MAX_S: String(POLL_MAX_S),
+    WATCH_MAX_S: String(WATCH_MAX_S),
+  });
+  service = sm.service;
+  db = { url: sm.databaseUrl };
+  sandboxOrigin = sm.sandboxOrigin;
 }, 120_000);
 
 afterAll(async () => {
-  await service?.close();
-  await db?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await sm?.close();
 });
 
 const http = (): ReturnType<typeof request> => request(service.url);
