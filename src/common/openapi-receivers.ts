@@ -233,7 +233,7 @@ function addSandboxRoutes(doc: OpenAPIObject, origin: string): void {
         required: true,
         content: {
           'application/json': {
-            schema: { type: 'object', required: ['seconds'], properties: { seconds: { type: 'number', exclusiveMinimum: 0 } } },
+            schema: { type: 'object', required: ['seconds'], properties: { seconds: { type: 'number', minimum: 0, exclusiveMinimum: true } } },
             example: { seconds: 86400 },
           },
         },
