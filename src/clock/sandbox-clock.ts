@@ -134,7 +134,11 @@ export class SandboxClock {
     };
   }
 
-  /** The next moment, after now, a hold's warning or policy falls due (ms on the clock). */
+  /**
+   * The next moment, after now, something of the service falls due that must run at its own
+   * time (ms on the clock): a hold's warning or policy, or the reconciliation of the next day
+   * that ends (each day of a long advance is reconciled, in order).
+   */
   private async nextServiceStop(): Promise<number | null> {
     const now = clock.now();
     const times = [
@@ -142,9 +146,11 @@ export class SandboxClock {
       await this.app.get(HoldPolicyJob, { strict: false }).nextDueAt(),
     ]
       .filter((d): d is Date => d !== null)
-      .map((d) => d.getTime())
-      .filter((t) => t > now);
-    return times.length === 0 ? null : Math.min(...times);
+      .map((d) => d.getTime());
+    const day = nextDueDayAt(this.app.get(ReconciliationJob, { strict: false }), now);
+    if (day !== null) times.push(day);
+    const later = times.filter((t) => t > now);
+    return later.length === 0 ? null : Math.min(...later);
   }
 
   /**
@@ -167,6 +173,23 @@ export class SandboxClock {
       { name: 'event-retention', run: () => get(EventRetention).runOnce() },
     ];
   }
+}
+
+/**
+ * When the reconciliation's due day next changes after `now` (to the second), within a day and
+ * a bit (a day of 25 hours at a clock change); null when it does not (REPORT_TIMEZONE's days).
+ */
+export function nextDueDayAt(job: Pick<ReconciliationJob, 'dueDay'>, now: number): number | null {
+  const day = job.dueDay(new Date(now));
+  let lo = now;
+  let hi = now + 26 * 3_600_000;
+  if (job.dueDay(new Date(hi)) === day) return null;
+  while (hi - lo > 1000) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (job.dueDay(new Date(mid)) === day) lo = mid;
+    else hi = mid;
+  }
+  return hi;
 }
 
 /** A job's result that says it did something (a count above 0, an id, a non-empty report). */
