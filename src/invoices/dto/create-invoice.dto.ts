@@ -181,6 +181,16 @@ export class CreateInvoiceDto extends QuoteInvoiceDto {
   failedUrl?: string;
 
   @ApiPropertyOptional({
+    enum: HOLD_POLICIES,
+    description:
+      "With twoStep: what the service does with the hold HOLD_POLICY_LEAD_S before its expiry (charge or release it by itself, or only warn: notify); default HOLD_POLICY",
+    example: 'charge',
+  })
+  @IsOptional()
+  @IsIn(HOLD_POLICIES)
+  holdPolicy?: HoldPolicy;
+
+  @ApiPropertyOptional({
     type: 'object',
     additionalProperties: { type: 'string', maxLength: 500 },
     maxProperties: 20,
@@ -192,14 +202,4 @@ export class CreateInvoiceDto extends QuoteInvoiceDto {
   @IsOptional()
   @IsMetadata()
   metadata?: Record<string, string>;
-
-  @ApiPropertyOptional({
-    enum: HOLD_POLICIES,
-    description:
-      "With twoStep: what the service does with the hold HOLD_POLICY_LEAD_S before its expiry (charge or release it by itself, or only warn: notify); default HOLD_POLICY",
-    example: 'charge',
-  })
-  @IsOptional()
-  @IsIn(HOLD_POLICIES)
-  holdPolicy?: HoldPolicy;
 }
