@@ -28,6 +28,11 @@ import { RateLimiter } from './common/rate-limit';
 import { upgradeLegacySecrets } from './keys/reseal';
 import { rekeyNotifications } from './notifications/notification-rekey';
 import { startTracing, traceJobs, tracingOf } from './tracing/tracing';
+import { AdvanceRefused, SandboxClock, type SandboxTasks } from './clock/sandbox-clock';
+import { makeClockMovable } from './common/clock';
+import { storeClockOffset, storedClockOffset } from './database/clock-sql';
+import type { ClockControl } from './sandbox/clock.routes';
+import type { JsonOut } from './sandbox/json-text';
 
 /**
  * Stops the HTTP server and waits for the requests in flight: no new connection is accepted, a
@@ -58,11 +63,6 @@ function schedulerOf(app: NestFastifyApplication): SchedulerRegistry | null {
 /** A start-up failure with one line for the operator (names the setting, never a secret). */
 export class StartupError extends Error {}
 
-import { AdvanceRefused, SandboxClock, type SandboxTasks } from './clock/sandbox-clock';
-import { makeClockMovable } from './common/clock';
-import { storeClockOffset, storedClockOffset } from './database/clock-sql';
-import type { ClockControl } from './sandbox/clock.routes';
-import type { JsonOut } from './sandbox/json-text';
 
 export interface RunningService {
   app: INestApplication;
