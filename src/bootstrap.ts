@@ -28,6 +28,11 @@ import { RateLimiter } from './common/rate-limit';
 import { upgradeLegacySecrets } from './keys/reseal';
 import { rekeyNotifications } from './notifications/notification-rekey';
 import { startTracing, traceJobs, tracingOf } from './tracing/tracing';
+import { AdvanceRefused, SandboxClock, type SandboxTasks } from './clock/sandbox-clock';
+import { makeClockMovable } from './common/clock';
+import { storeClockOffset, storedClockOffset } from './database/clock-sql';
+import type { ClockControl } from './sandbox/clock.routes';
+import type { JsonOut } from './sandbox/json-text';
 
 /**
  * Stops the HTTP server and waits for the requests in flight: no new connection is accepted, a
@@ -57,6 +62,7 @@ function schedulerOf(app: NestFastifyApplication): SchedulerRegistry | null {
 
 /** A start-up failure with one line for the operator (names the setting, never a secret). */
 export class StartupError extends Error {}
+
 
 export interface RunningService {
   app: INestApplication;
@@ -103,10 +109,14 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
       databaseUrl = db.url;
       logger.info({ port: config.embeddedPgPort, dir: `${config.dataDir}/postgres` }, 'embedded PostgreSQL started');
     }
+    let sandboxClock: SandboxClock | undefined;
+    let sandboxTasks: SandboxTasks | undefined;
     if (config.sandboxMode) {
       // Loaded only in sandbox mode: a production process never carries the emulator.
       const { startSandbox } = await import('./sandbox/sandbox.server');
       const sandbox = await startSandbox({
+        // The service's clock behind /sandbox/clock, once the service is up (below).
+        clock: () => (sandboxClock === undefined ? undefined : clockControl(sandboxClock)),
         port: config.sandbox.port,
         shopId: config.sandbox.shopId,
         secretKey: config.sandbox.secretKey,
@@ -122,6 +132,7 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
         throw new StartupError(`Cannot start the gateway sandbox on SANDBOX_PORT ${config.sandbox.port}: ${e.message}`);
       });
       cleanups.push(() => sandbox.close());
+      sandboxTasks = sandbox;
       logger.info({ baseUrl: sandbox.baseUrl }, 'gateway sandbox started (no GATEWAY_BASE_URL set)');
     }
     for (const variable of config.insecureHttp) {
@@ -140,6 +151,7 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
     const app = await createApp(full);
     cleanups.unshift(() => app.close());
     await runMigrations(app.get(DataSource));
+    await startClock(app.get(DataSource), config.sandboxMode);
     for (const r of await openRowsOfOtherShops(app.get(DataSource), config.gateway)) {
       logger.error(r, 'open rows of a gateway shop that is no longer configured are not reconciled');
     }
@@ -149,6 +161,7 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
     await app.listen(config.port, opts.host ?? '0.0.0.0').catch((e: Error) => {
       throw new StartupError(`Cannot listen on PORT ${config.port}: ${e.message}`);
     });
+    if (sandboxTasks !== undefined) sandboxClock = new SandboxClock(app, sandboxTasks);
     const address = app.getHttpServer().address() as { port: number };
     return {
       app,
@@ -317,4 +330,34 @@ async function checkDatabase(url: string): Promise<void> {
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/**
+ * The service's clock at start-up (src/common/clock.ts, src/database/clock-sql.ts). Sandbox mode:
+ * movable, from the offset an earlier run left (the clock never moves back). Otherwise the system
+ * clock: a database a sandbox run left moved is set back to it, loudly.
+ */
+async function startClock(ds: DataSource, sandboxMode: boolean): Promise<void> {
+  const offset = await storedClockOffset(ds);
+  if (sandboxMode) {
+    makeClockMovable(offset);
+    if (offset > 0) {
+      await storeClockOffset(ds, offset);
+      logger.info({ offsetSeconds: offset }, 'sandbox clock moved by an earlier run: kept');
+    }
+    return;
+  }
+  if (offset !== 0) {
+    await storeClockOffset(ds, 0);
+    logger.warn({ offsetSeconds: offset }, 'the database held a moved sandbox clock: set back to the system clock');
+  }
+}
+
+/** The sandbox clock as the sandbox's routes use it. */
+function clockControl(c: SandboxClock): ClockControl {
+  return {
+    read: () => ({ ...c.read() }),
+    advance: async (seconds) => JSON.parse(JSON.stringify(await c.advance(seconds))) as JsonOut,
+    refused: (e) => e instanceof AdvanceRefused,
+  };
 }

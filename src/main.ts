@@ -3,6 +3,7 @@ import { settleLogs, logger } from './common/logger';
 import { ConfigError, loadConfig } from './config/config';
 import { startService, StartupError } from './bootstrap';
 import { startBanner } from './start-banner';
+import { clock } from './common/clock';
 import { gracefulStop, shutdownDeadlineMs } from './common/graceful-stop';
 
 async function main(): Promise<void> {
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
   // The banner is the last thing on screen: it waits for the start-up lines to stop and be
   // written. Development keys are printed on purpose (sandbox only).
   await settleLogs();
-  process.stdout.write(`${startBanner(config)}\n`);
+  process.stdout.write(`${startBanner(config, new Date(), clock.offsetSeconds())}\n`);
 }
 
 main().catch((e: unknown) => {

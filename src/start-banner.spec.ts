@@ -21,6 +21,14 @@ describe('start banner', () => {
     );
   });
 
+  it('in sandbox mode says whether the sandbox clock is moved, and by how much', () => {
+    const config = loadConfig({ SANDBOX_PORT: '4100' }, () => 'dev_generated_key_0123456789');
+    expect(startBanner(config, new Date(0))).toContain('clock:    the system clock');
+    expect(startBanner(config, new Date(0), 86_400)).toContain(
+      'clock:    moved 86400 s ahead by the sandbox clock: 1970-01-02T00:00:00.000Z',
+    );
+  });
+
   it('says where kept development keys are', () => {
     const config = {
       ...loadConfig({}, () => 'dev_generated_key_0123456789'),

@@ -7,9 +7,10 @@ export const EXAMPLE_PAYWAY = 'card_core_payin_rub[mock_server,success_with_call
 /**
  * The block `npm start` ends with: where everything is and one request that works. Development
  * keys appear only when they were generated (sandbox mode: made once, kept under DATA_DIR,
- * printed at every start); configured keys are secrets and are never printed.
+ * printed at every start); configured keys are secrets and are never printed. In sandbox mode it
+ * says whether the sandbox clock is moved (`clockOffsetS`, kept from an earlier run).
  */
-export function startBanner(config: AppConfig, now: Date = new Date()): string {
+export function startBanner(config: AppConfig, now: Date = new Date(), clockOffsetS = 0): string {
   const base = `http://localhost:${config.port}`;
   const key = config.generatedKeys ? config.apiKeys[0] : '$API_KEY';
   const body = JSON.stringify({
@@ -32,6 +33,12 @@ export function startBanner(config: AppConfig, now: Date = new Date()): string {
       : `  gateway:  ${config.gateway.baseUrl}`,
     `  webhooks: ${webhookTargets(config.shopEvents.urls)}`,
   ];
+  if (config.sandboxMode)
+    lines.push(
+      clockOffsetS > 0
+        ? `  clock:    moved ${clockOffsetS} s ahead by the sandbox clock: ${new Date(now.getTime() + clockOffsetS * 1000).toISOString()} (POST http://localhost:${config.sandbox.port}/sandbox/clock/advance moves it on)`
+        : `  clock:    the system clock (POST http://localhost:${config.sandbox.port}/sandbox/clock/advance {"seconds": 3600} moves it)`,
+    );
   if (config.generatedKeys) {
     lines.push(
       config.devApiKeysPath === undefined

@@ -7,7 +7,7 @@ import { DataSource } from 'typeorm';
 import { Ledger1795900000060 } from '../src/database/migrations/1795900000060-Ledger';
 import { LedgerLegsInline1795900000070 } from '../src/database/migrations/1795900000070-LedgerLegsInline';
 import { LedgerAdjustmentKeys1795900000080 } from '../src/database/migrations/1795900000080-LedgerAdjustmentKeys';
-import { LedgerPositions1796000000010 } from '../src/database/migrations/1796000000010-LedgerPositions';
+import { LedgerPositions1796500000010 } from '../src/database/migrations/1796500000010-LedgerPositions';
 import { PayoutPoller } from '../src/payouts/payout-poller';
 import { ReconciliationJob } from '../src/reconciliation/reconciliation-job';
 import { admin, ADMIN_KEY, auth, startTestApp, TestContext } from './support/app';
@@ -658,7 +658,7 @@ describe('books', () => {
       const ledger = new Ledger1795900000060();
       const legs = new LedgerLegsInline1795900000070();
       const keys = new LedgerAdjustmentKeys1795900000080();
-      const positions = new LedgerPositions1796000000010();
+      const positions = new LedgerPositions1796500000010();
       await positions.down(runner);
       await keys.down(runner);
       await legs.down(runner);

@@ -1,22 +1,25 @@
 import { Client } from 'pg';
 import { watchEnd, watchRuns, watchRunsSql } from '../src/common/watch';
 import { SCHEDULE_OPEN_INVOICES_SQL } from '../src/invoices/invoice-reconciler';
+import { createTestDatabase } from './support/database';
 
 /**
  * The watch's end is one rule: `watchEnd`/`watchRuns` in TS and `watchRunsSql` in the scheduling
  * statements. Held to the same answers on the real PostgreSQL, at and around the end.
  */
 let db: Client;
+let database: { url: string; drop(): Promise<void> };
 
 beforeAll(async () => {
-  const url = process.env.TEST_DATABASE_URL;
-  if (!url) throw new Error('TEST_DATABASE_URL is not set (global-setup did not run?)');
-  db = new Client({ connectionString: url });
+  // A migrated database: the statements read the service's clock, `clock_now()`.
+  database = await createTestDatabase();
+  db = new Client({ connectionString: database.url });
   await db.connect();
 });
 
 afterAll(async () => {
   await db?.end();
+  await database?.drop();
 });
 
 describe('watchRunsSql answers as watchRuns', () => {

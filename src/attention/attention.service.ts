@@ -40,6 +40,7 @@ import {
   viewOfFailure,
 } from './accept-guard';
 import type { AttentionItem, ResolveAttentionDto } from './dto/resolve-attention.dto';
+import { clock } from '../common/clock';
 
 const FINAL_PAYOUT: readonly PayoutStatus[] = ['succeeded', 'failed', 'rejected'];
 
@@ -213,13 +214,13 @@ export class AttentionService {
 
   /** Refuses accept on an object that is not flagged, or while a gateway call on it is in flight. */
   private guard(object: AttentionObject, id: string, row: GuardedRow): void {
-    const block = acceptBlocked(row, new Date());
+    const block = acceptBlocked(row, clock.date());
     if (block === 'not_flagged') throw new NotFlagged(label(object), id);
     if (block === 'in_flight')
       throw new RequestInProgress(
         label(object),
         id,
-        Math.max(1, Math.ceil(((row.callLeaseUntil?.getTime() ?? 0) - Date.now()) / 1000)),
+        Math.max(1, Math.ceil(((row.callLeaseUntil?.getTime() ?? 0) - clock.now()) / 1000)),
         'a gateway call on it is in flight; accept after its answer',
       );
   }

@@ -67,5 +67,5 @@ export class AuditEventEntity {
   publicId: string;
   /** Feed position, given by the relay once no older transaction is still running. */
   @Column({ type: 'bigint', nullable: true }) position: string | null;
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', default: () => 'clock_now()' }) createdAt: Date;
 }

@@ -21,8 +21,9 @@ export type AttentionChange = 'attention_raised' | 'attention_resolved';
  * Events about an object that are not a status change (issue #22): an invoice's refund sums
  * changed (`invoice.refund_updated`), its hold expires soon (`invoice.hold_expiring`).
  */
-export type ObjectNotice = 'refund_updated' | 'hold_expiring' | 'approved';
-export const INVOICE_NOTICES: readonly ObjectNotice[] = ['refund_updated', 'hold_expiring'];
+export type ObjectNotice = 'refund_updated' | 'hold_expiring' | 'hold_updated' | 'approved';
+/** `invoice.hold_updated`: a hold's `holdExpiresAt` was learnt or changed (issue #49). */
+export const INVOICE_NOTICES: readonly ObjectNotice[] = ['refund_updated', 'hold_expiring', 'hold_updated'];
 /** A payout's (last) admin approval (issue #27): `payout.approved`, then it is sent. */
 export const PAYOUT_NOTICES: readonly ObjectNotice[] = ['approved'];
 
@@ -41,6 +42,7 @@ export const SHOP_EVENT_TYPES: readonly string[] = [
     'rejected',
     'held',
     'unheld',
+    'expired',
     'unknown',
   ].map((s) => `invoice.${s}`),
   ...['waiting', 'success', 'failed'].map((s) => `refund.${s}`),

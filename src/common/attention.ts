@@ -63,7 +63,7 @@ export async function raiseAttention(
   const text = `${reason}: ${detail}`;
   const rows = (await m.query(
     `UPDATE ${TABLE[t.object]} SET needs_attention = true, attention_reason = $2,
-            attention_at = COALESCE(attention_at, now()), updated_at = now()
+            attention_at = COALESCE(attention_at, clock_now()), updated_at = clock_now()
       WHERE id = $1 AND NOT (needs_attention AND attention_reason IS NOT DISTINCT FROM $2)
       RETURNING id`,
     [t.id, text],
@@ -99,7 +99,7 @@ export async function resolveAttention(
 ): Promise<void> {
   await m.query(
     `UPDATE ${TABLE[t.object]} SET needs_attention = false, attention_reason = NULL,
-            attention_at = NULL, updated_at = now()
+            attention_at = NULL, updated_at = clock_now()
       WHERE id = $1`,
     [t.id],
   );

@@ -200,4 +200,54 @@ function addSandboxRoutes(doc: OpenAPIObject, origin: string): void {
   } as never;
   doc.paths['/sandbox/invoices/{shopOrderId}/pay'] = { servers, post: action('pay', 'Pay an invoice as its payer would (a hold is held until SANDBOX_HOLD_TTL_S)') } as never;
   doc.paths['/sandbox/invoices/{shopOrderId}/decline'] = { servers, post: action('decline', 'Decline an invoice as its payer would') } as never;
+  const reading = {
+    now: { type: 'string', format: 'date-time', example: '2026-12-08T10:00:00.000Z' },
+    offsetSeconds: { type: 'number', example: 604800 },
+  };
+  const clockAnswer = (description: string, properties: Record<string, unknown>) => ({
+    description,
+    content: {
+      'application/json': {
+        schema: { type: 'object', properties: { result: { type: 'boolean', example: true }, data: { type: 'object', properties } } },
+      },
+    },
+  });
+  doc.paths['/sandbox/clock'] = {
+    servers,
+    get: {
+      tags: ['sandbox'],
+      summary: "The sandbox clock: the service's time and how far it was moved",
+      operationId: 'sandbox_clock',
+      security: [],
+      responses: { 200: clockAnswer('The clock', reading) },
+    },
+  } as never;
+  doc.paths['/sandbox/clock/advance'] = {
+    servers,
+    post: {
+      tags: ['sandbox'],
+      summary: 'Move the service and the sandbox forward together; what fell due runs, in order, before the answer',
+      operationId: 'sandbox_clock_advance',
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: { type: 'object', required: ['seconds'], properties: { seconds: { type: 'number', minimum: 0, exclusiveMinimum: true } } },
+            example: { seconds: 86400 },
+          },
+        },
+      },
+      responses: {
+        200: clockAnswer('The clock after the move, the jobs that did something, the sandbox tasks run and the shop events emitted', {
+          ...reading,
+          advancedSeconds: { type: 'number', example: 86400 },
+          jobs: { type: 'array', items: { type: 'object', properties: { job: { type: 'string', example: 'hold-policy' }, runs: { type: 'integer' }, results: { type: 'array', items: {} } } } },
+          sandboxTasks: { type: 'integer' },
+          events: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, type: { type: 'string', example: 'invoice.expired' }, objectType: { type: 'string' }, objectId: { type: 'string' } } } },
+        }),
+        400: refused('Not a move forward (seconds missing, 0 or below, or too large)'),
+      },
+    },
+  } as never;
 }

@@ -25,7 +25,7 @@ export function watchEnd(start: Date, watch: WatchWindow): Date {
 
 /**
  * The same rule as `watchEnd`, for a statement: SQL true while the watch of the row whose watch
- * started at `startColumn` still runs at `now()` (now < watchEnd(start); exact, the interval is in
+ * started at `startColumn` still runs at `clock_now()` (now < watchEnd(start); exact, the interval is in
  * seconds only), WATCH_MAX_S passed as the parameter `maxSParam` (`$3`). Every scheduling
  * statement that asks "is this row still watched" uses it, with the column its watch starts at
  * (`created_at`; a payout's send time where its watch starts there), so a change to the rule
@@ -35,7 +35,7 @@ export function watchRunsSql(startColumn: string, maxSParam: string): string {
   if (!/^[a-z_][a-z0-9_.]*$/.test(startColumn) || !/^\$[0-9]+$/.test(maxSParam))
     throw new Error(`watchRunsSql: not a column and a parameter: ${startColumn}, ${maxSParam}`);
   // Written with the column alone on one side, so an index on it can serve the comparison.
-  return `${startColumn} > now() - make_interval(secs => ${maxSParam})`;
+  return `${startColumn} > clock_now() - make_interval(secs => ${maxSParam})`;
 }
 
 /** Whether the watch that started at `start` still runs at `now` (watchRunsSql's rule in TS). */

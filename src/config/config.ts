@@ -141,6 +141,7 @@ export function loadConfig(
       maxS: V.WATCH_MAX_S.read(env),
     },
     holdExpiryWarningS: V.HOLD_EXPIRY_WARNING_S.read(env),
+    holdPolicy: { policy: V.HOLD_POLICY.read(env), leadS: V.HOLD_POLICY_LEAD_S.read(env) },
     payoutControls: {
       dailyCap: V.PAYOUT_DAILY_CAP.read(env),
       recipientDailyCap: V.PAYOUT_RECIPIENT_DAILY_CAP.read(env),

@@ -3,7 +3,8 @@
  * their controls, shop events, retention and tracing. Declared like those of schema.ts (which
  * lists every group in CONFIG_GROUPS); the builders are in schema-builders.ts.
  */
-import { custom, decimal, derived, group, httpUrl, integer, text } from './schema-builders';
+import { custom, decimal, derived, group, httpUrl, integer, oneOf, text } from './schema-builders';
+import { HOLD_POLICIES } from './types';
 import { currencyAmounts, thresholdMap, timeZone, webhookSecret, webhookUrls } from './values';
 
 const MAX_RETENTION_DAYS = 36500;
@@ -45,6 +46,16 @@ export const RECONCILIATION = group(
     HOLD_EXPIRY_WARNING_S: decimal({
       doc: "the shop event `invoice.hold_expiring` comes this long before a hold's `expires_at`",
       default: 21600,
+    }),
+    HOLD_POLICY: oneOf({
+      doc: "what the service does with a hold `HOLD_POLICY_LEAD_S` before its `expires_at`: `notify` (only the `invoice.hold_expiring` warning), `charge` or `release` it by itself (once across instances, audited as the service's own act); an invoice's `holdPolicy` overrides it",
+      values: HOLD_POLICIES,
+      default: 'notify',
+    }),
+    HOLD_POLICY_LEAD_S: integer({
+      doc: "how long before a hold's `expires_at` the `charge` or `release` policy acts",
+      default: 21600,
+      min: 1,
     }),
     ABSENT_CHECKS: integer({
       doc: 'a create that may not have reached the gateway is final only after this many "absent" answers',

@@ -153,6 +153,8 @@ export interface AppConfig {
   watch: { intervalS: number; maxS: number };
   /** HOLD_EXPIRY_WARNING_S: `invoice.hold_expiring` comes this long before a hold expires. */
   holdExpiryWarningS: number;
+  /** Issue #50: HOLD_POLICY and HOLD_POLICY_LEAD_S (an invoice's `holdPolicy` overrides the policy). */
+  holdPolicy: { policy: HoldPolicy; leadS: number };
   /** Issue #27: caps over the UTC day and the balance check before a payout is sent. */
   payoutControls: {
     /** PAYOUT_DAILY_CAP: per shop currency, every payout of the day; absent currency: no cap. */
@@ -253,3 +255,7 @@ export interface HttpLimits {
   keepAliveTimeoutMs: number;
   maxConnections: number;
 }
+
+/** What the service does with a hold before it lapses (HOLD_POLICY, an invoice's `holdPolicy`). */
+export const HOLD_POLICIES = ['notify', 'charge', 'release'] as const;
+export type HoldPolicy = (typeof HOLD_POLICIES)[number];

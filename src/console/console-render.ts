@@ -1,3 +1,4 @@
+import { clock } from '../common/clock';
 import { Eta } from 'eta';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -57,5 +58,7 @@ export const NAV: Array<[string, string]> = [
 ];
 
 export function renderPage(view: string, data: PageData): string {
-  return engine().render(view, { nav: NAV, flash: null, session: null, ...data, fmt });
+  // The sandbox clock moved (sandbox mode only): every page says so, with the moved time.
+  const movedClock = clock.offsetSeconds() > 0 ? { now: clock.date().toISOString(), offsetSeconds: clock.offsetSeconds() } : null;
+  return engine().render(view, { nav: NAV, flash: null, session: null, movedClock, ...data, fmt });
 }

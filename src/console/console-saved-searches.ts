@@ -39,7 +39,7 @@ export class ConsoleSavedSearches {
         WHERE (SELECT count(*) FROM console_saved_searches WHERE key_id = $4::varchar AND list = $1::varchar) < $5
            OR EXISTS (SELECT 1 FROM console_saved_searches
                        WHERE key_id = $4::varchar AND list = $1::varchar AND name = $2::varchar)
-       ON CONFLICT (key_id, list, name) DO UPDATE SET query = EXCLUDED.query, created_at = now()
+       ON CONFLICT (key_id, list, name) DO UPDATE SET query = EXCLUDED.query, created_at = clock_now()
        RETURNING id`,
       [list, name, JSON.stringify(query), keyId, SAVED_SEARCHES_MAX],
     )) as unknown[];

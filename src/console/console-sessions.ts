@@ -1,4 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { clock } from '../common/clock';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { sha256Bytes, sha256Hex } from '../common/sha256';
@@ -129,7 +130,7 @@ export class ConsoleSessions implements OnApplicationBootstrap {
     const session: ConsoleSession = {
       keyId: keyIdOf(key),
       csrfToken: randomBytes(32).toString('base64url'),
-      expiresAt: new Date(Date.now() + this.ttlS * 1000),
+      expiresAt: new Date(clock.now() + this.ttlS * 1000),
       handle: sha256Hex(id),
     };
     await this.dataSource.query(
@@ -138,7 +139,7 @@ export class ConsoleSessions implements OnApplicationBootstrap {
       [session.handle, session.keyId, session.csrfToken, session.expiresAt, address.slice(0, 64)],
     );
     // Expired sessions are cleared as new ones open: the table stays small without a job.
-    await this.dataSource.query(`DELETE FROM admin_sessions WHERE expires_at < now()`);
+    await this.dataSource.query(`DELETE FROM admin_sessions WHERE expires_at < clock_now()`);
     return { id, session };
   }
 
@@ -150,9 +151,9 @@ export class ConsoleSessions implements OnApplicationBootstrap {
     if (!id || id.length > 128) return null;
     const handle = sha256Hex(id);
     const rows = (await this.dataSource.query(
-      `SELECT key_id, csrf_token, expires_at, flash, last_seen_at < now() - make_interval(secs => $3) AS stale
+      `SELECT key_id, csrf_token, expires_at, flash, last_seen_at < clock_now() - make_interval(secs => $3) AS stale
          FROM admin_sessions
-        WHERE id_hash = $1 AND expires_at > now() AND key_id = ANY($2::varchar[])`,
+        WHERE id_hash = $1 AND expires_at > clock_now() AND key_id = ANY($2::varchar[])`,
       [handle, this.adminKeyIds, LAST_SEEN_EVERY_S],
     )) as Array<{
       key_id: string;
@@ -165,7 +166,7 @@ export class ConsoleSessions implements OnApplicationBootstrap {
     if (!r) return null;
     if (r.stale)
       await this.dataSource.query(
-        `UPDATE admin_sessions SET last_seen_at = now() WHERE id_hash = $1`,
+        `UPDATE admin_sessions SET last_seen_at = clock_now() WHERE id_hash = $1`,
         [handle],
       );
     return {
@@ -206,7 +207,7 @@ export class ConsoleSessions implements OnApplicationBootstrap {
     const rows = (await this.dataSource.query(
       `SELECT id_hash, key_id, created_at, last_seen_at, expires_at, client_address
          FROM admin_sessions
-        WHERE expires_at > now() AND key_id = ANY($1::varchar[])
+        WHERE expires_at > clock_now() AND key_id = ANY($1::varchar[])
         ORDER BY created_at DESC LIMIT 500`,
       [this.adminKeyIds],
     )) as Array<{

@@ -16,6 +16,7 @@ import { afterCursorSql, encodeCursor } from '../common/pagination';
 import { shownAddress, withoutAddressSecrets } from '../common/redact';
 import { fillHours, type HourBucket } from './console-format';
 import { WAITING_FOR_SQL } from '../events/events.service';
+import { clock } from '../common/clock';
 
 export type ObjectType = 'invoice' | 'refund' | 'payout';
 
@@ -359,7 +360,7 @@ export class ConsoleService {
   }
 
   /** Counts for the overview: statuses over the last 24 h per kind, open attention items. */
-  async overview(now = new Date()): Promise<{
+  async overview(now = clock.date()): Promise<{
     byStatus: Record<ObjectType, Array<{ status: string; count: number }>>;
     attention: Record<ObjectType, number>;
     hourly: HourBucket[];

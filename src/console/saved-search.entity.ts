@@ -15,5 +15,5 @@ export class SavedSearchEntity {
   @Column({ type: 'jsonb' }) query: Record<string, string>;
   /** Key id of the admin key that saved it. */
   @Column({ name: 'key_id', type: 'varchar', length: 64 }) keyId: string;
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', default: () => 'clock_now()' }) createdAt: Date;
 }

@@ -16,7 +16,7 @@ const log = logger.child({ component: 'event-retention' });
  */
 export const PRUNE_DELIVERIES_SQL = `DELETE FROM webhook_deliveries WHERE id IN (
     SELECT id FROM webhook_deliveries
-     WHERE state = 'delivered' AND delivered_at < now() - make_interval(days => $1)
+     WHERE state = 'delivered' AND delivered_at < clock_now() - make_interval(days => $1)
      ORDER BY state, id LIMIT $2
      FOR UPDATE SKIP LOCKED)`;
 
@@ -34,7 +34,7 @@ export const ADVANCE_FEED_HORIZON_SQL = `WITH h AS (
     SELECT position FROM feed_horizon WHERE id = 1 FOR UPDATE SKIP LOCKED),
   next AS (
     SELECT e.id, e.position,
-           e.created_at < now() - make_interval(days => $1)
+           e.created_at < clock_now() - make_interval(days => $1)
              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
                               WHERE d.event_id = e.id AND d.state IN ('pending', 'failed'))
              AS prunable
@@ -45,7 +45,7 @@ export const ADVANCE_FEED_HORIZON_SQL = `WITH h AS (
   take AS (SELECT n.id, n.position FROM next n, stop WHERE stop.p IS NULL OR n.position < stop.p),
   cleared AS (UPDATE events e SET data = NULL FROM take WHERE e.id = take.id RETURNING e.id),
   moved AS (
-    UPDATE feed_horizon SET position = (SELECT max(position) FROM take), updated_at = now()
+    UPDATE feed_horizon SET position = (SELECT max(position) FROM take), updated_at = clock_now()
      WHERE id = 1 AND EXISTS (SELECT 1 FROM take) RETURNING position)
   SELECT (SELECT count(*) FROM cleared)::int AS n`;
 

@@ -263,8 +263,8 @@ export class EventsService {
       `INSERT INTO webhook_deliveries (event_id, url, entity_type, entity_id, sequence)
        SELECT e.id, u.url, e.entity_type, e.entity_id, e.sequence
          FROM events e CROSS JOIN unnest($2::text[]) u(url) WHERE e.id = $1
-       ON CONFLICT (event_id, url) DO UPDATE SET state = 'pending', next_attempt_at = now(), created_at = now(),
-         lease_until = NULL, lease_owner = NULL, last_error = NULL, delivered_at = NULL, updated_at = now()`,
+       ON CONFLICT (event_id, url) DO UPDATE SET state = 'pending', next_attempt_at = clock_now(), created_at = clock_now(),
+         lease_until = NULL, lease_owner = NULL, last_error = NULL, delivered_at = NULL, updated_at = clock_now()`,
       [id, urls],
     );
     const rows = (await this.dataSource.query(
@@ -286,11 +286,11 @@ export class EventsService {
     const urls = this.config.shopEvents.urls;
     if (urls.length === 0) throw new NoWebhookAddress();
     const [, count] = (await this.dataSource.query(
-      `UPDATE webhook_deliveries d SET state = 'pending', next_attempt_at = now(), created_at = now(),
-              lease_until = NULL, lease_owner = NULL, last_error = NULL, delivered_at = NULL, updated_at = now()
+      `UPDATE webhook_deliveries d SET state = 'pending', next_attempt_at = clock_now(), created_at = clock_now(),
+              lease_until = NULL, lease_owner = NULL, last_error = NULL, delivered_at = NULL, updated_at = clock_now()
          FROM events e
         WHERE e.id = d.event_id AND d.state = $1 AND d.url = ANY($2::text[])
-          AND (d.lease_until IS NULL OR d.lease_until < now())
+          AND (d.lease_until IS NULL OR d.lease_until < clock_now())
           AND ($3::varchar IS NULL OR e.type = $3)
           AND ($4::varchar IS NULL OR d.entity_type = $4)
           AND ($5::timestamptz IS NULL OR e.created_at >= $5)`,

@@ -10,5 +10,5 @@ import { Check, Column, Entity, PrimaryColumn } from 'typeorm';
 export class FeedHorizonEntity {
   @PrimaryColumn({ type: 'smallint', default: 1 }) id: number;
   @Column({ type: 'bigint', default: 0 }) position: string;
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' }) updatedAt: Date;
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'clock_now()' }) updatedAt: Date;
 }

@@ -17,6 +17,7 @@ import { toShopEvent } from './event.view';
 import { retryDelayS, webhookHeaders } from './webhook-signature';
 import { describeDeliveryFailure } from './delivery-failure';
 import { shownAddress } from '../common/redact';
+import { clock } from '../common/clock';
 
 /** Deliveries claimed per tick. */
 const CLAIM_LIMIT = 200;
@@ -103,11 +104,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
 
   private async claim(): Promise<Claimed[]> {
     const rows = (await this.dataSource.query(
-      `UPDATE webhook_deliveries d SET lease_until = now() + make_interval(secs => $2), lease_owner = $3
+      `UPDATE webhook_deliveries d SET lease_until = clock_now() + make_interval(secs => $2), lease_owner = $3
         WHERE d.id IN (
           SELECT c.id FROM webhook_deliveries c
-           WHERE c.state IN ('pending', 'failed') AND c.next_attempt_at <= now()
-             AND (c.lease_until IS NULL OR c.lease_until < now())
+           WHERE c.state IN ('pending', 'failed') AND c.next_attempt_at <= clock_now()
+             AND (c.lease_until IS NULL OR c.lease_until < clock_now())
              AND c.url = ANY($4::text[])
              AND NOT EXISTS (
                SELECT 1 FROM webhook_deliveries p
@@ -128,7 +129,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
       // one is another instance's address list): nothing left to send, so it ends here.
       await this.dataSource.query(
         `UPDATE webhook_deliveries SET state = 'dead', last_error = 'event pruned by retention',
-                lease_until = NULL, lease_owner = NULL, updated_at = now()
+                lease_until = NULL, lease_owner = NULL, updated_at = clock_now()
           WHERE id = $1 AND lease_owner = $2`,
         [d.id, this.instanceId],
       );
@@ -154,7 +155,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
     if (attempt.ok) {
       await this.dataSource.query(
         `UPDATE webhook_deliveries SET state = 'delivered', attempts = attempts + 1, last_status = $3, last_error = NULL,
-                delivered_at = now(), lease_until = NULL, lease_owner = NULL, updated_at = now()
+                delivered_at = clock_now(), lease_until = NULL, lease_owner = NULL, updated_at = clock_now()
           WHERE id = $1 AND lease_owner = $2`,
         [d.id, this.instanceId, attempt.status],
       );
@@ -167,10 +168,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
       this.settings.retryMaxIntervalS,
     );
     const dead =
-      Date.now() + delayS * 1000 > d.created_at.getTime() + this.settings.retryForS * 1000;
+      clock.now() + delayS * 1000 > d.created_at.getTime() + this.settings.retryForS * 1000;
     await this.dataSource.query(
       `UPDATE webhook_deliveries SET state = $3, attempts = attempts + 1, last_status = $4, last_error = $5,
-              next_attempt_at = now() + make_interval(secs => $6), lease_until = NULL, lease_owner = NULL, updated_at = now()
+              next_attempt_at = clock_now() + make_interval(secs => $6), lease_until = NULL, lease_owner = NULL, updated_at = clock_now()
         WHERE id = $1 AND lease_owner = $2`,
       [d.id, this.instanceId, dead ? 'dead' : 'failed', attempt.status, attempt.error, delayS],
     );
@@ -230,7 +231,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
 
   private async measureLag(): Promise<void> {
     const [row] = (await this.dataSource.query(
-      `SELECT COALESCE(EXTRACT(EPOCH FROM now() - MIN(e.created_at)), 0)::float8 AS lag
+      `SELECT COALESCE(EXTRACT(EPOCH FROM clock_now() - MIN(e.created_at)), 0)::float8 AS lag
          FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
         WHERE d.state IN ('pending', 'failed')`,
     )) as Array<{ lag: number }>;

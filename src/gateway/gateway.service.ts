@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import { clock as serviceClock } from '../common/clock';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { logger } from '../common/logger';
@@ -88,7 +89,7 @@ export class GatewayService implements OnModuleDestroy {
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
-    @Optional() @Inject(GATEWAY_CLOCK) private readonly clock: Clock = () => new Date(),
+    @Optional() @Inject(GATEWAY_CLOCK) private readonly clock: Clock = () => serviceClock.date(),
   ) {
     this.gateway = config.gateway;
     this.shops = new GatewayShops(config.gateway.shops);

@@ -1,3 +1,4 @@
+import { clock } from '../common/clock';
 import { Controller, Get, Header, Headers, Inject, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiProblems } from '../common/openapi';
@@ -43,11 +44,23 @@ export class HealthController {
   @ApiOkResponse({
     schema: {
       type: 'object',
-      properties: { status: { type: 'string', enum: ['ok'] } },
+      properties: {
+        status: { type: 'string', enum: ['ok'] },
+        clock: {
+          type: 'object',
+          description: 'Sandbox mode only, once the sandbox clock moved: the moved time and by how much',
+          properties: { moved: { type: 'boolean' }, now: { type: 'string', format: 'date-time' }, offsetSeconds: { type: 'number' } },
+          required: ['moved', 'now', 'offsetSeconds'],
+        },
+      },
+      required: ['status'],
       example: { status: 'ok' },
     },
   })
-  alive(): { status: 'ok' } {
+  alive(): { status: 'ok'; clock?: { moved: true; now: string; offsetSeconds: number } } {
+    // The sandbox clock moved (sandbox mode only): said, so no one reads its times as real ones.
+    if (clock.offsetSeconds() > 0)
+      return { status: 'ok', clock: { moved: true, now: clock.date().toISOString(), offsetSeconds: clock.offsetSeconds() } };
     return { status: 'ok' };
   }
 

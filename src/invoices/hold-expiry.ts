@@ -19,12 +19,12 @@ const BATCH = 100;
  * returned in one statement. Rows another instance is warning about are skipped (and, once it
  * commits, no longer match), so each hold is warned of once.
  */
-export const CLAIM_HOLD_WARNINGS_SQL = `UPDATE invoices SET hold_expiry_warned_at = now()
+export const CLAIM_HOLD_WARNINGS_SQL = `UPDATE invoices SET hold_expiry_warned_at = clock_now()
   WHERE id IN (
     SELECT id FROM invoices
      WHERE status = 'held' AND hold_expires_at IS NOT NULL AND processed_at IS NULL AND shop_id = $1
        AND hold_expiry_warned_at IS NULL
-       AND hold_expires_at <= now() + make_interval(secs => $2)
+       AND hold_expires_at <= clock_now() + make_interval(secs => $2)
      ORDER BY hold_expires_at
      LIMIT $3
      FOR UPDATE SKIP LOCKED)
@@ -36,7 +36,7 @@ export const CLAIM_HOLD_WARNINGS_SQL = `UPDATE invoices SET hold_expiry_warned_a
  */
 export const CHECK_AT_HOLD_EXPIRY_SQL = `UPDATE invoices SET next_check_at = hold_expires_at
   WHERE status = 'held' AND hold_expires_at IS NOT NULL AND processed_at IS NULL AND shop_id = $1
-    AND hold_expires_at > now()
+    AND hold_expires_at > clock_now()
     AND (next_check_at IS NULL OR next_check_at > hold_expires_at)`;
 
 /**
@@ -57,6 +57,17 @@ export class HoldExpiryJob implements OnApplicationBootstrap {
   onApplicationBootstrap(): void {
     if (!this.config.schedulerEnabled) return;
     scheduleJob(this.scheduler, 'hold-expiry', this.config.tickMs, () => this.runOnce(), log);
+  }
+
+  /** The next moment a hold's warning falls due, or null (the sandbox clock stops there). */
+  async nextDueAt(): Promise<Date | null> {
+    const rows = (await this.dataSource.query(
+      `SELECT min(hold_expires_at - make_interval(secs => $2)) AS at FROM invoices
+        WHERE status = 'held' AND hold_expires_at IS NOT NULL AND processed_at IS NULL AND shop_id = $1
+          AND hold_expiry_warned_at IS NULL AND hold_expires_at > clock_now()`,
+      [this.gateway.shopId('payment'), this.config.holdExpiryWarningS],
+    )) as Array<{ at: Date | null }>;
+    return rows[0]?.at ?? null;
   }
 
   /** One tick: checks pulled back to the expiry, then the warnings due. Returns how many were warned. */

@@ -12,9 +12,10 @@ import {
 } from './invoice.rules';
 import { isFinal, statusFromGatewayNumber } from './invoice.state';
 import { transitionInvoice, type TransitionExtra } from './invoice-transitions';
+import { clock } from '../common/clock';
 
 export function absencePolicy(config: AppConfig): AbsencePolicy {
-  return { checks: config.absentChecks, windowS: config.absentWindowS, now: new Date() };
+  return { checks: config.absentChecks, windowS: config.absentWindowS, now: clock.date() };
 }
 
 /**

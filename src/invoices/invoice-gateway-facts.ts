@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { AuditCause } from '../audit/audit-event.entity';
+import { AuditService } from '../audit/audit.service';
 import { Amount } from '../common/money';
 import { parseGatewayTime } from '../gateway/gateway-time';
 import type { InvoiceRecord } from '../gateway/gateway.types';
@@ -20,23 +21,29 @@ export async function applyGatewayFacts(
   cause: AuditCause,
 ): Promise<void> {
   await takeProcessedAt(m, inv, record, gatewayOffset);
-  await takeHoldExpiry(m, inv, record, gatewayOffset);
+  await takeHoldExpiry(m, inv, record, gatewayOffset, cause);
   await compareRefunded(m, inv, record, cause);
 }
 
+const audit = new AuditService();
+
 /**
- * A hold's `expires_at` (invoice/check): shown as holdExpiresAt, warned of by the hold-expiry job,
- * and the moment the hold is asked about again (next_check_at no later than it).
+ * A hold's `expires_at` (invoice/check, or any record that carries it): shown as holdExpiresAt,
+ * warned of by the hold-expiry job, acted on by the hold policy, and the moment the hold is asked
+ * about again (next_check_at no later than it). Learning it, or a change of it, is the shop event
+ * `invoice.hold_updated` (issue #49).
  */
 async function takeHoldExpiry(
   m: EntityManager,
   inv: InvoiceEntity,
   record: InvoiceRecord,
   gatewayOffset: string,
+  cause: AuditCause,
 ): Promise<void> {
   if (inv.status !== 'held') return;
   const expires = parseGatewayTime(record.expires_at, gatewayOffset);
   if (expires === null || inv.holdExpiresAt?.getTime() === expires.getTime()) return;
+  const before = inv.holdExpiresAt;
   const changes: Partial<Pick<InvoiceEntity, 'holdExpiresAt' | 'nextCheckAt'>> = {
     holdExpiresAt: expires,
   };
@@ -44,6 +51,16 @@ async function takeHoldExpiry(
     changes.nextCheckAt = expires;
   await m.update(InvoiceEntity, { id: inv.id }, changes);
   Object.assign(inv, changes);
+  await audit.record(m, {
+    entityType: 'invoice',
+    entityId: inv.shopOrderId,
+    rowId: inv.id,
+    fromStatus: 'held',
+    toStatus: 'held',
+    cause,
+    notice: 'hold_updated',
+    details: { holdExpiresAt: expires.toISOString(), previous: before ? before.toISOString() : null },
+  });
 }
 
 /** A final invoice's processedAt is the gateway's `processed`, not the moment we learnt of it. */

@@ -17,6 +17,7 @@ import { runGatewayOperation, type CallAnswer } from '../jobs/gateway-operation'
 import { nextInvoiceCheck } from './invoice-reconciler.schedule';
 import { watchRunsSql } from '../common/watch';
 import { jobsStopping, scheduleJob } from '../jobs/schedule';
+import { clock } from '../common/clock';
 
 const log = logger.child({ component: 'invoice-reconciler' });
 
@@ -33,7 +34,7 @@ const LEASE_S = 120;
 export const SCHEDULE_OPEN_INVOICES_SQL = `UPDATE invoices
     SET next_check_at = created_at + make_interval(secs => $1),
         check_deadline = COALESCE(check_deadline, created_at + make_interval(secs => $2))
-  WHERE next_check_at IS NULL AND processed_at IS NULL AND status NOT IN ('succeeded','rejected','unheld')
+  WHERE next_check_at IS NULL AND processed_at IS NULL AND status NOT IN ('succeeded','rejected','unheld','expired')
     AND (needs_attention = false OR ${watchRunsSql('created_at', '$3')})`;
 
 type Outcome = 'settled' | 'rescheduled' | 'flagged' | 'never_created' | 'error';
@@ -116,7 +117,7 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
       await this.release(id);
       return 'settled';
     }
-    if (invoice.callLeaseUntil !== null && invoice.callLeaseUntil.getTime() > Date.now()) {
+    if (invoice.callLeaseUntil !== null && invoice.callLeaseUntil.getTime() > clock.now()) {
       await this.dataSource.query(
         `UPDATE invoices SET next_check_at = $2, lease_until = NULL WHERE id = $1`,
         [id, invoice.callLeaseUntil],
@@ -150,7 +151,7 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
       return this.reschedule(m, id);
     }
     const record = answer.ok ? answer.value : null;
-    if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() > Date.now())
+    if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() > clock.now())
       return this.reschedule(m, id);
     if (inv.callLeaseUntil !== null) {
       // The call's owner died: this check settles it, and the row is free for the next call.
@@ -193,7 +194,7 @@ export class InvoiceReconciler implements OnApplicationBootstrap {
     const inv = await m.findOne(InvoiceEntity, { where: { id } });
     if (inv === null) return 'error';
     const next = nextInvoiceCheck({
-      now: new Date(),
+      now: clock.date(),
       attempts: inv.checkAttempts,
       deadline: inv.checkDeadline,
       graceS: this.config.invoices.reconcileGraceS,

@@ -59,6 +59,8 @@ export function invoiceRequestFacts(dto: CreateInvoiceDto): Record<string, unkno
       successUrl: dto.successUrl ?? null,
       failedUrl: dto.failedUrl ?? null,
       metadata: hasMetadata ? dto.metadata : null,
+      // Only when sent: the facts (and fingerprints) of creates without it stay as they were.
+      ...(dto.holdPolicy !== undefined ? { holdPolicy: dto.holdPolicy } : {}),
     }),
   ) as Record<string, unknown>;
 }

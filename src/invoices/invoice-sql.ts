@@ -18,8 +18,8 @@ export const INSERT_CLAIMED = statement(
      save_payment_token, used_payment_token, payment_token_info, extras, client_ip, success_url,
      failed_url, call_owner, call_started_at, call_lease_until, next_check_at, check_deadline)
    VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, 'pending', $6::numeric, $7, $8, $9::numeric, $10, $11,
-     $12, $13, $14, $15, $16::jsonb, $17::jsonb, $18, $19, $20, $21, now(),
-     now() + make_interval(secs => $22), $23, $24)
+     $12, $13, $14, $15, $16::jsonb, $17::jsonb, $18, $19, $20, $21, clock_now(),
+     clock_now() + make_interval(secs => $22), $23, $24)
    ON CONFLICT DO NOTHING
    RETURNING *, xmin::text AS row_version`,
 );
@@ -64,8 +64,8 @@ export const INSERT_CLAIMED_MANY = statement(
      save_payment_token, used_payment_token, payment_token_info, extras, client_ip, success_url,
      failed_url, call_owner, call_started_at, call_lease_until, next_check_at, check_deadline)
    SELECT v.p1, v.p2, v.p3, v.p4, v.p5, 'pending', v.p6, v.p7, v.p8, v.p9, v.p10, v.p11, v.p12,
-     v.p13, v.p14, v.p15, v.p16, v.p17, v.p18, v.p19, v.p20, v.p21, now(),
-     now() + make_interval(secs => v.p22), v.p23, v.p24
+     v.p13, v.p14, v.p15, v.p16, v.p17, v.p18, v.p19, v.p20, v.p21, clock_now(),
+     clock_now() + make_interval(secs => v.p22), v.p23, v.p24
    FROM unnest(${CLAIM_PARAM_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
      AS v(${CLAIM_PARAM_TYPES.map((_, i) => `p${i + 1}`).join(', ')})
    ON CONFLICT DO NOTHING
@@ -137,9 +137,9 @@ export const LOCK_BY_SHOP_ORDER_ID = statement(
  * yet, or another call holds it. Parameters: shop id, shop order id, owner, lease seconds,
  * is-unhold.
  */
-export const CLAIM_HOLD_ACTION = `UPDATE invoices SET call_owner = $3, call_started_at = now(),
-              call_lease_until = now() + make_interval(secs => $4), updated_at = now(),
-              unhold_requested_at = CASE WHEN $5::boolean THEN now() ELSE unhold_requested_at END
+export const CLAIM_HOLD_ACTION = `UPDATE invoices SET call_owner = $3, call_started_at = clock_now(),
+              call_lease_until = clock_now() + make_interval(secs => $4), updated_at = clock_now(),
+              unhold_requested_at = CASE WHEN $5::boolean THEN clock_now() ELSE unhold_requested_at END
         WHERE shop_id = $1 AND shop_order_id = $2 AND status = 'held' AND invoice_id IS NOT NULL
           AND call_lease_until IS NULL
         RETURNING id, invoice_id::text AS invoice_id`;

@@ -15,6 +15,7 @@ import {
   isFinal,
   TransitionDecision,
 } from './invoice.state';
+import { clock } from '../common/clock';
 
 const audit = new AuditService();
 
@@ -89,13 +90,15 @@ export async function transitionInvoice(
   if (!decision.allowed) return decision;
   const from = invoice.status;
   const final = isFinal(to);
-  const updatedAt = extra.updatedAt ?? new Date();
+  const updatedAt = extra.updatedAt ?? clock.date();
   const changes: TransitionExtra &
     Partial<Pick<InvoiceEntity, 'status' | 'processedAt' | 'nextCheckAt' | 'leaseUntil'>> = {
     status: to,
     gatewayStatus: extra.gatewayStatus ?? gatewayNumberOf(to) ?? invoice.gatewayStatus,
+    // A hold's expiry comes with invoice/check only: the check is made right away (issue #49).
+    ...(to === 'held' && invoice.holdExpiresAt === null ? { nextCheckAt: clock.date() } : {}),
     ...extra,
-    ...(final ? { processedAt: new Date(), nextCheckAt: null, leaseUntil: null } : {}),
+    ...(final ? { processedAt: clock.date(), nextCheckAt: null, leaseUntil: null } : {}),
     updatedAt,
   };
   Object.assign(invoice, changes);
@@ -179,7 +182,7 @@ export async function acceptInvoiceStatus(
   const changes = {
     status: to,
     gatewayStatus: gatewayNumberOf(to) ?? invoice.gatewayStatus,
-    processedAt: new Date(),
+    processedAt: clock.date(),
     nextCheckAt: null,
     leaseUntil: null,
   };

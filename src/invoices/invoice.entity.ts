@@ -32,7 +32,7 @@ export interface PaymentTokenInfo {
 @Check('ck_invoices_refund_pending', `"refund_pending_amount" >= 0`)
 @Check(
   'ck_invoices_status',
-  `"status" IN ('pending','created','awaiting_payer','ps_create_failed','succeeded','ps_notice_failed','rejected','held','unheld','unknown')`,
+  `"status" IN ('pending','created','awaiting_payer','ps_create_failed','succeeded','ps_notice_failed','rejected','held','unheld','unknown','expired')`,
 )
 @Unique('uq_invoices_shop_order', ['shopId', 'shopOrderId'])
 @Index('ix_invoices_next_check', ['nextCheckAt'], { where: 'next_check_at IS NOT NULL' })
@@ -140,8 +140,8 @@ export class InvoiceEntity extends GatewayObjectColumns {
     string,
     unknown
   > | null;
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', default: () => 'clock_now()' }) createdAt: Date;
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', default: () => 'clock_now()' }) updatedAt: Date;
   @Column({ name: 'processed_at', type: 'timestamptz', nullable: true }) processedAt: Date | null;
   /** When our invoice/unhold was sent: a 6 reported after it is the released hold (`unheld`). */
   @Column({ name: 'unhold_requested_at', type: 'timestamptz', nullable: true })
@@ -152,4 +152,7 @@ export class InvoiceEntity extends GatewayObjectColumns {
   /** When the shop was sent `invoice.hold_expiring` (once per hold). */
   @Column({ name: 'hold_expiry_warned_at', type: 'timestamptz', nullable: true })
   holdExpiryWarnedAt: Date | null;
+  /** When the service acted on the hold by its policy (once per hold). */
+  @Column({ name: 'hold_policy_at', type: 'timestamptz', nullable: true })
+  holdPolicyAt: Date | null;
 }

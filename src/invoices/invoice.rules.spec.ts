@@ -1,5 +1,5 @@
 import { Amount } from '../common/money';
-import { judgeInvoice, type InvoiceEvidence, type InvoiceRuleFacts } from './invoice.rules';
+import { holdReading, judgeInvoice, type InvoiceEvidence, type InvoiceRuleFacts } from './invoice.rules';
 import type { InvoiceStatus } from './invoice.state';
 
 const now = new Date('2026-01-01T00:00:00Z');
@@ -273,5 +273,36 @@ describe('judgeInvoice: an unhold is judged by its record (issue #22, items 2 an
     ],
   ])('%s', (_name, inv, ev, expected) => {
     expect(summary(judgeInvoice(inv, ev, policy))).toBe(expected);
+  });
+});
+
+describe('judgeInvoice: a hold that lapses at the gateway (issue #50)', () => {
+  const before = new Date(now.getTime() - 1000);
+  const after = new Date(now.getTime() + 1000);
+  const verdict = (f: InvoiceRuleFacts, status: InvoiceStatus | null): string => {
+    const v = judgeInvoice(f, record(status, { invoiceId: '55' }), policy);
+    return v.kind === 'apply' ? `apply:${v.to}` : v.kind;
+  };
+  it.each<[string, InvoiceRuleFacts, InvoiceStatus | null, string]>([
+    ['a 6 past the known expiry, no unhold of ours: expired', facts('held', { invoiceId: '55', holdExpiresAt: before }), 'rejected', 'apply:expired'],
+    ['a 6 at the very expiry: expired', facts('held', { invoiceId: '55', holdExpiresAt: now }), 'rejected', 'apply:expired'],
+    ['a 6 before the expiry: not a lapse (rejected)', facts('held', { invoiceId: '55', holdExpiresAt: after }), 'rejected', 'apply:rejected'],
+    ['a 6 with the expiry unknown: never taken as a lapse', facts('held', { invoiceId: '55', holdExpiresAt: null }), 'rejected', 'apply:rejected'],
+    ['a 6 after our unhold, past the expiry: the release (unheld)', facts('held', { invoiceId: '55', holdExpiresAt: before, unholdRequestedAt: before }), 'rejected', 'apply:unheld'],
+    ['a 6 again for an expired invoice: the same outcome', facts('expired', { invoiceId: '55', holdExpiresAt: before }), 'rejected', 'ignore'],
+    ['a 4 for an expired invoice contradicts it', facts('expired', { invoiceId: '55', holdExpiresAt: before }), 'succeeded', 'attention'],
+  ])('%s', (_name, f, status, expected) => {
+    expect(verdict(f, status)).toBe(expected);
+  });
+});
+
+describe('holdReading: a gateway 6 read against a hold (reconciliation uses it)', () => {
+  it('names unheld, expired, or passes the status on', () => {
+    const past = new Date(now.getTime() - 1);
+    expect(holdReading({ status: 'unheld' }, 'rejected', now)).toBe('unheld');
+    expect(holdReading({ status: 'expired', holdExpiresAt: past }, 'rejected', now)).toBe('expired');
+    expect(holdReading({ status: 'held', holdExpiresAt: past }, 'rejected', now)).toBe('expired');
+    expect(holdReading({ status: 'held', holdExpiresAt: null }, 'rejected', now)).toBe('rejected');
+    expect(holdReading({ status: 'held', holdExpiresAt: past }, 'held', now)).toBe('held');
   });
 });

@@ -10,6 +10,8 @@
  *   means the record is not ours. A `held` or `succeeded` invoice without it is flagged.
  * - After our invoice/unhold, a 6 is the released hold (`unheld`), and a 6 for an `unheld`
  *   invoice is the same outcome; a 4 answering an unhold is applied and flagged.
+ * - Without an unhold of ours, a 6 for a hold whose known `expires_at` has passed is the hold
+ *   that lapsed (`expired`, final); a 6 for an `expired` invoice is the same outcome.
  * - "Absent" is evidence over time: an invoice whose create may not have reached the gateway
  *   becomes `rejected` only after `checks` absent answers spread over at least `windowS`.
  */
@@ -27,6 +29,8 @@ export interface InvoiceRuleFacts {
   invoiceId?: string | null;
   /** When our invoice/unhold was sent (null: never). */
   unholdRequestedAt?: Date | null;
+  /** The hold's `expires_at` once a record carried it (null: not known). */
+  holdExpiresAt?: Date | null;
 }
 
 export type InvoiceEvidence =
@@ -134,7 +138,7 @@ export function judgeInvoice(
   if (mismatch !== null) return { kind: 'attention', reason: 'mismatch', detail: mismatch };
   const known = inv.invoiceId ?? null;
   const learnt = known === null && ev.invoiceId !== undefined ? { invoiceId: ev.invoiceId } : {};
-  const verdict = { ...judgeStatus(inv, ev), ...learnt };
+  const verdict = { ...judgeStatus(inv, ev, policy.now), ...learnt };
   if (verdict.kind === 'attention' || verdict.flag !== undefined) return verdict;
   const after = verdict.kind === 'apply' ? verdict.to : inv.status;
   if (!lacksInvoiceId(after, known ?? learnt.invoiceId ?? null)) return verdict;
@@ -170,10 +174,43 @@ export function releasedHold(
   );
 }
 
+/**
+ * Is the gateway's 6 the hold that lapsed? For an invoice `expired` already, or `held` without
+ * an unhold of ours whose known `expires_at` is reached (`now`, the service's clock). A hold
+ * whose expiry is not known is never taken as lapsed.
+ */
+export function lapsedHold(
+  inv: Pick<InvoiceRuleFacts, 'status' | 'unholdRequestedAt' | 'holdExpiresAt'>,
+  gatewayStatus: InvoiceStatus | null,
+  now: Date,
+): boolean {
+  if (gatewayStatus !== 'rejected') return false;
+  if (inv.status === 'expired') return true;
+  const expires = inv.holdExpiresAt ?? null;
+  return (
+    inv.status === 'held' &&
+    (inv.unholdRequestedAt ?? null) === null &&
+    expires !== null &&
+    now.getTime() >= expires.getTime()
+  );
+}
+
+/** What a gateway 6 means for a hold (`unheld`, `expired`), or the reported status itself. */
+export function holdReading(
+  inv: Pick<InvoiceRuleFacts, 'status' | 'unholdRequestedAt' | 'holdExpiresAt'>,
+  gatewayStatus: InvoiceStatus | null,
+  now: Date,
+): InvoiceStatus | null {
+  if (releasedHold(inv, gatewayStatus)) return 'unheld';
+  if (lapsedHold(inv, gatewayStatus, now)) return 'expired';
+  return gatewayStatus;
+}
+
 /** What the record's status means for the invoice (the record is ours). */
 function judgeStatus(
   inv: InvoiceRuleFacts,
   ev: Extract<InvoiceEvidence, { kind: 'record' }>,
+  now: Date,
 ): Extract<InvoiceVerdict, { kind: 'apply' | 'ignore' | 'attention' }> {
   if (ev.status === null)
     return { kind: 'ignore', reason: `status "${ev.statusText}" is not known: not final` };
@@ -183,6 +220,11 @@ function judgeStatus(
     return inv.status === 'unheld'
       ? { kind: 'ignore', reason: 'the released hold is reported as 6: the same outcome' }
       : { kind: 'apply', to: 'unheld' };
+  // Nor for a hold that lapsed at its expiry: 6 again.
+  if (lapsedHold(inv, ev.status, now))
+    return inv.status === 'expired'
+      ? { kind: 'ignore', reason: 'the lapsed hold is reported as 6: the same outcome' }
+      : { kind: 'apply', to: 'expired' };
   // Charged although we asked for a release (a charge still queued at the gateway): the
   // gateway's books say paid, so the invoice says so too, and an operator must look.
   if (ev.status === 'succeeded' && inv.status === 'held' && unholdSent)

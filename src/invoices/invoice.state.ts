@@ -13,6 +13,7 @@ export type InvoiceStatus =
   | 'rejected' // 6, final
   | 'held' // 8
   | 'unheld' // hold cancelled, final
+  | 'expired' // the hold lapsed at the gateway (released after its expires_at, no unhold of ours), final
   | 'unknown'; // outcome not known (time-out); reconciliation settles it
 
 export const INVOICE_STATUSES: readonly InvoiceStatus[] = [
@@ -25,10 +26,11 @@ export const INVOICE_STATUSES: readonly InvoiceStatus[] = [
   'rejected',
   'held',
   'unheld',
+  'expired',
   'unknown',
 ];
 
-export const FINAL_INVOICE_STATUSES: readonly InvoiceStatus[] = ['succeeded', 'rejected', 'unheld'];
+export const FINAL_INVOICE_STATUSES: readonly InvoiceStatus[] = ['succeeded', 'rejected', 'unheld', 'expired'];
 
 export function isFinal(status: InvoiceStatus): boolean {
   return FINAL_INVOICE_STATUSES.includes(status);
@@ -49,6 +51,7 @@ const RANK: Record<InvoiceStatus, number> = {
   succeeded: 4,
   rejected: 4,
   unheld: 4,
+  expired: 4,
 };
 
 export type TransitionDecision =
@@ -59,7 +62,7 @@ export function decideTransition(from: InvoiceStatus, to: InvoiceStatus): Transi
   if (from === to) return { allowed: false, reason: 'same' };
   if (isFinal(from)) return { allowed: false, reason: 'final' };
   // Only a hold can be cancelled.
-  if (to === 'unheld' && from !== 'held') return { allowed: false, reason: 'not_held' };
+  if ((to === 'unheld' || to === 'expired') && from !== 'held') return { allowed: false, reason: 'not_held' };
   // `unknown` is only where a create whose answer was lost starts; nothing moves back into it.
   if (to === 'pending' || (to === 'unknown' && from !== 'pending'))
     return { allowed: false, reason: 'backwards' };

@@ -16,7 +16,8 @@ import type { ListInvoicesQuery } from './dto/invoice-queries.dto';
 import { VIEWS_BY_SHOP_ORDER_IDS } from './invoice-sql';
 import type { InvoiceView, InvoiceViewSource } from './invoice.view';
 import type { PayerStep } from './redirect-page';
-import { chargeInvoice } from './operations/charge-invoice';
+import { CHARGE, chargeInvoice } from './operations/charge-invoice';
+import { settleHold } from './operations/settle-hold';
 import { CreateInvoice } from './operations/create-invoice';
 import { InvoiceContext, type StoredResponse } from './operations/invoice-context';
 import { listInvoices } from './operations/list-invoices';
@@ -24,7 +25,7 @@ import { payerStep } from './operations/payer-step';
 import { quoteInvoice, type QuoteView } from './operations/quote-invoice';
 import { checkAndApply } from './operations/recheck-invoice';
 import { resolvePaymentTokenFrom } from './operations/resolve-payment-token';
-import { unholdInvoice } from './operations/unhold-invoice';
+import { UNHOLD, unholdInvoice } from './operations/unhold-invoice';
 
 export type { QuoteField, QuoteView } from './operations/quote-invoice';
 export type { StoredResponse } from './operations/invoice-context';
@@ -114,6 +115,15 @@ export class InvoicesService {
 
   unhold(shopOrderId: string, by: By): Promise<InvoiceView> {
     return unholdInvoice(this.ctx, shopOrderId, by);
+  }
+
+  /**
+   * The hold policy's own act (hold-policy.ts): the same charge or unhold a shop asks for, by
+   * nobody's key, audited with the policy's name.
+   */
+  actOnHold(shopOrderId: string, policy: 'charge' | 'release', details: Record<string, unknown>): Promise<InvoiceView> {
+    const action = policy === 'charge' ? CHARGE : UNHOLD;
+    return settleHold(this.ctx, shopOrderId, { ...action, cause: 'reconciliation', details: { holdPolicy: policy, ...details } }, undefined);
   }
 
   payerStep(shopOrderId: string, token: string | undefined, nonce: string): Promise<PayerStep> {

@@ -46,7 +46,7 @@ export async function storePaymentToken(
   const sealed = keys.seal(token, paymentTokenContext(invoice.id));
   const hash = keys.blindIndex(token, PAYMENT_TOKEN_INDEX);
   await manager.query(
-    `UPDATE invoices SET payment_token = $1, payment_token_hash = $2, payment_token_info = $3, updated_at = now() WHERE id = $4`,
+    `UPDATE invoices SET payment_token = $1, payment_token_hash = $2, payment_token_info = $3, updated_at = clock_now() WHERE id = $4`,
     [sealed, hash, JSON.stringify(merged), invoice.id],
   );
   invoice.paymentTokenSealed = sealed;
@@ -122,7 +122,7 @@ export async function markTokenUsed(
   indexes: string[],
 ): Promise<void> {
   await manager.query(
-    `UPDATE payment_tokens SET last_used_at = now() WHERE shop_id = $1 AND token_index = ANY($2::bpchar[])`,
+    `UPDATE payment_tokens SET last_used_at = clock_now() WHERE shop_id = $1 AND token_index = ANY($2::bpchar[])`,
     [shopId, indexes],
   );
 }

@@ -60,15 +60,15 @@ export async function claimDueRows(
 export function claimSql(opts: ClaimOptions, columns: readonly string[] = []): string {
   const ownerSet = opts.owner !== undefined ? ', lease_owner = $4' : '';
   const more = columns.map((c) => `, ${c}`).join('');
-  return `UPDATE ${opts.table} SET lease_until = now() + make_interval(secs => $2)${ownerSet}
+  return `UPDATE ${opts.table} SET lease_until = clock_now() + make_interval(secs => $2)${ownerSet}
       WHERE id IN (
         SELECT id FROM ${opts.table}
-         WHERE shop_id = $3 AND ${opts.dueColumn} <= now()
-           AND (lease_until IS NULL OR lease_until < now())
+         WHERE shop_id = $3 AND ${opts.dueColumn} <= clock_now()
+           AND (lease_until IS NULL OR lease_until < clock_now())
          ORDER BY ${opts.dueColumn}
          LIMIT $1
          FOR UPDATE SKIP LOCKED)
-      RETURNING id, GREATEST(0, EXTRACT(EPOCH FROM now() - ${opts.dueColumn}))::float8 AS late_s${more}`;
+      RETURNING id, GREATEST(0, EXTRACT(EPOCH FROM clock_now() - ${opts.dueColumn}))::float8 AS late_s${more}`;
 }
 
 /**

@@ -36,7 +36,7 @@ export async function postEntry(
   },
 ): Promise<string | null> {
   const rows = (await q.query(
-    `SELECT ledger_post($1, $2, $3::uuid, $4, $5, $6, $7::jsonb, COALESCE($9::timestamptz, now()), $8) AS id`,
+    `SELECT ledger_post($1, $2, $3::uuid, $4, $5, $6, $7::jsonb, COALESCE($9::timestamptz, clock_now()), $8) AS id`,
     [
       e.kind,
       e.objectType ?? null,

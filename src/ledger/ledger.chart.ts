@@ -9,7 +9,7 @@ import type { FieldError } from '../common/errors';
  * The movements of invoices, refunds and payouts are posted by the database itself, in the
  * statement that changes their row: each object's state implies a position, and every change
  * posts the difference from what the object posted so far (`ledger_position_*` and
- * `ledger_follow_*`, migration 1796000000010-LedgerPositions). Those functions are the one place
+ * `ledger_follow_*`, migration 1796500000010-LedgerPositions). Those functions are the one place
  * of that rule, and nothing here repeats it. Adjustments and opening balances are posted from
  * here.
  */

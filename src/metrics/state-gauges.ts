@@ -26,21 +26,21 @@ export const ATTENTION_OBJECTS = ['invoice', 'refund', 'payout'] as const;
  */
 export const STATE_GAUGES_SQL = `
   SELECT 'invoice' AS kind, count(*)::int AS open,
-         GREATEST(0, COALESCE(EXTRACT(EPOCH FROM now() - min(attention_at)), 0))::float8 AS age
+         GREATEST(0, COALESCE(EXTRACT(EPOCH FROM clock_now() - min(attention_at)), 0))::float8 AS age
     FROM invoices WHERE needs_attention
   UNION ALL
   SELECT 'refund', count(*)::int,
-         GREATEST(0, COALESCE(EXTRACT(EPOCH FROM now() - min(attention_at)), 0))::float8
+         GREATEST(0, COALESCE(EXTRACT(EPOCH FROM clock_now() - min(attention_at)), 0))::float8
     FROM refunds WHERE needs_attention
   UNION ALL
   SELECT 'payout', count(*)::int,
-         GREATEST(0, COALESCE(EXTRACT(EPOCH FROM now() - min(attention_at)), 0))::float8
+         GREATEST(0, COALESCE(EXTRACT(EPOCH FROM clock_now() - min(attention_at)), 0))::float8
     FROM payouts WHERE needs_attention
   UNION ALL
   SELECT 'payout_poll', 0,
-         GREATEST(0, COALESCE(EXTRACT(EPOCH FROM now() - min(next_poll_at)), 0))::float8
+         GREATEST(0, COALESCE(EXTRACT(EPOCH FROM clock_now() - min(next_poll_at)), 0))::float8
     FROM payouts
-   WHERE shop_id = $1 AND next_poll_at <= now() AND (lease_until IS NULL OR lease_until < now())`;
+   WHERE shop_id = $1 AND next_poll_at <= clock_now() AND (lease_until IS NULL OR lease_until < clock_now())`;
 
 export interface StateRow {
   kind: string;

@@ -20,7 +20,7 @@ const log = logger.child({ component: 'notification-retention' });
 export const PRUNE_NOTIFICATIONS_SQL = `DELETE FROM notifications WHERE id IN (
     SELECT n.id FROM notifications n
      WHERE n.verified AND n.status IN ('applied', 'stale')
-       AND n.last_received_at < now() - make_interval(days => $1)
+       AND n.last_received_at < clock_now() - make_interval(days => $1)
        AND n.status_effect IS DISTINCT FROM 'not_applied'
        AND NOT EXISTS (SELECT 1 FROM invoices i
                         WHERE i.shop_id = n.shop_id AND i.shop_order_id = n.shop_order_id

@@ -7,7 +7,7 @@ import { statement } from '../common/sql';
 export const UPSERT_SQL = `INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified, status, outcome, shop_order_id, shop_refund_id, id, shop_id, key_version)
    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
    ON CONFLICT (content_key) DO UPDATE
-     SET delivery_count = notifications.delivery_count + 1, last_received_at = now()
+     SET delivery_count = notifications.delivery_count + 1, last_received_at = clock_now()
    RETURNING id, status, (xmax = 0) AS inserted`;
 export const UPSERT = statement('notification_upsert', UPSERT_SQL);
 /**
@@ -27,7 +27,7 @@ export const UPSERT_LOCKING_INVOICE = statement(
 export const RECORD_OUTCOME = statement(
   'notification_record_outcome',
   `UPDATE notifications
-      SET status = $2::varchar, outcome = $3, applied_at = CASE WHEN $2::varchar = 'applied' THEN now() END,
+      SET status = $2::varchar, outcome = $3, applied_at = CASE WHEN $2::varchar = 'applied' THEN clock_now() END,
           shop_order_id = $4, shop_refund_id = $5, status_effect = $6
     WHERE id = $1`,
 );
@@ -53,7 +53,7 @@ export const UPSERT_MANY_LOCKING_INVOICES = statement(
      SELECT type, content_key, payload, content_type, source_ip, verified, status, outcome,
        shop_order_id, shop_refund_id, id, shop_id, key_version FROM v ORDER BY ord__
      ON CONFLICT (content_key) DO UPDATE
-       SET delivery_count = notifications.delivery_count + 1, last_received_at = now()
+       SET delivery_count = notifications.delivery_count + 1, last_received_at = clock_now()
      RETURNING id, status, (xmax = 0) AS inserted, content_key)
    SELECT v.ord__, n.id AS n_id, n.status AS n_status, n.inserted AS n_inserted, i.*
      FROM v JOIN n ON n.content_key = v.content_key
@@ -69,7 +69,7 @@ export const RECORD_OUTCOMES = statement(
   'notification_record_outcomes',
   `UPDATE notifications n
       SET status = v.status, outcome = v.outcome,
-          applied_at = CASE WHEN v.status = 'applied' THEN now() END,
+          applied_at = CASE WHEN v.status = 'applied' THEN clock_now() END,
           shop_order_id = v.shop_order_id, shop_refund_id = v.shop_refund_id,
           status_effect = v.status_effect
      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])

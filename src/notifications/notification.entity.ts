@@ -51,8 +51,8 @@ export class NotificationEntity {
   @Column({ name: 'shop_refund_id', type: 'varchar', length: 255, nullable: true }) shopRefundId:
     string | null;
   @Column({ name: 'delivery_count', type: 'int', default: 1 }) deliveryCount: number;
-  @Column({ name: 'received_at', type: 'timestamptz', default: () => 'now()' }) receivedAt: Date;
-  @Column({ name: 'last_received_at', type: 'timestamptz', default: () => 'now()' })
+  @Column({ name: 'received_at', type: 'timestamptz', default: () => 'clock_now()' }) receivedAt: Date;
+  @Column({ name: 'last_received_at', type: 'timestamptz', default: () => 'clock_now()' })
   lastReceivedAt: Date;
   @Column({ name: 'applied_at', type: 'timestamptz', nullable: true }) appliedAt: Date | null;
 }

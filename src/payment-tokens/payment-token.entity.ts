@@ -28,6 +28,6 @@ export class PaymentTokenEntity {
   /** keyId of the key that revoked it. */
   @Column({ name: 'revoked_by', type: 'varchar', length: 16, nullable: true }) revokedBy:
     string | null;
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', default: () => 'clock_now()' }) createdAt: Date;
   @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true }) lastUsedAt: Date | null;
 }

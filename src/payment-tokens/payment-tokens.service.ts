@@ -24,7 +24,7 @@ interface Row {
 
 const SELECT = `SELECT t.id, t.account, t.status, i.shop_order_id AS "invoiceShopOrderId",
     t.created_at AS "createdAt", t.last_used_at AS "lastUsedAt", t.expires_at AS "expiresAt",
-    t.revoked_at AS "revokedAt", now() AS now
+    t.revoked_at AS "revokedAt", clock_now() AS now
   FROM payment_tokens t JOIN invoices i ON i.id = t.invoice_id`;
 
 /** A token is expired once the gateway's expiry has passed; a revocation wins over it. */
@@ -86,8 +86,8 @@ export class PaymentTokensService {
     const params: unknown[] = [this.shopId];
     if (q.status === 'revoked') where.push(`t.status = 'revoked'`);
     if (q.status === 'active')
-      where.push(`t.status = 'active' AND (t.expires_at IS NULL OR t.expires_at > now())`);
-    if (q.status === 'expired') where.push(`t.status = 'active' AND t.expires_at <= now()`);
+      where.push(`t.status = 'active' AND (t.expires_at IS NULL OR t.expires_at > clock_now())`);
+    if (q.status === 'expired') where.push(`t.status = 'active' AND t.expires_at <= clock_now()`);
     if (q.invoiceShopOrderId !== undefined) {
       params.push(q.invoiceShopOrderId);
       // The issuing invoice, or any later invoice of this shop issued the same token.
@@ -123,7 +123,7 @@ export class PaymentTokensService {
       if (found.length === 0) throw new NotFound('Payment token', id);
       if (found[0].status !== 'revoked') {
         await m.query(
-          `UPDATE payment_tokens SET status = 'revoked', revoked_at = now(), revoked_by = $2 WHERE id = $1`,
+          `UPDATE payment_tokens SET status = 'revoked', revoked_at = clock_now(), revoked_by = $2 WHERE id = $1`,
           [rowId, by?.keyId ?? null],
         );
         await this.audit.record(m, {

@@ -24,5 +24,5 @@ export class PayoutApprovalEntity {
   keyId: string;
   @Column({ type: 'varchar', length: 16 }) decision: ApprovalDecision;
   @Column({ type: 'varchar', length: 500, nullable: true }) note: string | null;
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', default: () => 'clock_now()' }) createdAt: Date;
 }

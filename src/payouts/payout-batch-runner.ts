@@ -79,10 +79,10 @@ export class PayoutBatchRunner implements OnApplicationBootstrap {
 
   private async claim(shopId: number, limit: number): Promise<Array<{ batch_pk: string; row_no: number }>> {
     const raw = (await this.dataSource.query(
-      `UPDATE payout_batch_rows SET lease_until = now() + make_interval(secs => $2)
+      `UPDATE payout_batch_rows SET lease_until = clock_now() + make_interval(secs => $2)
         WHERE (batch_pk, row_no) IN (
           SELECT r.batch_pk, r.row_no FROM payout_batch_rows r JOIN payout_batches b ON b.id = r.batch_pk
-           WHERE b.shop_id = $3 AND r.state = 'pending' AND (r.lease_until IS NULL OR r.lease_until < now())
+           WHERE b.shop_id = $3 AND r.state = 'pending' AND (r.lease_until IS NULL OR r.lease_until < clock_now())
            ORDER BY b.created_at, r.batch_pk, r.row_no
            LIMIT $1
            FOR UPDATE OF r SKIP LOCKED)

@@ -20,7 +20,7 @@ export class PayoutBatchEntity {
   @Column({ name: 'row_count', type: 'int' }) rowCount: number;
   /** Keyed hash (blind index) of the canonical rows: a repeat replays, other rows are 409. */
   @Column({ name: 'request_fingerprint', type: 'char', length: 64 }) requestFingerprint: string;
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' }) createdAt: Date;
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'clock_now()' }) createdAt: Date;
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true }) completedAt: Date | null;
   /** The key that submitted the batch: its rows are created under it (four eyes hold for them). */
   @Column({ name: 'key_id', type: 'varchar', length: 64, nullable: true }) keyId: string | null;
@@ -50,5 +50,5 @@ export class PayoutBatchRowEntity {
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true }) leaseUntil: Date | null;
   /** Set (once) when the runner hands the row to the create path: a cancel no longer takes it. */
   @Column({ name: 'send_started_at', type: 'timestamptz', nullable: true }) sendStartedAt: Date | null;
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' }) updatedAt: Date;
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'clock_now()' }) updatedAt: Date;
 }

@@ -17,6 +17,7 @@ import {
   IN_FLIGHT_SQL,
   WRITE_OFF_SQL,
 } from './payout.rules';
+import { clock } from '../common/clock';
 
 /**
  * Daily caps that hold under concurrency, and the agent shop's balance checked before a payout is
@@ -471,11 +472,11 @@ export class PayoutControls {
   private async readBalance(fresh: boolean): Promise<BalanceRead | null> {
     const maxAgeMs = this.config.payoutControls.balanceCacheS * 1000;
     const c = this.cache;
-    if (!fresh && c !== null && Date.now() - c.startedAt.getTime() < maxAgeMs)
+    if (!fresh && c !== null && clock.now() - c.startedAt.getTime() < maxAgeMs)
       return { ...c, cached: true };
     try {
       const read = await this.reads.run(fresh ? 'fresh' : 'any', async () => {
-        const startedAt = new Date();
+        const startedAt = clock.date();
         const b = await this.gateway.shopBalance();
         const available = new Map<number, Amount>();
         for (const line of b.balances)

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { clock } from '../common/clock';
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -134,7 +135,7 @@ export class PayoutPoller implements OnApplicationBootstrap, OnModuleDestroy {
     let polled = 0;
     await forEachBounded(rows, concurrency, async (row) => {
       await this.guarded(row.id, async () => {
-        if (!mayBeQuiet(row, new Date())) {
+        if (!mayBeQuiet(row, clock.date())) {
           if (await this.processor.checkOnce(this.dataSource, row.id, CAUSE, this.perRow))
             polled += 1;
           return;
@@ -143,7 +144,7 @@ export class PayoutPoller implements OnApplicationBootstrap, OnModuleDestroy {
         polled += 1;
         const next = answer.ok
           ? quietRoundNext(row, answer.value, {
-              now: new Date(),
+              now: clock.date(),
               pollIntervalS,
               watch: this.config.watch,
               status,

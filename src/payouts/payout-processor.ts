@@ -26,6 +26,7 @@ import * as acceptOp from './operations/accept-payout';
 import * as pollOp from './operations/poll-payout';
 import * as recheckOp from './operations/recheck-payout';
 import * as sendOp from './operations/send-payout';
+import { clock } from '../common/clock';
 
 registerSnapshotLoader('payout', async (m, ref) => {
   const p = await m.findOneOrFail(PayoutEntity, {
@@ -293,7 +294,7 @@ export class PayoutProcessor {
     const all: Partial<PayoutEntity> = {
       ...changes,
       status,
-      ...(isFinal(status) ? { finishedAt: new Date(), nextPollAt: null } : {}),
+      ...(isFinal(status) ? { finishedAt: clock.date(), nextPollAt: null } : {}),
     };
     if (status === from && !gatewayStatusChanged) {
       // Amount's private fields defeat TypeORM's deep-partial type; the transformer writes it.
@@ -369,7 +370,7 @@ export class PayoutProcessor {
 
   watchStep(p: PayoutEntity) {
     return payoutWatchStep({
-      now: new Date(),
+      now: clock.date(),
       sentAt: p.sentAt,
       createdAt: p.createdAt,
       pollDeadline: p.pollDeadline,
@@ -401,7 +402,7 @@ export class PayoutProcessor {
   }
 
   intervalFromNow(): Date {
-    return new Date(Date.now() + this.config.payouts.pollIntervalS * 1000);
+    return new Date(clock.now() + this.config.payouts.pollIntervalS * 1000);
   }
 
   async setNextPoll(m: EntityManager, p: PayoutEntity, at: Date | null): Promise<void> {

@@ -111,9 +111,9 @@ export const WRITE_OFF_SQL = `CASE WHEN amount_type = 'ps_amount' THEN COALESCE(
 /**
  * Rule "which day a payout counts on": the UTC day of `sent_at` (its first create), for a payout
  * that has not given its money back. One awaiting approval has no `sent_at`: it holds no share.
- * SQL over a `payouts` row, for the transaction's `now()` (the same now() that stamps a send).
+ * SQL over a `payouts` row, for the transaction's `clock_now()` (the same clock_now() that stamps a send).
  */
-export const COUNTS_ON_TODAY_SQL = `sent_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+export const COUNTS_ON_TODAY_SQL = `sent_at >= date_trunc('day', clock_now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
   AND status NOT IN ('rejected', 'failed', 'cancelled', 'awaiting_approval')`;
 
 /**
@@ -122,7 +122,7 @@ export const COUNTS_ON_TODAY_SQL = `sent_at >= date_trunc('day', now() AT TIME Z
  * `$2` currency, `$3` the recipient index when `recipient`.
  */
 export function capDayLockKey(recipient: boolean): string {
-  const day = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
+  const day = `to_char(clock_now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
   return recipient
     ? `'payout-recipient:' || $1 || ':' || $2 || ':' || ${day} || ':' || $3`
     : `'payout-controls:' || $1 || ':' || $2 || ':' || ${day}`;

@@ -6,6 +6,7 @@ import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { scheduleJob } from '../jobs/schedule';
 import { type Reconciliation, ReconciliationService } from './reconciliation.service';
+import { clock } from '../common/clock';
 
 const log = logger.child({ component: 'reconciliation-job' });
 
@@ -44,18 +45,18 @@ export class ReconciliationJob implements OnApplicationBootstrap {
   }
 
   /** The last day whose end, plus RECONCILE_BOOKS_AT minutes, has passed. */
-  dueDay(now = new Date()): string {
+  dueDay(now = clock.date()): string {
     const shifted = new Date(now.getTime() - this.config.reconcileBooksAtMinutes * 60_000);
     return this.reconciliations.defaultDay(shifted);
   }
 
   /** Claims and runs the due day if no instance has; the run's id, or null. */
-  async runOnce(now = new Date()): Promise<string | null> {
+  async runOnce(now = clock.date()): Promise<string | null> {
     const day = this.dueDay(now);
     const claimed = (await this.ds.query(
-      `INSERT INTO reconciliation_days (date, lease_until) VALUES ($1, now() + make_interval(secs => $2))
+      `INSERT INTO reconciliation_days (date, lease_until) VALUES ($1, clock_now() + make_interval(secs => $2))
        ON CONFLICT (date) DO UPDATE SET lease_until = EXCLUDED.lease_until
-         WHERE reconciliation_days.reconciliation_id IS NULL AND reconciliation_days.lease_until < now()
+         WHERE reconciliation_days.reconciliation_id IS NULL AND reconciliation_days.lease_until < clock_now()
        RETURNING date`,
       [day, DAY_LEASE_S],
     )) as unknown[];
@@ -67,7 +68,7 @@ export class ReconciliationJob implements OnApplicationBootstrap {
       // Not run (the gateway did not answer): the claim is let go, so the next tick of any
       // instance claims the day again instead of waiting for the lease to run out.
       await this.ds.query(
-        `UPDATE reconciliation_days SET lease_until = now() - interval '1 second'
+        `UPDATE reconciliation_days SET lease_until = clock_now() - interval '1 second'
           WHERE date = $1 AND reconciliation_id IS NULL`,
         [day],
       );

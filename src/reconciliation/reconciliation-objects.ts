@@ -7,7 +7,8 @@ import {
   statusFromGatewayNumber as invoiceStatusOf,
 } from '../invoices/invoice.state';
 import type { InvoiceStatus } from '../invoices/invoice.state';
-import { releasedHold } from '../invoices/invoice.rules';
+import { holdReading } from '../invoices/invoice.rules';
+import { clock } from '../common/clock';
 import { Amount } from '../common/money';
 import { readPayoutRecord } from '../payouts/payout.rules';
 import { isFinal as payoutFinal, PAYOUT_FINAL_STATUSES } from '../payouts/payout.state';
@@ -54,7 +55,7 @@ export async function reconcileObjects(
   const items: FlaggableItem[] = [];
 
   const invoices = (await ds.query(
-    `SELECT id, shop_order_id, status, amount::text AS amount, currency, unhold_requested_at FROM invoices
+    `SELECT id, shop_order_id, status, amount::text AS amount, currency, unhold_requested_at, hold_expires_at FROM invoices
       WHERE shop_id = $1 AND status <> 'ps_create_failed'
         AND ((updated_at >= $2 AND updated_at < $3) OR processed_at IS NULL)
       ORDER BY created_at, id`,
@@ -66,18 +67,19 @@ export async function reconcileObjects(
     amount: string;
     currency: number;
     unhold_requested_at: Date | null;
+    hold_expires_at: Date | null;
   }[];
   for (const inv of invoices) {
     const record = await absentAsNull(() => gateway.checkInvoice(inv.shop_order_id));
     if (record === null && INVOICE_MAYBE_UNSENT.has(inv.status)) continue;
     const reported = record === null ? null : invoiceStatusOf(record.status);
-    // A 6 for a released hold is the gateway's word for `unheld` (the invoice rule's reading).
-    const mapped = releasedHold(
-      { status: inv.status, unholdRequestedAt: inv.unhold_requested_at },
+    // A 6 for a released or lapsed hold is the gateway's word for `unheld` or `expired` (the
+    // invoice rule's reading).
+    const mapped = holdReading(
+      { status: inv.status, unholdRequestedAt: inv.unhold_requested_at, holdExpiresAt: inv.hold_expires_at },
       reported,
-    )
-      ? 'unheld'
-      : reported;
+      clock.date(),
+    );
     if (record !== null && mapped === null) continue;
     for (const item of compareObject({
       objectType: 'invoice',
@@ -163,7 +165,7 @@ export async function reconcileObjects(
   const payouts = (await ds.query(
     `SELECT id, shop_payment_id, status, withdraw_id::text AS withdraw_id, shop_write_off::text AS shop_write_off,
             amount::text AS amount, amount_type, shop_currency, payway, account_masked,
-            (call_lease_until IS NOT NULL AND call_lease_until > now()) AS in_flight
+            (call_lease_until IS NOT NULL AND call_lease_until > clock_now()) AS in_flight
        FROM payouts
       WHERE shop_id = $1 AND (withdraw_id IS NOT NULL OR sent_at IS NOT NULL)
         AND ((updated_at >= $2 AND updated_at < $3) OR NOT (status = ANY($4::varchar[])))

@@ -28,6 +28,7 @@ import {
   type BalanceComparison,
   type ReconciliationItem,
 } from './reconciliation.rules';
+import { clock } from '../common/clock';
 
 const log = logger.child({ component: 'reconciliation' });
 
@@ -72,7 +73,7 @@ export class ReconciliationService {
   ) {}
 
   /** The last finished day in REPORT_TIMEZONE. */
-  defaultDay(now = new Date()): string {
+  defaultDay(now = clock.date()): string {
     return dayBefore(now, this.config.reportTimeZone);
   }
 
@@ -80,7 +81,7 @@ export class ReconciliationService {
     const rows = (await this.ds.query(
       `SELECT ($1::date)::timestamp AT TIME ZONE $2::text AS from_at,
               ($1::date + 1)::timestamp AT TIME ZONE $2::text AS to_at,
-              ($1::date)::timestamp AT TIME ZONE $2::text > now() AS future`,
+              ($1::date)::timestamp AT TIME ZONE $2::text > clock_now() AS future`,
       [date, this.config.reportTimeZone],
     )) as { from_at: Date; to_at: Date; future: boolean }[];
     return { from: rows[0].from_at, to: rows[0].to_at, future: rows[0].future };
@@ -109,12 +110,12 @@ export class ReconciliationService {
 
   private async reconcile(day: string, keyId: string | null): Promise<Reconciliation> {
     const bounds = await this.dayBounds(day);
-    const startedAt = new Date();
+    const startedAt = clock.date();
     // The balance and the books at one instant: read while no payout create is on its way (a
     // create sent just before the read may or may not be in the gateway's figure), and the books
     // taken as of the moment the read was sent (payouts sent after it are in flight, outside both).
     await this.quietCreates();
-    const readAt = new Date();
+    const readAt = clock.date();
     const gatewayBalance = await this.gateway.shopBalance();
     const gw = new Map<number, { available: string; hold: string; frozen: string }>();
     for (const b of gatewayBalance.balances) {
@@ -142,7 +143,7 @@ export class ReconciliationService {
     const stored = await this.ds.transaction(async (m) => {
       const rows = (await m.query(
         `INSERT INTO reconciliations (date, status, started_at, finished_at, balances, items, key_id)
-         VALUES ($1, $2, $3, now(), $4::jsonb, $5::jsonb, $6)
+         VALUES ($1, $2, $3, clock_now(), $4::jsonb, $5::jsonb, $6)
          RETURNING id, date::text AS date, status, started_at, finished_at, balances, items`,
         [
           day,
@@ -183,7 +184,7 @@ export class ReconciliationService {
     for (;;) {
       const [row] = (await this.ds.query(
         `SELECT EXISTS (SELECT 1 FROM payouts
-                         WHERE shop_id = $1 AND call_owner IS NOT NULL AND call_lease_until > now()) AS busy`,
+                         WHERE shop_id = $1 AND call_owner IS NOT NULL AND call_lease_until > clock_now()) AS busy`,
         [this.config.gateway.shops.payout.shopId],
       )) as { busy: boolean }[];
       if (!row.busy || Date.now() >= until) return;
@@ -299,7 +300,7 @@ export class ReconciliationService {
     }
     if (own.length > 0) {
       await m.query(
-        `UPDATE reconciliations SET needs_attention = true, attention_reason = $2, attention_at = now() WHERE id = $1`,
+        `UPDATE reconciliations SET needs_attention = true, attention_reason = $2, attention_at = clock_now() WHERE id = $1`,
         [rec.id, `reconciliation: ${own.join('; ')}`.slice(0, 2000)],
       );
     }

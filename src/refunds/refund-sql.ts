@@ -11,8 +11,8 @@ export const INSERT_REFUND_SQL = `INSERT INTO refunds (shop_id, shop_refund_id, 
                       amount, currency, status, submit_state, next_check_at, check_deadline,
                       call_owner, call_started_at, call_lease_until, metadata)
    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'WAITING', 'pending',
-           now() + make_interval(secs => $9), now() + make_interval(secs => $10),
-           $11, now(), now() + make_interval(secs => $12), $13)
+           clock_now() + make_interval(secs => $9), clock_now() + make_interval(secs => $10),
+           $11, clock_now(), clock_now() + make_interval(secs => $12), $13)
    ON CONFLICT (shop_id, shop_refund_id) DO NOTHING
    RETURNING id`;
 

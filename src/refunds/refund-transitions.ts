@@ -8,6 +8,7 @@ import { entityFromRow } from '../common/sql';
 import { toRefundView } from './dto/refund.view';
 import { RefundEntity, RefundStatus } from './refund.entity';
 import { decideRefundTransition, isFinalRefund } from './refund.state';
+import { clock } from '../common/clock';
 
 const audit = new AuditService();
 
@@ -62,9 +63,9 @@ export async function transitionRefund(
     ...extra,
     status: to,
     ...(final && from !== to
-      ? { processedAt: extra.processedAt ?? new Date(), nextCheckAt: null, leaseUntil: null }
+      ? { processedAt: extra.processedAt ?? clock.date(), nextCheckAt: null, leaseUntil: null }
       : {}),
-    updatedAt: new Date(),
+    updatedAt: clock.date(),
   };
   Object.assign(refund, changes);
   // The row and its event in one statement (issue #23); the event carries the refund as this
@@ -129,7 +130,7 @@ export async function syncRefundSums(
   cause: AuditCause,
 ): Promise<boolean> {
   const [rows] = (await manager.query(
-    `UPDATE invoices i SET refunded_amount = s.refunded, refund_pending_amount = s.pending, updated_at = now()
+    `UPDATE invoices i SET refunded_amount = s.refunded, refund_pending_amount = s.pending, updated_at = clock_now()
        FROM (SELECT COALESCE(SUM(amount) FILTER (WHERE status = 'SUCCESS'), 0) AS refunded,
                     COALESCE(SUM(amount) FILTER (WHERE status = 'WAITING'), 0) AS pending
                FROM refunds WHERE invoice_pk = $1) s
@@ -189,7 +190,7 @@ export async function acceptRefundStatus(
     return;
   }
   const from = refund.status;
-  const changes = { status: to, processedAt: new Date(), nextCheckAt: null, leaseUntil: null };
+  const changes = { status: to, processedAt: clock.date(), nextCheckAt: null, leaseUntil: null };
   await manager.update(RefundEntity, { id: refund.id }, changes);
   Object.assign(refund, changes);
   await audit.record(manager, {

@@ -21,7 +21,7 @@ import { LEGS } from '../ledger/ledger-sql';
  * day is still running. Every query of a report starts with it, in one snapshot.
  */
 const DAY_CTE = `day AS (
-  SELECT b.from_at, b.to_at, LEAST(b.to_at, now()) AS as_of
+  SELECT b.from_at, b.to_at, LEAST(b.to_at, clock_now()) AS as_of
     FROM (SELECT ($1::date)::timestamp AT TIME ZONE $2::text AS from_at,
                  ($1::date + 1)::timestamp AT TIME ZONE $2::text AS to_at) b)`;
 
@@ -29,7 +29,7 @@ const DAY_CTE = `day AS (
 const OBJECTS = `
   SELECT 'invoice' AS object_type, i.shop_order_id AS id, i.status, i.amount, i.currency,
          i.created_at, i.needs_attention, i.attention_reason, i.attention_at,
-         (i.status IN ('succeeded','rejected','unheld')) AS final,
+         (i.status IN ('succeeded','rejected','unheld','expired')) AS final,
          COALESCE(i.processed_at, i.updated_at) AS final_at
     FROM invoices i WHERE i.shop_id = $3
   UNION ALL
@@ -84,7 +84,7 @@ export class ReportsService {
         this.config.gateway.shops.payout.shopId,
       ];
       const [b] = (await m.query(
-        `WITH ${DAY_CTE} SELECT from_at, to_at, as_of, from_at > now() AS future FROM day`,
+        `WITH ${DAY_CTE} SELECT from_at, to_at, as_of, from_at > clock_now() AS future FROM day`,
         params.slice(0, 2),
       )) as Bounds[];
       if (b.future)

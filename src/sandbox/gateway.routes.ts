@@ -1,4 +1,5 @@
 import express, { Request, Response, Router } from 'express';
+import { clock } from '../common/clock';
 import { DEFAULT_GATEWAY_CALLS, GatewayCall } from '../config/config';
 import { CALL_HANDLERS, CALL_SERVICE } from './calls';
 import { findPaymentPayway, findPayoutPayway, type Catalogue } from './payway-catalogue';
@@ -126,7 +127,7 @@ async function handle(rt: SandboxRuntime, req: Request, res: Response): Promise<
       : undefined);
   const delay = timeoutDelayMs(rt, queued?.delayMs);
   const entry: RequestLogEntry = {
-    time: new Date().toISOString(),
+    time: clock.date().toISOString(),
     path,
     body: loggedBody(body),
     signed_by: signerOf(rt, spec, body, req.headers.sign),

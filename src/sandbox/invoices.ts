@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { clock } from '../common/clock';
 import {
   addOnsJson,
   Catalogue,
@@ -130,7 +131,7 @@ function usableToken(ctx: CallContext, text: string): PaymentToken {
   if (
     token === undefined ||
     token.shopId !== ctx.shopId ||
-    token.expiresAt.getTime() < Date.now()
+    token.expiresAt.getTime() < clock.now()
   ) {
     throw invalid('payment_token is not valid');
   }
@@ -164,7 +165,7 @@ function createInvoice(ctx: CallContext, twoStep: boolean): JsonOut {
   if (rt.state.findInvoiceByOrder(ctx.shopId, shopOrderId) !== undefined)
     throw notUnique('shop_order_id', shopOrderId);
 
-  const now = new Date();
+  const now = clock.date();
   const invoice: Invoice = {
     id: rt.state.newId(),
     shopId: ctx.shopId,
@@ -220,7 +221,7 @@ function startPayment(ctx: CallContext, invoice: Invoice): JsonOut {
   if (invoice.chargedWithToken !== undefined || ctx.fault === 'nonfatal') {
     if (!scenarios.has('pending')) {
       const realMs = DELAYS_MS.autoComplete * rt.state.settings.timeScale;
-      invoice.completesAt = new Date(Date.now() + realMs);
+      invoice.completesAt = new Date(clock.now() + realMs);
       scheduleCompletion(rt, invoice);
     }
     return creationResult(invoice, null);
@@ -232,7 +233,7 @@ function startPayment(ctx: CallContext, invoice: Invoice): JsonOut {
 /** Schedules the payer-less completion due at `completesAt` (at once when overdue, after a restart). */
 export function scheduleCompletion(rt: SandboxRuntime, invoice: Invoice): void {
   if (invoice.completesAt === undefined) return;
-  rt.scheduler.afterReal(invoice.completesAt.getTime() - Date.now(), () => {
+  rt.scheduler.afterReal(invoice.completesAt.getTime() - clock.now(), () => {
     completePayment(rt, invoice, 'pay');
   });
 }
@@ -309,7 +310,7 @@ export function completePayment(
   action: PayerAction,
 ): boolean {
   if (!awaitsPayment(invoice.status)) return false;
-  const now = new Date();
+  const now = clock.date();
   if (action === 'pay') {
     invoice.status = invoice.twoStep ? INVOICE_STATUS.HELD : INVOICE_STATUS.PAID;
     if (invoice.paywayConfig.kind === 'card') invoice.cardMask ??= PAYER_PAGE_CARD_MASK;
@@ -317,6 +318,7 @@ export function completePayment(
     if (invoice.twoStep) {
       rt.state.hold(invoice.shopId, invoice.currency, invoice.amount);
       invoice.expiresAt = new Date(now.getTime() + rt.state.settings.holdLifetimeS * 1000);
+      scheduleLapse(rt, invoice);
     }
     else rt.state.credit(invoice.shopId, invoice.currency, invoice.amount);
   } else {
@@ -454,8 +456,34 @@ export const invoiceCheck: CallHandler = (ctx) => {
   ctx.fields.now();
   const invoice = ctx.rt.state.findInvoiceByOrder(ctx.shopId, shopOrderId);
   if (invoice === undefined) throw absent('Invoice');
+  lapseIfExpired(ctx.rt, invoice);
   return invoiceRecord(ctx.rt, invoice, true);
 };
+
+/**
+ * A hold lapses at its `expires_at` as the gateway's does: the funds go back to the payer and
+ * the record shows the released status (6, there is no status of its own), notified like any
+ * other change; a charge after it is refused (the invoice is no longer held). Run by the hold's
+ * own timer, by the sandbox clock's advance, and before any call reads the hold (a restarted
+ * sandbox's hold lapses too). True when it lapsed now.
+ */
+export function lapseIfExpired(rt: SandboxRuntime, invoice: Invoice): boolean {
+  if (invoice.status !== INVOICE_STATUS.HELD || clock.now() < invoice.expiresAt.getTime()) return false;
+  invoice.status = INVOICE_STATUS.REJECTED;
+  invoice.updated = invoice.expiresAt;
+  invoice.processed = invoice.expiresAt;
+  rt.state.settleHold(invoice.shopId, invoice.currency, invoice.amount, false);
+  notifyInvoice(rt, invoice);
+  return true;
+}
+
+/** The hold's lapse, due at its `expires_at` on the clock. */
+export function scheduleLapse(rt: SandboxRuntime, invoice: Invoice): void {
+  if (invoice.status !== INVOICE_STATUS.HELD) return;
+  rt.scheduler.afterReal(invoice.expiresAt.getTime() - clock.now(), () => {
+    lapseIfExpired(rt, invoice);
+  });
+}
 
 /** Second step of a two-step payment, for held invoices only: charged → paid. */
 export const invoiceCharge: CallHandler = (ctx) => settleHeld(ctx, true);
@@ -469,10 +497,11 @@ export const invoiceUnhold: CallHandler = (ctx) => settleHeld(ctx, false);
 function settleHeld(ctx: CallContext, charge: boolean): JsonOut {
   ctx.fields.now();
   const invoice = invoiceForOperation(ctx);
+  lapseIfExpired(ctx.rt, invoice);
   if (invoice.status !== INVOICE_STATUS.HELD) {
     throw refused(`invoice ${invoice.id} is not held (status ${invoice.status})`);
   }
-  const now = new Date();
+  const now = clock.date();
   const charged = charge || invoice.chargeOnUnhold === true;
   invoice.status = charged ? INVOICE_STATUS.PAID : INVOICE_STATUS.REJECTED;
   invoice.updated = now;

@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { clock } from '../common/clock';
 import { request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
 import type { OutcomeScenario } from './faults';
@@ -120,7 +121,7 @@ export class Notifier {
       this.log.info({ group: notice.group }, 'notification not sent: no notification URL');
       return;
     }
-    for (let i = 0; i < copies; i += 1) this.enqueue(notice, 1, new Date());
+    for (let i = 0; i < copies; i += 1) this.enqueue(notice, 1, clock.date());
   }
 
   /** An attempt stays in the outbox until its result is recorded, so a shutdown never loses it. */
@@ -132,7 +133,7 @@ export class Notifier {
 
   private schedule(pending: PendingDelivery): void {
     const generation = this.generation;
-    this.scheduler.afterReal(pending.dueAt.getTime() - Date.now(), () =>
+    this.scheduler.afterReal(pending.dueAt.getTime() - clock.now(), () =>
       this.attempt(pending, generation),
     );
   }
@@ -148,7 +149,7 @@ export class Notifier {
     this.state.outbox = this.state.outbox.filter((p) => p !== pending);
     const ok = reply.status === 200 && reply.text.trim() === 'OK';
     this.state.deliveries.push({
-      time: new Date().toISOString(),
+      time: clock.date().toISOString(),
       url: url.toString(),
       type: notice.type,
       format,
@@ -164,7 +165,7 @@ export class Notifier {
     );
     if (!ok && attempt < MAX_ATTEMPTS) {
       const gapMs = RETRY_GAPS_S[attempt - 1] * 1000 * this.state.settings.timeScale;
-      this.enqueue(notice, attempt + 1, new Date(Date.now() + gapMs));
+      this.enqueue(notice, attempt + 1, new Date(clock.now() + gapMs));
     }
   }
 

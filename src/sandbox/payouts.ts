@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { clock } from '../common/clock';
 import {
   accountInfoJson,
   AmountType,
@@ -125,7 +126,7 @@ export const withdrawCreate: CallHandler = (ctx) => {
     if (e instanceof InsufficientFunds) throw refused(e.message);
     throw e;
   }
-  const now = new Date();
+  const now = clock.date();
   const payout: Payout = {
     id: rt.state.newId(),
     shopId: ctx.shopId,
@@ -194,7 +195,7 @@ function startPayout(rt: SandboxRuntime, payout: Payout): void {
 /** Records the final status and when it is due (so a restart keeps it), then schedules it. */
 function planFinal(rt: SandboxRuntime, payout: Payout, status: number, delayMs: number): void {
   payout.finalStatus = status;
-  payout.finalAt = new Date(Date.now() + delayMs * rt.state.settings.timeScale);
+  payout.finalAt = new Date(clock.now() + delayMs * rt.state.settings.timeScale);
   scheduleFinal(rt, payout);
 }
 
@@ -202,14 +203,14 @@ function planFinal(rt: SandboxRuntime, payout: Payout, status: number, delayMs: 
 export function scheduleFinal(rt: SandboxRuntime, payout: Payout): void {
   const { finalStatus, finalAt } = payout;
   if (finalStatus === undefined || finalAt === undefined) return;
-  rt.scheduler.afterReal(finalAt.getTime() - Date.now(), () =>
+  rt.scheduler.afterReal(finalAt.getTime() - clock.now(), () =>
     finishPayout(rt, payout, finalStatus),
   );
 }
 
 function moveTo(payout: Payout, status: number): void {
   payout.status = status;
-  payout.updated = new Date();
+  payout.updated = clock.date();
 }
 
 /** The final status: the frozen write-off is debited on success, returned otherwise. */

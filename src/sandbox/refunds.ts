@@ -1,4 +1,5 @@
 import { currencyAlpha } from './payway-catalogue';
+import { clock } from '../common/clock';
 import { MONEY_SCALE } from './decimal';
 import { invoiceForOperation } from './invoices';
 import type { JsonOut } from './json-text';
@@ -54,7 +55,7 @@ export const createRefund: CallHandler = (ctx) => {
     status: 'WAITING',
     errorCode: 0,
     callbackUrl,
-    createdAt: new Date(),
+    createdAt: clock.date(),
   };
   rt.state.refunds.set(shopRefundId, refund);
   scheduleRefundEnd(rt, invoice, refund);
@@ -67,7 +68,7 @@ export const createRefund: CallHandler = (ctx) => {
  */
 export function scheduleRefundEnd(rt: SandboxRuntime, invoice: Invoice, refund: Refund): void {
   const due = refund.createdAt.getTime() + DELAYS_MS.refund * rt.state.settings.timeScale;
-  rt.scheduler.afterReal(due - Date.now(), () => finishRefund(rt, invoice, refund));
+  rt.scheduler.afterReal(due - clock.now(), () => finishRefund(rt, invoice, refund));
 }
 
 function finishRefund(rt: SandboxRuntime, invoice: Invoice, refund: Refund): void {
@@ -75,7 +76,7 @@ function finishRefund(rt: SandboxRuntime, invoice: Invoice, refund: Refund): voi
   const failed = invoice.payway.scenarios.has('refund_failed');
   refund.status = failed ? 'FAILED' : 'SUCCESS';
   refund.errorCode = failed ? 10 : 0;
-  refund.processedAt = new Date();
+  refund.processedAt = clock.date();
   if (!failed) {
     rt.state.debit(invoice.shopId, refund.currency, refund.amount);
     invoice.updated = refund.processedAt;

@@ -7,7 +7,8 @@ import { loadCatalogue } from './payway-catalogue';
 import { controlRouter } from './control.routes';
 import { balanceRouter } from './balance.routes';
 import { gatewayRouter } from './gateway.routes';
-import { HOLD_LIFETIME_S, scheduleCompletion } from './invoices';
+import { clockRouter, type ClockControl } from './clock.routes';
+import { HOLD_LIFETIME_S, scheduleCompletion, scheduleLapse } from './invoices';
 import { Notifier } from './notifier';
 import { messagePage } from './pages';
 import { payerRouter } from './payer.routes';
@@ -50,6 +51,11 @@ export interface SandboxOptions {
   statePath?: string;
   /** How long a hold lasts (its `expires_at`); default a week (SANDBOX_HOLD_TTL_S in sandbox mode). */
   holdLifetimeS?: number;
+  /**
+   * Sandbox mode only: the service's clock, behind `/sandbox/clock` (src/clock/sandbox-clock.ts);
+   * known once the service is up, hence a getter. Without it the clock routes do not exist.
+   */
+  clock?: () => ClockControl | undefined;
 }
 
 export interface SandboxHandle {
@@ -60,6 +66,11 @@ export interface SandboxHandle {
   close(): Promise<void>;
   /** The in-memory state, for tests. */
   state: SandboxState;
+  /**
+   * Runs the background tasks due by `until` (ms on the clock) in due order, `moveTo` called with
+   * each one's time first: the sandbox clock's advance (src/clock/sandbox-clock.ts).
+   */
+  runDue(until: number, moveTo: (at: number) => void): Promise<number>;
 }
 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHandle> {
@@ -118,6 +129,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
     });
   }
   app.use('/gateway/v1', gatewayRouter(rt));
+  if (opts.clock !== undefined) app.use('/sandbox', clockRouter(opts.clock));
   app.use('/sandbox', controlRouter(rt, reset));
   app.use('/sandbox', balanceRouter(rt));
   app.use('/sandbox', payerRouter(rt));
@@ -160,6 +172,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
     origin: rt.origin,
     baseUrl: `${rt.origin}/gateway/v1/`,
     state,
+    runDue: (until, moveTo) => scheduler.runDue(until, moveTo),
     close: async () => {
       scheduler.close();
       notifier.stop();
@@ -184,6 +197,7 @@ function resumeTimers(rt: SandboxRuntime): void {
   const { state } = rt;
   for (const invoice of state.invoices.values()) {
     if (awaitsPayment(invoice.status)) scheduleCompletion(rt, invoice);
+    else scheduleLapse(rt, invoice);
   }
   for (const refund of state.refunds.values()) {
     const invoice = state.invoices.get(refund.invoiceId);

@@ -408,7 +408,7 @@ describe('GET /admin/ledger/check', () => {
 describe('the position rule in SQL and the state machines in TypeScript agree', () => {
   it('the final statuses the position functions read are the state machines’ (and an invoice’s lapsed hold)', async () => {
     const { POSITION_FINALS } = await import(
-      '../../src/database/migrations/1796000000010-LedgerPositions'
+      '../../src/database/migrations/1796500000010-LedgerPositions'
     );
     const { FINAL_INVOICE_STATUSES } = await import('../../src/invoices/invoice.state');
     const { FINAL_REFUND_STATUSES } = await import('../../src/refunds/refund.state');

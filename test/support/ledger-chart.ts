@@ -2,7 +2,7 @@
  * TEST ONLY: the chart of accounts of docs/api.md ("Books: ledger and reconciliation") written out
  * as a table in code, used only by tests that hold the database's postings equal to it. The rule
  * itself lives in one place, the database's position functions (`ledger_position_*`, migration
- * 1796000000010-LedgerPositions); no runtime path imports this file or carries a second copy.
+ * 1796500000010-LedgerPositions); no runtime path imports this file or carries a second copy.
  */
 import Decimal from 'decimal.js';
 

@@ -20,6 +20,7 @@ import { ConsoleSavedSearches } from '../console-saved-searches';
 import { ConsoleService } from '../console.service';
 import type { ConsoleSession } from '../console-sessions';
 import { ConsoleWeb, field, params, query, queryText } from '../console-web';
+import { clock } from '../../common/clock';
 
 /** Today's date (YYYY-MM-DD) in a time zone. */
 export function dayIn(now: Date, timeZone: string): string {
@@ -49,7 +50,7 @@ export class ConsoleReportsController {
   async dailyReport(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const session = await this.web.session(req, res);
     if (!session) return;
-    const date = queryText(req, 'date', 10) ?? dayIn(new Date(), this.reports.timeZone);
+    const date = queryText(req, 'date', 10) ?? dayIn(clock.date(), this.reports.timeZone);
     const got = await this.report(date);
     await this.web.send(
       res,

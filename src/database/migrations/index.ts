@@ -27,8 +27,9 @@ import { AdminSessionFlash1795900000040 } from './1795900000040-AdminSessionFlas
 import { Ledger1795900000060 } from './1795900000060-Ledger';
 import { LedgerLegsInline1795900000070 } from './1795900000070-LedgerLegsInline';
 import { LedgerAdjustmentKeys1795900000080 } from './1795900000080-LedgerAdjustmentKeys';
-import { LedgerPositions1796000000010 } from './1796000000010-LedgerPositions';
+import { LedgerPositions1796500000010 } from './1796500000010-LedgerPositions';
 import { EventTraceParent1795900000090 } from './1795900000090-EventTraceParent';
+import { ServiceClockAndHoldPolicy1796300000001 } from './1796300000001-ServiceClockAndHoldPolicy';
 import { NotificationKindInKey1796400000010 } from './1796400000010-NotificationKindInKey';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
@@ -63,6 +64,7 @@ export const MIGRATIONS = [
   LedgerLegsInline1795900000070,
   LedgerAdjustmentKeys1795900000080,
   EventTraceParent1795900000090,
-  LedgerPositions1796000000010,
+  ServiceClockAndHoldPolicy1796300000001,
   NotificationKindInKey1796400000010,
+  LedgerPositions1796500000010,
 ];

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   IsBoolean,
+  IsIn,
   IsIP,
   IsObject,
   IsOptional,
@@ -15,6 +16,7 @@ import {
 import { NoCardData } from '../../common/card-data';
 import { FitsMinorUnits, IsCurrency, IsDecimalAmount, IsPayway } from '../../common/validators';
 import { IsMetadata } from '../../common/metadata';
+import { HOLD_POLICIES, type HoldPolicy } from '../../config/types';
 
 export class QuoteInvoiceDto {
   @ApiProperty({ maxLength: 255, description: "The shop's order id: the idempotency key", example: 'order-1001' })
@@ -185,6 +187,16 @@ export class CreateInvoiceDto extends QuoteInvoiceDto {
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   @MaxLength(2048)
   failedUrl?: string;
+
+  @ApiPropertyOptional({
+    enum: HOLD_POLICIES,
+    description:
+      "With twoStep: what the service does with the hold HOLD_POLICY_LEAD_S before its expiry (charge or release it by itself, or only warn: notify); default HOLD_POLICY",
+    example: 'charge',
+  })
+  @IsOptional()
+  @IsIn(HOLD_POLICIES)
+  holdPolicy?: HoldPolicy;
 
   @ApiPropertyOptional({
     type: 'object',

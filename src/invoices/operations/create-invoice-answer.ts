@@ -13,6 +13,7 @@ import type { InvoiceViewSource } from '../invoice.view';
 import { redirectParams } from '../redirect-page';
 import { describe, gatewayFailure } from './gateway-failure';
 import { NO_CALL, type InvoiceContext, type StoredResponse } from './invoice-context';
+import { clock } from '../../common/clock';
 
 /**
  * Phase 3 of a create (create-invoice.ts): what the gateway's answer to invoice/create or
@@ -95,7 +96,7 @@ async function answerUsual(
   const { to } = createOutcome(result);
   if (inv.responseCode !== null || !decideTransition(inv.status, to).allowed) return null;
   const facts = createFacts(result);
-  const updatedAt = new Date();
+  const updatedAt = clock.date();
   const gatewayStatus = gatewayNumberOf(to) ?? inv.gatewayStatus;
   // A plain copy: the view reads fields only (a spread copies a row's 50-odd fields several
   // times faster than Object.assign onto an entity prototype; profiled under P1).
@@ -191,7 +192,7 @@ export async function createFailed(
       { call, reason: describe(err) },
       errorCode !== null ? { errorCode } : {},
     );
-    await m.update(InvoiceEntity, { id: inv.id }, { nextCheckAt: new Date() });
+    await m.update(InvoiceEntity, { id: inv.id }, { nextCheckAt: clock.date() });
     ctx.log.warn(
       { shopOrderId: inv.shopOrderId, call, reason: describe(err) },
       'invoice outcome unknown; reconciliation will check it',

@@ -28,6 +28,7 @@ import {
   INVOICE_SECRET_FIELDS,
   invoiceSecretFieldsSent,
 } from '../invoice-request';
+import { clock } from '../../common/clock';
 import { INSERT_CLAIMED, INSERT_CLAIMED_MANY } from '../invoice-sql';
 import { transitionInvoice } from '../invoice-transitions';
 import { isTokenRevoked, markTokenUsed, PAYMENT_TOKEN_INDEX } from '../payment-token';
@@ -257,7 +258,7 @@ export class CreateInvoice {
       if (!r) throw new NotFound('Invoice', dto.shopOrderId);
       const stored = storedAnswerOf(r);
       if (stored !== null) return stored;
-      if (r.callLeaseUntil !== null && r.callLeaseUntil.getTime() > Date.now()) return undefined;
+      if (r.callLeaseUntil !== null && r.callLeaseUntil.getTime() > clock.now()) return undefined;
       return this.takeOver(r.id, by);
     }, this.ctx.config.createWaitMs);
     if (next === undefined) throw new RequestInProgress('shopOrderId', dto.shopOrderId, 1);
@@ -326,7 +327,7 @@ export class CreateInvoice {
         if (!inv) throw new NotFound('Invoice', id);
         const stored = storedAnswerOf(inv);
         if (stored !== null) return stored;
-        if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() > Date.now()) return 'wait';
+        if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() > clock.now()) return 'wait';
         if (inv.status === 'pending' && inv.callStartedAt === null) {
           // Absences counted while nothing was sent say nothing about the call made now.
           await m.update(
@@ -340,7 +341,7 @@ export class CreateInvoice {
           await transitionInvoice(m, inv, 'unknown', 'api', {
             reason: 'the create call was lost (its lease ran out)',
           });
-          await m.update(InvoiceEntity, { id }, { ...NO_CALL, nextCheckAt: new Date() });
+          await m.update(InvoiceEntity, { id }, { ...NO_CALL, nextCheckAt: clock.date() });
         }
         return storeResponse(m, inv, 201, ctx.view(await ctx.reload(m, inv)));
       },

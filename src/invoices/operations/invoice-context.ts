@@ -14,6 +14,7 @@ import { BY_SHOP_ORDER_ID } from '../invoice-sql';
 import { InvoiceEntity } from '../invoice.entity';
 import { toInvoiceView, type InvoiceView, type InvoiceViewSource } from '../invoice.view';
 import { revealPaymentToken } from '../payment-token';
+import { clock } from '../../common/clock';
 
 /** A create's answer: replayed as is (code and body) for an identical repeat. */
 export type StoredResponse = StoredAnswer;
@@ -85,19 +86,19 @@ export class InvoiceContext {
    * call (reconciliation, or a refresh) has settled what the first one did and freed it.
    */
   settleFirst(): Pick<InvoiceEntity, 'callOwner' | 'callLeaseUntil'> {
-    return { callOwner: INSTANCE_ID, callLeaseUntil: new Date() };
+    return { callOwner: INSTANCE_ID, callLeaseUntil: clock.date() };
   }
 
   /** The claim on a gateway call: who, since when, until when it is presumed alive. */
   claim(): Pick<InvoiceEntity, 'callOwner' | 'callStartedAt' | 'callLeaseUntil'> {
     return {
       callOwner: INSTANCE_ID,
-      callStartedAt: new Date(),
+      callStartedAt: clock.date(),
       callLeaseUntil: this.secondsFromNow(callLeaseSeconds(this.config.gateway.timeoutMs)),
     };
   }
 
   secondsFromNow(s: number): Date {
-    return new Date(Date.now() + s * 1000);
+    return new Date(clock.now() + s * 1000);
   }
 }

@@ -13,6 +13,7 @@ import { lockInvoice } from '../invoice-transitions';
 import { applyCheckRecord } from './apply-check-record';
 import { gatewayFailure } from './gateway-failure';
 import type { InvoiceContext } from './invoice-context';
+import { clock } from '../../common/clock';
 
 /**
  * invoice/check and what it says, through the invoice rule (judgeInvoice, in
@@ -77,7 +78,7 @@ async function checkAnswered(
   recheck: boolean,
 ): Promise<undefined> {
   // A call whose lease is over is settled by this check: the row is free for the next call.
-  if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() <= Date.now()) {
+  if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() <= clock.now()) {
     await m.update(InvoiceEntity, { id: inv.id }, { callOwner: null, callLeaseUntil: null });
     Object.assign(inv, { callOwner: null, callLeaseUntil: null });
   }
@@ -116,7 +117,7 @@ async function keepWatched(
 ): Promise<void> {
   if (isFinal(inv.status) || inv.nextCheckAt !== null) return;
   const next = nextInvoiceCheck({
-    now: new Date(),
+    now: clock.date(),
     attempts: inv.checkAttempts,
     deadline: inv.checkDeadline,
     graceS: ctx.config.invoices.reconcileGraceS,

@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import type { AuditCause } from '../../audit/audit-event.entity';
 import type { By } from '../../common/actor';
 import { DomainError, InvalidState, NotFound, RequestInProgress } from '../../common/errors';
 import { isOutcomeUnknown } from '../../gateway/gateway.errors';
@@ -17,6 +18,7 @@ import type { InvoiceView } from '../invoice.view';
 import { applyRecordFacts } from './apply-check-record';
 import { describe, gatewayFailure } from './gateway-failure';
 import { NO_CALL, type InvoiceContext } from './invoice-context';
+import { clock } from '../../common/clock';
 
 /**
  * What charge-invoice.ts and unhold-invoice.ts share: the phases of an action on a hold. Each
@@ -27,6 +29,10 @@ export interface HoldAction {
   action: 'charge' | 'unhold';
   call: 'invoice/charge' | 'invoice/unhold';
   send: (gateway: GatewayService, invoiceId: number) => Promise<InvoiceRecord>;
+  /** Who asked, for the audit: the shop's request (`api`, the default) or the service's hold policy. */
+  cause?: AuditCause;
+  /** Added to the audit entries' details (the hold policy names itself). */
+  details?: Record<string, unknown>;
 }
 
 /**
@@ -79,7 +85,7 @@ async function holdAnswered(
   ctx: InvoiceContext,
   m: EntityManager,
   inv: InvoiceEntity,
-  { action, call }: HoldAction,
+  { action, call, cause = 'api', details: actDetails = {} }: HoldAction,
   answer: CallAnswer<InvoiceRecord>,
 ): Promise<InvoiceView | DomainError> {
   // The call is audited even when the status stays (a failure, a non-final answer).
@@ -89,8 +95,8 @@ async function holdAnswered(
       entityId: inv.shopOrderId,
       fromStatus: inv.status,
       toStatus: inv.status,
-      cause: 'api',
-      details: { call, ...details },
+      cause,
+      details: { call, ...actDetails, ...details },
     });
   await m.update(InvoiceEntity, { id: inv.id }, NO_CALL);
   if (!answer.ok) {
@@ -105,7 +111,7 @@ async function holdAnswered(
       await m.update(
         InvoiceEntity,
         { id: inv.id },
-        { ...ctx.settleFirst(), nextCheckAt: new Date() },
+        { ...ctx.settleFirst(), nextCheckAt: clock.date() },
       );
     }
     await auditCall({ failed: describe(err) });
@@ -119,15 +125,15 @@ async function holdAnswered(
     m,
     inv,
     evidenceOfCheck(record),
-    'api',
-    { call },
+    cause,
+    { call, ...actDetails },
     absencePolicy(ctx.config),
     { gatewayStatus, ...priceFactsOf(record) },
   );
   if (!(verdict.kind === 'attention' && verdict.reason === 'mismatch'))
     await applyRecordFacts(m, inv, record);
   const applied = verdict.kind === 'apply';
-  await applyGatewayFacts(m, inv, record, ctx.config.gateway.nowOffset, 'api');
+  await applyGatewayFacts(m, inv, record, ctx.config.gateway.nowOffset, cause);
   if (!applied) {
     // Accepted, status unchanged (non-final answer): recorded, the notification follows.
     await auditCall({ gatewayStatus });

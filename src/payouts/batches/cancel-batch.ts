@@ -32,7 +32,7 @@ export async function cancelBatch(d: BatchDeps, batchId: string, by: By): Promis
   if (found === null) throw new NotFound('Payout batch', batchId);
   const rowsCancelled = await transactionFor(d.dataSource, by, async (m) => {
     await m.query(
-      `UPDATE payout_batches SET cancelled_at = COALESCE(cancelled_at, now()) WHERE id = $1`,
+      `UPDATE payout_batches SET cancelled_at = COALESCE(cancelled_at, clock_now()) WHERE id = $1`,
       [found.id],
     );
     const rows = returned<{
@@ -42,7 +42,7 @@ export async function cancelBatch(d: BatchDeps, batchId: string, by: By): Promis
     }>(
       await m.query(
         `UPDATE payout_batch_rows
-            SET state = 'cancelled', lease_until = NULL, updated_at = now(),
+            SET state = 'cancelled', lease_until = NULL, updated_at = clock_now(),
                 result = jsonb_build_object('payout', jsonb_build_object('shopPaymentId', shop_payment_id, 'status', 'cancelled'))
           WHERE batch_pk = $1 AND state = 'pending' AND send_started_at IS NULL
           RETURNING row_no, shop_payment_id, request`,

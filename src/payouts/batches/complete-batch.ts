@@ -10,7 +10,7 @@ export async function completeBatchIfDone(d: BatchDeps, batchPk: string): Promis
   return d.dataSource.transaction(async (m) => {
     const done = returned<{ id: string }>(
       await m.query(
-        `UPDATE payout_batches SET status = 'completed', completed_at = now()
+        `UPDATE payout_batches SET status = 'completed', completed_at = clock_now()
           WHERE id = $1 AND status <> 'completed'
             AND NOT EXISTS (SELECT 1 FROM payout_batch_rows WHERE batch_pk = $1 AND state = 'pending')
           RETURNING id`,

@@ -25,7 +25,7 @@ export async function sendBatchRow(d: BatchDeps, batchPk: string, rowNo: number)
     key_role: 'shop' | 'admin' | null;
   }>(
     await d.dataSource.query(
-      `UPDATE payout_batch_rows r SET send_started_at = COALESCE(r.send_started_at, now())
+      `UPDATE payout_batch_rows r SET send_started_at = COALESCE(r.send_started_at, clock_now())
          FROM payout_batches b
         WHERE r.batch_pk = $1 AND r.row_no = $2 AND r.state = 'pending' AND b.id = r.batch_pk
         RETURNING r.request, r.recipient_sealed, b.key_id, b.key_role`,
@@ -62,7 +62,7 @@ export async function sendBatchRow(d: BatchDeps, batchPk: string, rowNo: number)
   }
   crashPoint('payout_batch.row.after_create');
   await d.dataSource.query(
-    `UPDATE payout_batch_rows SET state = $3, result = $4, lease_until = NULL, updated_at = now()
+    `UPDATE payout_batch_rows SET state = $3, result = $4, lease_until = NULL, updated_at = clock_now()
       WHERE batch_pk = $1 AND row_no = $2 AND state = 'pending'`,
     [batchPk, rowNo, state, result],
   );

@@ -2,6 +2,7 @@ import { EntityManager } from 'typeorm';
 import { PayoutEntity, type PayoutStatus } from '../payout.entity';
 import { decideTransition } from '../payout.state';
 import type { PayoutProcessor } from '../payout-processor';
+import { clock } from '../../common/clock';
 
 /** An operator's verified final status (attention `accept`), after the accept guard allowed it. */
 
@@ -22,7 +23,7 @@ export async function accept(
     return;
   }
   const from = p.status;
-  const all = { status: to, finishedAt: new Date(), nextPollAt: null };
+  const all = { status: to, finishedAt: clock.date(), nextPollAt: null };
   await m.update(PayoutEntity, { id: p.id }, all);
   Object.assign(p, all);
   await core.audit.record(m, {

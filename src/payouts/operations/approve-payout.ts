@@ -139,11 +139,11 @@ export async function approveLocked(
   });
   await core.processor.write(m, p, 'pending', 'admin', details);
   const claim = (await m.query(
-    `UPDATE payouts SET create_attempts = create_attempts + 1, last_create_at = now(), sent_at = now(),
-       call_owner = $2, call_started_at = now(),
-       call_lease_until = now() + make_interval(secs => $3::float8),
-       next_poll_at = now() + make_interval(secs => $4::float8),
-       poll_deadline = now() + make_interval(secs => $5::float8), updated_at = now()
+    `UPDATE payouts SET create_attempts = create_attempts + 1, last_create_at = clock_now(), sent_at = clock_now(),
+       call_owner = $2, call_started_at = clock_now(),
+       call_lease_until = clock_now() + make_interval(secs => $3::float8),
+       next_poll_at = clock_now() + make_interval(secs => $4::float8),
+       poll_deadline = clock_now() + make_interval(secs => $5::float8), updated_at = clock_now()
      WHERE id = $1 AND status = 'pending' AND create_attempts = 0 AND call_owner IS NULL
      RETURNING create_attempts, sent_at`,
     [p.id, INSTANCE_ID, leaseS, graceS, pollMaxS],

@@ -30,6 +30,7 @@ import type { SealedRecipient } from '../payout-processor';
 import { accountProblems, amountProblems } from '../payout-validation';
 import type { PayoutsService } from '../payouts.service';
 import type { StoredResponse } from '../payouts.service';
+import { clock } from '../../common/clock';
 
 /**
  * Creating a payout (`POST /payouts`, and every batch row through the same path): validated,
@@ -137,9 +138,9 @@ export async function create(
       sentAt: () => 'now()',
       callOwner: INSTANCE_ID,
       callStartedAt: () => 'now()',
-      callLeaseUntil: () => `now() + make_interval(secs => ${leaseS})`,
-      nextPollAt: () => `now() + make_interval(secs => ${graceS})`,
-      pollDeadline: () => `now() + make_interval(secs => ${pollMaxS})`,
+      callLeaseUntil: () => `clock_now() + make_interval(secs => ${leaseS})`,
+      nextPollAt: () => `clock_now() + make_interval(secs => ${graceS})`,
+      pollDeadline: () => `clock_now() + make_interval(secs => ${pollMaxS})`,
     })
     .orIgnore()
     .returning(['id'])
@@ -241,7 +242,7 @@ export async function createAwaiting(
         createAttempts: 0,
         nextPollAt: null,
         // Set again when it is approved: the poll window starts with the send.
-        pollDeadline: () => `now() + make_interval(secs => ${pollMaxS})`,
+        pollDeadline: () => `clock_now() + make_interval(secs => ${pollMaxS})`,
       })
       .orIgnore()
       .returning(['id'])
@@ -300,11 +301,11 @@ export async function answerRepeat(
     if (p === null) throw new NotFound('Payout', existing.shopPaymentId);
     const stored = storedAnswerOf<PayoutView>(p);
     if (stored !== null) return stored;
-    if (p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > Date.now()) return undefined;
+    if (p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > clock.now()) return undefined;
     return transactionFor(core.dataSource, by, async (m) => {
       const row = await core.processor.lock(m, { id: p.id });
       if (row === null) throw new NotFound('Payout', existing.shopPaymentId);
-      if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > Date.now())
+      if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > clock.now())
         return undefined;
       if (row.status === 'pending') {
         await core.processor.write(m, row, 'unknown', 'api', {

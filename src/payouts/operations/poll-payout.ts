@@ -11,6 +11,7 @@ import { PayoutEntity } from '../payout.entity';
 import { decideRecreate, isFinal, isPolled, isUnsent } from '../payout.state';
 import type { PayoutProcessor } from '../payout-processor';
 import type { SealedRecipient } from '../payout-processor';
+import { clock } from '../../common/clock';
 
 /**
  * The status rounds of a payout (the poller, an admin's reconcile): ask with nothing held, write
@@ -48,7 +49,7 @@ export async function applyStatus(
   // Locked now: a payout settled, or given a gateway id, since it was read is not created again.
   if (isFinal(p.status) || p.withdrawId !== null) return 'done';
   const decision = decideRecreate({
-    now: Date.now(),
+    now: clock.now(),
     createAttempts: p.createAttempts,
     lastCreateAt: p.lastCreateAt?.getTime() ?? null,
     maxCreates: core.config.payoutMaxCreates,
@@ -73,10 +74,10 @@ export async function applyStatus(
   );
   const claim = {
     createAttempts: p.createAttempts + 1,
-    lastCreateAt: new Date(),
+    lastCreateAt: clock.date(),
     callOwner: INSTANCE_ID,
-    callStartedAt: new Date(),
-    callLeaseUntil: new Date(Date.now() + callLeaseSeconds(core.config.gateway.timeoutMs) * 1000),
+    callStartedAt: clock.date(),
+    callLeaseUntil: new Date(clock.now() + callLeaseSeconds(core.config.gateway.timeoutMs) * 1000),
   };
   await m.update(PayoutEntity, { id: p.id }, claim);
   Object.assign(p, claim);
@@ -101,7 +102,7 @@ export async function checkOnce(
   // Awaiting approval: never sent, so nothing to ask about and nothing to create (issue #27).
   const open =
     !isUnsent(p.status) && (isPolled(p.status) || (opts.force === true && !isFinal(p.status)));
-  const inFlight = p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > Date.now();
+  const inFlight = p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > clock.now();
   if (open && !inFlight) {
     // Read before asking: a sealed account that cannot be read fails this poll (recorded), not a create.
     const recipient = p.withdrawId === null && opts.mayCreate ? core.unsealRecipient(p) : null;
@@ -153,7 +154,7 @@ export async function recordStatus(
       missing: () => 'done' as const,
       record: async (m, row, reply) => {
         if (opts.owner !== undefined && row.leaseOwner !== opts.owner) return 'done';
-        if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > Date.now()) return 'done';
+        if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > clock.now()) return 'done';
         const r = await core.applyStatus(m, row, via, reply, cause, opts.resend !== null);
         if (r === 'done') await core.finishRound(m, row, cause, opts.owner !== undefined);
         attempt = row.createAttempts;
@@ -199,7 +200,7 @@ export async function finishQuietRounds(
   const result = (await dataSource.query(
     `UPDATE payouts p
         SET poll_count = p.poll_count + 1, next_poll_at = q.next_poll_at,
-            lease_until = NULL, lease_owner = NULL, updated_at = now()
+            lease_until = NULL, lease_owner = NULL, updated_at = clock_now()
        FROM unnest($2::uuid[], $3::xid[], $4::timestamptz[]) AS q(id, xmin, next_poll_at)
       WHERE p.id = q.id AND p.xmin = q.xmin AND p.lease_owner = $1
      RETURNING p.id`,

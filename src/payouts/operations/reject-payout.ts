@@ -23,7 +23,7 @@ export async function rejectPayout(
     const p = await core.lockAwaiting(m, shopPaymentId, 'reject');
     await m.query(
       `INSERT INTO payout_approvals (payout_id, key_id, decision, note) VALUES ($1, $2, 'reject', $3)
-       ON CONFLICT (payout_id, key_id) DO UPDATE SET decision = 'reject', note = EXCLUDED.note, created_at = now()`,
+       ON CONFLICT (payout_id, key_id) DO UPDATE SET decision = 'reject', note = EXCLUDED.note, created_at = clock_now()`,
       [p.id, keyId, why],
     );
     await core.processor.write(m, p, 'rejected', 'admin', {

@@ -7,6 +7,7 @@ import { type CallAnswer } from '../../jobs/gateway-operation';
 import { PayoutEntity } from '../payout.entity';
 import type { PayoutProcessor } from '../payout-processor';
 import { NO_CALL } from '../payout-call';
+import { clock } from '../../common/clock';
 
 /**
  * Sending a payout: phase 3 of `withdraw/create` (the answer written on the locked row). Phase 2,
@@ -71,7 +72,7 @@ export async function applyCreate(
       'withdraw/create: shop_payment_id already used',
     );
     await core.write(m, p, 'unknown', cause, { call, duplicate: true }, errorInfo);
-    await core.setNextPoll(m, p, new Date());
+    await core.setNextPoll(m, p, clock.date());
     return;
   }
   if (err instanceof GatewayError && err.fatal === true && attempt > 1) {

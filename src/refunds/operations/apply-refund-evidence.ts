@@ -1,5 +1,6 @@
 /** The refund rule (judgeRefund) on evidence about a locked refund, and what it says done. */
 import { EntityManager } from 'typeorm';
+import { clock } from '../../common/clock';
 import type { AuditCause } from '../../audit/audit-event.entity';
 import { RefundEntity } from '../refund.entity';
 import { transitionRefund, type RefundExtra } from '../refund-transitions';
@@ -28,7 +29,7 @@ export async function applyRefundEvidence(
   const verdict = judgeRefund(refund, ev, {
     checks: d.config.absentChecks,
     windowS: d.config.absentWindowS,
-    now: new Date(),
+    now: clock.date(),
   });
   switch (verdict.kind) {
     case 'apply': {

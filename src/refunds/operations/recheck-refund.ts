@@ -3,6 +3,7 @@
  * asked with nothing held, then applied under the locks through the refund rule.
  */
 import { transactionFor, type By } from '../../common/actor';
+import { clock } from '../../common/clock';
 import { NotFound } from '../../common/errors';
 import { toGatewayId } from '../../gateway';
 import { InvoiceEntity } from '../../invoices/invoice.entity';
@@ -30,13 +31,13 @@ export async function recheckRefund(
     .getRepository(RefundEntity)
     .findOneBy({ shopId: d.shopId, shopRefundId });
   if (!pre) throw new NotFound('Refund', shopRefundId);
-  const askedAt = new Date();
+  const askedAt = clock.date();
   const records = await getRefundsOrFail(d, toGatewayId(pre.gatewayInvoiceId));
   return transactionFor(d.dataSource, by, async (m) => {
     const refund = await lockRefundById(m, pre.id);
     if (!refund) throw new NotFound('Refund', shopRefundId);
     // A create call still in flight is its own evidence: its answer, not this listing, settles it.
-    const inFlight = refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > Date.now();
+    const inFlight = refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > clock.now();
     const wasFinal = isFinalRefund(refund.status);
     const outcome = inFlight ? null : await applyRefundListing(d, m, refund, records, askedAt);
     const listed = records.find((r) => r.shop_refund_id === refund.shopRefundId);
@@ -66,7 +67,7 @@ export async function refreshInvoiceRefunds(
 ): Promise<void> {
   if (invoice.invoiceId === null) return;
   // Asked with nothing held; applied under the locks in one short transaction.
-  const askedAt = new Date();
+  const askedAt = clock.date();
   const records = await getRefundsOrFail(d, toGatewayId(invoice.invoiceId));
   await transactionFor(d.dataSource, by, async (m) => {
     await lockInvoice(m, { shopId: d.shopId, shopOrderId: invoice.shopOrderId });
@@ -76,7 +77,7 @@ export async function refreshInvoiceRefunds(
     });
     for (const refund of refunds) {
       const inFlight =
-        refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > Date.now();
+        refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > clock.now();
       if (!isFinalRefund(refund.status) && !inFlight)
         await applyRefundListing(d, m, refund, records, askedAt);
     }

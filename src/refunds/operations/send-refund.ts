@@ -3,6 +3,7 @@
  * state machine; a repeat's answer, and the take-over of a copy whose caller went away.
  */
 import { transactionFor, type By } from '../../common/actor';
+import { clock } from '../../common/clock';
 import { EntityManager } from 'typeorm';
 import type { AuditCause } from '../../audit/audit-event.entity';
 import { GatewayFailure, NotFound, RequestInProgress } from '../../common/errors';
@@ -51,7 +52,7 @@ export async function answerRepeat(
     if (!r) throw new NotFound('Refund', id);
     shopRefundId = r.shopRefundId;
     if (r.responseCode !== null) return replay(r);
-    if (r.callLeaseUntil !== null && r.callLeaseUntil.getTime() > Date.now()) return undefined;
+    if (r.callLeaseUntil !== null && r.callLeaseUntil.getTime() > clock.now()) return undefined;
     return takeOver(d, id, cause, by);
   }, d.config.createWaitMs);
   if (next === undefined) throw new RequestInProgress('shopRefundId', shopRefundId, 1);
@@ -72,7 +73,7 @@ function takeOver(
     const refund = await lockRefundById(m, id);
     if (!refund) throw new NotFound('Refund', id);
     if (refund.responseCode !== null) return replay(refund);
-    if (refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > Date.now())
+    if (refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > clock.now())
       return 'wait';
     if (refund.submitState === 'pending' && refund.callStartedAt === null) {
       // Absences counted while nothing was sent say nothing about the call made now.
@@ -93,7 +94,7 @@ function takeOver(
         refund.status,
         cause,
         { reason: 'the create call was lost (its lease ran out)' },
-        { submitState: 'unknown', nextCheckAt: new Date() },
+        { submitState: 'unknown', nextCheckAt: clock.date() },
       );
       await m.update(RefundEntity, { id }, NO_CALL);
     }
@@ -106,8 +107,8 @@ function claimOf(
 ): Pick<RefundEntity, 'callOwner' | 'callStartedAt' | 'callLeaseUntil'> {
   return {
     callOwner: INSTANCE_ID,
-    callStartedAt: new Date(),
-    callLeaseUntil: new Date(Date.now() + callLeaseSeconds(d.config.gateway.timeoutMs) * 1000),
+    callStartedAt: clock.date(),
+    callLeaseUntil: new Date(clock.now() + callLeaseSeconds(d.config.gateway.timeoutMs) * 1000),
   };
 }
 

@@ -3,6 +3,7 @@
  * the listing through the refund rule, the watch's next check.
  */
 import { EntityManager } from 'typeorm';
+import { clock } from '../../common/clock';
 import { GatewayFailure } from '../../common/errors';
 import { runGatewayOperation, type CallAnswer } from '../../jobs/gateway-operation';
 import { GatewayError, GatewayTransportError, type RefundRecord, toGatewayId } from '../../gateway';
@@ -31,7 +32,7 @@ export async function reconcileRefund(d: RefundDeps, id: string): Promise<Reconc
     );
     return 'done';
   }
-  if (pre.callLeaseUntil !== null && pre.callLeaseUntil.getTime() > Date.now()) {
+  if (pre.callLeaseUntil !== null && pre.callLeaseUntil.getTime() > clock.now()) {
     await d.dataSource.manager.update(
       RefundEntity,
       { id },
@@ -39,7 +40,7 @@ export async function reconcileRefund(d: RefundDeps, id: string): Promise<Reconc
     );
     return 'waiting';
   }
-  const askedAt = new Date();
+  const askedAt = clock.date();
   return runGatewayOperation(d.dataSource, {
     name: 'refund.reconcile',
     // The reconciler's job: its writes record no key.
@@ -64,7 +65,7 @@ async function listed(
     await m.update(RefundEntity, { id }, { nextCheckAt: null, leaseUntil: null });
     return 'done';
   }
-  if (refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > Date.now())
+  if (refund.callLeaseUntil !== null && refund.callLeaseUntil.getTime() > clock.now())
     return (await reschedule(d, m, refund)) ? 'needs_attention' : 'waiting';
   if (refund.callLeaseUntil !== null) {
     // The submit's owner died: the row is free; this listing settles what happened.
@@ -164,7 +165,7 @@ async function reschedule(d: RefundDeps, m: EntityManager, refund: RefundEntity)
 
 function nextCheck(d: RefundDeps, refund: RefundEntity, attempts: number): WatchStep {
   return nextRefundCheck({
-    now: new Date(),
+    now: clock.date(),
     attempts,
     graceS: d.config.refunds.reconcileGraceS,
     deadline: refund.checkDeadline,

@@ -107,8 +107,8 @@ export const POSITION_FINALS = {
  * position is posted now (a missing `payout.sent` for a payout sent before its id was known, a
  * correction an operator made that booked nothing), so every object starts at its position.
  */
-export class LedgerPositions1796000000010 implements MigrationInterface {
-  name = 'LedgerPositions1796000000010';
+export class LedgerPositions1796500000010 implements MigrationInterface {
+  name = 'LedgerPositions1796500000010';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(legsBalanced(ACCOUNTS));
@@ -203,20 +203,20 @@ export class LedgerPositions1796000000010 implements MigrationInterface {
       END $$`);
 
     // One difference, posted: the forward kind when the object has none of it yet, else a
-    // correction (several may follow one another).
+    // correction (several may follow one another). Dated by the service's clock, as every row.
     await q.query(`CREATE FUNCTION ledger_post_difference(p_object_type varchar, p_object_pk uuid,
         p_object_id varchar, p_kind varchar, p_legs ledger_leg[])
       RETURNS void LANGUAGE plpgsql AS $$
       BEGIN
         IF p_kind IS NOT NULL THEN
           INSERT INTO ledger_entries (created_at, kind, object_type, object_pk, object_id, legs)
-            VALUES (now(), p_kind, p_object_type, p_object_pk, p_object_id, p_legs)
+            VALUES (clock_now(), p_kind, p_object_type, p_object_pk, p_object_id, p_legs)
             ON CONFLICT ("object_type", "object_pk", "kind")
               WHERE "object_pk" IS NOT NULL AND "kind" NOT LIKE '%.corrected' DO NOTHING;
           IF FOUND THEN RETURN; END IF;
         END IF;
         INSERT INTO ledger_entries (created_at, kind, object_type, object_pk, object_id, legs)
-          VALUES (now(), p_object_type || '.corrected', p_object_type, p_object_pk, p_object_id, p_legs);
+          VALUES (clock_now(), p_object_type || '.corrected', p_object_type, p_object_pk, p_object_id, p_legs);
       END $$`);
 
     // The triggers: before the row is written, post the difference and keep the position.
