@@ -17,7 +17,7 @@
  * docs/histories.md for their shortened histories) are the CI budget's list (.ci/run).
  */
 import { ALL_ON, describe as describeStep, generate, type GeneratorFlags } from './model';
-import { runHistory, shorten } from './runner';
+import { findingsOf, runHistory, shorten } from './runner';
 
 const env = process.env;
 const seeds: number[] = env.HISTORY_SEEDS
@@ -48,6 +48,7 @@ describe(`history search (${length} steps; off: ${[...off].join(', ') || 'nothin
     );
     if (env.HISTORY_VERBOSE === '1') for (const l of result.log) say(`  ${l}`);
     if (result.violations.length === 0) return;
+    for (const f of findingsOf(steps, result)) say(`seed ${seed}: ${f}`);
     let shown = { steps, result };
     if (shrinkReplays > 0) {
       const s = await shorten(steps, result, shrinkReplays, say);
@@ -59,6 +60,10 @@ describe(`history search (${length} steps; off: ${[...off].join(', ') || 'nothin
       `seed ${seed} breaks the books (replay: ${replay})`,
       `${shrinkReplays > 0 ? `shortened history (${shown.steps.length} of ${steps.length} steps)` : `history (${steps.length} steps; --shrink R shortens it)`}:`,
       ...shown.steps.map((s, i) => `  ${String(i + 1).padStart(3)}. ${describeStep(s)}`),
+      'issue 46 findings shown:',
+      ...(findingsOf(shown.steps, shown.result).map((f) => `  ${f}`).length > 0
+        ? findingsOf(shown.steps, shown.result).map((f) => `  ${f}`)
+        : ['  none of findings 1 and 2 (see the violations)']),
       'violations:',
       ...shown.result.violations.map(
         (v) => `  [${v.invariant}]${v.object ? ` ${v.object}:` : ''} ${v.detail}`,

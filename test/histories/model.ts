@@ -42,6 +42,8 @@ export type Step =
       amountType: 'ps_amount' | 'shop_amount';
       scenario: PayoutScenario;
       fault?: Fault;
+      /** From its create on, the gateway's payout status calls fail (until an accept or settle). */
+      statusCallsFail?: boolean;
     }
   | { do: 'approve'; payout: string }
   | { do: 'reject'; payout: string }
@@ -142,6 +144,13 @@ const FINALS = {
   payout: ['succeeded', 'failed', 'rejected'],
 } as const;
 
+/** The status a restated object has at the gateway, in the service's words. */
+const RESTATED: Record<ObjectRef['type'], string> = {
+  invoice: 'rejected',
+  refund: 'FAILED',
+  payout: 'rejected',
+};
+
 /** The paths a fault may hit while the operator asks the gateway about an object. */
 export const STATUS_PATHS: Record<ObjectRef['type'], string[]> = {
   invoice: ['invoice/check'],
@@ -163,6 +172,8 @@ export function generate(seed: number, length: number, flags: GeneratorFlags): S
   const batches: string[] = [];
   let n = { i: 0, r: 0, p: 0, b: 0 };
   let notificationsLost = false;
+  /** Objects whose create was hit by a fault: where an operator is most often called. */
+  const faulted = new Set<string>();
   const nextName = (k: keyof typeof n): string => {
     n = { ...n, [k]: n[k] + 1 };
     return `${k}${n[k]}`;
@@ -174,6 +185,42 @@ export function generate(seed: number, length: number, flags: GeneratorFlags): S
       ...payouts.map((p) => ({ type: 'payout' as const, name: p.name })),
     ];
     return all.length === 0 ? null : rng.pick(all);
+  };
+  /** An operator's object: a payout or one whose create went wrong is likelier to need one. */
+  const operatorObject = (): ObjectRef | null => {
+    const all: Array<[number, ObjectRef]> = [
+      ...invoices.map((i): [number, ObjectRef] => [1, { type: 'invoice', name: i.name }]),
+      ...refunds.map((r): [number, ObjectRef] => [1, { type: 'refund', name: r }]),
+      ...payouts.map((p): [number, ObjectRef] => [2, { type: 'payout', name: p.name }]),
+    ].map(([w, o]): [number, ObjectRef] => [faulted.has(o.name) ? w * 4 : w, o]);
+    return all.length === 0 ? null : rng.weighted(all);
+  };
+  const acceptStatus = (o: ObjectRef): string =>
+    o.type === 'payout'
+      ? rng.weighted<string>([
+          [2, 'failed'],
+          [1, 'succeeded'],
+          [1, 'rejected'],
+        ])
+      : rng.pick(FINALS[o.type]);
+  /**
+   * An operator called to an object whose create went wrong, now and then right away: the
+   * object is flagged and the operator accepts a final status, asking a gateway that may not
+   * answer.
+   */
+  const react = (o: ObjectRef, fault: Fault | undefined): void => {
+    if (fault === undefined || !flags.accept || !rng.chance(0.35)) return;
+    steps.push({ do: 'flag', object: o });
+    steps.push({
+      do: 'accept',
+      object: o,
+      status: acceptStatus(o),
+      gateway: rng.chance(0.6) ? 'unreachable' : 'asked',
+    });
+  };
+  const withFault = (name: string, fault: Fault | undefined): Fault | undefined => {
+    if (fault !== undefined) faulted.add(name);
+    return fault;
   };
   const createFault = (): Fault | undefined =>
     flags.faults && rng.chance(0.15)
@@ -238,7 +285,7 @@ export function generate(seed: number, length: number, flags: GeneratorFlags): S
           kind,
           twoStep,
           amount: amountOf(minor),
-          fault: createFault(),
+          fault: withFault(name, createFault()),
         });
         invoices.push({
           name,
@@ -247,6 +294,7 @@ export function generate(seed: number, length: number, flags: GeneratorFlags): S
           minor,
           paid: kind === 'instant' || kind === 'refund_failed',
         });
+        react({ type: 'invoice', name }, (steps[steps.length - 1] as { fault?: Fault }).fault);
         break;
       }
       case 'payer': {
@@ -272,9 +320,10 @@ export function generate(seed: number, length: number, flags: GeneratorFlags): S
           name,
           invoice: inv.name,
           amount: amountOf(minor),
-          fault: createFault(),
+          fault: withFault(name, createFault()),
         });
         refunds.push(name);
+        react({ type: 'refund', name }, (steps[steps.length - 1] as { fault?: Fault }).fault);
         break;
       }
       case 'refunds-concurrent': {
@@ -298,15 +347,19 @@ export function generate(seed: number, length: number, flags: GeneratorFlags): S
           [1, 'decline'],
           [1, 'reject'],
         ]);
+        const fault = withFault(name, createFault());
+        const lost = fault === 'timeout_done' || fault === 'reset_done' || fault === 'nonfatal';
         steps.push({
           do: 'payout',
           name,
           amount: amountOf(minor),
           amountType: rng.chance(0.5) ? 'ps_amount' : 'shop_amount',
           scenario,
-          fault: createFault(),
+          fault,
+          ...(lost && rng.chance(0.5) ? { statusCallsFail: true } : {}),
         });
         payouts.push({ name, big });
+        react({ type: 'payout', name }, fault);
         break;
       }
       case 'approval': {
@@ -374,8 +427,18 @@ export function generate(seed: number, length: number, flags: GeneratorFlags): S
         ];
         const object = rng.pick(options);
         steps.push({ do: 'restate', object });
-        // The usual sequel: the operator (or the watch) asks, and the contradiction is flagged.
-        if (rng.chance(0.7)) steps.push({ do: 'recheck', object });
+        // The usual sequel: the operator (or the watch) asks, and the contradiction is flagged;
+        // then the operator takes the gateway's word for it.
+        if (rng.chance(0.7)) {
+          steps.push({ do: 'recheck', object });
+          if (flags.accept && rng.chance(0.5))
+            steps.push({
+              do: 'accept',
+              object,
+              status: RESTATED[object.type],
+              gateway: 'asked',
+            });
+        }
         break;
       }
       case 'recheck': {
@@ -384,14 +447,14 @@ export function generate(seed: number, length: number, flags: GeneratorFlags): S
         break;
       }
       case 'accept': {
-        const o = anyObject();
+        const o = operatorObject();
         if (!o) break;
         // What puts it in front of an operator: a conflicting repeat of its create.
         if (rng.chance(0.8)) steps.push({ do: 'flag', object: o });
         steps.push({
           do: 'accept',
           object: o,
-          status: rng.pick(FINALS[o.type]),
+          status: acceptStatus(o),
           gateway: flags.faults && rng.chance(0.5) ? 'unreachable' : 'asked',
         });
         break;
@@ -433,7 +496,7 @@ export function describe(step: Step): string {
     case 'refunds-concurrent':
       return `concurrent refunds ${step.names.map((n, i) => `${n} ${step.amounts[i]}`).join(', ')} on invoice ${step.invoice}`;
     case 'payout':
-      return `create payout ${step.name} ${step.amount} (${step.amountType}, gateway outcome ${step.scenario})${step.fault ? `, its create answer hit by ${step.fault}` : ''}`;
+      return `create payout ${step.name} ${step.amount} (${step.amountType}, gateway outcome ${step.scenario})${step.fault ? `, its create answer hit by ${step.fault}` : ''}${step.statusCallsFail ? ', its status calls failing from then on' : ''}`;
     case 'approve':
       return `admin approves payout ${step.payout}`;
     case 'reject':

@@ -29,11 +29,19 @@ export interface RunResult {
   violations: Violation[];
   /** What each step got back, one line each (status codes), for the report. */
   log: string[];
+  /** What each step got back (as in `log`, without the step's description). */
+  outcomes: string[];
   ledgerCheck: 'checked' | 'absent';
   ms: number;
 }
 
 const today = (): string => new Date().toISOString().slice(0, 10);
+
+/** An answer in a few words: its status code and the object's status or the problem's type. */
+function brief(a: Answer): string {
+  const what = a.body.status ?? a.body.type ?? '';
+  return `${a.status} ${String(what).replace(/^https?:\/\/\S*\//, '')}`.trim();
+}
 
 class Play {
   /** Every replay gets ids of its own: nothing of an earlier world can be taken for it. */
@@ -91,6 +99,23 @@ class Play {
     }
   }
 
+  /** The object's status as the service holds it now (no gateway call). */
+  private async statusOf(o: ObjectRef): Promise<string> {
+    const id = encodeURIComponent(this.id(o.name));
+    if (o.type === 'invoice')
+      return String((await this.world.api('GET', `/api/v1/invoices/${id}`)).body.status);
+    if (o.type === 'payout')
+      return String((await this.world.api('GET', `/api/v1/payouts/${id}`)).body.status);
+    const invoice = this.refunds.get(this.id(o.name));
+    if (invoice === undefined) return 'absent';
+    const list = await this.world.api(
+      'GET',
+      `/api/v1/invoices/${encodeURIComponent(invoice)}/refunds?limit=500`,
+    );
+    const items = (list.body.items ?? []) as Array<Record<string, unknown>>;
+    return String(items.find((r) => r.shopRefundId === this.id(o.name))?.status ?? 'absent');
+  }
+
   private objectPath(o: ObjectRef): string {
     return `/api/v1/admin/${RESOLVE_PATH[o.type]}/${encodeURIComponent(this.id(o.name))}/resolve`;
   }
@@ -112,7 +137,7 @@ class Play {
         if (step.fault)
           await this.fault(step.twoStep ? 'invoice/hold' : 'invoice/create', step.fault);
         const a = await this.create('/api/v1/invoices', body);
-        return `${a.status} ${String(a.body.status ?? a.body.type ?? '')}`;
+        return brief(a);
       }
       case 'pay':
       case 'decline':
@@ -126,7 +151,7 @@ class Play {
           'POST',
           `/api/v1/invoices/${encodeURIComponent(this.id(step.invoice))}/${step.do}`,
         );
-        return `${a.status} ${String(a.body.status ?? a.body.type ?? '')}`;
+        return brief(a);
       }
       case 'refund': {
         const shopRefundId = this.id(step.name);
@@ -136,7 +161,7 @@ class Play {
         this.bodies.set(shopRefundId, { path, body });
         if (step.fault) await this.fault('invoice/create-refund', step.fault);
         const a = await this.create(path, body);
-        return `${a.status} ${String(a.body.status ?? a.body.type ?? '')}`;
+        return brief(a);
       }
       case 'refunds-concurrent': {
         const path = `/api/v1/invoices/${encodeURIComponent(this.id(step.invoice))}/refunds`;
@@ -163,9 +188,11 @@ class Play {
         };
         this.payouts.add(shopPaymentId);
         this.bodies.set(shopPaymentId, { path: '/api/v1/payouts', body });
+        if (step.statusCallsFail)
+          for (const path of STATUS_PATHS.payout) await this.fault(path, 'http500', 40);
         if (step.fault) await this.fault('withdraw/create', step.fault);
         const a = await this.create('/api/v1/payouts', body);
-        return `${a.status} ${String(a.body.status ?? a.body.type ?? '')}`;
+        return brief(a);
       }
       case 'approve': {
         const a = await this.world.admin(
@@ -173,7 +200,7 @@ class Play {
           `/api/v1/admin/payouts/${encodeURIComponent(this.id(step.payout))}/approve`,
           {},
         );
-        return `${a.status} ${String(a.body.status ?? a.body.type ?? '')}`;
+        return brief(a);
       }
       case 'reject': {
         const a = await this.world.admin(
@@ -183,7 +210,7 @@ class Play {
             reason: 'the history rejects it',
           },
         );
-        return `${a.status} ${String(a.body.status ?? a.body.type ?? '')}`;
+        return brief(a);
       }
       case 'batch': {
         const rows = step.rows.map((r) => {
@@ -244,26 +271,27 @@ class Play {
         const a = await this.world.admin('POST', this.objectPath(step.object), {
           action: 'recheck',
         });
-        return `${a.status} ${String(a.body.status ?? a.body.type ?? '')}`;
+        return brief(a);
       }
       case 'flag': {
         const made = this.bodies.get(this.id(step.object.name));
         if (!made) return 'nothing to repeat';
         const other = amountOf(minorOf(String(made.body.amount)) + 1);
         const a = await this.world.api('POST', made.path, { ...made.body, amount: other });
-        return `${a.status} ${String(a.body.type ?? '')}`;
+        return brief(a);
       }
       case 'accept': {
         const unreachable = step.gateway === 'unreachable';
         if (unreachable)
           for (const path of STATUS_PATHS[step.object.type]) await this.fault(path, 'http500', 8);
+        const before = await this.statusOf(step.object);
         const a = await this.world.admin('POST', this.objectPath(step.object), {
           action: 'accept',
           status: step.status,
           note: 'the history accepts it',
         });
         if (unreachable) await this.world.control('DELETE', '/faults');
-        return `${a.status} ${String(a.body.status ?? a.body.type ?? '')}`;
+        return `${brief(a)} (from ${before})`;
       }
       case 'top-up': {
         await this.world.control('POST', '/balances/top-up', {
@@ -282,7 +310,7 @@ class Play {
         const a = await this.world.admin('POST', '/api/v1/admin/reconciliations', {
           date: today(),
         });
-        return `${a.status} ${String(a.body.status ?? a.body.type ?? '')}`;
+        return brief(a);
       }
       case 'restart': {
         if (step.during) {
@@ -385,8 +413,10 @@ export async function runHistory(steps: Step[], opts: RunOptions = {}): Promise<
     // The first reconciliation opens the agent shop's books from the gateway's balance.
     await world.admin('POST', '/api/v1/admin/reconciliations', { date: today() });
     const play = new Play(world);
+    const outcomes: string[] = [];
     for (const [i, step] of steps.entries()) {
       const got = await play.step(step);
+      outcomes.push(got);
       const line = `${String(i + 1).padStart(3)}. ${describe(step)} → ${got}`;
       play.log.push(line);
       opts.onStep?.(line);
@@ -404,7 +434,13 @@ export async function runHistory(steps: Step[], opts: RunOptions = {}): Promise<
       object: v.object?.replace(/\S+$/, (id) => play.nameOf(id) ?? id),
       detail: v.detail.split(play.id('')).join(''),
     }));
-    return { violations, log: play.log, ledgerCheck: report.ledgerCheck, ms: Date.now() - started };
+    return {
+      violations,
+      log: play.log,
+      outcomes,
+      ledgerCheck: report.ledgerCheck,
+      ms: Date.now() - started,
+    };
   } finally {
     await world.close();
   }
@@ -454,9 +490,16 @@ export interface Shortened {
   replays: number;
 }
 
-const kinds = (r: RunResult): Set<string> => new Set(r.violations.map((v) => v.invariant));
-const stillFails = (want: Set<string>, r: RunResult): boolean =>
-  r.violations.some((v) => want.has(v.invariant));
+/**
+ * What a shortened history must keep: the issue-46 findings the original showed (by number), or
+ * when it showed none, one of the invariants it broke.
+ */
+function keeps(steps: Step[], failed: RunResult): (steps: Step[], r: RunResult) => boolean {
+  const numbers = new Set(findingsOf(steps, failed).map((f) => f.split(':')[0]));
+  if (numbers.size > 0) return (s, r) => findingsOf(s, r).some((f) => numbers.has(f.split(':')[0]));
+  const want = new Set(failed.violations.map((v) => v.invariant));
+  return (_s, r) => r.violations.some((v) => want.has(v.invariant));
+}
 
 /**
  * A simple shortening pass (delta debugging by hand): first keep only the steps of the objects
@@ -470,7 +513,7 @@ export async function shorten(
   maxReplays: number,
   log: (line: string) => void = () => undefined,
 ): Promise<Shortened> {
-  const want = kinds(failed);
+  const stillFails = keeps(steps, failed);
   let best = steps;
   let bestResult = failed;
   let replays = 0;
@@ -489,7 +532,7 @@ export async function shorten(
       log(
         `shorten: ${focus.length} steps on ${[...named].join(', ')}: ${r.violations.length > 0 ? 'still fails' : 'passes'}`,
       );
-      if (stillFails(want, r)) {
+      if (stillFails(focus, r)) {
         best = focus;
         bestResult = r;
       }
@@ -499,7 +542,7 @@ export async function shorten(
     const candidate = best.filter((_, j) => j !== i);
     replays += 1;
     const r = await runHistory(candidate);
-    const keep = stillFails(want, r);
+    const keep = stillFails(candidate, r);
     log(
       `shorten: without step ${i + 1} (${describe(best[i])}): ${keep ? 'still fails, dropped' : 'needed'}`,
     );
@@ -509,4 +552,62 @@ export async function shorten(
     }
   }
   return { steps: best, result: bestResult, replays };
+}
+
+const FINAL: Record<ObjectRef['type'], readonly string[]> = {
+  invoice: ['succeeded', 'rejected', 'unheld'],
+  refund: ['SUCCESS', 'FAILED'],
+  payout: ['succeeded', 'failed', 'rejected', 'cancelled'],
+};
+
+/**
+ * Which of issue 46's findings a failed history shows, read off its steps, their answers and
+ * the violations: finding 1, an Accept (answered 200) that moved an object from one final status
+ * to another, with that object's books or events then wrong (or the books apart); finding 2, an
+ * Accept `failed`/`rejected` of a payout whose create had a fault and whose status calls failed,
+ * on a payout the gateway paid. Anything else is named by its invariants only.
+ */
+export function findingsOf(steps: Step[], result: RunResult): string[] {
+  const out: string[] = [];
+  const named = new Set(result.violations.map((v) => v.object?.split(' ')[1]));
+  const booksApart = result.violations.some((v) => v.invariant === 'books');
+  for (const [i, step] of steps.entries()) {
+    if (step.do !== 'accept') continue;
+    const got = result.outcomes[i] ?? '';
+    if (!got.startsWith('200')) continue;
+    const from = /\(from (\S+)\)$/.exec(got)?.[1] ?? '?';
+    const o = step.object;
+    const hit = named.has(o.name);
+    if (FINAL[o.type].includes(from) && from !== step.status && (hit || booksApart))
+      out.push(
+        `finding 1: step ${i + 1} Accept moved ${o.type} ${o.name} from ${from} to ${step.status}${step.gateway === 'unreachable' ? ' (gateway unreachable)' : ''}; its books or events then wrong`,
+      );
+    const absentThere = result.violations.some(
+      (v) => v.object === `${o.type} ${o.name}` && /record \(absent\)/.test(v.detail),
+    );
+    if (
+      hit &&
+      !FINAL[o.type].includes(from) &&
+      (step.gateway === 'unreachable' || absentThere) &&
+      !(o.type === 'payout' && (step.status === 'failed' || step.status === 'rejected'))
+    )
+      out.push(
+        `without the gateway's word: step ${i + 1} Accept ${step.status} of ${o.type} ${o.name} (was ${from}; ${step.gateway === 'unreachable' ? 'status calls failing' : 'the gateway has no record'}); its books or status then wrong`,
+      );
+    const create = steps.find((s) => s.do === 'payout' && s.name === o.name);
+    if (
+      o.type === 'payout' &&
+      hit &&
+      (step.status === 'failed' || step.status === 'rejected') &&
+      step.gateway === 'unreachable' &&
+      !FINAL.payout.includes(from) &&
+      create?.do === 'payout' &&
+      create.fault !== undefined &&
+      result.violations.some((v) => v.object === `payout ${o.name}` && /paid/.test(v.detail))
+    )
+      out.push(
+        `finding 2: step ${i + 1} Accept ${step.status} of payout ${o.name} (create hit by ${create.fault}, status calls failing, was ${from}) while the gateway paid it`,
+      );
+  }
+  return out;
 }
