@@ -520,7 +520,7 @@ export async function shorten(
   const named = new Set(
     failed.violations.map((v) => v.object?.split(' ')[1]).filter((x): x is string => !!x),
   );
-  if (named.size > 0 && failed.violations.every((v) => v.object)) {
+  if (named.size > 0) {
     // A refund's invoice comes with it.
     for (const s of steps) if (s.do === 'refund' && named.has(s.name)) named.add(s.invoice);
     for (const s of steps)
