@@ -491,12 +491,18 @@ export interface Shortened {
 }
 
 /**
- * What a shortened history must keep: the issue-46 findings the original showed (by number), or
- * when it showed none, one of the invariants it broke.
+ * What a shortened history must keep: every numbered issue-46 finding the original showed (else
+ * every other finding it named), or when it named none, one of the invariants it broke.
  */
 function keeps(steps: Step[], failed: RunResult): (steps: Step[], r: RunResult) => boolean {
-  const numbers = new Set(findingsOf(steps, failed).map((f) => f.split(':')[0]));
-  if (numbers.size > 0) return (s, r) => findingsOf(s, r).some((f) => numbers.has(f.split(':')[0]));
+  const shown = new Set(findingsOf(steps, failed).map((f) => f.split(':')[0]));
+  const numbered = [...shown].filter((f) => /^finding \d/.test(f));
+  const must = numbered.length > 0 ? numbered : [...shown];
+  if (must.length > 0)
+    return (s, r) => {
+      const now = new Set(findingsOf(s, r).map((f) => f.split(':')[0]));
+      return must.every((f) => now.has(f));
+    };
   const want = new Set(failed.violations.map((v) => v.invariant));
   return (_s, r) => r.violations.some((v) => want.has(v.invariant));
 }
