@@ -31,6 +31,8 @@ export interface RunResult {
   log: string[];
   /** What each step got back (as in `log`, without the step's description). */
   outcomes: string[];
+  /** How long each step took, ms: a step left out while shortening keeps its time as a wait. */
+  stepMs: number[];
   ledgerCheck: 'checked' | 'absent';
   ms: number;
 }
@@ -414,8 +416,11 @@ export async function runHistory(steps: Step[], opts: RunOptions = {}): Promise<
     await world.admin('POST', '/api/v1/admin/reconciliations', { date: today() });
     const play = new Play(world);
     const outcomes: string[] = [];
+    const stepMs: number[] = [];
     for (const [i, step] of steps.entries()) {
+      const t0 = Date.now();
       const got = await play.step(step);
+      stepMs.push(Date.now() - t0 + 40);
       outcomes.push(got);
       const line = `${String(i + 1).padStart(3)}. ${describe(step)} → ${got}`;
       play.log.push(line);
@@ -438,6 +443,7 @@ export async function runHistory(steps: Step[], opts: RunOptions = {}): Promise<
       violations,
       log: play.log,
       outcomes,
+      stepMs,
       ledgerCheck: report.ledgerCheck,
       ms: Date.now() - started,
     };
@@ -479,6 +485,28 @@ function namesOf(step: Step): string[] {
     default:
       return [];
   }
+}
+
+/**
+ * The steps kept, each run of left-out steps replaced by a wait as long as they took (bounded),
+ * so what the service's own jobs did meanwhile (a poll, the reconciler's first question) still
+ * has its time. Waits of under 300 ms are not worth a line.
+ */
+function keepTime(steps: Step[], stepMs: number[], keep: boolean[]): Step[] {
+  const out: Step[] = [];
+  let gap = 0;
+  const flush = (): void => {
+    if (gap >= 300) out.push({ do: 'wait', ms: Math.min(gap, 5000) });
+    gap = 0;
+  };
+  steps.forEach((s, i) => {
+    if (keep[i]) {
+      flush();
+      out.push(s);
+    } else gap += stepMs[i] ?? 0;
+  });
+  flush();
+  return out;
 }
 
 /** Steps that change how the gateway behaves for whatever comes next. */
@@ -531,7 +559,11 @@ export async function shorten(
     for (const s of steps) if (s.do === 'refund' && named.has(s.name)) named.add(s.invoice);
     for (const s of steps)
       if (s.do === 'refunds-concurrent' && s.names.some((n) => named.has(n))) named.add(s.invoice);
-    const focus = steps.filter((s) => CONDITIONS.has(s.do) || namesOf(s).some((n) => named.has(n)));
+    const focus = keepTime(
+      steps,
+      failed.stepMs,
+      steps.map((s) => CONDITIONS.has(s.do) || namesOf(s).some((n) => named.has(n))),
+    );
     if (focus.length < steps.length) {
       replays += 1;
       const r = await runHistory(focus);
@@ -545,7 +577,15 @@ export async function shorten(
     }
   }
   for (let i = best.length - 1; i >= 0 && replays < maxReplays; i--) {
-    const candidate = best.filter((_, j) => j !== i);
+    const candidate = keepTime(
+      best,
+      bestResult.stepMs,
+      best.map((_, j) => j !== i),
+    );
+    if (candidate.length === best.length && best[i].do === 'wait' && i > 0) {
+      // The step was a wait already: leave it out entirely.
+      candidate.splice(i, 1);
+    }
     replays += 1;
     const r = await runHistory(candidate);
     const keep = stillFails(candidate, r);
