@@ -231,8 +231,13 @@ async function readInvoice(w: InvariantWorld, id: string): Promise<ObjectReport 
     id,
     status,
     flagged: b.needsAttention === true,
-    // A hold both sides still hold waits for the shop's charge or unhold by design.
-    settled: FINAL_INVOICE.has(status) || (status === 'held' && g?.status === 8),
+    // A hold both sides still hold waits for the shop's charge or unhold by design, and an
+    // invoice both sides say awaits its payer waits for the payer.
+    settled:
+      FINAL_INVOICE.has(status) ||
+      (status === 'held' && g?.status === 8) ||
+      ((status === 'created' || status === 'awaiting_payer') &&
+        (g?.status === 1 || g?.status === 2)),
     ours: invoicePosition(status, amount, currency),
     posted: entries.position,
     gateway: gatewayPaid
