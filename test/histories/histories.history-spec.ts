@@ -19,7 +19,7 @@
  * Recheck, Accept `rejected`: the sale stays); seed 13 both (and a succeeded payout accepted
  * `failed`: a third entry); also 10, 16, 22 (finding 1) and 1, 21 (finding 2 on a sent payout).
  * Seeds 2, 11 and 13 are the CI budget (.ci/run); docs/histories.md has the shortened histories.
- * With --no-corrections that code passes (seeds 1-8).
+ * With --no-corrections that code passes (seeds 1-11).
  */
 import { ALL_ON, describe as describeStep, generate, type GeneratorFlags } from './model';
 import { findingsOf, runHistory, shorten } from './runner';
