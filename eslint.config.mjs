@@ -3,7 +3,7 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'bench/**', 'scripts/**', 'node_modules/**', '.data/**', 'coverage/**', 'eslint.config.mjs', 'jest.config.js', 'jest.chaos.config.js', 'test/fixtures/**/*.js', 'test/artifacts/**'] },
+  { ignores: ['dist/**', 'bench/**', 'scripts/**', 'node_modules/**', '.data/**', 'coverage/**', 'eslint.config.mjs', 'jest.config.js', 'jest.chaos.config.js', 'jest.histories.config.js', 'test/fixtures/**/*.js', 'test/artifacts/**'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -6,6 +6,7 @@ import { SANDBOX_DEFAULT_SECRET, SANDBOX_DEFAULT_SHOP_ID } from '../config/confi
 import { loadCatalogue } from './payway-catalogue';
 import { controlRouter } from './control.routes';
 import { balanceRouter } from './balance.routes';
+import { restateRouter } from './restate.routes';
 import { gatewayRouter } from './gateway.routes';
 import { clockRouter, type ClockControl } from './clock.routes';
 import { HOLD_LIFETIME_S, scheduleCompletion, scheduleLapse } from './invoices';
@@ -132,6 +133,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
   if (opts.clock !== undefined) app.use('/sandbox', clockRouter(opts.clock));
   app.use('/sandbox', controlRouter(rt, reset));
   app.use('/sandbox', balanceRouter(rt));
+  app.use('/sandbox', restateRouter(rt));
   app.use('/sandbox', payerRouter(rt));
   app.use((_req, res) => {
     res.status(404).type('html').send(messagePage('Not found', 'The sandbox has no such page.'));
