@@ -120,10 +120,7 @@ afterEach(() => {
 describe('a correction between final statuses books its reversal', () => {
   it('invoice succeeded, then the gateway says 6: Recheck flags it, Accept rejected reverses the sale and sends invoice.rejected', async () => {
     const { shopOrderId } = await paidInvoice('3210.00');
-    expect(await posted(shopOrderId)).toEqual([
-      'gateway_payment_shop 3210.00',
-      'sales -3210.00',
-    ]);
+    expect(await posted(shopOrderId)).toEqual(['gateway_payment_shop 3210.00', 'sales -3210.00']);
     sandboxInvoice(shopOrderId).status = 6;
     const recheck = await resolve('invoices', shopOrderId, { action: 'recheck' });
     expect(recheck.status).toBe(200);
@@ -346,9 +343,11 @@ describe('payouts: corrections need the gateway, and the write-off stays frozen 
     expect(refused.body.type).toMatch(/gateway-evidence-required$/);
     expect(await eventTypes(shopPaymentId)).not.toContain('payout.failed');
     expect(
-      (await q<{ status: string }>(`SELECT status FROM payouts WHERE shop_payment_id = $1`, [
-        shopPaymentId,
-      ]))[0].status,
+      (
+        await q<{ status: string }>(`SELECT status FROM payouts WHERE shop_payment_id = $1`, [
+          shopPaymentId,
+        ])
+      )[0].status,
     ).toBe('unknown');
     ctx.sandbox.state.faults.clear();
     // The gateway had it: the watch finds it and books it paid.
@@ -365,6 +364,43 @@ describe('payouts: corrections need the gateway, and the write-off stays frozen 
     expect(paid).toContain('agent_available -2222.00');
     expect(paid.some((l) => l.startsWith('agent_frozen'))).toBe(false);
     expect(await eventTypes(shopPaymentId)).not.toContain('payout.failed');
+    expect((await check()).mismatches).toEqual([]);
+  });
+});
+
+describe('a create repeated posts nothing more', () => {
+  it('a payout create repeated (the same body, another amount, at once) freezes its write-off once; no entry for a row never written', async () => {
+    const shopPaymentId = `cor-rep-${randomUUID()}`;
+    const body = {
+      shopPaymentId,
+      amount: '345.00',
+      amountType: 'shop_amount',
+      shopCurrency: 643,
+      payway: PAYOUT.card,
+      account: CARD,
+    };
+    const answers = await Promise.all([
+      ctx.http.post('/api/v1/payouts').set(auth()).send(body),
+      ctx.http.post('/api/v1/payouts').set(auth()).send(body),
+      ctx.http.post('/api/v1/payouts').set(auth()).send(body),
+    ]);
+    expect(answers.every((a) => [202, 200, 409].includes(a.status))).toBe(true);
+    const other = await ctx.http
+      .post('/api/v1/payouts')
+      .set(auth())
+      .send({ ...body, amount: '346.00' });
+    expect(other.status).toBe(409);
+    const rows = await q<{ id: string }>(`SELECT id FROM payouts WHERE shop_payment_id = $1`, [
+      shopPaymentId,
+    ]);
+    expect(rows).toHaveLength(1);
+    // Every entry of this id belongs to the one row.
+    expect(
+      await q(`SELECT DISTINCT object_pk::text AS pk FROM ledger_entries WHERE object_id = $1`, [
+        shopPaymentId,
+      ]),
+    ).toEqual([{ pk: rows[0].id }]);
+    expect((await kinds(shopPaymentId)).filter((k) => k === 'payout.sent')).toHaveLength(1);
     expect((await check()).mismatches).toEqual([]);
   });
 });
@@ -407,9 +443,8 @@ describe('GET /admin/ledger/check', () => {
 
 describe('the position rule in SQL and the state machines in TypeScript agree', () => {
   it('the final statuses the position functions read are the state machines’ (and an invoice’s lapsed hold)', async () => {
-    const { POSITION_FINALS } = await import(
-      '../../src/database/migrations/1796500000010-LedgerPositions'
-    );
+    const { POSITION_FINALS } =
+      await import('../../src/database/migrations/1796500000010-LedgerPositions');
     const { FINAL_INVOICE_STATUSES } = await import('../../src/invoices/invoice.state');
     const { FINAL_REFUND_STATUSES } = await import('../../src/refunds/refund.state');
     const { PAYOUT_FINAL_STATUSES } = await import('../../src/payouts/payout.state');
@@ -423,7 +458,11 @@ describe('the position rule in SQL and the state machines in TypeScript agree', 
     const fn = await q<{ src: string }>(
       `SELECT string_agg(prosrc, ' ') AS src FROM pg_proc WHERE proname IN ('ledger_follow_invoice', 'ledger_follow_refund', 'ledger_follow_payout')`,
     );
-    for (const s of [...POSITION_FINALS.invoice, ...POSITION_FINALS.refund, ...POSITION_FINALS.payout])
+    for (const s of [
+      ...POSITION_FINALS.invoice,
+      ...POSITION_FINALS.refund,
+      ...POSITION_FINALS.payout,
+    ])
       expect(fn[0].src).toContain(`'${s}'`);
   });
 });

@@ -227,6 +227,10 @@ export class LedgerPositions1796500000010 implements MigrationInterface {
         diff ledger_leg[];
       BEGIN
         NEW.ledger_legs := pos;
+        -- An insert posts after the row is in (an INSERT … ON CONFLICT DO NOTHING that finds the
+        -- row already there writes nothing, and must post nothing): before it, the row only
+        -- takes its position.
+        IF TG_OP = 'INSERT' AND TG_WHEN = 'BEFORE' THEN RETURN NEW; END IF;
         IF pos = posted THEN RETURN NEW; END IF;
         diff := ledger_legs_minus(pos, posted);
         IF cardinality(diff) > 0 THEN
@@ -243,6 +247,10 @@ export class LedgerPositions1796500000010 implements MigrationInterface {
         diff ledger_leg[];
       BEGIN
         NEW.ledger_legs := pos;
+        -- An insert posts after the row is in (an INSERT … ON CONFLICT DO NOTHING that finds the
+        -- row already there writes nothing, and must post nothing): before it, the row only
+        -- takes its position.
+        IF TG_OP = 'INSERT' AND TG_WHEN = 'BEFORE' THEN RETURN NEW; END IF;
         IF pos = posted THEN RETURN NEW; END IF;
         diff := ledger_legs_minus(pos, posted);
         IF cardinality(diff) > 0 THEN
@@ -259,6 +267,10 @@ export class LedgerPositions1796500000010 implements MigrationInterface {
         diff ledger_leg[];
       BEGIN
         NEW.ledger_legs := pos;
+        -- An insert posts after the row is in (an INSERT … ON CONFLICT DO NOTHING that finds the
+        -- row already there writes nothing, and must post nothing): before it, the row only
+        -- takes its position.
+        IF TG_OP = 'INSERT' AND TG_WHEN = 'BEFORE' THEN RETURN NEW; END IF;
         IF pos = posted THEN RETURN NEW; END IF;
         diff := ledger_legs_minus(pos, posted);
         IF cardinality(diff) > 0 THEN
@@ -306,20 +318,29 @@ export class LedgerPositions1796500000010 implements MigrationInterface {
     await q.query(
       `DROP FUNCTION ledger_post_legs(varchar, varchar, uuid, varchar, ledger_leg[], timestamptz)`,
     );
-    await q.query(`CREATE TRIGGER "tr_invoices_ledger_ins" BEFORE INSERT ON "invoices" FOR EACH ROW
+    // At insert: the position taken before the row is written, posted once it is in. The states
+    // an object can be inserted in with a position (an invoice or refund already final, a payout
+    // claimed for its send) are the triggers' WHEN.
+    await q.query(`CREATE TRIGGER "tr_invoices_ledger_pos" BEFORE INSERT ON "invoices" FOR EACH ROW
       WHEN (NEW.status = 'succeeded') EXECUTE FUNCTION ledger_follow_invoice()`);
+    await q.query(`CREATE TRIGGER "tr_invoices_ledger_ins" AFTER INSERT ON "invoices" FOR EACH ROW
+      WHEN (cardinality(NEW.ledger_legs) > 0) EXECUTE FUNCTION ledger_follow_invoice()`);
     await q.query(`CREATE TRIGGER "tr_invoices_ledger_upd" BEFORE UPDATE ON "invoices" FOR EACH ROW
       WHEN (NEW.status IS DISTINCT FROM OLD.status OR NEW.amount IS DISTINCT FROM OLD.amount
             OR NEW.currency IS DISTINCT FROM OLD.currency)
       EXECUTE FUNCTION ledger_follow_invoice()`);
-    await q.query(`CREATE TRIGGER "tr_refunds_ledger_ins" BEFORE INSERT ON "refunds" FOR EACH ROW
+    await q.query(`CREATE TRIGGER "tr_refunds_ledger_pos" BEFORE INSERT ON "refunds" FOR EACH ROW
       WHEN (NEW.status = 'SUCCESS') EXECUTE FUNCTION ledger_follow_refund()`);
+    await q.query(`CREATE TRIGGER "tr_refunds_ledger_ins" AFTER INSERT ON "refunds" FOR EACH ROW
+      WHEN (cardinality(NEW.ledger_legs) > 0) EXECUTE FUNCTION ledger_follow_refund()`);
     await q.query(`CREATE TRIGGER "tr_refunds_ledger_upd" BEFORE UPDATE ON "refunds" FOR EACH ROW
       WHEN (NEW.status IS DISTINCT FROM OLD.status OR NEW.amount IS DISTINCT FROM OLD.amount
             OR NEW.currency IS DISTINCT FROM OLD.currency)
       EXECUTE FUNCTION ledger_follow_refund()`);
-    await q.query(`CREATE TRIGGER "tr_payouts_ledger_ins" BEFORE INSERT ON "payouts" FOR EACH ROW
+    await q.query(`CREATE TRIGGER "tr_payouts_ledger_pos" BEFORE INSERT ON "payouts" FOR EACH ROW
       WHEN (NEW.sent_at IS NOT NULL OR NEW.status = 'succeeded') EXECUTE FUNCTION ledger_follow_payout()`);
+    await q.query(`CREATE TRIGGER "tr_payouts_ledger_ins" AFTER INSERT ON "payouts" FOR EACH ROW
+      WHEN (cardinality(NEW.ledger_legs) > 0) EXECUTE FUNCTION ledger_follow_payout()`);
     await q.query(`CREATE TRIGGER "tr_payouts_ledger_upd" BEFORE UPDATE ON "payouts" FOR EACH ROW
       WHEN (NEW.status IS DISTINCT FROM OLD.status OR NEW.sent_at IS DISTINCT FROM OLD.sent_at
             OR NEW.shop_write_off IS DISTINCT FROM OLD.shop_write_off OR NEW.amount IS DISTINCT FROM OLD.amount
@@ -397,6 +418,7 @@ export class LedgerPositions1796500000010 implements MigrationInterface {
     for (const t of ['invoices', 'refunds', 'payouts']) {
       await q.query(`DROP TRIGGER "tr_${t}_ledger_upd" ON "${t}"`);
       await q.query(`DROP TRIGGER "tr_${t}_ledger_ins" ON "${t}"`);
+      await q.query(`DROP TRIGGER "tr_${t}_ledger_pos" ON "${t}"`);
     }
     await q.query(`DROP FUNCTION ledger_follow_invoice()`);
     await q.query(`DROP FUNCTION ledger_follow_refund()`);
