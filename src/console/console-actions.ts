@@ -15,6 +15,41 @@ export const FINAL_STATUSES: Record<ObjectType, string[]> = {
   payout: ['succeeded', 'failed', 'rejected'],
 };
 
+/**
+ * What the attention queue offers for one item: only the actions that exist for its kind. An
+ * invoice, refund or payout: recheck and accept (and charge/unhold for a held invoice); a
+ * reconciliation's balance item: open the run, and post the adjustment that explains it.
+ */
+export interface AttentionActions {
+  recheck: boolean;
+  hold: boolean;
+  accept: string[] | null;
+  openRun: string | null;
+  adjust: string | null;
+}
+
+export function attentionActions(item: { objectType: string; id: string; status: string }): AttentionActions {
+  if (item.objectType === 'reconciliation') {
+    const run = `/admin/ui/reconciliations/${encodeURIComponent(item.id)}`;
+    return {
+      recheck: false,
+      hold: false,
+      accept: null,
+      openRun: run,
+      adjust: `/admin/ui/ledger?reconciliation=${encodeURIComponent(item.id)}#adjust`,
+    };
+  }
+  const finals = (FINAL_STATUSES as Record<string, string[] | undefined>)[item.objectType];
+  if (finals === undefined) return { recheck: false, hold: false, accept: null, openRun: null, adjust: null };
+  return {
+    recheck: true,
+    hold: item.objectType === 'invoice' && item.status === 'held',
+    accept: finals,
+    openRun: null,
+    adjust: null,
+  };
+}
+
 export type ResolveCommand =
   | { action: 'recheck' }
   | { action: 'accept'; status: string; note: string }

@@ -12,13 +12,17 @@ import { fmtField } from './console-fields';
 describe('console formatting', () => {
   it.each([
     ['100.10', 643, '100.10 RUB'],
-    ['0.00', 840, '0.00 USD'],
-    ['1000', 392, '1000 JPY'],
-    ['12345678901234567.12345678', 978, '12345678901234567.12345678 EUR'],
+    ['150000', 643, '150,000.00 RUB'],
+    ['1080.22', 840, '1,080.22 USD'],
+    ['0', 840, '0.00 USD'],
+    ['-1000000', 643, '-1,000,000.00 RUB'],
+    ['1000', 392, '1,000 JPY'],
+    ['500.00', 392, '500 JPY'],
+    ['12345678901234567.12345678', 978, '12,345,678,901,234,567.12345678 EUR'],
     ['5.5', 999999, '5.5 999999'],
     ['7', null, '7'],
     [null, 643, '—'],
-  ])('shows %s in currency %s exactly as stored: %s', (amount, currency, shown) => {
+  ])('shows %s in currency %s with its minor-unit digits, grouped, the code once: %s', (amount, currency, shown) => {
     expect(money(amount, currency)).toBe(shown);
   });
 

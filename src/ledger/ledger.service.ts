@@ -98,13 +98,15 @@ export class LedgerService {
     };
   }
 
-  async entries(q: EntriesQuery): Promise<EntryPage> {
+  /** A page of entries; `currency` (the console's filter) keeps entries with a posting in it. */
+  async entries(q: EntriesQuery & { currency?: number }): Promise<EntryPage> {
     const limit = q.limit ?? DEFAULT_PAGE_SIZE;
     const beforeId = decodeCursor(q.cursor, 'bigint') ?? undefined;
     const rows = await listEntries(this.ds, {
       objectType: q.objectType,
       objectId: q.objectId,
       account: q.account,
+      currency: q.currency,
       from: q.from === undefined ? undefined : new Date(q.from),
       to: q.to === undefined ? undefined : new Date(q.to),
       beforeId,

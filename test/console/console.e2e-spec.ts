@@ -298,7 +298,7 @@ describe('admin console', () => {
       expect(detail.text).not.toContain('<img src=x');
       expect(detail.text).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
       // Exactly as stored, with the currency's code; the timeline lists the creation.
-      expect(detail.text).toContain('1234.50 RUB');
+      expect(detail.text).toContain('1,234.50 RUB');
       expect(detail.text).toMatch(/pending|awaiting_payer/);
       // The refund sums with their currency (nothing refundable before the payment).
       for (const sum of ['refundedAmount', 'refundPendingAmount', 'refundableAmount'])
@@ -308,7 +308,7 @@ describe('admin console', () => {
         .get(`/admin/ui/invoices?q=${encodeURIComponent(String(inv.shopOrderId))}`)
         .set('Cookie', jar.header())
         .expect(200);
-      expect(list.text).toContain('1234.50 RUB');
+      expect(list.text).toContain('1,234.50 RUB');
       // A hostile search term is a bound parameter: no rows, no error.
       const injected = await fresh.http
         .get(`/admin/ui/invoices?q=${encodeURIComponent("' OR 1=1 --")}&from=2026-13-45`)
