@@ -3,6 +3,7 @@ import { transactionFor, type By } from '../common/actor';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { resolveAttention, type AttentionObject } from '../common/attention';
+import { moneyTextOrNull } from '../common/money';
 import {
   AcceptContradictsGateway,
   NotFlagged,
@@ -67,16 +68,16 @@ export class AttentionService {
     const rows = (await this.dataSource.query(
       `SELECT * FROM (
          SELECT 'invoice' AS object_type, shop_order_id AS id, status, attention_reason, attention_at,
-                amount::text AS amount, currency::text AS currency, created_at,
+                amount::text AS amount, currency, created_at,
                 next_check_at AS next_check_at
            FROM invoices WHERE needs_attention AND shop_id = $1
          UNION ALL
          SELECT 'refund', shop_refund_id, status, attention_reason, attention_at,
-                amount::text, currency::text, created_at, next_check_at
+                amount::text, currency, created_at, next_check_at
            FROM refunds WHERE needs_attention AND shop_id = $1
          UNION ALL
          SELECT 'payout', shop_payment_id, status, attention_reason, attention_at,
-                amount::text, shop_currency::text, created_at, next_poll_at
+                amount::text, shop_currency, created_at, next_poll_at
            FROM payouts WHERE needs_attention AND shop_id = $3
          UNION ALL
          SELECT 'reconciliation', id::text, status, attention_reason, attention_at, NULL, NULL, started_at, NULL
@@ -92,8 +93,8 @@ export class AttentionService {
       status: string;
       attention_reason: string | null;
       attention_at: Date | null;
-      amount: string;
-      currency: string;
+      amount: string | null;
+      currency: number | null;
       next_check_at: Date | null;
     }>;
     return rows.map((r) => ({
@@ -103,7 +104,7 @@ export class AttentionService {
       attentionReason: r.attention_reason,
       attentionAt: r.attention_at ? r.attention_at.toISOString() : null,
       nextCheckAt: r.next_check_at ? r.next_check_at.toISOString() : null,
-      amount: r.amount,
+      amount: moneyTextOrNull(r.amount, r.currency),
       currency: r.currency,
     }));
   }

@@ -4,6 +4,7 @@ import { IdempotencyConflict, ValidationFailed } from '../common/errors';
 import { differingFields, differs } from '../common/idempotency';
 import { decodeCursor, encodeCursor, DEFAULT_PAGE_SIZE } from '../common/pagination';
 import { logger } from '../common/logger';
+import { moneyText } from '../common/money';
 import { csvCell } from '../reports/daily-report';
 import {
   adjustmentFacts,
@@ -28,7 +29,8 @@ function entryView(r: EntryRow): EntryView {
     id: r.id,
     createdAt: new Date(r.created_at).toISOString(),
     kind: r.kind,
-    postings: r.postings ?? [],
+    // Each amount with its currency's minor-unit digits, however it was posted ("-1000000.00").
+    postings: (r.postings ?? []).map((p) => ({ ...p, amount: moneyText(p.amount, p.currency) })),
   };
   if (r.object_type !== null) v.objectType = r.object_type;
   if (r.object_id !== null) v.objectId = r.object_id;
@@ -94,7 +96,11 @@ export class LedgerService {
     const rows = await balancesAt(this.ds, when);
     return {
       at: when.toISOString(),
-      balances: rows.map((r) => ({ account: r.account, currency: r.currency, balance: r.balance })),
+      balances: rows.map((r) => ({
+        account: r.account,
+        currency: r.currency,
+        balance: moneyText(r.balance, r.currency),
+      })),
     };
   }
 

@@ -91,8 +91,20 @@ export class AttentionItem {
     example: '2026-01-15T10:10:00.000Z',
   })
   nextCheckAt: string | null;
-  @ApiProperty({ example: '100.10' }) amount: string;
-  @ApiProperty({ example: '643' }) currency: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The object's amount, with its currency's minor-unit digits; null for a reconciliation",
+    example: '100.10',
+  })
+  amount: string | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'ISO 4217 numeric code; null for a reconciliation',
+    example: 643,
+  })
+  currency: number | null;
 }
 
 export class AttentionList {
