@@ -126,10 +126,8 @@ function paymentPaywayOf(p: InputPayway): PaymentPaywayView {
     minAmount: moneyOf(p.min_amount, intOf(p.currency)),
     maxAmount: moneyOf(p.max_amount, intOf(p.currency)),
     feeConfig: feeOf(p.fee_config, intOf(p.currency)),
-    feePartConfig: {
-      percentPart: decimalOf(part.percent_part),
-      fixPart: moneyOf(part.fix_part, intOf(p.currency)),
-    },
+    // Shares of the fee the payer bears (fractions), not amounts: the gateway's digits.
+    feePartConfig: { percentPart: decimalOf(part.percent_part), fixPart: decimalOf(part.fix_part) },
     isActive: isActive(p),
     addOnsConfig: Object.fromEntries(
       Object.entries(objectOf(p.add_ons_config)).map(([name, raw]) => {

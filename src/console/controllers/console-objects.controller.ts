@@ -1,4 +1,5 @@
 import { Controller, Get, Post, Req, Res } from '@nestjs/common';
+import { isLockReason } from '../../common/idempotency';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
@@ -45,6 +46,8 @@ export function objectActions(type: ObjectType, o: Record<string, unknown>): Rec
     hold: type === 'invoice' && status === 'held',
     decide: type === 'payout' && status === 'awaiting_approval',
     accept: o.needsAttention === true,
+    // An id locked by conflicting repeats: the operator lifts the lock with a note.
+    unlock: o.needsAttention === true && isLockReason(o.attentionReason as string | null),
     finalStatuses: FINAL_STATUSES[type],
     // A fresh id for each showing of the refund form: the same form sent twice is one refund.
     shopRefundId: type === 'invoice' ? `console-${randomBytes(12).toString('base64url')}` : null,
@@ -215,12 +218,28 @@ export class ConsoleObjectsController {
     const status = field(req, 'status', 32);
     const note = field(req, 'note', 1000).trim();
     const holdAction = action === 'charge' || action === 'unhold';
-    if (action !== 'recheck' && action !== 'accept' && !(holdAction && type === 'invoice')) {
+    if (
+      action !== 'recheck' &&
+      action !== 'accept' &&
+      action !== 'unlock' &&
+      !(holdAction && type === 'invoice')
+    ) {
       await this.web.message(
         res,
         400,
         'Not resolved',
         type === 'invoice' ? 'Choose Recheck, Accept, Charge or Unhold.' : 'Choose Recheck or Accept.',
+        session,
+        back,
+      );
+      return;
+    }
+    if (action === 'unlock' && note === '') {
+      await this.web.message(
+        res,
+        400,
+        'Not unlocked',
+        'Unlock needs a note saying why repeats of this id may be taken again.',
         session,
         back,
       );
@@ -242,7 +261,11 @@ export class ConsoleObjectsController {
       after = (await this.actions.resolve(
         type,
         id,
-        action === 'accept' ? { action, status, note } : { action },
+        action === 'accept'
+          ? { action, status, note }
+          : action === 'unlock'
+            ? { action, note }
+            : { action },
         this.actions.operator(session),
       )) as { status?: unknown };
     } catch (e) {
@@ -256,7 +279,13 @@ export class ConsoleObjectsController {
       );
       return;
     }
-    const did = { recheck: 'rechecked', accept: 'accepted', charge: 'charged', unhold: 'released' }[action];
+    const did = {
+      recheck: 'rechecked',
+      accept: 'accepted',
+      charge: 'charged',
+      unhold: 'released',
+      unlock: 'unlocked: repeats of its create are taken again',
+    }[action];
     await this.web.done(res, session, back, {
       kind: 'ok',
       text: `${type[0].toUpperCase()}${type.slice(1)} ${id} ${did}: now ${String(after?.status ?? 'unchanged')}.`,
