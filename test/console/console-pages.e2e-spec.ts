@@ -5,7 +5,7 @@ import { PAYMENT, PAYOUT } from '../support/payways';
 import { INVOICE_STATUSES } from '../../src/invoices/invoice.state';
 import { PAYOUT_STATUSES } from '../../src/payouts/payout.state';
 import { REFUND_STATUSES } from '../../src/refunds/refund.state';
-import { CookieJar, signIn } from './console-session';
+import { CookieJar, hidden, signIn } from './console-session';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -208,6 +208,8 @@ describe('console pages over every object type and state', () => {
       seen.add(path);
       const got = await page(path);
       if (got.status >= 500) failures.push(`${path}: ${got.status} ${got.text.slice(0, 200)}`);
+      // A download link leads to its file, never to a "not found" page.
+      if (path.split('?')[0].endsWith('.csv') && got.status !== 200) failures.push(`${path}: ${got.status}`);
       if (!/^\/admin(\/|$|\?)/.test(path) || path.endsWith('.csv')) continue;
       for (const m of got.text.matchAll(/href="(\/admin[^"#]*)/g)) {
         const href = m[1].replace(/&amp;/g, '&');
@@ -223,4 +225,37 @@ describe('console pages over every object type and state', () => {
       ]),
     );
   }, 120000);
+
+  it("an adjustment posted from the Ledger page explains the reconciliation's balance item", async () => {
+    const form = await page(`/admin/ui/ledger?reconciliation=${reconciliationId}`);
+    expect(form.text).toContain(`Explains reconciliation ${reconciliationId}`);
+    const posted = await ctx.http
+      .post('/admin/ui/ledger/adjustments')
+      .set('Cookie', jar.header())
+      .type('form')
+      .send({
+        _csrf: hidden(form.text, '_csrf'),
+        account: 'agent_available',
+        currency: 'RUB',
+        amount: '5.00',
+        note: `Explains reconciliation ${reconciliationId}`,
+      })
+      .expect(303);
+    expect(posted.headers.location).toMatch(/^\/admin\/ui\/ledger/);
+    const entries = await ctx.http
+      .get('/api/v1/admin/ledger/entries?account=agent_available')
+      .set(admin())
+      .expect(200);
+    expect(entries.body.items[0]).toMatchObject({
+      kind: 'adjustment',
+      note: `Explains reconciliation ${reconciliationId}`,
+      postings: expect.arrayContaining([{ account: 'agent_available', currency: 643, amount: '5.00' }]),
+    });
+    const rec = await ctx.http
+      .post('/api/v1/admin/reconciliations')
+      .set(admin())
+      .send({ date: new Date().toISOString().slice(0, 10) })
+      .expect(201);
+    expect(rec.body.items.filter((i: { kind: string }) => i.kind === 'balance')).toEqual([]);
+  });
 });
