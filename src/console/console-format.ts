@@ -2,8 +2,8 @@ import { number as currencyByNumber } from 'currency-codes';
 import { moneyText } from '../common/money';
 
 /**
- * Pure formatting for the operators' console: amounts exactly as stored (never through a float)
- * with their currency's letter code, times in UTC with the offset written out, and the
+ * Pure formatting for the operators' console: amounts exact (never through a float), with their
+ * currency's minor-unit digits and letter code, times in UTC with the offset written out, and the
  * payments-per-hour chart as inline SVG built on the server.
  */
 

@@ -38,6 +38,18 @@ function toJsonSchema(s: Json): Json {
       out.properties = Object.fromEntries(Object.entries(v).map(([p, ps]) => [p, toJsonSchema(ps)]));
     else out[k] = toJsonSchema(v);
   }
+  // A discriminated oneOf: the branch its property names, so an error names that branch's fields.
+  const d = (s as { discriminator?: { propertyName?: string; mapping?: Record<string, string> } }).discriminator;
+  if (d?.propertyName && d.mapping && Array.isArray(out.oneOf)) {
+    const prop = d.propertyName;
+    delete out.oneOf;
+    out.required = [prop];
+    out.properties = { [prop]: { enum: Object.keys(d.mapping) } };
+    out.allOf = Object.entries(d.mapping).map(([value, ref]) => ({
+      if: { properties: { [prop]: { const: value } }, required: [prop] },
+      then: { $ref: ref.replace(/^#\//, 'doc#/') },
+    }));
+  }
   if ((s as { nullable?: unknown }).nullable === true) return { anyOf: [out, { type: 'null' }] };
   return out;
 }

@@ -11,6 +11,11 @@ import { answerChecker } from './answers';
 
 const METHODS = new Set(['get', 'post', 'put', 'patch', 'delete', 'head', 'options']);
 
+/** A plain agent, for answers built from rows a test wrote by hand (not the service's own answers). */
+export function unvalidatedHttp(ctx: { url: string }): ReturnType<typeof request> {
+  return request(ctx.url);
+}
+
 /**
  * A supertest agent whose every request checks its answer against the contract first
  * (test/support/answers.ts: the OpenAPI schema of the route and status, and money digits), so

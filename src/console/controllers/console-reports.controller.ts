@@ -109,7 +109,7 @@ export class ConsoleReportsController {
 
   /**
    * Every row of a list that matches the filters, as CSV, read and sent batch by batch (never the
-   * whole list in memory), at most EXPORT_CAP rows. Amounts exactly as stored, times ISO UTC,
+   * whole list in memory), at most EXPORT_CAP rows. Amounts with their currency's minor-unit digits, times ISO UTC,
    * accounts masked; text a spreadsheet would run as a formula starts with an apostrophe.
    */
   @Get('admin/ui/lists/:list/export.csv')
