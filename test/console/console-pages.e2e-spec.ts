@@ -226,6 +226,34 @@ describe('console pages over every object type and state', () => {
     );
   }, 120000);
 
+  it('search takes an id prefix, a metadata value and words of the description; Save only with filters', async () => {
+    const shopOrderId = `find-${randomUUID()}`;
+    await ctx.http
+      .post('/api/v1/invoices')
+      .set(auth())
+      .send({
+        shopOrderId,
+        amount: '12.00',
+        currency: 643,
+        payway: PAYMENT.cardSuccess,
+        description: 'Blue teapot, large',
+        metadata: { ticket: 'T-4711' },
+      })
+      .expect(201);
+    for (const q of [shopOrderId.slice(0, 14), 'T-4711', 'teapot', 'BLUE TEA']) {
+      const found = await page(`/admin/ui/invoices?q=${encodeURIComponent(q)}`);
+      expect([q, found.status, found.text.includes(`/admin/ui/invoices/${shopOrderId}"`)]).toEqual([q, 200, true]);
+    }
+    // LIKE's wildcards are taken literally.
+    const none = await page(`/admin/ui/invoices?q=${encodeURIComponent('%')}`);
+    expect(none.text).not.toContain(`/admin/ui/invoices/${shopOrderId}"`);
+    const plain = await page('/admin/ui/attention');
+    expect(plain.text).not.toContain('Save these filters');
+    const filtered = await page('/admin/ui/invoices?status=succeeded');
+    expect(filtered.text).toContain('Save these filters');
+    expect((await page('/admin/ui/invoices')).text).not.toContain('Save these filters');
+  });
+
   it("an adjustment posted from the Ledger page explains the reconciliation's balance item", async () => {
     const form = await page(`/admin/ui/ledger?reconciliation=${reconciliationId}`);
     expect(form.text).toContain(`Explains reconciliation ${reconciliationId}`);

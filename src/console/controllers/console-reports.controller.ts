@@ -171,8 +171,14 @@ export class ConsoleReportsController {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const filters = listFilters(list, body, ['_csrf', 'name']);
     const name = field(req, 'name', 100).trim();
-    if ('error' in filters || name === '') {
-      const why = 'error' in filters ? filters.error : 'name: a name of 1 to 100 characters';
+    const none = !('error' in filters) && Object.values(filters).every((v) => String(v ?? '').trim() === '');
+    if ('error' in filters || name === '' || none) {
+      const why =
+        'error' in filters
+          ? filters.error
+          : none
+            ? 'There are no filters to save: choose some first.'
+            : 'name: a name of 1 to 100 characters';
       await this.web.message(res, 400, 'Search not saved', why, session, list.path);
       return;
     }
