@@ -7,7 +7,7 @@ import {
   money,
   utc,
 } from './console-format';
-import { fmtField } from './console-fields';
+import { fieldLabel, fmtField } from './console-fields';
 
 describe('console formatting', () => {
   it.each([
@@ -57,7 +57,13 @@ describe('console formatting', () => {
       text: '2026-01-01 00:00:00 +00:00',
       num: false,
     });
-    expect(fmtField('redirect', { method: 'GET' }, payout).text).toBe('{"method":"GET"}');
+    expect(fmtField('redirect', { method: 'GET', url: 'https://pay.example/x', params: {} }, payout).text).toBe(
+      'GET https://pay.example/x',
+    );
+    expect(fmtField('metadata', { a: '1' }, payout).text).toBe('{"a":"1"}');
+    expect(fmtField('gatewayStatus', 4, payout, (n) => (n === 4 ? 'succeeded' : null)).text).toBe('4 (succeeded)');
+    expect(fmtField('psCurrency', 840, payout).text).toBe('USD (840)');
+    expect(fieldLabel('refundableAmount')).toBe('Refundable amount');
     expect(fmtField('processedAt', null, payout).text).toBe('—');
   });
 

@@ -301,9 +301,9 @@ describe('admin console', () => {
       expect(detail.text).toContain('1,234.50 RUB');
       expect(detail.text).toMatch(/pending|awaiting_payer/);
       // The refund sums with their currency (nothing refundable before the payment).
-      for (const sum of ['refundedAmount', 'refundPendingAmount', 'refundableAmount'])
+      for (const sum of ['Refunded amount', 'Refund pending amount', 'Refundable amount'])
         expect(detail.text).toContain(`<dt>${sum}</dt><dd class="num">0.00 RUB</dd>`);
-      expect(detail.text).toContain('<dt>refundStatus</dt><dd class="">none</dd>');
+      expect(detail.text).toContain('<dt>Refund status</dt><dd class="">none</dd>');
       const list = await fresh.http
         .get(`/admin/ui/invoices?q=${encodeURIComponent(String(inv.shopOrderId))}`)
         .set('Cookie', jar.header())
@@ -398,7 +398,7 @@ describe('admin console', () => {
         .get(`/admin/ui/refunds/${encodeURIComponent(refunds[1])}`)
         .set('Cookie', jar.header())
         .expect(200);
-      expect(refundPage.text).toContain(`<dt>shopOrderId</dt><dd class="">${order}</dd>`);
+      expect(refundPage.text).toContain(`<dt>Shop order id</dt><dd class="">${order}</dd>`);
       // An invoice without refunds says so.
       const bare = await createInvoice();
       const none = await fresh.http

@@ -1,14 +1,17 @@
-import { Controller, Get, Post, Req, Res } from '@nestjs/common';
-import { isLockReason } from '../../common/idempotency';
+import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { decodeCursor } from '../../common/pagination';
 import { DomainError, ValidationFailed } from '../../common/errors';
+import { isLockReason } from '../../common/idempotency';
+import { APP_CONFIG, type AppConfig } from '../../config/config';
+import { statusFromGatewayNumber as invoiceStatusOfNumber } from '../../invoices/invoice.state';
+import { statusFromGatewayNumber as payoutStatusOfNumber } from '../../payouts/payout.state';
 import { Public } from '../../common/public.decorator';
 import { LedgerService } from '../../ledger/ledger.service';
 import { ConsoleActions, FINAL_STATUSES } from '../console-actions';
-import { fmtField, type DetailField } from '../console-fields';
+import { fieldLabel, fmtField, type DetailField } from '../console-fields';
 import {
   ConsoleService,
   isObjectType,
@@ -64,6 +67,7 @@ export class ConsoleObjectsController {
     private readonly data: ConsoleService,
     private readonly actions: ConsoleActions,
     private readonly ledger: LedgerService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Get('admin/ui/:kind')
@@ -148,9 +152,15 @@ export class ConsoleObjectsController {
       );
       return;
     }
+    const statusName = (n: number): string | null =>
+      type === 'invoice'
+        ? invoiceStatusOfNumber(n)
+        : type === 'payout'
+          ? payoutStatusOfNumber(n, this.config.payouts.status).status
+          : null;
     const fields: Array<[string, DetailField]> = Object.entries(object).map(([k, v]) => [
-      k,
-      fmtField(k, v, object),
+      fieldLabel(k),
+      fmtField(k, v, object, statusName),
     ]);
     await this.web.send(res, 'detail', {
       title: `${type[0].toUpperCase()}${type.slice(1)} ${id}`,
