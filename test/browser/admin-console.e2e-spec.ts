@@ -140,9 +140,9 @@ describe('admin console in a browser', () => {
       page.click('form.search button'),
     ]);
     // The search takes an id's beginning: this invoice is among what it finds, once.
-    const row = page.locator(`tbody tr:has(a[href="/admin/ui/invoices/${shopOrderId}"])`);
-    expect(await row.count()).toBe(1);
-    expect(await row.textContent()).toContain('250.50 RUB');
+    const found = page.locator(`tbody tr:has(a[href="/admin/ui/invoices/${shopOrderId}"])`);
+    expect(await found.count()).toBe(1);
+    expect(await found.textContent()).toContain('250.50 RUB');
     await check(page, 'invoices');
 
     await page.click(`tbody a:text("${shopOrderId}")`);

@@ -226,6 +226,39 @@ describe('console pages over every object type and state', () => {
     );
   }, 120000);
 
+  it("an invoice's page: its money at a glance, and the ledger entries of the invoice and its refunds", async () => {
+    const shopOrderId = `glance-${randomUUID()}`;
+    await ctx.http
+      .post('/api/v1/invoices')
+      .set(auth())
+      .send({ shopOrderId, amount: '1080.22', currency: 643, payway: PAYMENT.cardSuccess })
+      .expect(201);
+    await until(async () => {
+      const r = await ctx.http.get(`/api/v1/invoices/${shopOrderId}?refresh=true`).set(auth());
+      return r.body.status === 'succeeded';
+    }, 'paid');
+    const shopRefundId = `glance-r-${randomUUID()}`;
+    await ctx.http
+      .post(`/api/v1/invoices/${shopOrderId}/refunds`)
+      .set(auth())
+      .send({ shopRefundId, amount: '80.22' })
+      .expect((r) => expect(r.status).toBeLessThan(300));
+    await until(async () => {
+      const r = await ctx.http.get(`/api/v1/invoices/${shopOrderId}/refunds?refresh=true`).set(auth());
+      return r.body.items[0]?.status === 'SUCCESS';
+    }, 'refunded');
+    const got = await page(`/admin/ui/invoices/${shopOrderId}`);
+    const glance = /<section aria-labelledby="glance-h" id="money">([\s\S]*?)<\/section>/.exec(got.text)![1];
+    expect(glance).toContain('<dt>Paid</dt><dd class="num">1,080.22 RUB</dd>');
+    expect(glance).toContain('<dt>Refunded</dt><dd class="num">80.22 RUB</dd>');
+    expect(glance).toContain('<dt>Refundable</dt><dd class="num">1,000.00 RUB</dd>');
+    const ledger = /<section aria-labelledby="ledger-h">([\s\S]*?)<\/section>/.exec(got.text)![1];
+    expect(ledger).toContain('invoice.succeeded');
+    expect(ledger).toContain(`refund ${shopRefundId}`);
+    expect(ledger).toContain('-80.22 RUB');
+    expect(ledger).not.toMatch(/RUB RUB/);
+  });
+
   it('search takes an id prefix, a metadata value and words of the description; Save only with filters', async () => {
     const shopOrderId = `find-${randomUUID()}`;
     await ctx.http

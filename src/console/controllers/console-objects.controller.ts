@@ -9,7 +9,9 @@ import { APP_CONFIG, type AppConfig } from '../../config/config';
 import { statusFromGatewayNumber as invoiceStatusOfNumber } from '../../invoices/invoice.state';
 import { statusFromGatewayNumber as payoutStatusOfNumber } from '../../payouts/payout.state';
 import { Public } from '../../common/public.decorator';
+import type { EntryView } from '../../ledger/dto/ledger.dto';
 import { LedgerService } from '../../ledger/ledger.service';
+import { Amount, moneyText } from '../../common/money';
 import { ConsoleActions, FINAL_STATUSES } from '../console-actions';
 import { fieldLabel, fmtField, type DetailField } from '../console-fields';
 import {
@@ -55,6 +57,28 @@ export function objectActions(type: ObjectType, o: Record<string, unknown>): Rec
     // A fresh id for each showing of the refund form: the same form sent twice is one refund.
     shopRefundId: type === 'invoice' ? `console-${randomBytes(12).toString('base64url')}` : null,
   };
+}
+
+/**
+ * An invoice's money at a glance: paid (its amount once succeeded), refunded, refund pending,
+ * still refundable, and the payer's fee (payer price − amount, when paid in the invoice's currency).
+ */
+export function moneyAtAGlance(o: Record<string, unknown>): Array<[string, string, number]> {
+  const currency = Number(o.currency);
+  const text = (v: unknown): string => (typeof v === 'string' ? v : '0');
+  const paid = o.status === 'succeeded' ? text(o.amount) : '0';
+  const rows: Array<[string, string, number]> = [
+    ['Paid', moneyText(paid, currency), currency],
+    ['Refunded', text(o.refundedAmount), currency],
+    ['Refund pending', text(o.refundPendingAmount), currency],
+    ['Refundable', text(o.refundableAmount), currency],
+  ];
+  const sameCurrency = o.psCurrency === null || o.psCurrency === undefined || Number(o.psCurrency) === currency;
+  if (typeof o.payerPrice === 'string' && sameCurrency) {
+    const fee = Amount.fromText(o.payerPrice).minus(Amount.fromText(text(o.amount)));
+    rows.push(['Payer’s fee', moneyText(fee, currency), currency]);
+  }
+  return rows;
 }
 
 /** Invoices, refunds and payouts: the searchable lists, each object's page and its actions. */
@@ -162,8 +186,10 @@ export class ConsoleObjectsController {
       fieldLabel(k),
       fmtField(k, v, object, statusName),
     ]);
+    const refunds = type === 'invoice' ? await this.data.refundsOf(id) : null;
     await this.web.send(res, 'detail', {
       title: `${type[0].toUpperCase()}${type.slice(1)} ${id}`,
+      glance: type === 'invoice' ? moneyAtAGlance(object) : null,
       session,
       active: `/admin/ui/${type}s`,
       fields,
@@ -171,12 +197,22 @@ export class ConsoleObjectsController {
       timeline: await this.data.timeline(type, id),
       type,
       actions: objectActions(type, object),
-      refunds: type === 'invoice' ? await this.data.refundsOf(id) : null,
+      refunds,
       deliveries: await this.data.deliveriesOf(type, id),
-      // The object's entries in the books (newest first), as the Ledger page shows them.
-      ledger: (await this.ledger.entries({ objectType: type, objectId: id, limit: 20 })).items,
+      // The object's entries in the books (newest first), as the Ledger page shows them; an
+      // invoice's with those of its refunds.
+      ledger: await this.entriesOf(type, id, (refunds ?? []).map((r) => r.shopRefundId)),
       ledgerHref: `/admin/ui/ledger?objectType=${type}&objectId=${encodeURIComponent(id)}`,
     });
+  }
+
+  /** The object's ledger entries and its refunds', newest first. */
+  private async entriesOf(type: ObjectType, id: string, refundIds: string[]): Promise<EntryView[]> {
+    const own = (await this.ledger.entries({ objectType: type, objectId: id, limit: 50 })).items;
+    const ofRefunds = await Promise.all(
+      refundIds.map(async (r) => (await this.ledger.entries({ objectType: 'refund', objectId: r, limit: 20 })).items),
+    );
+    return [...own, ...ofRefunds.flat()].sort((a, b) => Number(b.id) - Number(a.id));
   }
 
   /** Refund an invoice from its page: the admin API's create, with its validation and rules. */
