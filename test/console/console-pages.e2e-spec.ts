@@ -287,6 +287,20 @@ describe('console pages over every object type and state', () => {
     expect((await page('/admin/ui/invoices')).text).not.toContain('Save these filters');
   });
 
+  it('a delivery to an address no longer configured says so', async () => {
+    const [ev] = (await db.query(`SELECT id, entity_type, entity_id, sequence FROM events WHERE type IS NOT NULL ORDER BY position LIMIT 1`)).rows;
+    await db.query(
+      `INSERT INTO webhook_deliveries (event_id, url, entity_type, entity_id, sequence) VALUES ($1, $2, $3, $4, $5)`,
+      [ev.id, 'http://old-shop.example/hooks', ev.entity_type, ev.entity_id, ev.sequence],
+    );
+    const got = await page('/admin/ui/deliveries');
+    expect(got.status).toBe(200);
+    expect(got.text).toContain('id="unconfigured-deliveries"');
+    expect(got.text).toContain('configured now: http://127.0.0.1:9/hooks');
+    expect(got.text).toMatch(/http:\/\/old-shop\.example\/hooks <span class="badge">no longer configured<\/span>/);
+    expect(got.text).not.toMatch(/127\.0\.0\.1:9\/hooks <span class="badge">no longer configured/);
+  });
+
   it("an adjustment posted from the Ledger page explains the reconciliation's balance item", async () => {
     const form = await page(`/admin/ui/ledger?reconciliation=${reconciliationId}`);
     expect(form.text).toContain(`Explains reconciliation ${reconciliationId}`);
