@@ -46,6 +46,10 @@ it.each([
   ['refund.success', 'SUCCESS'],
   ['payout.succeeded', 'succeeded'],
   ['payout.rejected', 'rejected'],
+  ['payout.failed', 'failed'],
+  ['invoice.awaiting_payer', 'awaiting_payer'],
+  ['refund.waiting', 'WAITING'],
+  ['invoice.refund_updated', 'succeeded'],
 ])(
   'trigger %s drives a real flow and prints its event',
   async (type, status) => {
@@ -140,5 +144,36 @@ it('listen --forward to an address nothing listens on names ECONNREFUSED and goe
   } finally {
     cli.child.kill('SIGTERM');
     await cli.exited;
+  }
+}, 90000);
+
+it('resend sends past events, by type, by id or since a time, to the forward target, signed', async () => {
+  const receiver = await new WebhookReceiver().start();
+  const whsec = `whsec_${randomBytes(32).toString('base64')}`;
+  try {
+    const trigger = run(['trigger', 'invoice.rejected']);
+    expect(await trigger.exited).toBe(0);
+    const past = JSON.parse(trigger.output()) as { id: string; type: string; createdAt: string };
+    const byType = run(['resend', '--type', 'invoice.rejected', '--forward', receiver.url, '--secret', whsec]);
+    expect(await byType.exited).toBe(0);
+    expect(receiver.received.length).toBeGreaterThanOrEqual(1);
+    expect(receiver.received.every((r) => r.event.type === 'invoice.rejected')).toBe(true);
+    expect(receiver.received.map((r) => r.event.id)).toContain(past.id);
+    // Signed the Standard Webhooks way with the given secret.
+    const first = receiver.received[0];
+    const headers = { 'webhook-id': first.id, 'webhook-timestamp': first.timestamp, 'webhook-signature': first.signature };
+    expect(() => new Webhook(whsec).verify(first.body, headers)).not.toThrow();
+    const before = receiver.received.length;
+    const byId = run(['resend', '--id', past.id, '--forward', receiver.url, '--secret', whsec]);
+    expect(await byId.exited).toBe(0);
+    expect(receiver.received.slice(before).map((r) => r.event.id)).toEqual([past.id]);
+    const later = run(['resend', '--since', new Date(Date.now() + 60_000).toISOString(), '--forward', receiver.url]);
+    expect(await later.exited).toBe(0);
+    expect(later.output()).toContain('0 events sent again');
+    const none = run(['resend', '--forward', receiver.url]);
+    expect(await none.exited).toBe(1);
+    expect(none.output()).toContain('--id ID, --type TYPE and/or --since');
+  } finally {
+    await receiver.close();
   }
 }, 90000);

@@ -48,21 +48,22 @@ describe('GET /payways: camelCase, typed, exact (sandbox)', () => {
     expect(body.direction).toBe('payment');
     expect((body.groups as Json[])[0]).toMatchObject({ id: 1, name: 'Bank cards', rating: 1 });
     const ways = paywaysOf(body);
-    // The catalogue writes 10.0, 500000.0, 2.5, 0.0 as JSON numbers and percent_part as the text "1.0".
+    // The catalogue writes 10.0, 500000.0, 2.5, 0.0 as JSON numbers and percent_part as the text
+    // "1.0": amounts are written with the currency's minor-unit digits, rates and shares as sent.
     expect(ways.find((p) => p.alias === PAYMENT.card)).toEqual({
       id: 1101,
       alias: PAYMENT.card,
       currency: 643,
-      minAmount: '10.0',
-      maxAmount: '500000.0',
-      feeConfig: { percent: '2.5', fix: '0.0' },
+      minAmount: '10.00',
+      maxAmount: '500000.00',
+      feeConfig: { percent: '2.5', fix: '0.00' },
       feePartConfig: { percentPart: '1.0', fixPart: '1.0' },
       isActive: true,
       addOnsConfig: {},
     });
     expect(ways.find((p) => p.alias === PAYMENT.walletSuccess)).toMatchObject({
-      minAmount: '1.0',
-      feeConfig: { percent: '1.5', fix: '5.0' },
+      minAmount: '1.00',
+      feeConfig: { percent: '1.5', fix: '5.00' },
       feePartConfig: { percentPart: '1.0', fixPart: '0.5' },
       addOnsConfig: {
         phone: {
@@ -83,9 +84,9 @@ describe('GET /payways: camelCase, typed, exact (sandbox)', () => {
     expect(paywaysOf(body).find((p) => p.alias === PAYOUT.card)).toEqual({
       alias: PAYOUT.card,
       currency: 643,
-      minAmount: '100.0',
-      maxAmount: '100000.0',
-      feeConfig: { percent: '1.0', fix: '30.0' },
+      minAmount: '100.00',
+      maxAmount: '100000.00',
+      feeConfig: { percent: '1.0', fix: '30.00' },
       accountInfoConfig: { account: { regex: '^\\d{16,19}$', title: 'Card number' } },
       paysystemData: {},
     });

@@ -411,7 +411,7 @@ describe('GET /api/v1/admin/reports/daily: a day of mixed traffic', () => {
     expect(usd.payments).toEqual({ count: 3, amount: '48.33' });
     expect(usd.fees.payments.notComputed).toBe(1);
     expect(rub.refunds).toEqual({ count: 1, amount: '50.25' });
-    expect(usd.refunds).toEqual({ count: 0, amount: '0' });
+    expect(usd.refunds).toEqual({ count: 0, amount: '0.00' });
     expect(rub.payouts).toMatchObject({ count: 2 });
     expect(new Decimal(rub.fees.payouts.amount).isPositive()).toBe(true);
   });
@@ -526,7 +526,7 @@ describe('GET /api/v1/admin/reports/daily: a day of mixed traffic', () => {
       '<a href="/admin/ui/reports/daily" aria-current="page">Daily report</a>',
     );
     expect(page.text).toContain(`value="${day}"`);
-    for (const figure of ['1662.81 RUB', '48.33 USD', '50.25 RUB', ids.open, ids.payoutFlagged])
+    for (const figure of ['1,662.81 RUB', '48.33 USD', '50.25 RUB', ids.open, ids.payoutFlagged])
       expect(page.text).toContain(figure);
     // Caller text is escaped, never markup.
     expect(page.text).toContain('=HYPERLINK(&quot;http://x.example/?a=1,2&quot;,&quot;open&quot;)');

@@ -48,11 +48,11 @@ export class AttentionController {
   @ApiParam({ name: 'id', description: "The shop's id of the object" })
   @ApiOperation({
     summary:
-      'Resolve attention: recheck with the gateway now, accept a final status the gateway does not contradict, or charge / unhold a held invoice',
+      'Resolve attention: recheck with the gateway now, accept a final status the gateway does not contradict, charge / unhold a held invoice, or unlock an id locked by conflicting repeats (idempotency-locked)',
   })
   @ApiOkResponse({
     description:
-      'The object as its GET returns it. Recheck keeps the flag (and the watch) unless the gateway settles the object or confirms its final status; accept clears it',
+      'The object as its GET returns it. Recheck keeps the flag (and the watch) unless the gateway settles the object or confirms its final status; accept clears it; unlock lifts the lock (its create takes repeats again) and resolves the flag its conflicting repeats raised (409 not-locked when there is no lock)',
     content: {
       'application/json': {
         schema: {

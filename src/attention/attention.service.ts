@@ -3,10 +3,13 @@ import { transactionFor, type By } from '../common/actor';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { resolveAttention, type AttentionObject } from '../common/attention';
+import { isLockReason, liftLock } from '../common/idempotency';
+import { moneyTextOrNull } from '../common/money';
 import {
   GatewayEvidenceRequired,
   NotFlagged,
   NotFound,
+  NotLocked,
   RequestInProgress,
   ValidationFailed,
 } from '../common/errors';
@@ -44,6 +47,13 @@ import { clock } from '../common/clock';
 
 const FINAL_PAYOUT: readonly PayoutStatus[] = ['succeeded', 'failed', 'rejected'];
 
+/** Where each object's create id and its count of conflicting repeats live. */
+const LOCKABLE: Record<'invoice' | 'refund' | 'payout', { table: string; shopIdColumn: string }> = {
+  invoice: { table: 'invoices', shopIdColumn: 'shop_order_id' },
+  refund: { table: 'refunds', shopIdColumn: 'shop_refund_id' },
+  payout: { table: 'payouts', shopIdColumn: 'shop_payment_id' },
+};
+
 /**
  * The operator's side of attention: the queue (invoices, refunds, payouts, oldest first) and
  * its resolutions — `recheck` (ask the gateway now and apply the answer through the object's
@@ -68,16 +78,16 @@ export class AttentionService {
     const rows = (await this.dataSource.query(
       `SELECT * FROM (
          SELECT 'invoice' AS object_type, shop_order_id AS id, status, attention_reason, attention_at,
-                amount::text AS amount, currency::text AS currency, created_at,
+                amount::text AS amount, currency, created_at,
                 next_check_at AS next_check_at
            FROM invoices WHERE needs_attention AND shop_id = $1
          UNION ALL
          SELECT 'refund', shop_refund_id, status, attention_reason, attention_at,
-                amount::text, currency::text, created_at, next_check_at
+                amount::text, currency, created_at, next_check_at
            FROM refunds WHERE needs_attention AND shop_id = $1
          UNION ALL
          SELECT 'payout', shop_payment_id, status, attention_reason, attention_at,
-                amount::text, shop_currency::text, created_at, next_poll_at
+                amount::text, shop_currency, created_at, next_poll_at
            FROM payouts WHERE needs_attention AND shop_id = $3
          UNION ALL
          SELECT 'reconciliation', id::text, status, attention_reason, attention_at, NULL, NULL, started_at, NULL
@@ -93,8 +103,8 @@ export class AttentionService {
       status: string;
       attention_reason: string | null;
       attention_at: Date | null;
-      amount: string;
-      currency: string;
+      amount: string | null;
+      currency: number | null;
       next_check_at: Date | null;
     }>;
     return rows.map((r) => ({
@@ -104,7 +114,7 @@ export class AttentionService {
       attentionReason: r.attention_reason,
       attentionAt: r.attention_at ? r.attention_at.toISOString() : null,
       nextCheckAt: r.next_check_at ? r.next_check_at.toISOString() : null,
-      amount: r.amount,
+      amount: moneyTextOrNull(r.amount, r.currency),
       currency: r.currency,
     }));
   }
@@ -119,12 +129,46 @@ export class AttentionService {
       return this.accept(object, id, dto.status ?? '', dto.note ?? '', by);
     if (dto.action === 'charge' || dto.action === 'unhold')
       return this.settleHold(object, id, dto.action, by);
+    if (dto.action === 'unlock') return this.unlock(object, id, dto.note ?? '', by);
     // Recheck asks now and applies through the object's rule; it never clears a flag by itself
     // nor unschedules anything (issue #22): each recheck clears only a final object's flag that
     // the gateway's fresh answer confirms.
     if (object === 'invoice') return this.invoices.recheck(id, by);
     if (object === 'refund') return this.refunds.recheck(id, by);
     return this.payouts.reconcile(id, by);
+  }
+
+  /**
+   * An operator lifts an idempotency lock (docs/api.md, Idempotency): the id's count of
+   * conflicting repeats starts again, audited with the note, and the flag those repeats raised is
+   * resolved (a flag for another reason stays). 409 `not-locked` when there is nothing to lift.
+   */
+  private async unlock(object: AttentionObject, id: string, note: string, by: By): Promise<unknown> {
+    const k = LOCKABLE[object];
+    const shopId = this.shopOf(object);
+    return transactionFor(this.dataSource, by, async (m) => {
+      const [row] = (await m.query(
+        `SELECT id, status, idempotency_conflicts AS conflicts, needs_attention, attention_reason
+           FROM ${k.table} WHERE shop_id = $1 AND ${k.shopIdColumn} = $2 FOR UPDATE`,
+        [shopId, id],
+      )) as Array<{
+        id: string;
+        status: string;
+        conflicts: number;
+        needs_attention: boolean;
+        attention_reason: string | null;
+      }>;
+      if (row === undefined) throw new NotFound(label(object), id);
+      const flagged = row.needs_attention && isLockReason(row.attention_reason);
+      if (row.conflicts === 0 && !flagged) throw new NotLocked(label(object), id);
+      const target = { object, id: row.id, shopId: id, status: row.status, conflicts: row.conflicts };
+      await liftLock(m, target, note);
+      if (flagged) await resolveAttention(m, target, { action: 'unlock', note });
+      if (object === 'invoice')
+        return this.invoices.view(await m.findOneByOrFail(InvoiceEntity, { id: row.id }), true);
+      if (object === 'refund') return toRefundView(await m.findOneByOrFail(RefundEntity, { id: row.id }));
+      return toPayoutView(await m.findOneByOrFail(PayoutEntity, { id: row.id }));
+    });
   }
 
   /** The gateway shop an object of that kind belongs to. */

@@ -96,12 +96,29 @@ export class IdempotencyConflict extends DomainError {
  * whatever its body, is refused, and the object waits for an operator (issue #24).
  */
 export class IdempotencyLocked extends DomainError {
-  constructor(key: string, id: string, limit: number) {
+  constructor(key: string, id: string, limit: number, object?: string) {
+    // How the lock is lifted: an operator resolves the flag (a batch has no flag: no route lifts it).
+    const how =
+      object === 'invoice' || object === 'refund' || object === 'payout'
+        ? `; an operator lifts the lock by resolving the flag: POST /api/v1/admin/${object}s/${encodeURIComponent(id)}/resolve {"action": "unlock", "note": "…"}, or Unlock in the console's attention queue`
+        : '';
     super(
       'idempotency-locked',
       409,
       'Idempotency key locked',
-      `${key} ${id} was repeated with a different body ${limit} times; every repeat of it is refused now and an operator has been told`,
+      `${key} ${id} was repeated with a different body ${limit} times; every repeat of it is refused now and an operator has been told${how}`,
+    );
+  }
+}
+
+/** An unlock of an id that is not locked (nor flagged for its conflicting repeats). */
+export class NotLocked extends DomainError {
+  constructor(what: string, id: string) {
+    super(
+      'not-locked',
+      409,
+      'Not locked',
+      `${what} ${id} is not locked: its create id takes repeats as usual`,
     );
   }
 }

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { transactionFor, type By } from './actor';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
@@ -119,7 +119,7 @@ const log = logger.child({ component: 'idempotency' });
 export function refuseIfLocked(t: ConflictTarget, limit: number): void {
   if (t.conflicts < limit) return;
   idempotencyConflicts.inc({ object: t.object, result: 'locked' });
-  throw new IdempotencyLocked(t.key, t.shopId, limit);
+  throw new IdempotencyLocked(t.key, t.shopId, limit, t.object);
 }
 
 /**
@@ -168,7 +168,7 @@ export async function recordConflict(
   });
   if (count === null) {
     idempotencyConflicts.inc({ object: t.object, result: 'locked' });
-    throw new IdempotencyLocked(t.key, t.shopId, limit);
+    throw new IdempotencyLocked(t.key, t.shopId, limit, t.object);
   }
   idempotencyConflicts.inc({ object: t.object, result: 'conflict' });
   log.warn({ object: t.object, id: t.shopId, conflicts: count, limit }, 'idempotency conflict');
@@ -178,4 +178,33 @@ export async function recordConflict(
 /** `{field, message}` for each differing non-secret field. */
 export function differs(fields: readonly string[]): FieldError[] {
   return fields.map((field) => ({ field, message: DIFFERS }));
+}
+
+/** True for the attention reason that conflicting repeats raise (`idempotency-conflicts: …`). */
+export function isLockReason(reason: string | null | undefined): boolean {
+  return typeof reason === 'string' && reason.startsWith('idempotency-conflicts:');
+}
+
+/**
+ * An operator lifts an id's lock (issue #49): the count of conflicting repeats starts again from
+ * zero, audited with the operator's note. In the caller's transaction, on a row it has locked.
+ */
+export async function liftLock(
+  m: EntityManager,
+  t: Pick<ConflictTarget, 'object' | 'id' | 'shopId' | 'status' | 'conflicts'>,
+  note: string,
+): Promise<void> {
+  await m.query(`UPDATE ${TABLE[t.object]} SET idempotency_conflicts = 0, updated_at = now() WHERE id = $1`, [
+    t.id,
+  ]);
+  await audit.record(m, {
+    entityType: t.object,
+    entityId: t.shopId,
+    rowId: t.id,
+    fromStatus: t.status,
+    toStatus: t.status,
+    cause: 'admin',
+    details: { idempotency: 'unlocked', conflicts: t.conflicts, note },
+  });
+  log.info({ object: t.object, id: t.shopId, conflicts: t.conflicts }, 'idempotency lock lifted');
 }

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger, scrubText, wantsPrettyLogs } from './logger';
+import { createLogger, NEST_START_CONTEXTS, scrubText, wantsPrettyLogs } from './logger';
 
 function capture(): { stream: Writable; lines: () => string[] } {
   const chunks: string[] = [];
@@ -50,6 +50,12 @@ describe('logger redaction', () => {
   it('masks card-number-like digit runs in free text only', () => {
     expect(scrubText('pan 5555555555554444 ok')).toBe('pan 555555******4444 ok');
     expect(scrubText('order 12345 amount 100.10')).toBe('order 12345 amount 100.10');
+  });
+});
+
+describe('start-up lines', () => {
+  it("Nest's route map and module loading are debug lines, not the default level's", () => {
+    for (const c of ['RouterExplorer', 'RoutesResolver', 'InstanceLoader']) expect(NEST_START_CONTEXTS.has(c)).toBe(true);
   });
 });
 

@@ -107,9 +107,21 @@ export async function settleLogs(quietMs = 300, maxMs = 3000): Promise<void> {
 }
 
 /** Nest's LoggerService on top of pino, so framework and app logs share one redacting sink. */
+/**
+ * Nest's start-up narration (each module loaded, each route mapped: about 120 lines before the
+ * ready block) is for debugging the framework, not for reading a start: debug level.
+ */
+export const NEST_START_CONTEXTS: ReadonlySet<string> = new Set([
+  'RouterExplorer',
+  'RoutesResolver',
+  'InstanceLoader',
+  'NestFactory',
+  'NestApplication',
+]);
+
 export class PinoNestLogger implements LoggerService {
   log(message: unknown, context?: string): void {
-    this.write('info', message, context);
+    this.write(context !== undefined && NEST_START_CONTEXTS.has(context) ? 'debug' : 'info', message, context);
   }
   error(message: unknown, trace?: string, context?: string): void {
     logger.error({ context, trace: trace ? scrubText(trace) : undefined }, toText(message));

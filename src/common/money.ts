@@ -1,5 +1,6 @@
 import DecimalJs from 'decimal.js';
 import { ValueTransformer } from 'typeorm';
+import { minorUnits } from './currency';
 
 /**
  * decimal.js rounds to 20 significant digits by default; 18 integer digits plus 8 fractional
@@ -142,3 +143,36 @@ export const amountTransformer: ValueTransformer = {
     value === null || value === undefined ? value : value.toString(),
   from: (value: string | null) => (value === null ? null : Amount.fromText(value)),
 };
+
+/**
+ * An amount as the service writes it (answers, events, CSV, the console, the ledger): exactly its
+ * currency's ISO 4217 minor-unit digits ("150000" in RUB → "150000.00", "0" → "0.00", JPY
+ * "500"), however it was sent or stored. A value finer than its currency (a gateway's converted
+ * figure) keeps its own digits, never rounded; a currency the list does not know keeps the
+ * value's own digits. Text that is not a finite decimal is returned as it is.
+ */
+export function moneyText(
+  amount: Amount | string,
+  currency: number | string | null | undefined,
+): string {
+  let d: Decimal;
+  try {
+    d = new Decimal(typeof amount === 'string' ? amount : amount.toString());
+  } catch {
+    return String(amount);
+  }
+  if (!d.isFinite()) return String(amount);
+  if (d.isZero()) d = d.abs();
+  const code = typeof currency === 'string' ? parseInt(currency, 10) : currency;
+  const digits = code === null || code === undefined ? null : minorUnits(code);
+  if (digits === null) return typeof amount === 'string' ? amount : amount.toString();
+  return d.decimalPlaces() > digits ? d.toFixed() : d.toFixed(digits);
+}
+
+/** The same, or null when there is no amount. */
+export function moneyTextOrNull(
+  amount: Amount | string | null | undefined,
+  currency: number | string | null | undefined,
+): string | null {
+  return amount === null || amount === undefined ? null : moneyText(amount, currency);
+}

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AttentionService } from '../attention/attention.service';
 import { SCOPES, type Actor } from '../common/actor';
+import { isLockReason } from '../common/idempotency';
 import { createValidationPipe } from '../common/validation';
 import { PayoutsService } from '../payouts/payouts.service';
 import { CreateRefundDto } from '../refunds/dto/create-refund.dto';
@@ -15,12 +16,58 @@ export const FINAL_STATUSES: Record<ObjectType, string[]> = {
   payout: ['succeeded', 'failed', 'rejected'],
 };
 
+/**
+ * What the attention queue offers for one item: only the actions that exist for its kind. An
+ * invoice, refund or payout: recheck and accept (and charge/unhold for a held invoice); a
+ * reconciliation's balance item: open the run, and post the adjustment that explains it.
+ */
+export interface AttentionActions {
+  recheck: boolean;
+  unlock: boolean;
+  hold: boolean;
+  accept: string[] | null;
+  openRun: string | null;
+  adjust: string | null;
+}
+
+export function attentionActions(item: {
+  objectType: string;
+  id: string;
+  status: string;
+  attentionReason?: string | null;
+}): AttentionActions {
+  if (item.objectType === 'reconciliation') {
+    const run = `/admin/ui/reconciliations/${encodeURIComponent(item.id)}`;
+    return {
+      recheck: false,
+      unlock: false,
+      hold: false,
+      accept: null,
+      openRun: run,
+      adjust: `/admin/ui/ledger?reconciliation=${encodeURIComponent(item.id)}#adjust`,
+    };
+  }
+  const finals = (FINAL_STATUSES as Record<string, string[] | undefined>)[item.objectType];
+  if (finals === undefined)
+    return { recheck: false, unlock: false, hold: false, accept: null, openRun: null, adjust: null };
+  return {
+    recheck: true,
+    unlock: isLockReason(item.attentionReason),
+    hold: item.objectType === 'invoice' && item.status === 'held',
+    accept: finals,
+    openRun: null,
+    adjust: null,
+  };
+}
+
 export type ResolveCommand =
   | { action: 'recheck' }
   | { action: 'accept'; status: string; note: string }
   /** A held invoice: the real gateway call. */
   | { action: 'charge' }
-  | { action: 'unhold' };
+  | { action: 'unhold' }
+  /** An id locked by conflicting repeats of its create: lifted, with the operator's note. */
+  | { action: 'unlock'; note: string };
 
 /**
  * What the console's forms do, through the same services as the admin API routes, acting as the

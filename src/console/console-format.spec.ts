@@ -7,18 +7,22 @@ import {
   money,
   utc,
 } from './console-format';
-import { fmtField } from './console-fields';
+import { fieldLabel, fmtField } from './console-fields';
 
 describe('console formatting', () => {
   it.each([
     ['100.10', 643, '100.10 RUB'],
-    ['0.00', 840, '0.00 USD'],
-    ['1000', 392, '1000 JPY'],
-    ['12345678901234567.12345678', 978, '12345678901234567.12345678 EUR'],
+    ['150000', 643, '150,000.00 RUB'],
+    ['1080.22', 840, '1,080.22 USD'],
+    ['0', 840, '0.00 USD'],
+    ['-1000000', 643, '-1,000,000.00 RUB'],
+    ['1000', 392, '1,000 JPY'],
+    ['500.00', 392, '500 JPY'],
+    ['12345678901234567.12345678', 978, '12,345,678,901,234,567.12345678 EUR'],
     ['5.5', 999999, '5.5 999999'],
     ['7', null, '7'],
     [null, 643, '—'],
-  ])('shows %s in currency %s exactly as stored: %s', (amount, currency, shown) => {
+  ])('shows %s in currency %s with its minor-unit digits, grouped, the code once: %s', (amount, currency, shown) => {
     expect(money(amount, currency)).toBe(shown);
   });
 
@@ -53,7 +57,13 @@ describe('console formatting', () => {
       text: '2026-01-01 00:00:00 +00:00',
       num: false,
     });
-    expect(fmtField('redirect', { method: 'GET' }, payout).text).toBe('{"method":"GET"}');
+    expect(fmtField('redirect', { method: 'GET', url: 'https://pay.example/x', params: {} }, payout).text).toBe(
+      'GET https://pay.example/x',
+    );
+    expect(fmtField('metadata', { a: '1' }, payout).text).toBe('{"a":"1"}');
+    expect(fmtField('gatewayStatus', 4, payout, (n) => (n === 4 ? 'succeeded' : null)).text).toBe('4 (succeeded)');
+    expect(fmtField('psCurrency', 840, payout).text).toBe('USD (840)');
+    expect(fieldLabel('refundableAmount')).toBe('Refundable amount');
     expect(fmtField('processedAt', null, payout).text).toBe('—');
   });
 

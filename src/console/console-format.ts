@@ -1,8 +1,9 @@
 import { number as currencyByNumber } from 'currency-codes';
+import { moneyText } from '../common/money';
 
 /**
- * Pure formatting for the operators' console: amounts exactly as stored (never through a float)
- * with their currency's letter code, times in UTC with the offset written out, and the
+ * Pure formatting for the operators' console: amounts exact (never through a float), with their
+ * currency's minor-unit digits and letter code, times in UTC with the offset written out, and the
  * payments-per-hour chart as inline SVG built on the server.
  */
 
@@ -13,14 +14,59 @@ export function currencyCode(currency: number | string | null | undefined): stri
   return currencyByNumber(text)?.code ?? String(currency);
 }
 
-/** "1234.50 RUB": the stored decimal text exactly as it is (no grouping, no rounding) and its code. */
+/**
+ * "1,080.22 USD": the amount written as the service writes it (its currency's minor-unit digits,
+ * never rounded), its whole part grouped by thousands, and its letter code once.
+ */
 export function money(
   amount: string | null | undefined,
   currency: number | string | null | undefined,
 ): string {
   if (amount === null || amount === undefined || amount === '') return '—';
   const code = currencyCode(currency);
-  return code ? `${amount} ${code}` : amount;
+  const text = grouped(moneyText(amount, currency));
+  return code ? `${text} ${code}` : text;
+}
+
+/** The amount alone, as money() writes it, without the currency ("1,080.22"). */
+export function amount(
+  value: string | null | undefined,
+  currency: number | string | null | undefined,
+): string {
+  if (value === null || value === undefined || value === '') return '—';
+  return grouped(moneyText(value, currency));
+}
+
+/** "-1234567.50" → "-1,234,567.50"; text that is not a plain decimal stays as it is. */
+function grouped(text: string): string {
+  const m = /^(-?)(\d+)(\.\d+)?$/.exec(text);
+  if (!m) return text;
+  return `${m[1]}${m[2].replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${m[3] ?? ''}`;
+}
+
+/** Where the console shows an object of an event or a queue, or null when it has no page. */
+export function objectHref(type: string | null | undefined, id: string | null | undefined): string | null {
+  if (!type || id === null || id === undefined) return null;
+  const at = encodeURIComponent(id);
+  switch (type) {
+    case 'invoice':
+    case 'refund':
+    case 'payout':
+      return `/admin/ui/${type}s/${at}`;
+    case 'reconciliation':
+      return `/admin/ui/reconciliations/${at}`;
+    case 'payout_batch':
+      return `/admin/ui/batches/${at}`;
+    case 'payment_token':
+      return '/admin/ui/payment-tokens';
+    default:
+      return null;
+  }
+}
+
+/** An object type in words ("payout_batch" → "payout batch"). */
+export function objectLabel(type: string | null | undefined): string {
+  return type ? type.replace(/_/g, ' ') : '';
 }
 
 /** "2026-11-22 05:15:51 +00:00": UTC, seconds precision, offset shown. */

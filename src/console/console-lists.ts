@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { moneyText } from '../common/money';
 import { afterCursorSql } from '../common/pagination';
 import { parseDay } from '../common/date-time';
 import { shownAddress, withoutAddressSecrets } from '../common/redact';
@@ -21,6 +22,8 @@ export interface CsvColumn {
   name: string;
   /** Caller or gateway text: prefixed when a spreadsheet would run it as a formula. */
   text?: boolean;
+  /** An amount: written with the minor-unit digits of the currency in this field of the row. */
+  money?: string;
 }
 
 export interface ListContext {
@@ -126,9 +129,9 @@ const INVOICES = objectList(
     { name: 'shop_order_id', text: true },
     { name: 'invoice_id' },
     { name: 'status', text: true },
-    { name: 'amount' },
+    { name: 'amount', money: 'currency' },
     { name: 'currency' },
-    { name: 'refunded_amount' },
+    { name: 'refunded_amount', money: 'currency' },
     { name: 'payway', text: true },
     { name: 'description', text: true },
     { name: 'needs_attention' },
@@ -147,7 +150,7 @@ const REFUNDS = objectList(
     { name: 'shop_order_id', text: true },
     { name: 'gateway_invoice_id' },
     { name: 'status', text: true },
-    { name: 'amount' },
+    { name: 'amount', money: 'currency' },
     { name: 'currency' },
     { name: 'needs_attention' },
     { name: 'attention_reason', text: true },
@@ -165,10 +168,10 @@ const PAYOUTS = objectList(
     { name: 'shop_payment_id', text: true },
     { name: 'withdraw_id' },
     { name: 'status', text: true },
-    { name: 'amount' },
+    { name: 'amount', money: 'amount_currency' },
     { name: 'amount_type', text: true },
     { name: 'shop_currency' },
-    { name: 'shop_write_off' },
+    { name: 'shop_write_off', money: 'shop_currency' },
     { name: 'payway', text: true },
     { name: 'account_masked', text: true },
     { name: 'description', text: true },
@@ -177,7 +180,9 @@ const PAYOUTS = objectList(
   ],
   `t.created_at, t.shop_payment_id, t.withdraw_id::text, t.status, t.amount::text, t.amount_type,
    t.shop_currency, t.shop_write_off::text, t.payway, t.account_masked, t.description,
-   (t.needs_attention OR t.status = 'needs_attention') AS needs_attention, t.attention_reason`,
+   (t.needs_attention OR t.status = 'needs_attention') AS needs_attention, t.attention_reason,
+   CASE WHEN t.amount_type = 'ps_amount' THEN COALESCE(t.ps_currency, t.shop_currency)
+        ELSE t.shop_currency END AS amount_currency`,
   ['q', 'status', 'payway', 'from', 'to'],
 );
 
@@ -288,7 +293,7 @@ const ATTENTION: ConsoleList = {
     { name: 'object_type', text: true },
     { name: 'id', text: true },
     { name: 'status', text: true },
-    { name: 'amount' },
+    { name: 'amount', money: 'currency' },
     { name: 'currency' },
     { name: 'reason', text: true },
     { name: 'next_check_at' },
@@ -385,6 +390,16 @@ function cellValue(v: CsvValue): string | number | boolean | null | undefined {
  * more than one batch in memory, and `write` resolves when the reader took the chunk. Stops at
  * `cap` rows with a last line saying the file was cut. Returns the rows written.
  */
+/** A row's cell: an amount with its currency's minor-unit digits, anything else as cellValue says. */
+function cellOf(row: Record<string, CsvValue>, c: CsvColumn): ReturnType<typeof cellValue> {
+  const v = row[c.name];
+  if (c.money !== undefined && typeof v === 'string') {
+    const currency = row[c.money];
+    return moneyText(v, typeof currency === 'number' || typeof currency === 'string' ? currency : null);
+  }
+  return cellValue(v);
+}
+
 export async function writeListCsv(
   list: ConsoleList,
   ctx: ListContext,
@@ -407,7 +422,7 @@ export async function writeListCsv(
         );
         return { rows: n, cut: true };
       }
-      chunk += `${list.columns.map((c) => csvCell(cellValue(row[c.name]), c.text === true)).join(',')}\r\n`;
+      chunk += `${list.columns.map((c) => csvCell(cellOf(row, c), c.text === true)).join(',')}\r\n`;
       n += 1;
     }
     if (chunk) await write(chunk);

@@ -155,7 +155,8 @@ export class ConsoleWeb {
     const filters: Record<string, string> = {};
     for (const f of list.filters) {
       const v = queryText(req, f, FILTER_MAX);
-      if (v !== undefined) filters[f] = v;
+      // A filter left empty is no filter: with none, there is nothing to save.
+      if (v !== undefined && v.trim() !== '') filters[f] = v;
     }
     return {
       name: list.name,

@@ -51,8 +51,16 @@ export function isObjectType(v: unknown): v is ObjectType {
   return typeof v === 'string' && Object.prototype.hasOwnProperty.call(KINDS, v);
 }
 
+/** Text matched literally by LIKE: its wildcards and the escape character escaped. */
+function likeEscaped(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
 export interface SearchFilter {
-  /** The shop's id or the gateway's id, matched exactly. */
+  /**
+   * The shop's id by its beginning (a refund also by its order's), the gateway's id exactly, a
+   * metadata value exactly, or text in the description.
+   */
   q?: string;
   status?: string;
   payway?: string;
@@ -74,9 +82,14 @@ export function searchConditions(
   const where: string[] = [];
   if (f.q) {
     const byGateway = /^\d{1,18}$/.test(f.q) ? ` OR t.${k.gatewayId} = ${bind(f.q)}::bigint` : '';
-    // A refund is also found by its order.
-    const byOrder = type === 'refund' ? ` OR t.shop_order_id = ${bind(f.q)}` : '';
-    where.push(`(t.${k.shopId} = ${bind(f.q)}${byGateway}${byOrder})`);
+    // The shop's id (or a refund's order) by its beginning, a metadata value exactly, and words
+    // of the description (invoices and payouts have one).
+    const prefix = bind(`${likeEscaped(f.q)}%`);
+    const byOrder = type === 'refund' ? ` OR t.shop_order_id LIKE ${prefix}` : '';
+    const byMetadata = ` OR EXISTS (SELECT 1 FROM jsonb_each_text(t.metadata) m WHERE m.value = ${bind(f.q)})`;
+    const byDescription =
+      type === 'refund' ? '' : ` OR t.description ILIKE ${bind(`%${likeEscaped(f.q)}%`)}`;
+    where.push(`(t.${k.shopId} LIKE ${prefix}${byGateway}${byOrder}${byMetadata}${byDescription})`);
   }
   if (f.status) where.push(`t.status = ${bind(f.status)}`);
   if (f.payway && type !== 'refund') where.push(`t.payway = ${bind(f.payway)}`);

@@ -1,7 +1,9 @@
 /**
  * `npm run events -- listen [--forward URL]` prints (and forwards, re-signed) the shop events
  * of a running service as they happen; `npm run events -- trigger <type>` drives the sandbox
- * through a real flow that produces that event. Talks to the service over its public API only.
+ * through a real flow that produces that event; `npm run events -- resend --forward URL [--id ID]
+ * [--type TYPE] [--since ISO-TIME]` sends past events of the feed again to the forward target
+ * (re-signed as listen forwards them). Talks to the service over its public API only.
  *
  * Options: --url (default PUBLIC_BASE_URL, else http://localhost:$PORT or :3000), --key (default EVENTS_API_KEY, else
  * the first of API_KEYS), --secret for forwarding (default SHOP_WEBHOOK_SECRET, else generated
@@ -16,11 +18,16 @@ interface Options {
   forward?: string;
   secret?: string;
   fromStart: boolean;
+  /** resend: one event by id, events of one type, events created at or after a time. */
+  id?: string;
+  type?: string;
+  since?: string;
 }
 
 interface FeedEvent {
   id: string;
   type: string;
+  createdAt?: string;
   objectType: string;
   objectId: string;
   sequence: number;
@@ -46,7 +53,30 @@ const TRIGGERS: Record<string, (o: Options) => Promise<{ objectId: string; nudge
   },
   'payout.succeeded': (o) => payout(o, 'qiwi_topup_rub_to_card[mock_server,success]'),
   'payout.rejected': (o) => payout(o, 'qiwi_topup_rub_to_card[sandbox,reject]'),
+  'payout.failed': (o) => payout(o, 'qiwi_topup_rub_to_card[sandbox,decline]'),
+  'invoice.awaiting_payer': (o) => invoice(o, 'card_core_payin_rub[mock_server,success_with_callback]'),
+  'refund.waiting': (o) => refundOf(o),
+  'invoice.refund_updated': async (o) => {
+    const { orderId, nudge } = await refundOf(o);
+    return { objectId: orderId, nudge };
+  },
 };
+
+/** A paid invoice and a refund of part of it. */
+async function refundOf(o: Options): Promise<{ objectId: string; orderId: string; nudge: string }> {
+  const { objectId, nudge } = await invoice(o, 'card_core_payin_rub[mock_server,success]');
+  await waitFor(o, 'invoice.succeeded', objectId, nudge);
+  const shopRefundId = `cli-refund-${randomUUID()}`;
+  await call(o, 'POST', `/api/v1/invoices/${encodeURIComponent(objectId)}/refunds`, {
+    shopRefundId,
+    amount: '10.00',
+  });
+  return {
+    objectId: shopRefundId,
+    orderId: objectId,
+    nudge: `/api/v1/invoices/${encodeURIComponent(objectId)}/refunds?refresh=true`,
+  };
+}
 
 async function invoice(o: Options, payway: string): Promise<{ objectId: string; nudge: string }> {
   const shopOrderId = `cli-order-${randomUUID()}`;
@@ -163,6 +193,42 @@ async function listen(o: Options): Promise<never> {
   }
 }
 
+/** The past events `resend` picks: one by id, or the feed's events of a type and/or since a time. */
+export function picked(e: { id: string; type: string; createdAt?: string }, o: Pick<Options, 'id' | 'type' | 'since'>): boolean {
+  if (o.id !== undefined && e.id !== o.id) return false;
+  if (o.type !== undefined && e.type !== o.type) return false;
+  if (o.since !== undefined && (e.createdAt === undefined || Date.parse(e.createdAt) < Date.parse(o.since))) return false;
+  return true;
+}
+
+async function resend(o: Options): Promise<void> {
+  if (!o.forward) throw new Error('resend: name the target with --forward URL (or SHOP_WEBHOOK_URL)');
+  if (o.id === undefined && o.type === undefined && o.since === undefined)
+    throw new Error('resend: choose the events with --id ID, --type TYPE and/or --since ISO-TIME');
+  if (o.since !== undefined && Number.isNaN(Date.parse(o.since)))
+    throw new Error(`resend: --since ${o.since} is not a time (2026-12-01T10:00:00Z)`);
+  const whsec = o.secret ?? `whsec_${randomBytes(32).toString('base64')}`;
+  const secret = Buffer.from(whsec.replace(/^whsec_/, ''), 'base64');
+  console.log(`Sending past events to ${o.forward}, signed with ${o.secret ? 'the given secret' : whsec}`);
+  const events: FeedEvent[] = [];
+  if (o.id !== undefined) {
+    events.push((await call(o, 'GET', `/api/v1/events/${encodeURIComponent(o.id)}`)) as FeedEvent);
+  } else {
+    let after: string | null = null;
+    for (;;) {
+      const p = await page(o, after);
+      events.push(...p.items.filter((e) => picked(e, o)));
+      after = p.nextCursor;
+      if (p.items.length === 0) break;
+    }
+  }
+  for (const e of events) {
+    console.log(`${e.type.padEnd(28)} ${e.objectType} ${e.objectId} #${e.sequence}  [${e.id}]`);
+    await forward(o.forward, secret, e);
+  }
+  console.log(`${events.length} event${events.length === 1 ? '' : 's'} sent again`);
+}
+
 async function forward(url: string, secret: Buffer, e: FeedEvent): Promise<void> {
   const body = JSON.stringify(e);
   try {
@@ -230,7 +296,10 @@ function parse(argv: string[]): {
     o: {
       url: str('--url') ?? process.env.PUBLIC_BASE_URL ?? `http://localhost:${process.env.PORT ?? '3000'}`,
       key: key ?? '',
-      forward: str('--forward'),
+      forward: str('--forward') ?? (rest[0] === 'resend' ? process.env.SHOP_WEBHOOK_URL?.split(',')[0] : undefined),
+      id: str('--id'),
+      type: str('--type'),
+      since: str('--since'),
       secret: str('--secret') ?? process.env.SHOP_WEBHOOK_SECRET,
       fromStart: flags.has('--from-start'),
     },
@@ -239,9 +308,9 @@ function parse(argv: string[]): {
 
 async function main(): Promise<void> {
   const { command, arg, o } = parse(process.argv.slice(2));
-  if (command !== 'listen' && command !== 'trigger') {
+  if (command !== 'listen' && command !== 'trigger' && command !== 'resend') {
     console.error(
-      'usage: npm run events -- listen [--forward URL] | trigger <type>   [--url URL] [--key KEY]',
+      'usage: npm run events -- listen [--forward URL] | trigger <type> | resend --forward URL [--id ID] [--type TYPE] [--since ISO-TIME]   [--url URL] [--key KEY]',
     );
     console.error(`types: ${Object.keys(TRIGGERS).join(', ')}`);
     process.exit(2);
@@ -253,6 +322,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   if (command === 'listen') return void (await listen(o));
+  if (command === 'resend') return resend(o);
   const flow = arg ? TRIGGERS[arg] : undefined;
   if (!flow) {
     console.error(`trigger: one of ${Object.keys(TRIGGERS).join(', ')}`);

@@ -7,9 +7,11 @@ const sums = (
   status: InvoiceStatus,
   refunded: string,
   pending: string,
+  currency = 643,
 ): RefundSums =>
   refundSumsOf({
     amount: Amount.parse(amount),
+    currency,
     status,
     // As the database returns them: COALESCE(SUM(...), 0) is "0" with no fraction.
     refundedAmount: Amount.fromText(refunded),
@@ -84,7 +86,7 @@ describe('invoice refund sums', () => {
       },
     ],
     [
-      'amount without fraction: whole numbers',
+      'JPY, no minor unit: whole numbers',
       '1000',
       'succeeded',
       '1',
@@ -97,14 +99,14 @@ describe('invoice refund sums', () => {
       },
     ],
     [
-      'a refund finer than the amount keeps its digits (never rounded)',
+      'the amount sent as a whole number is written with the minor unit',
       '100',
       'succeeded',
       '0.50',
       '0',
       {
         refundedAmount: '0.50',
-        refundPendingAmount: '0',
+        refundPendingAmount: '0.00',
         refundableAmount: '99.50',
         refundStatus: 'partial',
       },
@@ -136,7 +138,7 @@ describe('invoice refund sums', () => {
       },
     ],
   ])('%s', (_name, amount, status, refunded, pending, expected) => {
-    expect(sums(amount, status, refunded, pending)).toEqual(expected);
+    expect(sums(amount, status, refunded, pending, _name.startsWith('JPY') ? 392 : 643)).toEqual(expected);
   });
 
   it.each<InvoiceStatus>([

@@ -1,9 +1,9 @@
 /**
  * What the shop reads about an invoice's refunds (shared/API.md, invoice body), pure: the sums
  * the database keeps (SUCCESS and WAITING refunds) turned into the four view fields. Amounts are
- * exact and written with at least the invoice amount's scale ("0.00" beside "150.50").
+ * exact and written with the currency's minor-unit digits ("0.00", never "0").
  */
-import { Amount } from '../common/money';
+import { Amount, moneyText } from '../common/money';
 import type { InvoiceStatus } from './invoice.state';
 
 /** How much of the invoice has been refunded for certain: nothing, some, or all of it. */
@@ -30,16 +30,16 @@ export interface RefundSums {
  */
 export function refundSumsOf(inv: {
   amount: Amount;
+  currency: number;
   status: InvoiceStatus;
   refundedAmount: Amount;
   refundPendingAmount: Amount;
 }): RefundSums {
-  const scale = inv.amount.scale;
   const refundable = refundableAmountOf(inv, [inv.refundedAmount, inv.refundPendingAmount]);
   return {
-    refundedAmount: inv.refundedAmount.withScale(scale).toString(),
-    refundPendingAmount: inv.refundPendingAmount.withScale(scale).toString(),
-    refundableAmount: refundable.withScale(scale).toString(),
+    refundedAmount: moneyText(inv.refundedAmount, inv.currency),
+    refundPendingAmount: moneyText(inv.refundPendingAmount, inv.currency),
+    refundableAmount: moneyText(refundable, inv.currency),
     refundStatus: inv.refundedAmount.gte(inv.amount)
       ? 'full'
       : inv.refundedAmount.isPositive()

@@ -1,4 +1,5 @@
 import { alphabeticCurrency } from '../common/currency';
+import { moneyText, moneyTextOrNull } from '../common/money';
 import type { InvoiceEntity, RedirectData } from './invoice.entity';
 import { refundSumsOf, type RefundProgress } from './invoice-refund-sums';
 import type { InvoiceStatus } from './invoice.state';
@@ -100,16 +101,16 @@ export function toInvoiceView(
     paymentId: inv.paymentId,
     status: inv.status,
     gatewayStatus: inv.gatewayStatus,
-    amount: inv.amount.toString(),
+    amount: moneyText(inv.amount, inv.currency),
     currency: inv.currency,
     currencyCode: alphabeticCurrency(inv.currency),
     payway: inv.payway,
     description: inv.description,
     twoStep: inv.twoStep,
     metadata: inv.metadata ?? {},
-    payerPrice: inv.payerPrice !== null ? inv.payerPrice.toString() : null,
+    payerPrice: moneyTextOrNull(inv.payerPrice, inv.psCurrency ?? inv.currency),
     psCurrency: inv.psCurrency,
-    // The refund sums, written with the invoice amount's scale ("0.00" beside "150.50", not "0").
+    // The refund sums, written with the currency's minor-unit digits ("0.00", not "0").
     ...refundSumsOf(inv),
     redirect: inv.redirect,
     payUrl: inv.redirect ? payUrlOf(publicBaseUrl, inv.shopOrderId, inv.payToken) : null,

@@ -90,6 +90,8 @@ export interface EntryFilter {
   objectType?: string;
   objectId?: string;
   account?: string;
+  /** Entries with a posting in this currency. */
+  currency?: number;
   from?: Date;
   to?: Date;
   /** Entries older than this id (the cursor). */
@@ -131,6 +133,9 @@ export async function listEntries(q: Querier, f: EntryFilter): Promise<EntryRow[
   if (f.objectId !== undefined) where.push(`e.object_id = ${p(f.objectId)}`);
   if (f.account !== undefined) {
     where.push(`EXISTS (SELECT 1 FROM unnest(e.legs) a WHERE a.account = ${p(f.account)})`);
+  }
+  if (f.currency !== undefined) {
+    where.push(`EXISTS (SELECT 1 FROM unnest(e.legs) c WHERE c.currency = ${p(f.currency)})`);
   }
   if (f.from !== undefined) where.push(`e.created_at >= ${p(f.from)}`);
   if (f.to !== undefined) where.push(`e.created_at < ${p(f.to)}`);

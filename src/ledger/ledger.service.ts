@@ -4,6 +4,7 @@ import { IdempotencyConflict, ValidationFailed } from '../common/errors';
 import { differingFields, differs } from '../common/idempotency';
 import { decodeCursor, encodeCursor, DEFAULT_PAGE_SIZE } from '../common/pagination';
 import { logger } from '../common/logger';
+import { moneyText } from '../common/money';
 import { csvCell } from '../reports/daily-report';
 import {
   adjustmentFacts,
@@ -37,7 +38,8 @@ function entryView(r: EntryRow): EntryView {
     id: r.id,
     createdAt: new Date(r.created_at).toISOString(),
     kind: r.kind,
-    postings: r.postings ?? [],
+    // Each amount with its currency's minor-unit digits, however it was posted ("-1000000.00").
+    postings: (r.postings ?? []).map((p) => ({ ...p, amount: moneyText(p.amount, p.currency) })),
   };
   if (r.object_type !== null) v.objectType = r.object_type;
   if (r.object_id !== null) v.objectId = r.object_id;
@@ -103,7 +105,11 @@ export class LedgerService {
     const rows = await balancesAt(this.ds, when);
     return {
       at: when.toISOString(),
-      balances: rows.map((r) => ({ account: r.account, currency: r.currency, balance: r.balance })),
+      balances: rows.map((r) => ({
+        account: r.account,
+        currency: r.currency,
+        balance: moneyText(r.balance, r.currency),
+      })),
     };
   }
 
@@ -133,13 +139,15 @@ export class LedgerService {
     };
   }
 
-  async entries(q: EntriesQuery): Promise<EntryPage> {
+  /** A page of entries; `currency` (the console's filter) keeps entries with a posting in it. */
+  async entries(q: EntriesQuery & { currency?: number }): Promise<EntryPage> {
     const limit = q.limit ?? DEFAULT_PAGE_SIZE;
     const beforeId = decodeCursor(q.cursor, 'bigint') ?? undefined;
     const rows = await listEntries(this.ds, {
       objectType: q.objectType,
       objectId: q.objectId,
       account: q.account,
+      currency: q.currency,
       from: instantOf(q.from, 'timeOrDay'),
       to: instantOf(q.to, 'timeOrDay'),
       beforeId,

@@ -73,9 +73,9 @@ describe('payway view', () => {
               id: 7,
               alias: 'card',
               currency: 643,
-              minAmount: '10.0',
+              minAmount: '10.00',
               maxAmount: null,
-              feeConfig: { percent: '5.0', fix: '0.0' },
+              feeConfig: { percent: '5.0', fix: '0.00' },
               feePartConfig: { percentPart: null, fixPart: null },
               isActive: true,
               addOnsConfig: {
@@ -120,9 +120,9 @@ describe('payway view', () => {
     expect(toPaywayListView(list).groups[0].payways[0]).toEqual({
       alias: 'to_wallet',
       currency: 643,
-      minAmount: '10.0',
-      maxAmount: '15000.0',
-      feeConfig: { percent: '0.0', fix: '5.0' },
+      minAmount: '10.00',
+      maxAmount: '15000.00',
+      feeConfig: { percent: '0.0', fix: '5.00' },
       accountInfoConfig: { account: { regex: '^\\d+$', title: 'Phone' } },
       paysystemData: {},
     });

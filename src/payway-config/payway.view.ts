@@ -1,4 +1,4 @@
-import { Amount } from '../common/money';
+import { Amount, moneyText } from '../common/money';
 import type { InputPayway, OutputPayway, PaywayGroup } from '../gateway/gateway.types';
 import type { PaywayList } from './payway-config.service';
 import { isActive } from './payway-validation';
@@ -106,9 +106,15 @@ export function decimalOf(v: unknown): string | null {
   }
 }
 
-const feeOf = (v: unknown): FeeConfigView => {
+/** An amount of the payway's currency, written as every amount is (its minor-unit digits). */
+function moneyOf(v: unknown, currency: number | null): string | null {
+  const d = decimalOf(v);
+  return d === null ? null : moneyText(d, currency);
+}
+
+const feeOf = (v: unknown, currency: number | null): FeeConfigView => {
   const f = objectOf(v);
-  return { percent: decimalOf(f.percent), fix: decimalOf(f.fix) };
+  return { percent: decimalOf(f.percent), fix: moneyOf(f.fix, currency) };
 };
 
 function paymentPaywayOf(p: InputPayway): PaymentPaywayView {
@@ -117,9 +123,10 @@ function paymentPaywayOf(p: InputPayway): PaymentPaywayView {
     id: intOf(p.id),
     alias: p.alias,
     currency: intOf(p.currency),
-    minAmount: decimalOf(p.min_amount),
-    maxAmount: decimalOf(p.max_amount),
-    feeConfig: feeOf(p.fee_config),
+    minAmount: moneyOf(p.min_amount, intOf(p.currency)),
+    maxAmount: moneyOf(p.max_amount, intOf(p.currency)),
+    feeConfig: feeOf(p.fee_config, intOf(p.currency)),
+    // Shares of the fee the payer bears (fractions), not amounts: the gateway's digits.
     feePartConfig: { percentPart: decimalOf(part.percent_part), fixPart: decimalOf(part.fix_part) },
     isActive: isActive(p),
     addOnsConfig: Object.fromEntries(
@@ -144,9 +151,9 @@ function payoutPaywayOf(p: OutputPayway): PayoutPaywayView {
   return {
     alias: p.alias,
     currency: intOf(p.currency),
-    minAmount: decimalOf(p.min_amount),
-    maxAmount: decimalOf(p.max_amount),
-    feeConfig: feeOf(p.fee_config),
+    minAmount: moneyOf(p.min_amount, intOf(p.currency)),
+    maxAmount: moneyOf(p.max_amount, intOf(p.currency)),
+    feeConfig: feeOf(p.fee_config, intOf(p.currency)),
     accountInfoConfig: Object.fromEntries(
       Object.entries(objectOf(p.account_info_config)).map(([name, raw]) => {
         const f = objectOf(raw);

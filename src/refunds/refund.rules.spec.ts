@@ -120,6 +120,7 @@ describe('the refund sum, decided once', () => {
       fc.property(cents, cents, cents, cents, (paid, refunded, pending, amount) => {
         const shown = refundSumsOf({
           amount: paid,
+          currency: 643,
           status: 'succeeded',
           refundedAmount: refunded,
           refundPendingAmount: pending,

@@ -5,6 +5,8 @@
  */
 import { parseDay } from '../common/date-time';
 
+import { moneyText } from '../common/money';
+
 /** Count and exact sum (decimal text) of the objects of one kind that reached success that day. */
 export interface Tally {
   count: number;
@@ -229,4 +231,28 @@ export function dailyReportCsv(r: DailyReport): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const row of rows) lines.push(CSV_COLUMNS.map((c) => field(c, row[c])).join(','));
   return `${lines.join('\r\n')}\r\n`;
+}
+
+/**
+ * The report with every amount written as the service writes amounts: its currency's minor-unit
+ * digits ("0.00", "150000.00"), whatever scale PostgreSQL's sums carry. The CSV is written from it.
+ */
+export function reportInMinorUnits(r: DailyReport): DailyReport {
+  const tally = <T extends Tally>(t: T, currency: number): T => ({ ...t, amount: moneyText(t.amount, currency) });
+  return {
+    ...r,
+    currencies: r.currencies.map((c) => ({
+      ...c,
+      payments: tally(c.payments, c.currency),
+      refunds: tally(c.refunds, c.currency),
+      payouts: tally(c.payouts, c.currency),
+      fees: { payments: tally(c.fees.payments, c.currency), payouts: tally(c.fees.payouts, c.currency) },
+    })),
+    ledger: r.ledger.map((l) => ({ ...l, amount: moneyText(l.amount, l.currency) })),
+    open: { ...r.open, items: r.open.items.map((o) => ({ ...o, amount: moneyText(o.amount, o.currency) })) },
+    attention: {
+      ...r.attention,
+      items: r.attention.items.map((a) => ({ ...a, amount: moneyText(a.amount, a.currency) })),
+    },
+  };
 }

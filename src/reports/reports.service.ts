@@ -12,6 +12,7 @@ import {
   type ObjectType,
   type OpenItem,
   reportDayProblem,
+  reportInMinorUnits,
 } from './daily-report';
 import { LEGS } from '../ledger/ledger-sql';
 
@@ -95,7 +96,7 @@ export class ReportsService {
         await this.open(m, params),
         await this.attention(m, params),
       ];
-      return {
+      return reportInMinorUnits({
         date,
         timeZone: this.config.reportTimeZone,
         from: b.from_at.toISOString(),
@@ -105,7 +106,7 @@ export class ReportsService {
         ledger,
         open,
         attention,
-      };
+      });
     });
   }
 

@@ -298,17 +298,17 @@ describe('admin console', () => {
       expect(detail.text).not.toContain('<img src=x');
       expect(detail.text).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
       // Exactly as stored, with the currency's code; the timeline lists the creation.
-      expect(detail.text).toContain('1234.50 RUB');
+      expect(detail.text).toContain('1,234.50 RUB');
       expect(detail.text).toMatch(/pending|awaiting_payer/);
       // The refund sums with their currency (nothing refundable before the payment).
-      for (const sum of ['refundedAmount', 'refundPendingAmount', 'refundableAmount'])
+      for (const sum of ['Refunded amount', 'Refund pending amount', 'Refundable amount'])
         expect(detail.text).toContain(`<dt>${sum}</dt><dd class="num">0.00 RUB</dd>`);
-      expect(detail.text).toContain('<dt>refundStatus</dt><dd class="">none</dd>');
+      expect(detail.text).toContain('<dt>Refund status</dt><dd class="">none</dd>');
       const list = await fresh.http
         .get(`/admin/ui/invoices?q=${encodeURIComponent(String(inv.shopOrderId))}`)
         .set('Cookie', jar.header())
         .expect(200);
-      expect(list.text).toContain('1234.50 RUB');
+      expect(list.text).toContain('1,234.50 RUB');
       // A hostile search term is a bound parameter: no rows, no error.
       const injected = await fresh.http
         .get(`/admin/ui/invoices?q=${encodeURIComponent("' OR 1=1 --")}&from=2026-13-45`)
@@ -398,7 +398,7 @@ describe('admin console', () => {
         .get(`/admin/ui/refunds/${encodeURIComponent(refunds[1])}`)
         .set('Cookie', jar.header())
         .expect(200);
-      expect(refundPage.text).toContain(`<dt>shopOrderId</dt><dd class="">${order}</dd>`);
+      expect(refundPage.text).toContain(`<dt>Shop order id</dt><dd class="">${order}</dd>`);
       // An invoice without refunds says so.
       const bare = await createInvoice();
       const none = await fresh.http

@@ -7,6 +7,44 @@ import { loadConfig } from '../../src/config/config';
 import { startSandbox, SandboxHandle } from '../../src/sandbox/sandbox.server';
 import { createTestDatabase } from './database';
 import { freePort } from './ports';
+import { answerChecker } from './answers';
+
+const METHODS = new Set(['get', 'post', 'put', 'patch', 'delete', 'head', 'options']);
+
+/** A plain agent, for answers built from rows a test wrote by hand (not the service's own answers). */
+export function unvalidatedHttp(ctx: { url: string }): ReturnType<typeof request> {
+  return request(ctx.url);
+}
+
+/**
+ * A supertest agent whose every request checks its answer against the contract first
+ * (test/support/answers.ts: the OpenAPI schema of the route and status, and money digits), so
+ * every JSON answer an end-to-end suite receives is validated. `RESPONSE_VALIDATION=off` skips it.
+ */
+export function validatedHttp(url: string): ReturnType<typeof request> {
+  const agent = request(url);
+  if (process.env.RESPONSE_VALIDATION === 'off') return agent;
+  return new Proxy(agent, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof prop !== 'string' || !METHODS.has(prop) || typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const test = (value as (...a: unknown[]) => request.Test).apply(target, args);
+        return test.expect((res) => {
+          const path = new URL((test as unknown as { url: string }).url).pathname;
+          const problem = answerChecker().check(
+            prop.toUpperCase(),
+            path,
+            res.status,
+            String(res.headers['content-type'] ?? ''),
+            res.body,
+          );
+          if (problem !== null) throw new Error(problem);
+        });
+      };
+    },
+  });
+}
 
 export const SHOP_KEY = 'test-shop-key-0123456789';
 export const ADMIN_KEY = 'test-admin-key-0123456789';
@@ -121,7 +159,7 @@ async function startOn(
     sandbox,
     url: service.url,
     databaseUrl,
-    http: request(service.url),
+    http: validatedHttp(service.url),
     close: async () => {
       await service.close();
       if (!opts.sandbox) await sandbox.close();

@@ -16,16 +16,18 @@ import { Type } from 'class-transformer';
  * `recheck`: ask the gateway now; `accept`: record a final status the gateway's fresh answer
  * does not contradict (409 naming its answer otherwise; allowed with the note when the gateway
  * has no record or cannot be reached); `charge` / `unhold`: the real gateway call on a held
- * invoice.
+ * invoice; `unlock` (with a note): lift the idempotency lock of an id repeated with other
+ * bodies IDEMPOTENCY_CONFLICT_LIMIT times, and resolve its flag.
  */
 export class ResolveAttentionDto {
   @ApiProperty({
-    enum: ['recheck', 'accept', 'charge', 'unhold'],
+    enum: ['recheck', 'accept', 'charge', 'unhold', 'unlock'],
     example: 'accept',
-    description: 'charge and unhold: invoices only (a held invoice)',
+    description:
+      'charge and unhold: invoices only (a held invoice); unlock: lifts the idempotency lock (idempotency-locked) and resolves its flag',
   })
-  @IsIn(['recheck', 'accept', 'charge', 'unhold'])
-  action: 'recheck' | 'accept' | 'charge' | 'unhold';
+  @IsIn(['recheck', 'accept', 'charge', 'unhold', 'unlock'])
+  action: 'recheck' | 'accept' | 'charge' | 'unhold' | 'unlock';
 
   @ApiPropertyOptional({
     description:
@@ -40,10 +42,10 @@ export class ResolveAttentionDto {
 
   @ApiPropertyOptional({
     description:
-      'With accept (required): what the operator verified; the evidence when the gateway has no record or cannot be reached',
+      'With accept (required): what the operator verified; the evidence when the gateway has no record or cannot be reached. With unlock (required): why the lock may go',
     example: 'Paid per back office, ticket 4711',
   })
-  @ValidateIf((o: ResolveAttentionDto) => o.action === 'accept')
+  @ValidateIf((o: ResolveAttentionDto) => o.action === 'accept' || o.action === 'unlock')
   @IsString()
   @IsNotEmpty()
   @MaxLength(1000)
@@ -91,8 +93,20 @@ export class AttentionItem {
     example: '2026-01-15T10:10:00.000Z',
   })
   nextCheckAt: string | null;
-  @ApiProperty({ example: '100.10' }) amount: string;
-  @ApiProperty({ example: '643' }) currency: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The object's amount, with its currency's minor-unit digits; null for a reconciliation",
+    example: '100.10',
+  })
+  amount: string | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'ISO 4217 numeric code; null for a reconciliation',
+    example: 643,
+  })
+  currency: number | null;
 }
 
 export class AttentionList {

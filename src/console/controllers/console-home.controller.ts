@@ -5,7 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { BalanceService, type BalanceView } from '../../balance/balance.service';
 import { sameSecret } from '../../common/sha256';
 import { Public } from '../../common/public.decorator';
+import { LedgerService } from '../../ledger/ledger.service';
 import { consoleSignIns } from '../../metrics/metrics';
+import { ReconciliationService } from '../../reconciliation/reconciliation.service';
+import { booksTile, type BooksTile } from '../console-books';
 import { hourlyChart } from '../console-format';
 import { stylesheet } from '../console-render';
 import { ConsoleService, OBJECT_TYPES } from '../console.service';
@@ -22,6 +25,8 @@ export class ConsoleHomeController {
     private readonly sessions: ConsoleSessions,
     private readonly data: ConsoleService,
     private readonly balance: BalanceService,
+    private readonly ledger: LedgerService,
+    private readonly reconciliations: ReconciliationService,
   ) {}
 
   @Get('admin/ui/console.css')
@@ -124,6 +129,24 @@ export class ConsoleHomeController {
       balance,
       balanceError,
       deliveries: o.deliveries,
+      books: await this.books(),
     });
+  }
+
+  /** The books tile: the last reconciliation and, where the ledger can check itself, its mismatches. */
+  private async books(): Promise<BooksTile> {
+    const [last] = await this.reconciliations.list(1);
+    // The position check (GET /admin/ledger/check) where this build has it.
+    const check = (this.ledger as unknown as { check?: () => Promise<unknown> }).check;
+    let positions: unknown = null;
+    let positionsError: string | null = null;
+    if (typeof check === 'function') {
+      try {
+        positions = await check.call(this.ledger);
+      } catch (e) {
+        positionsError = e instanceof Error ? e.message : 'unknown error';
+      }
+    }
+    return booksTile(last ?? null, positions, positionsError);
   }
 }

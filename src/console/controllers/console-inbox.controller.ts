@@ -1,10 +1,11 @@
-import { Controller, Get, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { EVENT_OBJECT_TYPES, SHOP_EVENT_TYPES } from '../../audit/shop-events';
 import { logger } from '../../common/logger';
 import { dateTimeMessage, parseTime } from '../../common/date-time';
 import { Public } from '../../common/public.decorator';
+import { APP_CONFIG, type AppConfig } from '../../config/config';
 import { EventsService } from '../../events/events.service';
 import { NotificationsService } from '../../notifications/notifications.service';
 import { PAYMENT_TOKEN_STATUSES } from '../../payment-tokens/dto/payment-token.view';
@@ -30,6 +31,7 @@ export class ConsoleInboxController {
     private readonly notifications: NotificationsService,
     private readonly events: EventsService,
     private readonly tokens: PaymentTokensService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Get('admin/ui/notifications')
@@ -81,6 +83,10 @@ export class ConsoleInboxController {
     if (!session) return;
     const raw = queryText(req, 'state', 16);
     const state = DELIVERY_STATES.find((s) => s === raw);
+    const rows = (await this.events.deliveries({ state, limit: 100 })).items;
+    // A delivery to an address SHOP_WEBHOOK_URL no longer names is still retried: say so.
+    const configured = new Set(this.config.shopEvents.urls);
+    const unconfigured = rows.filter((d) => !configured.has(d.url) && d.state !== 'delivered').length;
     await this.web.send(res, 'deliveries', {
       title: 'Webhook deliveries',
       session,
@@ -89,7 +95,9 @@ export class ConsoleInboxController {
       states: DELIVERY_STATES,
       eventTypes: SHOP_EVENT_TYPES,
       objectTypes: EVENT_OBJECT_TYPES,
-      rows: (await this.events.deliveries({ state, limit: 100 })).items,
+      rows,
+      configuredUrls: [...configured],
+      unconfigured,
       listTools: await this.web.listTools('deliveries', req, session),
     });
   }

@@ -1,14 +1,20 @@
-import { Controller, Get, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { parseDay } from '../../common/date-time';
 import { decodeCursor } from '../../common/pagination';
 import { DomainError, ValidationFailed } from '../../common/errors';
+import { isLockReason } from '../../common/idempotency';
+import { APP_CONFIG, type AppConfig } from '../../config/config';
+import { statusFromGatewayNumber as invoiceStatusOfNumber } from '../../invoices/invoice.state';
+import { statusFromGatewayNumber as payoutStatusOfNumber } from '../../payouts/payout.state';
 import { Public } from '../../common/public.decorator';
+import type { EntryView } from '../../ledger/dto/ledger.dto';
 import { LedgerService } from '../../ledger/ledger.service';
+import { Amount, moneyText } from '../../common/money';
 import { ConsoleActions, FINAL_STATUSES } from '../console-actions';
-import { fmtField, type DetailField } from '../console-fields';
+import { fieldLabel, fmtField, type DetailField } from '../console-fields';
 import {
   ConsoleService,
   isObjectType,
@@ -43,10 +49,34 @@ export function objectActions(type: ObjectType, o: Record<string, unknown>): Rec
     hold: type === 'invoice' && status === 'held',
     decide: type === 'payout' && status === 'awaiting_approval',
     accept: o.needsAttention === true,
+    // An id locked by conflicting repeats: the operator lifts the lock with a note.
+    unlock: o.needsAttention === true && isLockReason(o.attentionReason as string | null),
     finalStatuses: FINAL_STATUSES[type],
     // A fresh id for each showing of the refund form: the same form sent twice is one refund.
     shopRefundId: type === 'invoice' ? `console-${randomBytes(12).toString('base64url')}` : null,
   };
+}
+
+/**
+ * An invoice's money at a glance: paid (its amount once succeeded), refunded, refund pending,
+ * still refundable, and the payer's fee (payer price − amount, when paid in the invoice's currency).
+ */
+export function moneyAtAGlance(o: Record<string, unknown>): Array<[string, string, number]> {
+  const currency = Number(o.currency);
+  const text = (v: unknown): string => (typeof v === 'string' ? v : '0');
+  const paid = o.status === 'succeeded' ? text(o.amount) : '0';
+  const rows: Array<[string, string, number]> = [
+    ['Paid', moneyText(paid, currency), currency],
+    ['Refunded', text(o.refundedAmount), currency],
+    ['Refund pending', text(o.refundPendingAmount), currency],
+    ['Refundable', text(o.refundableAmount), currency],
+  ];
+  const sameCurrency = o.psCurrency === null || o.psCurrency === undefined || Number(o.psCurrency) === currency;
+  if (typeof o.payerPrice === 'string' && sameCurrency) {
+    const fee = Amount.fromText(o.payerPrice).minus(Amount.fromText(text(o.amount)));
+    rows.push(['Payer’s fee', moneyText(fee, currency), currency]);
+  }
+  return rows;
 }
 
 /** Invoices, refunds and payouts: the searchable lists, each object's page and its actions. */
@@ -59,6 +89,7 @@ export class ConsoleObjectsController {
     private readonly data: ConsoleService,
     private readonly actions: ConsoleActions,
     private readonly ledger: LedgerService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Get('admin/ui/:kind')
@@ -143,12 +174,20 @@ export class ConsoleObjectsController {
       );
       return;
     }
+    const statusName = (n: number): string | null =>
+      type === 'invoice'
+        ? invoiceStatusOfNumber(n)
+        : type === 'payout'
+          ? payoutStatusOfNumber(n, this.config.payouts.status).status
+          : null;
     const fields: Array<[string, DetailField]> = Object.entries(object).map(([k, v]) => [
-      k,
-      fmtField(k, v, object),
+      fieldLabel(k),
+      fmtField(k, v, object, statusName),
     ]);
+    const refunds = type === 'invoice' ? await this.data.refundsOf(id) : null;
     await this.web.send(res, 'detail', {
       title: `${type[0].toUpperCase()}${type.slice(1)} ${id}`,
+      glance: type === 'invoice' ? moneyAtAGlance(object) : null,
       session,
       active: `/admin/ui/${type}s`,
       fields,
@@ -156,12 +195,22 @@ export class ConsoleObjectsController {
       timeline: await this.data.timeline(type, id),
       type,
       actions: objectActions(type, object),
-      refunds: type === 'invoice' ? await this.data.refundsOf(id) : null,
+      refunds,
       deliveries: await this.data.deliveriesOf(type, id),
-      // The object's entries in the books (newest first), as the Ledger page shows them.
-      ledger: (await this.ledger.entries({ objectType: type, objectId: id, limit: 20 })).items,
+      // The object's entries in the books (newest first), as the Ledger page shows them; an
+      // invoice's with those of its refunds.
+      ledger: await this.entriesOf(type, id, (refunds ?? []).map((r) => r.shopRefundId)),
       ledgerHref: `/admin/ui/ledger?objectType=${type}&objectId=${encodeURIComponent(id)}`,
     });
+  }
+
+  /** The object's ledger entries and its refunds', newest first. */
+  private async entriesOf(type: ObjectType, id: string, refundIds: string[]): Promise<EntryView[]> {
+    const own = (await this.ledger.entries({ objectType: type, objectId: id, limit: 50 })).items;
+    const ofRefunds = await Promise.all(
+      refundIds.map(async (r) => (await this.ledger.entries({ objectType: 'refund', objectId: r, limit: 20 })).items),
+    );
+    return [...own, ...ofRefunds.flat()].sort((a, b) => Number(b.id) - Number(a.id));
   }
 
   /** Refund an invoice from its page: the admin API's create, with its validation and rules. */
@@ -213,12 +262,28 @@ export class ConsoleObjectsController {
     const status = field(req, 'status', 32);
     const note = field(req, 'note', 1000).trim();
     const holdAction = action === 'charge' || action === 'unhold';
-    if (action !== 'recheck' && action !== 'accept' && !(holdAction && type === 'invoice')) {
+    if (
+      action !== 'recheck' &&
+      action !== 'accept' &&
+      action !== 'unlock' &&
+      !(holdAction && type === 'invoice')
+    ) {
       await this.web.message(
         res,
         400,
         'Not resolved',
         type === 'invoice' ? 'Choose Recheck, Accept, Charge or Unhold.' : 'Choose Recheck or Accept.',
+        session,
+        back,
+      );
+      return;
+    }
+    if (action === 'unlock' && note === '') {
+      await this.web.message(
+        res,
+        400,
+        'Not unlocked',
+        'Unlock needs a note saying why repeats of this id may be taken again.',
         session,
         back,
       );
@@ -240,7 +305,11 @@ export class ConsoleObjectsController {
       after = (await this.actions.resolve(
         type,
         id,
-        action === 'accept' ? { action, status, note } : { action },
+        action === 'accept'
+          ? { action, status, note }
+          : action === 'unlock'
+            ? { action, note }
+            : { action },
         this.actions.operator(session),
       )) as { status?: unknown };
     } catch (e) {
@@ -254,7 +323,13 @@ export class ConsoleObjectsController {
       );
       return;
     }
-    const did = { recheck: 'rechecked', accept: 'accepted', charge: 'charged', unhold: 'released' }[action];
+    const did = {
+      recheck: 'rechecked',
+      accept: 'accepted',
+      charge: 'charged',
+      unhold: 'released',
+      unlock: 'unlocked: repeats of its create are taken again',
+    }[action];
     await this.web.done(res, session, back, {
       kind: 'ok',
       text: `${type[0].toUpperCase()}${type.slice(1)} ${id} ${did}: now ${String(after?.status ?? 'unchanged')}.`,

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../common/errors';
 import { Public } from '../../common/public.decorator';
 import { PayoutBatchesService } from '../../payouts/payout-batches.service';
-import { ConsoleActions, FINAL_STATUSES } from '../console-actions';
+import { attentionActions, ConsoleActions } from '../console-actions';
 import { ConsoleWeb, field, LIST_PAGE, params, queryText, refusal } from '../console-web';
 
 /** Where a decision's answer goes: the payout's own page, or the approvals queue. */
@@ -42,8 +42,8 @@ export class ConsoleQueuesController {
         reason: a.attentionReason,
         since: a.attentionAt,
         nextCheckAt: a.nextCheckAt,
+        actions: attentionActions(a),
       })),
-      finalStatuses: FINAL_STATUSES,
       listTools: await this.web.listTools('attention', req, session),
     });
   }

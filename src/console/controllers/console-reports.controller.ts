@@ -110,7 +110,7 @@ export class ConsoleReportsController {
 
   /**
    * Every row of a list that matches the filters, as CSV, read and sent batch by batch (never the
-   * whole list in memory), at most EXPORT_CAP rows. Amounts exactly as stored, times ISO UTC,
+   * whole list in memory), at most EXPORT_CAP rows. Amounts with their currency's minor-unit digits, times ISO UTC,
    * accounts masked; text a spreadsheet would run as a formula starts with an apostrophe.
    */
   @Get('admin/ui/lists/:list/export.csv')
@@ -172,8 +172,14 @@ export class ConsoleReportsController {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const filters = listFilters(list, body, ['_csrf', 'name']);
     const name = field(req, 'name', 100).trim();
-    if ('error' in filters || name === '') {
-      const why = 'error' in filters ? filters.error : 'name: a name of 1 to 100 characters';
+    const none = !('error' in filters) && Object.values(filters).every((v) => String(v ?? '').trim() === '');
+    if ('error' in filters || name === '' || none) {
+      const why =
+        'error' in filters
+          ? filters.error
+          : none
+            ? 'There are no filters to save: choose some first.'
+            : 'name: a name of 1 to 100 characters';
       await this.web.message(res, 400, 'Search not saved', why, session, list.path);
       return;
     }

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema, getSchemaPath } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString } from 'class-validator';
 import { PageQuery } from '../../common/pagination';
 import { CreatePayoutDto } from './payout-requests.dto';
@@ -69,12 +69,24 @@ export class PayoutBatchSummarySchema {
   @ApiProperty({ format: 'date-time', nullable: true, type: String, example: null }) cancelledAt: string | null;
 }
 
+/** A row the cancel reached before it was sent: there is no payout of it, only its id and status. */
+@ApiSchema({ name: 'CancelledBatchRowPayout' })
+export class CancelledRowPayoutSchema {
+  @ApiProperty({ example: 'payout-2003' }) shopPaymentId: string;
+  @ApiProperty({ enum: ['cancelled'], example: 'cancelled' }) status: 'cancelled';
+}
+
 export class PayoutBatchRowSchema {
   @ApiProperty({ example: 1 }) row: number;
   @ApiProperty({ example: 'payout-2001' }) shopPaymentId: string;
   @ApiProperty({ enum: ['pending', 'sent', 'refused', 'cancelled'], example: 'sent' }) state: string;
-  @ApiPropertyOptional({ type: PayoutView, description: 'The payout as the create answered it' })
-  payout?: PayoutView;
+  @ApiPropertyOptional({
+    anyOf: [{ $ref: getSchemaPath(PayoutView) }, { $ref: getSchemaPath(CancelledRowPayoutSchema) }],
+    description:
+      'The payout as the create answered it; a row cancelled before it was sent: only its id and `cancelled`',
+    example: { shopPaymentId: 'payout-2003', status: 'cancelled' },
+  })
+  payout?: PayoutView | CancelledRowPayoutSchema;
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
@@ -86,6 +98,7 @@ export class PayoutBatchRowSchema {
 }
 
 @ApiSchema({ name: 'PayoutBatchWithRows' })
+@ApiExtraModels(PayoutView, CancelledRowPayoutSchema)
 export class PayoutBatchWithRowsSchema extends PayoutBatchSummarySchema {
   @ApiProperty({ type: [PayoutBatchRowSchema] }) items: PayoutBatchRowSchema[];
   @ApiProperty({ type: String, nullable: true, example: 'WyJrMSIsIjUwIl0' }) nextCursor: string | null;

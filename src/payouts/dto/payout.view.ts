@@ -1,4 +1,5 @@
 import { alphabeticCurrency } from '../../common/currency';
+import { moneyText, moneyTextOrNull } from '../../common/money';
 import { ApiProperty } from '@nestjs/swagger';
 import type { AmountType, PayoutEntity, PayoutStatus } from '../payout.entity';
 import { PAYOUT_STATUSES } from '../payout.state';
@@ -48,13 +49,14 @@ export function toPayoutView(p: PayoutEntity): PayoutView {
     withdrawId: p.withdrawId,
     status: p.status,
     gatewayStatus: p.gatewayStatus,
-    amount: p.amount.toString(),
+    // `ps_amount` is in the payee's currency (the payway's), `shop_amount` in the shop's.
+    amount: moneyText(p.amount, p.amountType === 'ps_amount' ? (p.psCurrency ?? p.shopCurrency) : p.shopCurrency),
     amountType: p.amountType,
     shopCurrency: p.shopCurrency,
     shopCurrencyCode: alphabeticCurrency(p.shopCurrency),
     psCurrency: p.psCurrency,
-    payeeReceive: p.payeeReceive?.toString() ?? null,
-    shopWriteOff: p.shopWriteOff?.toString() ?? null,
+    payeeReceive: moneyTextOrNull(p.payeeReceive, p.psCurrency ?? p.shopCurrency),
+    shopWriteOff: moneyTextOrNull(p.shopWriteOff, p.shopCurrency),
     payway: p.payway,
     account: p.accountMasked,
     errorCode: p.errorCode,

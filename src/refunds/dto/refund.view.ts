@@ -1,4 +1,5 @@
 import { alphabeticCurrency } from '../../common/currency';
+import { moneyText } from '../../common/money';
 import { ApiProperty } from '@nestjs/swagger';
 import type { RefundEntity, RefundStatus } from '../refund.entity';
 
@@ -37,7 +38,7 @@ export function toRefundView(r: RefundEntity): RefundView {
   return {
     shopRefundId: r.shopRefundId,
     shopOrderId: r.shopOrderId,
-    amount: r.amount.toString(),
+    amount: moneyText(r.amount, r.currency),
     currency: r.currency,
     currencyCode: alphabeticCurrency(r.currency),
     metadata: r.metadata ?? {},
