@@ -368,6 +368,47 @@ describe('payouts: corrections need the gateway, and the write-off stays frozen 
   });
 });
 
+describe('a write-off the gateway restates', () => {
+  it('moves the frozen amount while sent, and the paid amount once final, by its difference: nothing stays in agent_frozen', async () => {
+    const shopPaymentId = `cor-w-${randomUUID()}`;
+    const res = await ctx.http.post('/api/v1/payouts').set(auth()).send({
+      shopPaymentId,
+      amount: '500.00',
+      amountType: 'shop_amount',
+      shopCurrency: 643,
+      payway: PAYOUT.card,
+      account: CARD,
+    });
+    expect(res.status).toBe(202);
+    // The watch asks nothing meanwhile (its status calls fail), so only these writes move it.
+    for (const path of ['withdraw/status', 'withdraw/shop_payment_status'])
+      ctx.sandbox.state.faults.add({ path, fault: 'http500', remaining: 1000 });
+    // The gateway's record restates the write-off while the payout is on its way, then again
+    // in its final record (as the record rule writes it onto the row).
+    await db.query(
+      `UPDATE payouts SET status = 'processing', shop_write_off = '510.00' WHERE shop_payment_id = $1`,
+      [shopPaymentId],
+    );
+    expect(await posted(shopPaymentId)).toEqual(['agent_available -510.00', 'agent_frozen 510.00']);
+    await db.query(
+      `UPDATE payouts SET status = 'succeeded', shop_write_off = '512.00', payee_receive = '500.00', ps_currency = 643
+        WHERE shop_payment_id = $1`,
+      [shopPaymentId],
+    );
+    expect(await posted(shopPaymentId)).toEqual([
+      'agent_available -512.00',
+      'payout_fees 12.00',
+      'payouts_paid 500.00',
+    ]);
+    expect(await kinds(shopPaymentId)).toEqual([
+      'payout.sent',
+      'payout.corrected',
+      'payout.succeeded',
+    ]);
+    expect((await check()).mismatches).toEqual([]);
+  });
+});
+
 describe('a create repeated posts nothing more', () => {
   it('a payout create repeated (the same body, another amount, at once) freezes its write-off once; no entry for a row never written', async () => {
     const shopPaymentId = `cor-rep-${randomUUID()}`;
