@@ -54,8 +54,10 @@ describe('service foundation', () => {
         DATA_ENCRYPTION_KEYS: DATA_KEYS,
         DOCS_ENABLED: 'true',
         // The route walk below sends hundreds of keyless requests from one address: this suite
-        // is about roles, not the keyless budget (test/hostile-callers holds that one).
+        // is about roles, not the keyless budgets (test/hostile-callers holds the API's and
+        // test/hostile-callers-3 the console's, which takes the /pay budget).
         RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS: '0',
+        RATE_LIMIT_PUBLIC_PER_IP_RPS: '0',
       }),
       { host: '127.0.0.1' },
     );

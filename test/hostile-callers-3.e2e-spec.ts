@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { connect, createServer } from 'node:net';
 import { Client } from 'pg';
-import { ADMIN_KEY, admin, auth, SHOP_KEY, startTestApp, type TestContext } from './support/app';
+import {
+  ADMIN_KEY,
+  admin,
+  auth,
+  SHOP_KEY,
+  startTestApp,
+  unvalidatedHttp,
+  type TestContext,
+} from './support/app';
 import { rawRequest, sandboxRequests, sleep } from './support/hostile';
 import { PAYMENT, PAYOUT } from './support/payways';
 import { RELAY_LOCK } from '../src/events/event-relay';
@@ -46,7 +54,11 @@ function partialRequest(
   headers: Record<string, string>,
   body: string,
   sent: number,
-): { status: (waitMs: number) => Promise<number | null>; finish: () => Promise<number>; close: () => void } {
+): {
+  status: (waitMs: number) => Promise<number | null>;
+  finish: () => Promise<number>;
+  close: () => void;
+} {
   const { hostname, port } = new URL(url);
   const socket = connect(Number(port), hostname);
   let text = '';
@@ -143,9 +155,19 @@ describe('payout batch uploads: scope before the body, uploads per key, no stall
     const body = jsonBatch(5000, `ro-${randomUUID()}`);
     expect(body.length).toBeGreaterThan(1_000_000);
     for (const key of [READ_KEY, PAYMENTS_KEY]) {
-      for (const target of ['/api/v1/payouts/batches?dryRun=true', '/%61pi/v1/payouts/%62atches', 'http://127.0.0.1/api/v1/payouts/batches']) {
+      for (const target of [
+        '/api/v1/payouts/batches?dryRun=true',
+        '/%61pi/v1/payouts/%62atches',
+        'http://127.0.0.1/api/v1/payouts/batches',
+      ]) {
         // Only 1 kB of the body is ever sent: an answer proves nothing waited for the rest.
-        const req = partialRequest(ctx.url, target, { ...bearer(key), 'Content-Type': 'application/json' }, body, 1024);
+        const req = partialRequest(
+          ctx.url,
+          target,
+          { ...bearer(key), 'Content-Type': 'application/json' },
+          body,
+          1024,
+        );
         try {
           expect([key, target, await req.status(10_000)]).toEqual([key, target, 403]);
         } finally {
@@ -154,7 +176,13 @@ describe('payout batch uploads: scope before the body, uploads per key, no stall
       }
     }
     // The CSV form too.
-    const csv = partialRequest(ctx.url, '/api/v1/payouts/batches', { ...bearer(READ_KEY), 'Content-Type': 'text/csv' }, csvBatch(5000, 'ro'), 1024);
+    const csv = partialRequest(
+      ctx.url,
+      '/api/v1/payouts/batches',
+      { ...bearer(READ_KEY), 'Content-Type': 'text/csv' },
+      csvBatch(5000, 'ro'),
+      1024,
+    );
     try {
       expect(await csv.status(10_000)).toBe(403);
     } finally {
@@ -166,13 +194,28 @@ describe('payout batch uploads: scope before the body, uploads per key, no stall
     const tag = `conc-${randomUUID()}`;
     const body = csvBatch(50, tag);
     const held = [0, 1].map(() =>
-      partialRequest(ctx.url, '/api/v1/payouts/batches?dryRun=true', { ...auth(), 'Content-Type': 'text/csv' }, body, 100),
+      partialRequest(
+        ctx.url,
+        '/api/v1/payouts/batches?dryRun=true',
+        { ...auth(), 'Content-Type': 'text/csv' },
+        body,
+        100,
+      ),
     );
     try {
       // Both have been let in (their bodies are being read): no answer yet.
       for (const h of held) expect(await h.status(300)).toBeNull();
-      for (const spelling of ['/api/v1/payouts/batches?dryRun=true', '/api/v1/payouts/%62atches?dryRun=true']) {
-        const third = await rawRequest(ctx.url, 'POST', spelling, { ...auth(), 'Content-Type': 'text/csv' }, body);
+      for (const spelling of [
+        '/api/v1/payouts/batches?dryRun=true',
+        '/api/v1/payouts/%62atches?dryRun=true',
+      ]) {
+        const third = await rawRequest(
+          ctx.url,
+          'POST',
+          spelling,
+          { ...auth(), 'Content-Type': 'text/csv' },
+          body,
+        );
         expect([spelling, third.status]).toEqual([spelling, 429]);
         expect(third.headers['content-type']).toMatch(/application\/problem\+json/);
         expect(Number(third.headers['retry-after'])).toBeGreaterThanOrEqual(1);
@@ -181,7 +224,11 @@ describe('payout batch uploads: scope before the body, uploads per key, no stall
         expect(problem.requestId).toBe(third.headers['x-request-id']);
       }
       // Another key has its own uploads.
-      const other = await ctx.http.post('/api/v1/payouts/batches?dryRun=true').set(admin()).type('text/csv').send(body);
+      const other = await ctx.http
+        .post('/api/v1/payouts/batches?dryRun=true')
+        .set(admin())
+        .type('text/csv')
+        .send(body);
       expect(other.status).toBe(200);
       // Other routes of the same key are not limited by it.
       expect((await ctx.http.get('/api/v1/payouts').set(auth())).status).toBe(200);
@@ -190,7 +237,11 @@ describe('payout batch uploads: scope before the body, uploads per key, no stall
       expect(answers).toEqual([200, 200]);
     }
     // Their slots are given back once answered.
-    const after = await ctx.http.post('/api/v1/payouts/batches?dryRun=true').set(auth()).type('text/csv').send(body);
+    const after = await ctx.http
+      .post('/api/v1/payouts/batches?dryRun=true')
+      .set(auth())
+      .type('text/csv')
+      .send(body);
     expect(after.status).toBe(200);
   });
 
@@ -208,17 +259,45 @@ describe('payout batch uploads: scope before the body, uploads per key, no stall
       }
     })();
     try {
-      const dry = await ctx.http.post('/api/v1/payouts/batches?dryRun=true&limit=5').set(auth()).type('text/csv').send(csv);
-      expect([dry.status, dry.body.counts]).toEqual([200, { total: 10_000, valid: 10_000, invalid: 0 }]);
-      const json = await ctx.http.post('/api/v1/payouts/batches?dryRun=true&limit=5').set(auth()).type('application/json').send(jsonBatch(10_000, `${tag}-j`));
-      expect([json.status, json.body.counts]).toEqual([200, { total: 10_000, valid: 10_000, invalid: 0 }]);
+      const dry = await ctx.http
+        .post('/api/v1/payouts/batches?dryRun=true&limit=5')
+        .set(auth())
+        .type('text/csv')
+        .send(csv);
+      expect([dry.status, dry.body.counts]).toEqual([
+        200,
+        { total: 10_000, valid: 10_000, invalid: 0 },
+      ]);
+      const json = await ctx.http
+        .post('/api/v1/payouts/batches?dryRun=true&limit=5')
+        .set(auth())
+        .type('application/json')
+        .send(jsonBatch(10_000, `${tag}-j`));
+      expect([json.status, json.body.counts]).toEqual([
+        200,
+        { total: 10_000, valid: 10_000, invalid: 0 },
+      ]);
       // One bad row at the very end (the 10,000th) is found and named.
       const bad = `${csvBatch(9_999, `${tag}-b`)}${tag}-x,1.00,ps_amount,643,"${PAYOUT.card}",4111111111111111,\u0000\n`;
-      const refused = await ctx.http.post('/api/v1/payouts/batches?dryRun=true').set(auth()).type('text/csv').send(bad);
-      expect([refused.status, refused.body.errors]).toEqual([400, [{ field: 'rows.9999.description', message: 'must not contain NUL characters' }]]);
-      const real = await ctx.http.post(`/api/v1/payouts/batches?batchId=${tag}`).set(auth()).type('text/csv').send(csv);
+      const refused = await ctx.http
+        .post('/api/v1/payouts/batches?dryRun=true')
+        .set(auth())
+        .type('text/csv')
+        .send(bad);
+      expect([refused.status, refused.body.errors]).toEqual([
+        400,
+        [{ field: 'rows.9999.description', message: 'must not contain NUL characters' }],
+      ]);
+      const real = await ctx.http
+        .post(`/api/v1/payouts/batches?batchId=${tag}`)
+        .set(auth())
+        .type('text/csv')
+        .send(csv);
       expect([real.status, real.body.rowCount ?? real.body.counts?.total]).toEqual([202, 10_000]);
-      const stored = await db.query(`SELECT count(*)::int AS n FROM payout_batch_rows r JOIN payout_batches b ON b.id = r.batch_pk WHERE b.batch_id = $1`, [tag]);
+      const stored = await db.query(
+        `SELECT count(*)::int AS n FROM payout_batch_rows r JOIN payout_batches b ON b.id = r.batch_pk WHERE b.batch_id = $1`,
+        [tag],
+      );
       expect(stored.rows[0].n).toBe(10_000);
     } finally {
       pinging = false;
@@ -228,11 +307,22 @@ describe('payout batch uploads: scope before the body, uploads per key, no stall
   }, 180_000);
 
   it('JSON bodies are read as JSON.parse reads them: malformed is a 400, a row with NUL names it, an extra field is refused', async () => {
-    const post = (text: string) => ctx.http.post('/api/v1/payouts/batches?dryRun=true').set(auth()).type('application/json').send(text);
+    const post = (text: string) =>
+      ctx.http
+        .post('/api/v1/payouts/batches?dryRun=true')
+        .set(auth())
+        .type('application/json')
+        .send(text);
     const malformed = await post('{"rows":[{"a":1},]}');
-    expect([malformed.status, malformed.body.detail]).toEqual([400, 'The request body is not valid JSON']);
+    expect([malformed.status, malformed.body.detail]).toEqual([
+      400,
+      'The request body is not valid JSON',
+    ]);
     const nul = await post(JSON.stringify({ rows: [{ shopPaymentId: 'a\u0000' }] }));
-    expect([nul.status, nul.body.errors]).toEqual([400, [{ field: 'rows.0.shopPaymentId', message: 'must not contain NUL characters' }]]);
+    expect([nul.status, nul.body.errors]).toEqual([
+      400,
+      [{ field: 'rows.0.shopPaymentId', message: 'must not contain NUL characters' }],
+    ]);
     const extra = await post(JSON.stringify({ rows: [], other: 1 }));
     expect(extra.status).toBe(400);
     const notObject = await post('[1,2]');
@@ -242,15 +332,26 @@ describe('payout batch uploads: scope before the body, uploads per key, no stall
 
 describe('webhook addresses: no credentials at start-up, no address secrets anywhere', () => {
   it('an address with user information is refused at start-up, naming the variable and never the password', async () => {
-    for (const url of ['http://user:hook-pass@127.0.0.1:9/hook?token=x', 'http://user@127.0.0.1:9/hook', `http://127.0.0.1:9/ok,https://u:hook-pass@shop.example/h`]) {
+    for (const url of [
+      'http://user:hook-pass@127.0.0.1:9/hook?token=x',
+      'http://user@127.0.0.1:9/hook',
+      `http://127.0.0.1:9/ok,https://u:hook-pass@shop.example/h`,
+    ]) {
       let message = '';
       try {
-        const started = await startTestApp({ env: { SHOP_WEBHOOK_URL: url, SHOP_WEBHOOK_SECRET: WHSEC }, sandbox: ctx.sandbox, databaseUrl: ctx.databaseUrl });
+        const started = await startTestApp({
+          env: { SHOP_WEBHOOK_URL: url, SHOP_WEBHOOK_SECRET: WHSEC },
+          sandbox: ctx.sandbox,
+          databaseUrl: ctx.databaseUrl,
+        });
         await started.close();
       } catch (e) {
         message = (e as Error).message;
       }
-      expect([url, message]).toEqual([url, expect.stringMatching(/^Invalid configuration: SHOP_WEBHOOK_URL [^\n]*user information/)]);
+      expect([url, message]).toEqual([
+        url,
+        expect.stringMatching(/^Invalid configuration: SHOP_WEBHOOK_URL [^\n]*user information/),
+      ]);
       expect(message).not.toContain('hook-pass');
     }
   });
@@ -259,31 +360,59 @@ describe('webhook addresses: no credentials at start-up, no address secrets anyw
     await ctx.http
       .post('/api/v1/invoices')
       .set(auth())
-      .send({ shopOrderId: `wh-${randomUUID()}`, amount: '10.00', currency: 643, payway: PAYMENT.card })
+      .send({
+        shopOrderId: `wh-${randomUUID()}`,
+        amount: '10.00',
+        currency: 643,
+        payway: PAYMENT.card,
+      })
       .expect(201);
     const { WebhookDispatcher } = await import('../src/events/webhook-dispatcher');
     await ctx.service.app.get(WebhookDispatcher).runOnce();
     // A row an older version wrote, with fetch's own words quoting the address.
-    const [row] = (await db.query(`SELECT id FROM webhook_deliveries ORDER BY id DESC LIMIT 1`)).rows as Array<{ id: string }>;
+    const [row] = (await db.query(`SELECT id FROM webhook_deliveries ORDER BY id DESC LIMIT 1`))
+      .rows as Array<{ id: string }>;
     await db.query(
       `UPDATE webhook_deliveries SET state = 'failed', last_error = $2 WHERE id = $1`,
-      [row.id, `TypeError: Request cannot be constructed from a URL that includes credentials: http://user:hook-pass@127.0.0.1:${hookPort}/hook?token=${HOOK_TOKEN}`],
+      [
+        row.id,
+        `TypeError: Request cannot be constructed from a URL that includes credentials: http://user:hook-pass@127.0.0.1:${hookPort}/hook?token=${HOOK_TOKEN}`,
+      ],
     );
-    const stored = (await db.query(`SELECT last_error FROM webhook_deliveries WHERE id <> $1 AND last_error IS NOT NULL`, [row.id])).rows as Array<{ last_error: string }>;
+    const stored = (
+      await db.query(
+        `SELECT last_error FROM webhook_deliveries WHERE id <> $1 AND last_error IS NOT NULL`,
+        [row.id],
+      )
+    ).rows as Array<{ last_error: string }>;
     for (const r of stored) expect(r.last_error).not.toMatch(/token|s3cret/);
     const api = await ctx.http.get('/api/v1/admin/webhook-deliveries').set(admin()).expect(200);
     const text = JSON.stringify(api.body);
     expect(text).toContain(`http://127.0.0.1:${hookPort}/hook`);
-    for (const secret of [HOOK_TOKEN, 'hook-pass', 'user:', 'token=']) expect(text).not.toContain(secret);
+    for (const secret of [HOOK_TOKEN, 'hook-pass', 'user:', 'token='])
+      expect(text).not.toContain(secret);
     const { jar } = await signIn(ctx, ADMIN_KEY);
     const page = await ctx.http.get('/admin/ui/deliveries').set('Cookie', jar.header()).expect(200);
     expect(page.text).toContain(`http://127.0.0.1:${hookPort}/hook`);
-    for (const secret of [HOOK_TOKEN, 'hook-pass', 'token=']) expect(page.text).not.toContain(secret);
+    for (const secret of [HOOK_TOKEN, 'hook-pass', 'token='])
+      expect(page.text).not.toContain(secret);
   });
 });
 
 describe('dates and times: one parser, a 400 naming the field, never a 500', () => {
-  const BAD_TIMES = ['2026-W01-1', '20260101T000000Z', '2026-01-01T00:00:00,5Z', '2026', '2026-01', '2026-W53-7', '2026-01-01T00Z', '2026-01-01T00:00:00-23:59', '2026-01-01T00:00:00', '2026-02-30T00:00:00Z', '0000-01-01T00:00:00Z'];
+  const BAD_TIMES = [
+    '2026-W01-1',
+    '20260101T000000Z',
+    '2026-01-01T00:00:00,5Z',
+    '2026',
+    '2026-01',
+    '2026-W53-7',
+    '2026-01-01T00Z',
+    '2026-01-01T00:00:00-23:59',
+    '2026-01-01T00:00:00',
+    '2026-02-30T00:00:00Z',
+    '0000-01-01T00:00:00Z',
+  ];
 
   it.each<[string, string, string]>([
     ['ledger entries', '/api/v1/admin/ledger/entries', 'from'],
@@ -291,28 +420,49 @@ describe('dates and times: one parser, a 400 naming the field, never a 500', () 
     ['ledger balances', '/api/v1/admin/ledger/balances', 'at'],
     ['invoices', '/api/v1/invoices', 'createdFrom'],
     ['invoices', '/api/v1/invoices', 'createdTo'],
-  ])('%s ?%s=: every malformed time is a 400 naming it; accepted ones read alike', async (_what, path, field) => {
-    const key = path.includes('/admin/') ? admin() : auth();
-    for (const bad of BAD_TIMES) {
-      const res = await ctx.http.get(path).query({ [field]: bad }).set(key);
-      expect([bad, res.status, res.body.errors?.[0]?.field]).toEqual([bad, 400, field]);
-    }
-    const answers = [];
-    for (const good of ['2026-01-01T00:00:00Z', '2026-01-01T03:00:00+03:00', '2025-12-31T23:00-01:00', '2026-01-01T00:00:00.000000Z', '2026-01-01']) {
-      const res = await ctx.http.get(path).query({ [field]: good }).set(key);
-      expect([good, res.status]).toEqual([good, 200]);
-      answers.push(JSON.stringify(res.body.items ?? res.body.balances));
-    }
-    // The same instant however it is written: the same answer.
-    expect(new Set(answers).size).toBe(1);
-  });
+  ])(
+    '%s ?%s=: every malformed time is a 400 naming it; accepted ones read alike',
+    async (_what, path, field) => {
+      const key = path.includes('/admin/') ? admin() : auth();
+      for (const bad of BAD_TIMES) {
+        const res = await ctx.http
+          .get(path)
+          .query({ [field]: bad })
+          .set(key);
+        expect([bad, res.status, res.body.errors?.[0]?.field]).toEqual([bad, 400, field]);
+      }
+      const answers = [];
+      for (const good of [
+        '2026-01-01T00:00:00Z',
+        '2026-01-01T03:00:00+03:00',
+        '2025-12-31T23:00-01:00',
+        '2026-01-01T00:00:00.000000Z',
+        '2026-01-01',
+      ]) {
+        const res = await ctx.http
+          .get(path)
+          .query({ [field]: good })
+          .set(key);
+        expect([good, res.status]).toEqual([good, 200]);
+        answers.push(JSON.stringify(res.body.items ?? res.body.balances));
+      }
+      // The same instant however it is written: the same answer.
+      expect(new Set(answers).size).toBe(1);
+    },
+  );
 
   it('bulk redelivery since: a time with an offset only (a bare day, no zone and the week forms are 400)', async () => {
     for (const bad of [...BAD_TIMES, '2026-01-01']) {
-      const res = await ctx.http.post('/api/v1/admin/webhook-deliveries/redeliver').set(admin()).send({ state: 'failed', since: bad });
+      const res = await ctx.http
+        .post('/api/v1/admin/webhook-deliveries/redeliver')
+        .set(admin())
+        .send({ state: 'failed', since: bad });
       expect([bad, res.status, res.body.errors?.[0]?.field]).toEqual([bad, 400, 'since']);
     }
-    const ok = await ctx.http.post('/api/v1/admin/webhook-deliveries/redeliver').set(admin()).send({ state: 'dead', since: '2026-01-01T00:00:00+03:00' });
+    const ok = await ctx.http
+      .post('/api/v1/admin/webhook-deliveries/redeliver')
+      .set(admin())
+      .send({ state: 'dead', since: '2026-01-01T00:00:00+03:00' });
     expect(ok.status).toBe(200);
     expect(typeof ok.body.redelivered).toBe('number');
   });
@@ -322,24 +472,37 @@ describe('dates and times: one parser, a 400 naming the field, never a 500', () 
     const page = await ctx.http.get('/admin/ui/deliveries').set('Cookie', jar.header()).expect(200);
     expect(page.text).toContain('name="since"');
     const send = (since: string) =>
-      ctx.http.post('/admin/ui/deliveries/redeliver').set('Cookie', jar.header()).type('form').send({ _csrf: csrf, state: 'failed', since });
+      ctx.http
+        .post('/admin/ui/deliveries/redeliver')
+        .set('Cookie', jar.header())
+        .type('form')
+        .send({ _csrf: csrf, state: 'failed', since });
     const bare = await send('2026-01-01');
     expect(bare.status).toBe(400);
     expect(bare.text).toMatch(/offset/);
     // A far future since matches nothing: none sent again.
     await db.query(`UPDATE webhook_deliveries SET state = 'failed' WHERE state = 'pending'`);
-    const before = (await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE state = 'failed'`)).rows[0].n as number;
+    const before = (
+      await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE state = 'failed'`)
+    ).rows[0].n as number;
     expect(before).toBeGreaterThan(0);
     const future = await send('2999-01-01T00:00:00Z');
     expect(future.status).toBe(303);
-    expect((await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE state = 'failed'`)).rows[0].n).toBe(before);
+    expect(
+      (await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE state = 'failed'`))
+        .rows[0].n,
+    ).toBe(before);
   });
 
   it('a reconciliation of a day that has not begun is a 400, as the daily report', async () => {
     const tomorrow = new Date(Date.now() + 36 * 3600_000).toISOString().slice(0, 10);
     for (const date of ['9999-12-31', tomorrow]) {
       const rec = await ctx.http.post('/api/v1/admin/reconciliations').set(admin()).send({ date });
-      expect([date, rec.status, rec.body.errors]).toEqual([date, 400, [{ field: 'date', message: 'must not be in the future' }]]);
+      expect([date, rec.status, rec.body.errors]).toEqual([
+        date,
+        400,
+        [{ field: 'date', message: 'must not be in the future' }],
+      ]);
       const report = await ctx.http.get('/api/v1/admin/reports/daily').query({ date }).set(admin());
       expect([date, report.status]).toEqual([date, 400]);
     }
@@ -352,22 +515,39 @@ describe('dates and times: one parser, a 400 naming the field, never a 500', () 
 
 describe('edge checks read the path the router routes', () => {
   const form = 'shopOrderId=enc-1&amount=100&currency=643&payway=x';
-  it.each(['/api/v1/invoices', '/%61pi/v1/invoices', '/api/v1/%69nvoices', '/%61%70%69/v1/invoices', 'http://127.0.0.1/%61pi/v1/invoices'])(
-    'POST %s with a form or CSV body is 415, as the JSON-only rule answers',
-    async (target) => {
-      for (const type of ['application/x-www-form-urlencoded', 'text/csv', 'text/plain']) {
-        const res = await rawRequest(ctx.url, 'POST', target, { ...auth(), 'Content-Type': type }, form);
-        expect([target, type, res.status]).toEqual([target, type, 415]);
-        expect(JSON.parse(res.body).type).toBe(`${PROBLEM}unsupported-media-type`);
-      }
-      const stored = await db.query(`SELECT count(*)::int AS n FROM invoices WHERE shop_order_id = 'enc-1'`);
-      expect(stored.rows[0].n).toBe(0);
-    },
-  );
+  it.each([
+    '/api/v1/invoices',
+    '/%61pi/v1/invoices',
+    '/api/v1/%69nvoices',
+    '/%61%70%69/v1/invoices',
+    'http://127.0.0.1/%61pi/v1/invoices',
+  ])('POST %s with a form or CSV body is 415, as the JSON-only rule answers', async (target) => {
+    for (const type of ['application/x-www-form-urlencoded', 'text/csv', 'text/plain']) {
+      const res = await rawRequest(
+        ctx.url,
+        'POST',
+        target,
+        { ...auth(), 'Content-Type': type },
+        form,
+      );
+      expect([target, type, res.status]).toEqual([target, type, 415]);
+      expect(JSON.parse(res.body).type).toBe(`${PROBLEM}unsupported-media-type`);
+    }
+    const stored = await db.query(
+      `SELECT count(*)::int AS n FROM invoices WHERE shop_order_id = 'enc-1'`,
+    );
+    expect(stored.rows[0].n).toBe(0);
+  });
 
   it('the batch route spelled otherwise is still the batch route: its CSV is taken', async () => {
     const csv = csvBatch(2, `enc-${randomUUID()}`);
-    const res = await rawRequest(ctx.url, 'POST', '/api/v1/payouts/%62atches?dryRun=true', { ...auth(), 'Content-Type': 'text/csv' }, csv);
+    const res = await rawRequest(
+      ctx.url,
+      'POST',
+      '/api/v1/payouts/%62atches?dryRun=true',
+      { ...auth(), 'Content-Type': 'text/csv' },
+      csv,
+    );
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body).counts).toEqual({ total: 2, valid: 2, invalid: 0 });
   });
@@ -384,32 +564,64 @@ describe("the console's pages and sign-in take the keyless per-address budget", 
   });
   afterAll(() => limited?.close());
 
-  it.each<[string, (ip: string) => Promise<{ status: number; headers: Record<string, string>; body: unknown }>]>([
-    ['a page with a bogus session', (ip) => limited.http.get('/admin').set('X-Forwarded-For', ip).set('Cookie', 'console_session=bogus-session-value')],
+  it.each<
+    [
+      string,
+      (ip: string) => Promise<{ status: number; headers: Record<string, string>; body: unknown }>,
+    ]
+  >([
+    [
+      'a page with a bogus session',
+      (ip) =>
+        limited.http
+          .get('/admin')
+          .set('X-Forwarded-For', ip)
+          .set('Cookie', 'console_session=bogus-session-value'),
+    ],
     ['the sign-in page', (ip) => limited.http.get('/admin/login').set('X-Forwarded-For', ip)],
-    ['the sign-in form', (ip) => limited.http.post('/admin/login').set('X-Forwarded-For', ip).type('form').send({ key: 'guess', _csrf: 'x' })],
-    ['an unknown console address', (ip) => limited.http.get('/admin/no-such-page').set('X-Forwarded-For', ip)],
+    [
+      'the sign-in form',
+      (ip) =>
+        limited.http
+          .post('/admin/login')
+          .set('X-Forwarded-For', ip)
+          .type('form')
+          .send({ key: 'guess', _csrf: 'x' }),
+    ],
+    [
+      'an unknown console address',
+      (ip) => limited.http.get('/admin/no-such-page').set('X-Forwarded-For', ip),
+    ],
     ['an encoded spelling', (ip) => limited.http.get('/%61dmin/login').set('X-Forwarded-For', ip)],
-  ])('%s: past the budget 429 problem+json with Retry-After; another address is not affected', async (_what, send) => {
-    const ip = `9.8.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
-    const statuses: number[] = [];
-    for (let i = 0; i < 10; i++) {
-      const res = await send(ip);
-      statuses.push(res.status);
-      if (res.status === 429) {
-        expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-        expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+  ])(
+    '%s: past the budget 429 problem+json with Retry-After; another address is not affected',
+    async (_what, send) => {
+      const ip = `9.8.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const res = await send(ip);
+        statuses.push(res.status);
+        if (res.status === 429) {
+          expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+          expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+        }
       }
-    }
-    expect(statuses.slice(0, 2).every((s) => s !== 429)).toBe(true);
-    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(5);
-    expect((await send(`9.9.${Math.floor(Math.random() * 250)}.1`)).status).not.toBe(429);
-  });
+      expect(statuses.slice(0, 2).every((s) => s !== 429)).toBe(true);
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(5);
+      expect((await send(`9.9.${Math.floor(Math.random() * 250)}.1`)).status).not.toBe(429);
+    },
+  );
 });
 
 describe('card numbers are never stored', () => {
   const PAN = '4111111111111111';
-  const invoice = (extra: Json): Json => ({ shopOrderId: `pan-${randomUUID()}`, amount: '10.00', currency: 643, payway: PAYMENT.card, ...extra });
+  const invoice = (extra: Json): Json => ({
+    shopOrderId: `pan-${randomUUID()}`,
+    amount: '10.00',
+    currency: 643,
+    payway: PAYMENT.card,
+    ...extra,
+  });
 
   it.each<[string, Json, string]>([
     ['description', { description: `card ${PAN} cvv 987` }, 'description'],
@@ -420,49 +632,110 @@ describe('card numbers are never stored', () => {
     ['a metadata CVC key', { metadata: { CVC: '987' } }, 'metadata.CVC'],
     ['a metadata cid key', { metadata: { Cid: '1234' } }, 'metadata.Cid'],
     ['an extras value', { extras: { phone: `x${PAN}` } }, 'extras.phone'],
-  ])('an invoice with a card number in %s is a 400 naming %s; nothing stored, no gateway call', async (_what, extra, field) => {
-    const body = invoice(extra);
-    const calls = (await sandboxRequests(ctx)).length;
-    const res = await ctx.http.post('/api/v1/invoices').set(auth()).send(body);
-    expect([res.status, res.body.errors?.map((e: { field: string }) => e.field)]).toEqual([400, [field]]);
-    expect(JSON.stringify(res.body)).not.toContain(PAN);
-    const stored = await db.query(`SELECT count(*)::int AS n FROM invoices WHERE shop_order_id = $1`, [body.shopOrderId]);
-    expect(stored.rows[0].n).toBe(0);
-    expect((await sandboxRequests(ctx)).length).toBe(calls);
-    // The quote (sent to the gateway, never stored) refuses it as well.
-    if ('description' in extra) {
-      const quote = await ctx.http.post('/api/v1/invoices/quote').set(auth()).send({ ...body, metadata: undefined, extras: undefined });
-      expect([quote.status, quote.body.errors?.[0]?.field]).toEqual([400, 'description']);
-    }
-  });
+  ])(
+    'an invoice with a card number in %s is a 400 naming %s; nothing stored, no gateway call',
+    async (_what, extra, field) => {
+      const body = invoice(extra);
+      const calls = (await sandboxRequests(ctx)).length;
+      const res = await ctx.http.post('/api/v1/invoices').set(auth()).send(body);
+      expect([res.status, res.body.errors?.map((e: { field: string }) => e.field)]).toEqual([
+        400,
+        [field],
+      ]);
+      expect(JSON.stringify(res.body)).not.toContain(PAN);
+      const stored = await db.query(
+        `SELECT count(*)::int AS n FROM invoices WHERE shop_order_id = $1`,
+        [body.shopOrderId],
+      );
+      expect(stored.rows[0].n).toBe(0);
+      expect((await sandboxRequests(ctx)).length).toBe(calls);
+      // The quote (sent to the gateway, never stored) refuses it as well.
+      if ('description' in extra) {
+        const quote = await ctx.http
+          .post('/api/v1/invoices/quote')
+          .set(auth())
+          .send({ ...body, metadata: undefined, extras: undefined });
+        expect([quote.status, quote.body.errors?.[0]?.field]).toEqual([400, 'description']);
+      }
+    },
+  );
 
   it('digits that are no card number (Luhn fails, too long, a phone, a date) are taken', async () => {
     const res = await ctx.http
       .post('/api/v1/invoices')
       .set(auth())
-      .send(invoice({ description: 'order 4111111111111112, ref 41111111111111110000123, +7 900 123-45-67, 2026-12-01', metadata: { cvvNote: 'x', order: '4111111111111112' } }));
+      .send(
+        invoice({
+          description:
+            'order 4111111111111112, ref 41111111111111110000123, +7 900 123-45-67, 2026-12-01',
+          metadata: { cvvNote: 'x', order: '4111111111111112' },
+        }),
+      );
     expect(res.status).toBe(201);
   });
 
   it('refunds, payouts and batch rows (JSON and CSV) refuse them the same way', async () => {
-    const paid = await ctx.http.post('/api/v1/invoices').set(auth()).send(invoice({ payway: PAYMENT.cardSuccess })).expect(201);
-    const refund = await ctx.http.post(`/api/v1/invoices/${paid.body.shopOrderId}/refunds`).set(auth()).send({ shopRefundId: `r-${randomUUID()}`, amount: '1.00', metadata: { cvv2: '123' } });
+    const paid = await ctx.http
+      .post('/api/v1/invoices')
+      .set(auth())
+      .send(invoice({ payway: PAYMENT.cardSuccess }))
+      .expect(201);
+    const refund = await ctx.http
+      .post(`/api/v1/invoices/${paid.body.shopOrderId}/refunds`)
+      .set(auth())
+      .send({ shopRefundId: `r-${randomUUID()}`, amount: '1.00', metadata: { cvv2: '123' } });
     expect([refund.status, refund.body.errors?.[0]?.field]).toEqual([400, 'metadata.cvv2']);
-    const payout = { shopPaymentId: `po-${randomUUID()}`, amount: '100.00', amountType: 'ps_amount', shopCurrency: 643, payway: PAYOUT.card, account: PAN };
-    const single = await ctx.http.post('/api/v1/payouts').set(auth()).send({ ...payout, description: `to ${PAN}` });
+    const payout = {
+      shopPaymentId: `po-${randomUUID()}`,
+      amount: '100.00',
+      amountType: 'ps_amount',
+      shopCurrency: 643,
+      payway: PAYOUT.card,
+      account: PAN,
+    };
+    const single = await ctx.http
+      .post('/api/v1/payouts')
+      .set(auth())
+      .send({ ...payout, description: `to ${PAN}` });
     expect([single.status, single.body.errors?.[0]?.field]).toEqual([400, 'description']);
-    const meta = await ctx.http.post('/api/v1/payouts').set(auth()).send({ ...payout, metadata: { cav2: '1' } });
+    const meta = await ctx.http
+      .post('/api/v1/payouts')
+      .set(auth())
+      .send({ ...payout, metadata: { cav2: '1' } });
     expect([meta.status, meta.body.errors?.[0]?.field]).toEqual([400, 'metadata.cav2']);
-    const json = await ctx.http.post('/api/v1/payouts/batches').set(auth()).send({ rows: [payout, { ...payout, shopPaymentId: `${payout.shopPaymentId}-2`, metadata: { ref: PAN } }] });
-    expect([json.status, json.body.errors?.map((e: { field: string }) => e.field)]).toEqual([400, ['rows[2].metadata.ref']]);
+    const json = await ctx.http
+      .post('/api/v1/payouts/batches')
+      .set(auth())
+      .send({
+        rows: [
+          payout,
+          { ...payout, shopPaymentId: `${payout.shopPaymentId}-2`, metadata: { ref: PAN } },
+        ],
+      });
+    expect([json.status, json.body.errors?.map((e: { field: string }) => e.field)]).toEqual([
+      400,
+      ['rows[2].metadata.ref'],
+    ]);
     const csv = `${CSV_HEADER}\n${payout.shopPaymentId}-c,100.00,ps_amount,643,"${PAYOUT.card}",${PAN},"card ${PAN}"\n`;
-    const csvRes = await ctx.http.post('/api/v1/payouts/batches').set(auth()).type('text/csv').send(csv);
-    expect([csvRes.status, csvRes.body.errors?.map((e: { field: string }) => e.field)]).toEqual([400, ['rows[1].description']]);
-    const stored = await db.query(`SELECT count(*)::int AS n FROM payouts WHERE shop_payment_id LIKE $1`, [`${payout.shopPaymentId}%`]);
+    const csvRes = await ctx.http
+      .post('/api/v1/payouts/batches')
+      .set(auth())
+      .type('text/csv')
+      .send(csv);
+    expect([csvRes.status, csvRes.body.errors?.map((e: { field: string }) => e.field)]).toEqual([
+      400,
+      ['rows[1].description'],
+    ]);
+    const stored = await db.query(
+      `SELECT count(*)::int AS n FROM payouts WHERE shop_payment_id LIKE $1`,
+      [`${payout.shopPaymentId}%`],
+    );
     expect(stored.rows[0].n).toBe(0);
     // Nothing of it in any table.
     for (const table of ['invoices', 'refunds', 'payouts', 'payout_batch_rows', 'events']) {
-      const found = await db.query(`SELECT count(*)::int AS n FROM ${table} t WHERE row_to_json(t)::text LIKE '%card ${PAN}%' OR row_to_json(t)::text LIKE '%to ${PAN}%'`);
+      const found = await db.query(
+        `SELECT count(*)::int AS n FROM ${table} t WHERE row_to_json(t)::text LIKE '%card ${PAN}%' OR row_to_json(t)::text LIKE '%to ${PAN}%'`,
+      );
       expect([table, found.rows[0].n]).toEqual([table, 0]);
     }
   });
@@ -476,7 +749,11 @@ describe('every problem body carries its requestId, /admin included', () => {
     ['GET', '/api/v1/no-such-route'],
     ['GET', '/api/v1/admin/no-such-route'],
   ])('%s %s answered to a JSON client', async (method, path) => {
-    const res = await rawRequest(ctx.url, method, path, { ...admin(), Accept: 'application/json', 'X-Request-Id': 'hostile-3-req' });
+    const res = await rawRequest(ctx.url, method, path, {
+      ...admin(),
+      Accept: 'application/json',
+      'X-Request-Id': 'hostile-3-req',
+    });
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
     expect(JSON.parse(res.body)).toMatchObject({ status: 404, requestId: 'hostile-3-req' });
@@ -488,18 +765,32 @@ describe('the feed and the webhooks agree', () => {
     const rec = await ctx.http.post('/api/v1/admin/reconciliations').set(admin()).send({});
     expect(rec.status).toBe(201);
     for (const key of [SHOP_KEY, READ_KEY]) {
-      const feed = await ctx.http.get('/api/v1/events').query({ objectType: 'reconciliation', limit: 500 }).set(bearer(key));
+      const feed = await ctx.http
+        .get('/api/v1/events')
+        .query({ objectType: 'reconciliation', limit: 500 })
+        .set(bearer(key));
       expect([key, feed.status]).toEqual([key, 200]);
       expect(feed.body.items.map((e: Json) => e.type)).toContain('reconciliation.completed');
     }
-    const payments = await ctx.http.get('/api/v1/events').query({ objectType: 'reconciliation' }).set(bearer(PAYMENTS_KEY));
+    const payments = await ctx.http
+      .get('/api/v1/events')
+      .query({ objectType: 'reconciliation' })
+      .set(bearer(PAYMENTS_KEY));
     expect(payments.status).toBe(403);
     // What the webhooks were given is what the full key reads.
-    const delivered = (await db.query(`SELECT DISTINCT e.entity_type AS t FROM webhook_deliveries d JOIN events e ON e.id = d.event_id`)).rows.map((r: { t: string }) => r.t);
+    const delivered = (
+      await db.query(
+        `SELECT DISTINCT e.entity_type AS t FROM webhook_deliveries d JOIN events e ON e.id = d.event_id`,
+      )
+    ).rows.map((r: { t: string }) => r.t);
     const all: string[] = [];
     let after: string | undefined;
     for (let page = 0; page < 100; page++) {
-      const res = await ctx.http.get('/api/v1/events').query({ limit: 500, ...(after ? { after } : {}) }).set(auth()).expect(200);
+      const res = await ctx.http
+        .get('/api/v1/events')
+        .query({ limit: 500, ...(after ? { after } : {}) })
+        .set(auth())
+        .expect(200);
       if (res.body.items.length === 0) break;
       all.push(...res.body.items.map((e: Json) => String(e.objectType)));
       after = res.body.nextCursor;
@@ -521,7 +812,10 @@ describe('the feed and the webhooks agree', () => {
     try {
       await holder.query('BEGIN');
       await holder.query('SELECT pg_advisory_xact_lock($1)', [RELAY_LOCK]);
-      const reads = [0, 1].map(() => ctx.http.get('/api/v1/events').query({ objectId }).set(auth()));
+      // The hand-written event has no object behind it: its empty data is not an answer's shape.
+      const reads = [0, 1].map(() =>
+        unvalidatedHttp(ctx).get('/api/v1/events').query({ objectId }).set(auth()),
+      );
       await sleep(400);
       await holder.query('COMMIT');
       for (const res of await Promise.all(reads)) {

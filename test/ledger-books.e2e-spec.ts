@@ -173,16 +173,13 @@ describe('two shops', () => {
 
     const inv = section(await page(`/admin/ui/invoices/${order}`));
     expect(inv).toContain('invoice.succeeded');
-    expect(inv).toMatch(
-      /<td>gateway_payment_shop<\/td>\s*<td>RUB<\/td>\s*<td class="num">77\.70<\/td>/,
-    );
-    expect(inv).toMatch(/<td>sales<\/td>\s*<td>RUB<\/td>\s*<td class="num">-77\.70<\/td>/);
+    // The amount with its currency once ("77.70 RUB").
+    expect(inv).toMatch(/<td>gateway_payment_shop<\/td>\s*<td class="num">77\.70 RUB<\/td>/);
+    expect(inv).toMatch(/<td>sales<\/td>\s*<td class="num">-77\.70 RUB<\/td>/);
     expect(inv).toContain(`href="/admin/ui/ledger?objectType=invoice&amp;objectId=${order}"`);
     const ref = section(await page(`/admin/ui/refunds/${refund}`));
     expect(ref).toContain('refund.succeeded');
-    expect(ref).toMatch(
-      /<td>gateway_payment_shop<\/td>\s*<td>RUB<\/td>\s*<td class="num">-7\.07<\/td>/,
-    );
+    expect(ref).toMatch(/<td>gateway_payment_shop<\/td>\s*<td class="num">-7\.07 RUB<\/td>/);
     const pay = section(await page(`/admin/ui/payouts/${shopPaymentId}`));
     expect(pay).toContain('payout.sent');
     expect(pay).toContain('<td>agent_frozen</td>');
@@ -281,7 +278,9 @@ describe('two shops', () => {
     expect(refused.body.type).toMatch(/gateway-error$/);
     expect(await runs(w)).toBe(before);
 
-    // The daily job: the failed run lets its claim go, so the next tick takes the day again.
+    // The daily job: the failed run lets its claim go, so the next tick takes the day again. (Its
+    // day is yesterday's, whose objects may need no status call: the balance read fails it.)
+    faults.add({ path: 'shop_balance', fault: 'fatal', remaining: 50 });
     const job = w.ctx.service.app.get(ReconciliationJob);
     const day = job.dueDay();
     await expect(job.runOnce()).rejects.toThrow();

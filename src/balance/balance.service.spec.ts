@@ -1,7 +1,7 @@
 import { toBalanceView } from './balance.service';
 
 describe('toBalanceView', () => {
-  it('adds available, hold and frozen exactly, keeping the scale, under the agent shop id', () => {
+  it('adds available, hold and frozen exactly, written with the currency's minor-unit digits, under the agent shop id', () => {
     const view = toBalanceView(
       {
         shop_id: 1001,
@@ -17,12 +17,12 @@ describe('toBalanceView', () => {
       balances: [
         {
           currency: 643,
-          available: '0.1',
-          hold: '0.2',
+          available: '0.10',
+          hold: '0.20',
           frozen: '1000000000000000.01',
           total: '1000000000000000.31',
         },
-        { currency: 840, available: '10000.00', hold: '0', frozen: '0', total: '10000.00' },
+        { currency: 840, available: '10000.00', hold: '0.00', frozen: '0.00', total: '10000.00' },
       ],
     });
   });

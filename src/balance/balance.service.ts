@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Amount } from '../common/money';
+import { Amount, moneyText } from '../common/money';
 import { GatewayService } from '../gateway';
 import type { ShopBalance } from '../gateway/gateway.types';
 import { gatewayFailure } from '../payouts/payout.errors';
@@ -27,10 +27,10 @@ export function toBalanceView(b: ShopBalance, shopId: number): BalanceView {
       const frozen = Amount.fromText(String(line.frozen));
       return {
         currency: line.currency,
-        available: available.toString(),
-        hold: hold.toString(),
-        frozen: frozen.toString(),
-        total: available.plus(hold).plus(frozen).toString(),
+        available: moneyText(available, line.currency),
+        hold: moneyText(hold, line.currency),
+        frozen: moneyText(frozen, line.currency),
+        total: moneyText(available.plus(hold).plus(frozen), line.currency),
       };
     }),
   };

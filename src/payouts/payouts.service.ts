@@ -1,3 +1,4 @@
+import { moneyText } from '../common/money';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -75,8 +76,9 @@ export class PayoutsService {
     const r = await this.tryWithdraw(dto);
     if (!local) this.reject(convertedProblems(r, payway));
     return {
-      payeeReceive: String(r.payee_receive),
-      shopWriteOff: String(r.shop_write_off),
+      // Each in its own currency's minor-unit digits.
+      payeeReceive: moneyText(String(r.payee_receive), r.ps_currency),
+      shopWriteOff: moneyText(String(r.shop_write_off), r.shop_currency),
       psCurrency: r.ps_currency,
       shopCurrency: r.shop_currency,
       accountInfoConfig: r.account_info_config,

@@ -145,7 +145,7 @@ describe('admin console in a browser', () => {
     expect(await found.textContent()).toContain('250.50 RUB');
     await check(page, 'invoices');
 
-    await page.click(`tbody a:text("${shopOrderId}")`);
+    await page.click(`tbody a:text-is("${shopOrderId}")`);
     expect(await page.textContent('h1')).toBe(`Invoice ${shopOrderId}`);
     const timeline = await page.locator('ol.timeline li').allTextContents();
     expect(timeline.length).toBeGreaterThanOrEqual(2);

@@ -140,19 +140,20 @@ describe('conformance with the test server’s recorded answers', () => {
       (g) => g.payways,
     );
     expect(payways.map((p) => p.alias)).toEqual([CARD, CARD_TIMEOUT, WALLET]);
-    // In camelCase like every answer; the money with the gateway's own digits, never a float's.
+    // In camelCase like every answer; the money exact, never a float's, written with the
+    // currency's minor-unit digits (a percentage or a fee share as the gateway sent it).
     expect(payways[0]).toEqual({
       id: 201,
       alias: CARD,
       currency: 643,
-      minAmount: '10.0',
-      maxAmount: '100000.0',
-      feeConfig: { fix: '0.0', percent: '5.0' },
+      minAmount: '10.00',
+      maxAmount: '100000.00',
+      feeConfig: { fix: '0.00', percent: '5.0' },
       feePartConfig: { fixPart: '0.0', percentPart: '1.0' },
       isActive: true,
       addOnsConfig: {},
     });
-    expect(payways[2]).toMatchObject({ minAmount: '1.0', feePartConfig: { percentPart: '0.0' } });
+    expect(payways[2]).toMatchObject({ minAmount: '1.00', feePartConfig: { percentPart: '0.0' } });
     const out = await ctx.http.get('/api/v1/payways?direction=payout').set(auth()).expect(200);
     const outways = (out.body.groups as Array<{ payways: Array<Record<string, unknown>> }>).flatMap(
       (g) => g.payways,
@@ -161,9 +162,9 @@ describe('conformance with the test server’s recorded answers', () => {
     expect(outways[0]).toEqual({
       alias: TO_WALLET,
       currency: 643,
-      minAmount: '10.0',
-      maxAmount: '15000.0',
-      feeConfig: { fix: '5.0', percent: '0.0' },
+      minAmount: '10.00',
+      maxAmount: '15000.00',
+      feeConfig: { fix: '5.00', percent: '0.0' },
       accountInfoConfig: { account: { regex: '^\\+?7\\d{10}$', title: 'Phone number' } },
       paysystemData: {},
     });
@@ -238,7 +239,7 @@ describe('conformance with the test server’s recorded answers', () => {
   it('reads the balance with its amounts exactly', async () => {
     const res = await ctx.http.get('/api/v1/balance').set(auth()).expect(200);
     expect(res.body.balances).toEqual([
-      { currency: 643, available: '1000.5', hold: '0.0', frozen: '0.0', total: '1000.5' },
+      { currency: 643, available: '1000.50', hold: '0.00', frozen: '0.00', total: '1000.50' },
     ]);
   });
 
@@ -249,8 +250,8 @@ describe('conformance with the test server’s recorded answers', () => {
       .send({ amount: '100.00', amountType: 'ps_amount', shopCurrency: 643, payway: TO_WALLET })
       .expect(200);
     expect(quote.body).toMatchObject({
-      payeeReceive: '100.0',
-      shopWriteOff: '105.0',
+      payeeReceive: '100.00',
+      shopWriteOff: '105.00',
       psCurrency: 643,
     });
 
@@ -277,8 +278,8 @@ describe('conformance with the test server’s recorded answers', () => {
       status: 'processing',
       gatewayStatus: 3,
       withdrawId: '5551234',
-      payeeReceive: '100.0',
-      shopWriteOff: '105.0',
+      payeeReceive: '100.00',
+      shopWriteOff: '105.00',
     });
     expect(fake.calls('withdraw/create').at(-1)?.body).toMatchObject({
       payway: TO_WALLET,

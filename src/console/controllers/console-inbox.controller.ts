@@ -1,3 +1,4 @@
+import { shownAddress } from '../../common/redact';
 import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -84,8 +85,9 @@ export class ConsoleInboxController {
     const raw = queryText(req, 'state', 16);
     const state = DELIVERY_STATES.find((s) => s === raw);
     const rows = (await this.events.deliveries({ state, limit: 100 })).items;
-    // A delivery to an address SHOP_WEBHOOK_URL no longer names is still retried: say so.
-    const configured = new Set(this.config.shopEvents.urls);
+    // A delivery to an address SHOP_WEBHOOK_URL no longer names is still retried: say so. Both
+    // sides as shown (without user information or query): the rows' addresses come so.
+    const configured = new Set(this.config.shopEvents.urls.map(shownAddress));
     const unconfigured = rows.filter((d) => !configured.has(d.url) && d.state !== 'delivered').length;
     await this.web.send(res, 'deliveries', {
       title: 'Webhook deliveries',
