@@ -1,7 +1,7 @@
 import { toBalanceView } from './balance.service';
 
 describe('toBalanceView', () => {
-  it('adds available, hold and frozen exactly, written with the currency's minor-unit digits, under the agent shop id', () => {
+  it('adds available, hold and frozen exactly, written with the currency’s minor-unit digits, under the agent shop id', () => {
     const view = toBalanceView(
       {
         shop_id: 1001,
