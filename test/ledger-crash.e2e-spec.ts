@@ -144,7 +144,7 @@ it('a kill at a crash point leaves each state change with its entries or neither
       );
       return open.rowCount === 0 ? true : undefined;
     },
-    30000,
+    60000,
   );
   expect(await books()).toEqual([]);
   const kinds = await db.query(

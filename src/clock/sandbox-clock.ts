@@ -106,6 +106,9 @@ export class SandboxClock {
             ran.set(job.name, r);
           }
         }
+        // Another instance's act on the same objects (its own tick claimed a hold's charge):
+        // the clock does not move past a call still in flight.
+        await callsSettled(ds);
         // What the jobs' calls made due at once (notifications of a charge or a release).
         const n = await this.sandbox.runDue(clock.now(), moveTo);
         await pendingStore;
@@ -199,6 +202,25 @@ function isWork(result: unknown): boolean {
   if (typeof result === 'object')
     return Object.values(result as Record<string, unknown>).some((v) => (typeof v === 'number' ? v > 0 : isWork(v)));
   return true;
+}
+
+/**
+ * Waits (a few real seconds at most) until no gateway call on an invoice, refund or payout is in
+ * flight by any instance, so that an advance never moves the clock past an act under way.
+ */
+async function callsSettled(ds: DataSource): Promise<void> {
+  const until = Date.now() + 5000;
+  for (;;) {
+    const [row] = (await ds.query(
+      `SELECT EXISTS (SELECT 1 FROM invoices WHERE call_owner IS NOT NULL AND call_lease_until > clock_now())
+           OR EXISTS (SELECT 1 FROM refunds WHERE call_owner IS NOT NULL AND call_lease_until > clock_now())
+           OR EXISTS (SELECT 1 FROM payouts WHERE call_owner IS NOT NULL AND call_lease_until > clock_now())
+           -- A hold policy's act just stamped, its call not claimed yet.
+           OR EXISTS (SELECT 1 FROM invoices WHERE status = 'held' AND hold_policy_at > clock_now() - interval '10 seconds') AS busy`,
+    )) as Array<{ busy: boolean }>;
+    if (!row.busy || Date.now() >= until) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 async function lastEventId(ds: DataSource): Promise<string> {
