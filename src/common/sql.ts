@@ -11,6 +11,17 @@ import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typ
  * alias and column machinery.
  */
 
+/**
+ * A list of TypeScript constants written into SQL text (`'a','b'`), for a predicate that must
+ * read as literals: one that a partial index's predicate has to match at plan time, which a
+ * bound parameter would not. Only plain words are taken.
+ */
+export function sqlList(values: readonly string[]): string {
+  for (const v of values)
+    if (!/^[A-Za-z_]+$/.test(v)) throw new Error(`sqlList: ${JSON.stringify(v)} is not a word`);
+  return values.map((v) => `'${v}'`).join(',');
+}
+
 /** A statement with a stable name: `pg` prepares it once per connection and reuses the plan. */
 export interface Statement {
   readonly name: string;

@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { OPEN_REFUND_STATUSES, OPEN_SUBMIT_STATES } from '../refunds/refund.state';
 import type { AuditCause } from '../audit/audit-event.entity';
 import { AuditService } from '../audit/audit.service';
 import { Amount } from '../common/money';
@@ -98,8 +99,8 @@ async function compareRefunded(
   }
   if (theirs.eq(inv.refundedAmount)) return;
   const open = (await m.query(
-    `SELECT 1 FROM refunds WHERE invoice_pk = $1 AND (status = 'WAITING' OR submit_state IN ('pending', 'unknown')) LIMIT 1`,
-    [inv.id],
+    `SELECT 1 FROM refunds WHERE invoice_pk = $1 AND (status = ANY($2::varchar[]) OR submit_state = ANY($3::varchar[])) LIMIT 1`,
+    [inv.id, OPEN_REFUND_STATUSES, OPEN_SUBMIT_STATES],
   )) as unknown[];
   if (open.length > 0) return;
   await flagInvoiceForOperator(m, inv, 'refunded_amount_mismatch', cause, {

@@ -10,7 +10,8 @@ import { GatewayError, GatewayService, type InvoiceCheckRecord } from '../gatewa
 import { InvoiceEntity } from './invoice.entity';
 import { absencePolicy, applyInvoiceEvidence } from './invoice-evidence';
 import { applyCheckRecord } from './operations/apply-check-record';
-import { isFinal } from './invoice.state';
+import { FINAL_INVOICE_STATUSES, isFinal } from './invoice.state';
+import { sqlList } from '../common/sql';
 import { reconcileRuns } from '../metrics/metrics';
 import { claimDue, forEachBounded, releaseLeases } from '../jobs/claim';
 import { runGatewayOperation, type CallAnswer } from '../jobs/gateway-operation';
@@ -29,12 +30,13 @@ const LEASE_S = 120;
 /**
  * Open invoices not yet scheduled get a first check and a deadline; a flagged one too while
  * its watch lasts (a flag never stops the watch, issue #22). The predicate implies
- * ix_invoices_unscheduled's, so the statement never reads the (many) final invoices.
+ * ix_invoices_unscheduled's, so the statement never reads the (many) final invoices: the final
+ * statuses are written into the text (sqlList), as the index's predicate must match them.
  */
 export const SCHEDULE_OPEN_INVOICES_SQL = `UPDATE invoices
     SET next_check_at = created_at + make_interval(secs => $1),
         check_deadline = COALESCE(check_deadline, created_at + make_interval(secs => $2))
-  WHERE next_check_at IS NULL AND processed_at IS NULL AND status NOT IN ('succeeded','rejected','unheld','expired')
+  WHERE next_check_at IS NULL AND processed_at IS NULL AND status NOT IN (${sqlList(FINAL_INVOICE_STATUSES)})
     AND (needs_attention = false OR ${watchRunsSql('created_at', '$3')})`;
 
 type Outcome = 'settled' | 'rescheduled' | 'flagged' | 'never_created' | 'error';

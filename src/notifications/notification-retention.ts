@@ -3,6 +3,8 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { logger } from '../common/logger';
+import { sqlList } from '../common/sql';
+import { SETTLED_NOTIFICATION_STATUSES } from './notification.entity';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { inBatches, RETENTION_EVERY_MS } from '../jobs/batches';
 import { scheduleJob, singleFlight } from '../jobs/schedule';
@@ -19,7 +21,7 @@ const log = logger.child({ component: 'notification-retention' });
  */
 export const PRUNE_NOTIFICATIONS_SQL = `DELETE FROM notifications WHERE id IN (
     SELECT n.id FROM notifications n
-     WHERE n.verified AND n.status IN ('applied', 'stale')
+     WHERE n.verified AND n.status IN (${sqlList(SETTLED_NOTIFICATION_STATUSES)})
        AND n.last_received_at < clock_now() - make_interval(days => $1)
        AND n.status_effect IS DISTINCT FROM 'not_applied'
        AND NOT EXISTS (SELECT 1 FROM invoices i

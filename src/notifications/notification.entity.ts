@@ -1,3 +1,4 @@
+import { sqlList } from '../common/sql';
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
@@ -6,6 +7,8 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
  * a kind we do not handle (stored, tolerated); `pending`: stored, not yet applied.
  */
 export type NotificationStatus = 'pending' | 'applied' | 'stale' | 'rejected' | 'ignored';
+/** Verified notifications that are done with (applied, or a repeat): the ones retention may prune. */
+export const SETTLED_NOTIFICATION_STATUSES: readonly NotificationStatus[] = ['applied', 'stale'];
 
 /**
  * What a verified notification did to its object's status, whatever else it changed (a payer
@@ -20,7 +23,7 @@ export type NotificationStatusEffect = 'applied' | 'unchanged' | 'not_applied';
 @Index('ix_notifications_unverified', ['receivedAt'], { where: 'verified = false' })
 @Index('ix_notifications_old_key', ['id'], { where: 'key_version < 3' })
 @Index('ix_notifications_settled', ['lastReceivedAt'], {
-  where: `verified AND status IN ('applied','stale')`,
+  where: `verified AND status IN (${sqlList(SETTLED_NOTIFICATION_STATUSES)})`,
 })
 export class NotificationEntity {
   @PrimaryGeneratedColumn('uuid') id: string;

@@ -10,6 +10,10 @@ import type { RefundStatus, RefundSubmitState } from './refund.entity';
 
 export const REFUND_STATUSES: readonly RefundStatus[] = ['WAITING', 'SUCCESS', 'FAILED'];
 export const FINAL_REFUND_STATUSES: readonly RefundStatus[] = ['SUCCESS', 'FAILED'];
+/** The statuses not final yet: the refund's money is still on its way. */
+export const OPEN_REFUND_STATUSES: readonly RefundStatus[] = REFUND_STATUSES.filter(
+  (s) => !FINAL_REFUND_STATUSES.includes(s),
+);
 
 export function isFinalRefund(status: RefundStatus): boolean {
   return FINAL_REFUND_STATUSES.includes(status);
@@ -172,13 +176,16 @@ export type RefundVerdict =
  * refund whose submit may not have reached the gateway fails only after `checks` absent answers
  * spread over `windowS` (one missing listing right after a time-out proves nothing).
  */
+/** Submit states in which the refund's create may not have reached the gateway (its outcome is open). */
+export const OPEN_SUBMIT_STATES: readonly RefundSubmitState[] = ['pending', 'unknown'];
+
 export function judgeRefund(
   refund: RefundRuleFacts,
   ev: RefundEvidence,
   policy: { checks: number; windowS: number; now: Date },
 ): RefundVerdict {
   if (ev.kind === 'absent') {
-    if (refund.submitState !== 'pending' && refund.submitState !== 'unknown')
+    if (!OPEN_SUBMIT_STATES.includes(refund.submitState))
       return {
         kind: 'ignore',
         reason: `not listed, but the gateway accepted it (${refund.submitState})`,
