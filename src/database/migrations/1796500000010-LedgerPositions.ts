@@ -72,6 +72,29 @@ const legsBalanced = (accounts: readonly string[]): string => `CREATE OR REPLACE
       END $$`;
 
 /**
+ * One kind of object's trigger function, `ledger_follow_<type>`: the row takes the position of
+ * its state; the difference from what it had posted is posted, as `kind` (an SQL expression: the
+ * forward kind, or NULL for a correction) when not zero. An insert posts after the row is in (an
+ * INSERT … ON CONFLICT DO NOTHING that finds the row already there writes nothing, and must post
+ * nothing): before it, the row only takes its position.
+ */
+const followFunction = (type: string, idColumn: string, kind: string): string => `CREATE FUNCTION ledger_follow_${type}() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        pos ledger_leg[] := ledger_position_${type}(NEW);
+        posted ledger_leg[] := CASE WHEN TG_OP = 'UPDATE' THEN OLD.ledger_legs ELSE '{}' END;
+        diff ledger_leg[];
+      BEGIN
+        NEW.ledger_legs := pos;
+        IF TG_OP = 'INSERT' AND TG_WHEN = 'BEFORE' THEN RETURN NEW; END IF;
+        IF pos = posted THEN RETURN NEW; END IF;
+        diff := ledger_legs_minus(pos, posted);
+        IF cardinality(diff) > 0 THEN
+          PERFORM ledger_post_difference('${type}', NEW.id, NEW.${idColumn}, ${kind}, diff);
+        END IF;
+        RETURN NEW;
+      END $$`;
+
+/**
  * The final statuses as the position rule reads them (a change away from one is a correction).
  * The same lists as invoice.state.ts, refund.state.ts and payout.state.ts: a test holds them
  * equal (test/ledger/ledger-positions.e2e-spec.ts). `expired` is an invoice's lapsed hold.
@@ -220,68 +243,32 @@ export class LedgerPositions1796500000010 implements MigrationInterface {
       END $$`);
 
     // The triggers: before the row is written, post the difference and keep the position.
-    await q.query(`CREATE FUNCTION ledger_follow_invoice() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        pos ledger_leg[] := ledger_position_invoice(NEW);
-        posted ledger_leg[] := CASE WHEN TG_OP = 'UPDATE' THEN OLD.ledger_legs ELSE '{}' END;
-        diff ledger_leg[];
-      BEGIN
-        NEW.ledger_legs := pos;
-        -- An insert posts after the row is in (an INSERT … ON CONFLICT DO NOTHING that finds the
-        -- row already there writes nothing, and must post nothing): before it, the row only
-        -- takes its position.
-        IF TG_OP = 'INSERT' AND TG_WHEN = 'BEFORE' THEN RETURN NEW; END IF;
-        IF pos = posted THEN RETURN NEW; END IF;
-        diff := ledger_legs_minus(pos, posted);
-        IF cardinality(diff) > 0 THEN
-          PERFORM ledger_post_difference('invoice', NEW.id, NEW.shop_order_id,
-            CASE WHEN NEW.status = 'succeeded' AND (TG_OP = 'INSERT' OR OLD.status NOT IN (${list(POSITION_FINALS.invoice)}))
-                 THEN 'invoice.succeeded' END, diff);
-        END IF;
-        RETURN NEW;
-      END $$`);
-    await q.query(`CREATE FUNCTION ledger_follow_refund() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        pos ledger_leg[] := ledger_position_refund(NEW);
-        posted ledger_leg[] := CASE WHEN TG_OP = 'UPDATE' THEN OLD.ledger_legs ELSE '{}' END;
-        diff ledger_leg[];
-      BEGIN
-        NEW.ledger_legs := pos;
-        -- An insert posts after the row is in (an INSERT … ON CONFLICT DO NOTHING that finds the
-        -- row already there writes nothing, and must post nothing): before it, the row only
-        -- takes its position.
-        IF TG_OP = 'INSERT' AND TG_WHEN = 'BEFORE' THEN RETURN NEW; END IF;
-        IF pos = posted THEN RETURN NEW; END IF;
-        diff := ledger_legs_minus(pos, posted);
-        IF cardinality(diff) > 0 THEN
-          PERFORM ledger_post_difference('refund', NEW.id, NEW.shop_refund_id,
-            CASE WHEN NEW.status = 'SUCCESS' AND (TG_OP = 'INSERT' OR OLD.status NOT IN (${list(POSITION_FINALS.refund)}))
-                 THEN 'refund.succeeded' END, diff);
-        END IF;
-        RETURN NEW;
-      END $$`);
-    await q.query(`CREATE FUNCTION ledger_follow_payout() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        pos ledger_leg[] := ledger_position_payout(NEW);
-        posted ledger_leg[] := CASE WHEN TG_OP = 'UPDATE' THEN OLD.ledger_legs ELSE '{}' END;
-        diff ledger_leg[];
-      BEGIN
-        NEW.ledger_legs := pos;
-        -- An insert posts after the row is in (an INSERT … ON CONFLICT DO NOTHING that finds the
-        -- row already there writes nothing, and must post nothing): before it, the row only
-        -- takes its position.
-        IF TG_OP = 'INSERT' AND TG_WHEN = 'BEFORE' THEN RETURN NEW; END IF;
-        IF pos = posted THEN RETURN NEW; END IF;
-        diff := ledger_legs_minus(pos, posted);
-        IF cardinality(diff) > 0 THEN
-          PERFORM ledger_post_difference('payout', NEW.id, NEW.shop_payment_id,
-            CASE WHEN TG_OP = 'UPDATE' AND OLD.status IN (${list(POSITION_FINALS.payout)}) THEN NULL
+    await q.query(
+      followFunction(
+        'invoice',
+        'shop_order_id',
+        `CASE WHEN NEW.status = 'succeeded' AND (TG_OP = 'INSERT' OR OLD.status NOT IN (${list(POSITION_FINALS.invoice)}))
+                 THEN 'invoice.succeeded' END`,
+      ),
+    );
+    await q.query(
+      followFunction(
+        'refund',
+        'shop_refund_id',
+        `CASE WHEN NEW.status = 'SUCCESS' AND (TG_OP = 'INSERT' OR OLD.status NOT IN (${list(POSITION_FINALS.refund)}))
+                 THEN 'refund.succeeded' END`,
+      ),
+    );
+    await q.query(
+      followFunction(
+        'payout',
+        'shop_payment_id',
+        `CASE WHEN TG_OP = 'UPDATE' AND OLD.status IN (${list(POSITION_FINALS.payout)}) THEN NULL
                  WHEN NEW.status = 'succeeded' THEN 'payout.succeeded'
                  WHEN NEW.status IN (${list(POSITION_FINALS.payout)}) THEN 'payout.failed'
-                 ELSE 'payout.sent' END, diff);
-        END IF;
-        RETURN NEW;
-      END $$`);
+                 ELSE 'payout.sent' END`,
+      ),
+    );
 
     // What was posted so far, onto the rows (the triggers of the rows are off meanwhile).
     for (const [table, type] of [
