@@ -1,4 +1,4 @@
-// Latency with large tables versus empty (issue #26). Starts PostgreSQL (DATABASE_URL's server,
+// Latency with large tables versus empty. Starts PostgreSQL (DATABASE_URL's server,
 // else embedded), the gateway sandbox and the compiled service as their own processes, measures
 // the feed, the console's list and the create path on an empty database, seeds 1,000,000 events
 // and 1,000,000 invoices in SQL (bench/seed-large.mjs), measures again, and prints one table:

@@ -1,4 +1,4 @@
-// Seeds large tables for bench/large-tables.mjs (issue #26): N shop events and M invoices in
+// Seeds large tables for bench/large-tables.mjs: N shop events and M invoices in
 // plain SQL with generate_series, in chunks (one statement each), into an already migrated
 // database. Usage:
 //   node bench/seed-large.mjs <DATABASE_URL> [events=1000000] [invoices=1000000] [shopId=4242]

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The history search's runner (issue #46): `npm run test:histories -- --seed N --runs M`.
+// The history search's runner: `npm run test:histories -- --seed N --runs M`.
 // Turns the options into HISTORY_* variables and runs the search through the ESM Jest setup
 // (jest.histories.config.js), as the other test scripts run theirs.
 //

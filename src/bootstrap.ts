@@ -258,7 +258,7 @@ type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unkno
 /**
  * Helmet's headers do not depend on the request (no nonces here): they are worked out once by
  * running helmet against a recording response, and then set with the other fixed headers by the
- * edge's first hook (issue #23). test/hostile-callers and the console tests check the headers.
+ * edge's first hook. test/hostile-callers and the console tests check the headers.
  */
 function fixedHeaders(middleware: Middleware): Record<string, string> {
   const set: Record<string, string> = {};

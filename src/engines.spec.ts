@@ -5,7 +5,7 @@ import semver from 'semver';
 /**
  * `engines.node` of package.json is a promise to whoever installs the service: every installed
  * package must run on the oldest Node it admits, or `npm install` warns EBADENGINE on the
- * documented Node (issue #25: @nestjs/common 12.5 pins file-type 22, which wants Node 22; the
+ * documented Node (@nestjs/common 12.5 pins file-type 22, which wants Node 22; the
  * override to file-type 21 keeps Node 20 honest).
  */
 // Jest runs from the repository's root (npm test).

@@ -3,7 +3,7 @@ import { clock, moveClock } from '../src/common/clock';
 import { startTestApp, TestContext } from './support/app';
 
 /**
- * Outside sandbox mode the clock is the system clock (issue #50): no route moves it (the
+ * Outside sandbox mode the clock is the system clock: no route moves it (the
  * service's own port and the gateway's both answer 404), no setting does, and a database a
  * sandbox run left moved is set back to the system clock at start-up.
  */

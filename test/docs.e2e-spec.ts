@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * A clone stands alone (issue #25): the contract and the gateway's documents are in docs/, the
+ * A clone stands alone: the contract and the gateway's documents are in docs/, the
  * README links only to files inside the repository, and docs/ stays word for word the copy of
  * the documents maintained beside the repository (shared/, present on CI and in the workplace).
  */

@@ -8,7 +8,7 @@ import { auth, SHOP_ID, startTestApp, TestContext } from './support/app';
 import { PAYMENT } from './support/payways';
 
 /**
- * A status change writes its event with the view the change leaves (issue #23); before commit
+ * A status change writes its event with the view the change leaves; before commit
  * the event is brought up to the committed row unless no later statement of the transaction named
  * the object's table. Whatever runs after the event, the event carries what a GET returns.
  */

@@ -4,7 +4,7 @@ import { recordAnswer, runGatewayOperation, type CallAnswer } from '../src/jobs/
 import { createTestDatabase } from './support/database';
 
 /**
- * The one gateway-operation runner (issue #23) on a real PostgreSQL: the call runs with nothing
+ * The one gateway-operation runner on a real PostgreSQL: the call runs with nothing
  * held, its failure is an answer, the record phase runs under the row lock in one transaction, a
  * refusal returned by the rule commits before it is thrown, and the unlocked usual-case write
  * replaces the locked one only when it wrote.

@@ -16,7 +16,7 @@ import { RELAY_LOCK } from '../src/events/event-relay';
 import { signIn } from './console/console-session';
 
 /**
- * Attacks of issue #47 against the running app, one describe per finding: batch uploads (scope
+ * Attacks against the running app, one describe per finding: batch uploads (scope
  * before the body, uploads per key, a slice at a time), webhook addresses with credentials, dates
  * that reached PostgreSQL unread, percent-encoded paths past the JSON-only rule, the console's
  * keyless budget, card numbers in free text, problem bodies without a request id, and the feed

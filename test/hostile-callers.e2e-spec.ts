@@ -4,7 +4,7 @@ import { admin, auth, SHOP_ID, startTestApp, TestContext } from './support/app';
 import { newInvoice, rawRequest, sandboxPost, sandboxRequests, sleep } from './support/hostile';
 
 /**
- * Attacks of issue #12 against the running app, one describe per defence: proxy trust and the
+ * Attacks against the running app, one describe per defence: proxy trust and the
  * webhook's bounded sample, rate limits, slow callers, coalesced refreshes and cursors. The payer
  * page, currency minor units and the database's time limits have files of their own
  * (hostile-payer-page, hostile-minor-units, hostile-database-limits).

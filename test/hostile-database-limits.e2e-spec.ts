@@ -4,7 +4,7 @@ import { auth, startTestApp, TestContext } from './support/app';
 import { newInvoice, sleep } from './support/hostile';
 
 /**
- * Attacks of issue #12 on the database: a long query, a lock wait, an abandoned transaction and a
+ * Attacks on the database: a long query, a lock wait, an abandoned transaction and a
  * drained pool are each cut off by their limit, and the service answers after.
  */
 

@@ -254,7 +254,7 @@ describe('hostile input against the running app', () => {
 
 /**
  * Bounded work per request: a refused request answers one error naming the cap, less than it
- * sent, however many names a caller packs into a body (issue #24, item 2).
+ * sent, however many names a caller packs into a body.
  */
 describe('validation does not amplify', () => {
   let ctx: TestContext;

@@ -4,7 +4,7 @@ import { newInvoice } from './support/hostile';
 import { PAYMENT, PAYOUT } from './support/payways';
 
 /**
- * Attacks of issue #12 on amounts: each currency's minor units (ISO 4217).
+ * Attacks on amounts: each currency's minor units (ISO 4217).
  */
 
 describe('per-currency minor units (ISO 4217)', () => {

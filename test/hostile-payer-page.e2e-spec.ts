@@ -4,7 +4,7 @@ import { newInvoice, rawRequest } from './support/hostile';
 import { PAYMENT } from './support/payways';
 
 /**
- * Attacks of issue #12 on the payer page and the HTTP edge it shares: unknown parameters, its CSP
+ * Attacks on the payer page and the HTTP edge it shares: unknown parameters, its CSP
  * and form, odd links, oversized requests, cache and security headers on every answer.
  */
 
@@ -133,7 +133,7 @@ describe('payer page', () => {
       expect(res.headers['x-content-type-options']).toBe('nosniff');
       expect(String(res.headers['content-security-policy'])).toContain("frame-ancestors 'none'");
       expect(String(res.headers['content-security-policy'])).not.toMatch(/script-src[^;]*unsafe-inline/);
-      // Helmet's whole set, worked out once at start-up (issue #23), on every answer.
+      // Helmet's whole set, worked out once at start-up, on every answer.
       expect(res.headers).toMatchObject({
         'cross-origin-opener-policy': 'same-origin',
         'cross-origin-resource-policy': 'same-origin',

@@ -8,7 +8,7 @@ import { SECRET, SHOP_ID, startTestApp, TestContext } from './support/app';
 import { PAYMENT } from './support/payways';
 
 /**
- * The notification's kind is part of what was received (issue #46, item 8): a captured
+ * The notification's kind is part of what was received: a captured
  * notification replayed first under a wrong `?type=` is refused (400 naming `type`, nothing
  * stored), so the genuine one, when it comes, is applied and never taken as a repeat of it; and
  * rows an older version stored under a wrong kind no longer hold the genuine one's key.

@@ -14,7 +14,7 @@ import {
 } from './support/process';
 
 /**
- * `npm start` as a process manager runs it (issue #25): the build is skipped when nothing
+ * `npm start` as a process manager runs it: the build is skipped when nothing
  * changed since the last one (global-setup built this tree), and a SIGTERM or SIGINT sent to the
  * npm process itself stops the service and its embedded PostgreSQL, leaving nothing behind.
  */

@@ -6,7 +6,7 @@ import { sandboxPost, sandboxRequests, sleep } from './support/hostile';
 import { PAYMENT } from './support/payways';
 
 /**
- * The token registry (issue #27): tokens issued to this shop's invoices are listed masked and
+ * The token registry: tokens issued to this shop's invoices are listed masked and
  * revoked by the shop; a revoked token is never charged (no gateway call, no row), whether named
  * by its issuing invoice or given raw.
  */

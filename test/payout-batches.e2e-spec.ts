@@ -5,7 +5,7 @@ import { signIn } from './console/console-session';
 import { PAYOUT } from './support/payways';
 
 /**
- * Payout batches (issue #27) against the sandbox and a real PostgreSQL, the runner driven by
+ * Payout batches against the sandbox and a real PostgreSQL, the runner driven by
  * hand: JSON and CSV, dry run, replay and conflict, limits at the edge, the completion event,
  * and no recipient in clear at rest.
  */

@@ -9,7 +9,7 @@ import { PAYOUT } from './support/payways';
 import { statusCallsOf } from './support/payout-rows';
 
 /**
- * The poller's batch path (issue #23): a round whose answer changes nothing is finished with its
+ * The poller's batch path: a round whose answer changes nothing is finished with its
  * batch by one statement; everything else goes through the per-row path. Attacked here on the
  * real database: the batch statement against the per-row path on the same rows, two instances
  * racing, rows changed between the claim and the batch write, a deadline reached in a batch.

@@ -19,7 +19,7 @@ import { PAYMENT, PAYOUT } from './support/payways';
 import { signIn } from './console/console-session';
 
 /**
- * The daily books (issue #26) against the gateway's own: a day of mixed traffic through the
+ * The daily books against the gateway's own: a day of mixed traffic through the
  * service and the sandbox, then every figure of GET /admin/reports/daily checked against the
  * sandbox's memory to the cent, the CSV against the JSON, and the day's boundary in
  * REPORT_TIMEZONE.

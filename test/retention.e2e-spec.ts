@@ -8,7 +8,7 @@ import { PAYMENT } from './support/payways';
 import { eventually, WebhookReceiver } from './support/webhook-receiver';
 
 /**
- * Bounded tables (issue #26), against real PostgreSQL: each retention prunes only what is older
+ * Bounded tables, against real PostgreSQL: each retention prunes only what is older
  * than its limit; invoices, refunds, payouts and every audit entry stay; the feed answers 410
  * with the oldest cursor for a cursor older than its horizon; two instances prune side by side.
  * Ages are made by moving timestamps back in the database.

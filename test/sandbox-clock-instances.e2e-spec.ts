@@ -6,7 +6,7 @@ import { PAYMENT } from './support/payways';
 import { SANDBOX_SHOP_KEY, startSandboxModeService, type SandboxModeService } from './support/sandbox-mode';
 
 /**
- * Several instances under a moved clock (issue #50): the sandbox-mode service advances the clock
+ * Several instances under a moved clock: the sandbox-mode service advances the clock
  * while a second instance on the same database and gateway runs its jobs on its own ticks. Each
  * hold policy's act happens once: one invoice/charge per hold, one `invoice.succeeded`.
  */

@@ -5,7 +5,7 @@ import { PAYMENT, PAYOUT } from './support/payways';
 import { SANDBOX_ADMIN_KEY as ADMIN_KEY, SANDBOX_SHOP_KEY as SHOP_KEY, startSandboxModeService, type SandboxModeService } from './support/sandbox-mode';
 
 /**
- * The sandbox clock (issue #50), sandbox mode as `npm start` runs it (the sandbox in-process):
+ * The sandbox clock, sandbox mode as `npm start` runs it (the sandbox in-process):
  * time you can move, seconds of test for hours and days of the service's time.
  */
 const HOLD_TTL_S = 86_400;

@@ -131,7 +131,7 @@ export class AttentionService {
       return this.settleHold(object, id, dto.action, by);
     if (dto.action === 'unlock') return this.unlock(object, id, dto.note ?? '', by);
     // Recheck asks now and applies through the object's rule; it never clears a flag by itself
-    // nor unschedules anything (issue #22): each recheck clears only a final object's flag that
+    // nor unschedules anything: each recheck clears only a final object's flag that
     // the gateway's fresh answer confirms.
     if (object === 'invoice') return this.invoices.recheck(id, by);
     if (object === 'refund') return this.refunds.recheck(id, by);

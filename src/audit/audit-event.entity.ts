@@ -18,7 +18,7 @@ export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' |
  */
 @Entity('events')
 @Index('ix_events_entity', ['entityType', 'entityId'])
-// A typed row may lose its `data` to the feed's retention (issue #26); an audit-only row has none.
+// A typed row may lose its `data` to the feed's retention; an audit-only row has none.
 @Check(
   'ck_events_typed',
   `("type" IS NULL) = ("sequence" IS NULL) AND ("type" IS NOT NULL OR "data" IS NULL)`,
@@ -30,7 +30,7 @@ export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' |
 @Index('uq_events_position', ['position'], { unique: true })
 @Index('uq_events_public_id', ['publicId'], { unique: true })
 @Index('ix_events_unpositioned', ['id'], { where: '"type" IS NOT NULL AND "position" IS NULL' })
-/** The feed filtered by `objectId` (with or without objectType), in feed order (issue #26). */
+/** The feed filtered by `objectId` (with or without objectType), in feed order. */
 @Index('ix_events_object_position', ['entityId', 'position'], { where: '"position" IS NOT NULL' })
 export class AuditEventEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id: string;

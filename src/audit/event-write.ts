@@ -9,7 +9,7 @@ import { clientOf, poolOf, run, type Statement } from '../common/sql';
 import type { AuditCause, AuditEntityType } from './audit-event.entity';
 
 /**
- * One round trip for a status change (issue #23): the object's row UPDATE and its audit entry /
+ * One round trip for a status change: the object's row UPDATE and its audit entry /
  * shop event INSERT (with the object's next sequence) in one statement, a CTE, inside the
  * caller's transaction (which holds the row lock, as for AuditService.record). The statement
  * is built once per table and set of columns, and prepared by name on each connection.
@@ -74,14 +74,14 @@ export interface RowChangeWithEvent {
   rowId: string;
   /**
    * Write only if the row is still this version (its `xmin` as read, outside any lock); else
-   * RowChanged. For a write that did not lock the row first (a create's answer, issue #23).
+   * RowChanged. For a write that did not lock the row first (a create's answer).
    */
   version?: string;
   /** Property names (of the entity) and their new values; written as the entity's columns. */
   changes: Record<string, unknown>;
   /**
    * The columns of the written row to return (database names; the primary key is always there):
-   * only what the caller reads, since every column returned is parsed and hydrated (issue #23).
+   * only what the caller reads, since every column returned is parsed and hydrated.
    * Absent: every column.
    */
   returning?: readonly string[];

@@ -18,13 +18,13 @@ const FLAGGED_OBJECT_TYPES: readonly EventObjectType[] = ['invoice', 'refund', '
 export type AttentionChange = 'attention_raised' | 'attention_resolved';
 
 /**
- * Events about an object that are not a status change (issue #22): an invoice's refund sums
+ * Events about an object that are not a status change: an invoice's refund sums
  * changed (`invoice.refund_updated`), its hold expires soon (`invoice.hold_expiring`).
  */
 export type ObjectNotice = 'refund_updated' | 'hold_expiring' | 'hold_updated' | 'approved';
-/** `invoice.hold_updated`: a hold's `holdExpiresAt` was learnt or changed (issue #49). */
+/** `invoice.hold_updated`: a hold's `holdExpiresAt` was learnt or changed. */
 export const INVOICE_NOTICES: readonly ObjectNotice[] = ['refund_updated', 'hold_expiring', 'hold_updated'];
-/** A payout's (last) admin approval (issue #27): `payout.approved`, then it is sent. */
+/** A payout's (last) admin approval: `payout.approved`, then it is sent. */
 export const PAYOUT_NOTICES: readonly ObjectNotice[] = ['approved'];
 
 /**
@@ -60,9 +60,9 @@ export const SHOP_EVENT_TYPES: readonly string[] = [
   ...FLAGGED_OBJECT_TYPES.flatMap((o) => [`${o}.attention_raised`, `${o}.attention_resolved`]),
   ...INVOICE_NOTICES.map((n) => `invoice.${n}`),
   ...PAYOUT_NOTICES.map((n) => `payout.${n}`),
-  // Every row of a batch has its answer (issue #27); the batch's other states are no event.
+  // Every row of a batch has its answer; the batch's other states are no event.
   'payout_batch.completed',
-  // A recurrent token revoked in the registry (issue #27): its only status change with an event.
+  // A recurrent token revoked in the registry: its only status change with an event.
   'payment_token.revoked',
   // A run of the books' reconciliation with the gateway: its result (status and items).
   'reconciliation.completed',

@@ -15,7 +15,7 @@ export interface Actor {
 }
 
 /**
- * Who acts is passed explicitly (issue #23): from the route (`@Acting()`) to the service method,
+ * Who acts is passed explicitly: from the route (`@Acting()`) to the service method,
  * and from there to the transaction (`transactionFor`) or the manager (`managerFor`) its writes go
  * through; the audit trail reads it off that manager (`actingKeyOf`). Undefined: the service itself
  * (jobs, notifications, the reconciler). There is no ambient request context: Node 20's

@@ -89,7 +89,7 @@ export async function raiseAttention(
 
 /**
  * Clears the flag, audited with what cleared it: an operator's recheck or accept (`admin`), or a
- * final gateway status that settled the object (`gateway`, issue #22).
+ * final gateway status that settled the object (`gateway`).
  */
 export async function resolveAttention(
   m: EntityManager,
@@ -117,7 +117,7 @@ export async function resolveAttention(
 
 /**
  * Reasons that only say "no final status yet": a final gateway status applied through the
- * object's rule answers them, so the rule clears them itself (issue #22). Reasons about a
+ * object's rule answers them, so the rule clears them itself. Reasons about a
  * disagreement (`mismatch`, `contradiction`, `unsafe_redirect`, `charge_on_unhold`,
  * `idempotency-conflicts`: someone repeated the create with other bodies) and
  * `missing_invoice_id` (a final status does not teach the id) stay for an operator.

@@ -1,6 +1,6 @@
 /**
  * Reads by key that arrive in the same turn of the event loop go to the database as one
- * statement (issue #23, "batch what is batchable"). Under load a service answers many reads
+ * statement ("batch what is batchable"). Under load a service answers many reads
  * per turn, and each statement costs the process far more CPU than the rows it returns; one
  * `… = ANY($n)` statement for the turn's keys costs about what one read did.
  *

@@ -3,7 +3,7 @@ import { dbWriteBatches } from '../metrics/metrics';
 
 /**
  * Single-row autocommit writes that arrive in the same turn of the event loop go to the
- * database as one statement (issue #23, "batch what is batchable", applied to writes as
+ * database as one statement ("batch what is batchable", applied to writes as
  * BatchedRead applies it to reads). Each statement costs the process far more CPU than its row,
  * and each autocommit costs PostgreSQL a commit (a WAL flush): one statement for the turn's rows
  * costs about what one row did.

@@ -7,7 +7,7 @@ import {
 import { getMetadataStorage } from 'class-validator/cjs/metadata/MetadataStorage';
 
 /**
- * A quick yes for a body that class-validator would pass (issue #23: "validation compiled once").
+ * A quick yes for a body that class-validator would pass ("validation compiled once").
  *
  * class-validator walks its metadata afresh for every object it validates: it filters and groups
  * the class's metadata, builds an error object per property, and throws all of that away when

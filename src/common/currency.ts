@@ -4,7 +4,7 @@ type CurrencyEntry = NonNullable<ReturnType<typeof currencyCodes.number>>;
 
 /**
  * The list by numeric and by alphabetic code, made once: the package searches its whole list on
- * every lookup, and a create looks a currency up several times (issue #23).
+ * every lookup, and a create looks a currency up several times.
  */
 const byNumber = new Map<number, CurrencyEntry>();
 const byCode = new Map<string, CurrencyEntry>();
@@ -68,7 +68,7 @@ function paymentCurrency(entry: CurrencyEntry | undefined): CurrencyEntry | unde
 }
 
 /**
- * A currency as a shop may write it (issue #25): the ISO 4217 numeric code as a JSON number
+ * A currency as a shop may write it: the ISO 4217 numeric code as a JSON number
  * (`643`) or its three digits as text (`"643"`), or the alphabetic code in any case (`"RUB"`,
  * `"rub"`). The numeric code, or null for anything else: a code ISO 4217 does not list (`123`,
  * `"RUR"`), one that names no currency (`999`, `"XTS"`, gold), a fraction, other text.

@@ -93,7 +93,7 @@ export class IdempotencyConflict extends DomainError {
 
 /**
  * IDEMPOTENCY_CONFLICT_LIMIT conflicting repeats of one id were made: every later repeat of it,
- * whatever its body, is refused, and the object waits for an operator (issue #24).
+ * whatever its body, is refused, and the object waits for an operator.
  */
 export class IdempotencyLocked extends DomainError {
   constructor(key: string, id: string, limit: number, object?: string) {

@@ -24,7 +24,7 @@ import { routedPath } from './routed-path';
 import { installUploadGate } from './upload-gate';
 
 /**
- * The HTTP edge on Fastify (issue #23: Express's per-request machinery alone held a bare read to
+ * The HTTP edge on Fastify (Express's per-request machinery alone held a bare read to
  * under half of node:http). Everything here runs before a handler, in Fastify's hooks, in this
  * order:
  *

@@ -67,7 +67,7 @@ export function differingFields(
 /**
  * The group entry for secret fields in every conflict answer of an object that has them,
  * whether they differ or not: an answer that said so would let a caller test guesses of a card
- * number against the first request (issue #24). Only a repeat that matches in every field
+ * number against the first request. Only a repeat that matches in every field
  * (secrets included) is replayed, and the conflict limit bounds how often that can be tried.
  */
 export function secretFieldsEntry(fields: readonly string[]): FieldError {
@@ -186,7 +186,7 @@ export function isLockReason(reason: string | null | undefined): boolean {
 }
 
 /**
- * An operator lifts an id's lock (issue #49): the count of conflicting repeats starts again from
+ * An operator lifts an id's lock: the count of conflicting repeats starts again from
  * zero, audited with the operator's note. In the caller's transaction, on a row it has locked.
  */
 export async function liftLock(

@@ -3,7 +3,7 @@ import { hash, timingSafeEqual } from 'node:crypto';
 /**
  * SHA-256 of a text's UTF-8 bytes in one call. `crypto.hash` (Node ≥ 20.12) makes no Hash object
  * per digest: half the cost of createHash().update().digest() for the short texts a request
- * hashes (its API key, its fingerprint, the gateway signature; issue #23). Same bytes out.
+ * hashes (its API key, its fingerprint, the gateway signature). Same bytes out.
  */
 export function sha256Hex(text: string): string {
   return hash('sha256', text, 'hex');

@@ -4,7 +4,7 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 
 /**
- * Plain parameterised SQL for the hot paths (issue #23). TypeORM stays for the schema, the
+ * Plain parameterised SQL for the hot paths. TypeORM stays for the schema, the
  * migrations and the admin and list pages; a request that runs thousands of times a second
  * sends named statements straight through `pg` (parsed and planned once per connection) and
  * hydrates rows with the entity's own column metadata, without the query builder's per-query

@@ -103,7 +103,7 @@ export function FitsMinorUnits(
 }
 
 /**
- * A currency (issue #25): ISO 4217 numeric (`643`, `"643"`) or alphabetic in any case (`"RUB"`),
+ * A currency: ISO 4217 numeric (`643`, `"643"`) or alphabetic in any case (`"RUB"`),
  * turned into the numeric code before validation, so services always see the gateway's number.
  * Anything else is one message naming ISO 4217 with an example.
  */

@@ -1,5 +1,5 @@
 /**
- * How long an object is watched (issue #22), pure: before its deadline at its own cadence (never
+ * How long an object is watched, pure: before its deadline at its own cadence (never
  * past the deadline: one look there); from the deadline on it is flagged and asked every
  * WATCH_INTERVAL_S; once WATCH_MAX_S after its creation has passed it is no longer asked and
  * an operator alone decides. A final status ends the watch before any of this.

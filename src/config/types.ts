@@ -138,7 +138,7 @@ export interface AppConfig {
   // Database pool: DB_POOL_SIZE is `db.poolSize` of the #12 block above.
   /** How long a repeat waits for an identical create still talking to the gateway, then 409. */
   createWaitMs: number;
-  /** Conflicting repeats of one idempotency id before every repeat of it is refused (issue #24). */
+  /** Conflicting repeats of one idempotency id before every repeat of it is refused. */
   idempotencyConflictLimit: number;
   /** Creates after "absent" a payout may get before an operator decides (PAYOUT_MAX_CREATES). */
   payoutMaxCreates: number;
@@ -146,16 +146,16 @@ export interface AppConfig {
   absentChecks: number;
   absentWindowS: number;
   /**
-   * Issue #22: after its deadline a flagged invoice, refund or payout is still asked about every
+   * after its deadline a flagged invoice, refund or payout is still asked about every
    * `intervalS` (WATCH_INTERVAL_S) until `maxS` (WATCH_MAX_S) after its creation; only then does
    * it wait for an operator alone.
    */
   watch: { intervalS: number; maxS: number };
   /** HOLD_EXPIRY_WARNING_S: `invoice.hold_expiring` comes this long before a hold expires. */
   holdExpiryWarningS: number;
-  /** Issue #50: HOLD_POLICY and HOLD_POLICY_LEAD_S (an invoice's `holdPolicy` overrides the policy). */
+  /** HOLD_POLICY and HOLD_POLICY_LEAD_S (an invoice's `holdPolicy` overrides the policy). */
   holdPolicy: { policy: HoldPolicy; leadS: number };
-  /** Issue #27: caps over the UTC day and the balance check before a payout is sent. */
+  /** caps over the UTC day and the balance check before a payout is sent. */
   payoutControls: {
     /** PAYOUT_DAILY_CAP: per shop currency, every payout of the day; absent currency: no cap. */
     dailyCap: ReadonlyMap<number, Amount>;
@@ -176,9 +176,9 @@ export interface AppConfig {
   insecureHttp: string[];
   docsEnabled: boolean;
   shopEvents: ShopEventsConfig;
-  /** Issue #26: what the retention jobs prune, in days (financial records never). */
+  /** what the retention jobs prune, in days (financial records never). */
   retention: RetentionConfig;
-  /** Issue #27: PAYOUT_APPROVAL_THRESHOLD / PAYOUT_DUAL_APPROVAL_THRESHOLD. */
+  /** PAYOUT_APPROVAL_THRESHOLD / PAYOUT_DUAL_APPROVAL_THRESHOLD. */
   payoutApproval: ApprovalThresholds;
   /** RECONCILE_BOOKS_AT: minutes after a REPORT_TIMEZONE day ends at which that day is reconciled. */
   reconcileBooksAtMinutes: number;

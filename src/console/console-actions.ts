@@ -101,7 +101,7 @@ export class ConsoleActions {
     return this.refunds.create(shopOrderId, dto, 'admin', by);
   }
 
-  /** The approvals queue (issue #27): payouts awaiting approval, oldest first. */
+  /** The approvals queue: payouts awaiting approval, oldest first. */
   approvals(): ReturnType<PayoutsService['awaitingApproval']> {
     return this.payouts.awaitingApproval(500);
   }

@@ -1,7 +1,7 @@
 import { makeClockMovable, moveClock } from '../common/clock';
 import { renderPage } from './console-render';
 
-/** Every console page says when the sandbox clock is moved, with the service's time (issue #50). */
+/** Every console page says when the sandbox clock is moved, with the service's time. */
 describe('console pages under the sandbox clock', () => {
   const page = (): string => renderPage('message', { title: 'Hello', text: 'Some text', back: null });
 

@@ -218,7 +218,7 @@ export class ConsoleService {
   /**
    * The status filter's choices: every status of the type, from its state module. (Reading the
    * distinct statuses of the table scanned all of it on every page: seconds with millions of
-   * rows, issue #26.)
+   * rows.)
    */
   statuses(type: ObjectType): Promise<string[]> {
     const all: readonly string[] =
@@ -463,7 +463,7 @@ function attention(row: object): {
   return {
     needsAttention,
     attentionReason: r.attentionReason ?? null,
-    // A flag never stops the watch (issue #22): say whether the gateway is still asked.
+    // A flag never stops the watch: say whether the gateway is still asked.
     ...(needsAttention
       ? {
           watch:

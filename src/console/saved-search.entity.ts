@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, Unique } from 'typeorm';
 
 /**
- * An operator's named filters of one console list (issue #27). Private to the admin key that
+ * An operator's named filters of one console list. Private to the admin key that
  * saved it; `query` holds only filter names the list declares (console-lists.ts), never SQL.
  */
 @Entity('console_saved_searches')

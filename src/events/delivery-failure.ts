@@ -1,7 +1,7 @@
 import { withoutAddressSecrets } from '../common/redact';
 
 /**
- * Why a webhook POST failed, in words an operator acts on (issue #25): `ECONNREFUSED
+ * Why a webhook POST failed, in words an operator acts on: `ECONNREFUSED
  * (connection refused)`, `HTTP 500`, `time-out: no answer within 10000 ms`. Node's fetch reports
  * every network failure as `TypeError: fetch failed` and keeps the reason in `cause` (undici's
  * code, e.g. ECONNREFUSED, ENOTFOUND, a TLS certificate code): that reason is what is said. Any

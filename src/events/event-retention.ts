@@ -50,7 +50,7 @@ export const ADVANCE_FEED_HORIZON_SQL = `WITH h AS (
   SELECT (SELECT count(*) FROM cleared)::int AS n`;
 
 /**
- * Bounds the events domain's tables (issue #26): delivered webhook deliveries after
+ * Bounds the events domain's tables: delivered webhook deliveries after
  * RETENTION_DELIVERIES_DAYS; shop events leave the feed after RETENTION_EVENTS_DAYS. The
  * `events` table is also the audit trail, so no event row is ever deleted: a pruned event keeps
  * every audit column and its type and sequence, and loses only its `data` payload (the object's

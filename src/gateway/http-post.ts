@@ -15,7 +15,7 @@ export interface PostOptions {
 }
 
 /**
- * One POST over node:http(s) with a keep-alive agent (issue #23: the gateway client without
+ * One POST over node:http(s) with a keep-alive agent (the gateway client without
  * axios' per-request configuration merging; the profile showed it). No redirects are followed,
  * every status is an answer, the body is text. Errors keep Node's `code` and `syscall`, which is
  * what the client classifies into "never sent" and "outcome unknown".

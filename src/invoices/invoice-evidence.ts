@@ -52,7 +52,7 @@ export function invoiceIdOf(value: unknown): string | undefined {
  * Runs the invoice rule on evidence about a locked invoice and does what it says, inside the
  * caller's transaction: a status through the state machine (audited), attention (audited, no
  * money state changed), or one more piece of evidence of absence. A final status clears a flag
- * that only said "not final yet" (cause `gateway`, issue #22).
+ * that only said "not final yet" (cause `gateway`).
  */
 export async function applyInvoiceEvidence(
   m: EntityManager,

@@ -32,7 +32,7 @@ const audit = new AuditService();
  * A hold's `expires_at` (invoice/check, or any record that carries it): shown as holdExpiresAt,
  * warned of by the hold-expiry job, acted on by the hold policy, and the moment the hold is asked
  * about again (next_check_at no later than it). Learning it, or a change of it, is the shop event
- * `invoice.hold_updated` (issue #49).
+ * `invoice.hold_updated`.
  */
 async function takeHoldExpiry(
   m: EntityManager,

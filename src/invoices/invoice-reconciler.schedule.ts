@@ -6,7 +6,7 @@ export const MAX_BACKOFF_S = 3600;
 /**
  * When to check an open invoice again (pure): before its deadline grace × 2^(attempts+1),
  * capped at an hour and at the deadline (one look there); from the deadline on it is flagged
- * and still checked every WATCH_INTERVAL_S until WATCH_MAX_S after its creation (issue #22).
+ * and still checked every WATCH_INTERVAL_S until WATCH_MAX_S after its creation.
  */
 export function nextInvoiceCheck(p: {
   now: Date;

@@ -29,7 +29,7 @@ const LEASE_S = 120;
 
 /**
  * Open invoices not yet scheduled get a first check and a deadline; a flagged one too while
- * its watch lasts (a flag never stops the watch, issue #22). The predicate implies
+ * its watch lasts (a flag never stops the watch). The predicate implies
  * ix_invoices_unscheduled's, so the statement never reads the (many) final invoices: the final
  * statuses are written into the text (sqlList), as the index's predicate must match them.
  */

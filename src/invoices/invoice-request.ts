@@ -66,7 +66,7 @@ export function invoiceRequestFacts(dto: CreateInvoiceDto): Record<string, unkno
 }
 
 /**
- * The fingerprint of rows written since issue #25: the facts above and the secret fields a
+ * The fingerprint of rows written since the facts above and the secret fields a
  * repeat must match too (the token, or the invoice it was taken from), card excluded as before.
  * `v: 2` keeps it apart from the older form. `facts`: invoiceRequestFacts(dto), passed by a
  * caller that has it already (a create stores them too).

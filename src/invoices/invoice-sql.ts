@@ -1,7 +1,7 @@
 import { statement } from '../common/sql';
 
 /**
- * The invoice's hot statements in plain SQL (issue #23): a create is two round trips, the claim
+ * The invoice's hot statements in plain SQL: a create is two round trips, the claim
  * (phase 1) and the answer with its event (phase 3, src/audit/event-write.ts on condition of the
  * row's version); a read is one.
  */

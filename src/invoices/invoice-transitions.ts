@@ -95,7 +95,7 @@ export async function transitionInvoice(
     Partial<Pick<InvoiceEntity, 'status' | 'processedAt' | 'nextCheckAt' | 'leaseUntil'>> = {
     status: to,
     gatewayStatus: extra.gatewayStatus ?? gatewayNumberOf(to) ?? invoice.gatewayStatus,
-    // A hold's expiry comes with invoice/check only: the check is made right away (issue #49).
+    // A hold's expiry comes with invoice/check only: the check is made right away.
     ...(to === 'held' && invoice.holdExpiresAt === null ? { nextCheckAt: clock.date() } : {}),
     ...extra,
     ...(final ? { processedAt: clock.date(), nextCheckAt: null, leaseUntil: null } : {}),

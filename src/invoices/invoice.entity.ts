@@ -42,11 +42,11 @@ export interface PaymentTokenInfo {
 // Declared here as the migrations made them, so `migration:generate` finds nothing to drop.
 @Unique('uq_invoices_id_shop', ['id', 'shopId'])
 @Index('ix_invoices_created', ['shopId', 'createdAt', 'id'])
-/** The console's lists: every shop's rows, newest first (issue #26, large tables). */
+/** The console's lists: every shop's rows, newest first (large tables). */
 @Index('ix_invoices_created_all', ['createdAt', 'id'])
 @Index('ix_invoices_attention', ['attentionAt'], { where: 'needs_attention' })
 // No predicate names `status` (nor does any index): a status change then updates the row in place
-// (HOT) instead of adding to every index; "not final" is `processed_at IS NULL` (issue #23).
+// (HOT) instead of adding to every index; "not final" is `processed_at IS NULL`.
 @Index('ix_invoices_unscheduled', ['createdAt'], {
   where: `next_check_at IS NULL AND processed_at IS NULL`,
 })

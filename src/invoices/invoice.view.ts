@@ -46,7 +46,7 @@ export interface InvoiceView {
 /**
  * The invoice's properties the view reads (toInvoiceView, its refund sums, the admin's token): a
  * read that only answers the view selects these columns and no others (VIEWS_BY_SHOP_ORDER_IDS),
- * so a row's stored answer, fingerprint and claim are not parsed for every GET (issue #23). The
+ * so a row's stored answer, fingerprint and claim are not parsed for every GET. The
  * type below makes the compiler refuse a view that reads anything else.
  */
 export const INVOICE_VIEW_FIELDS = [

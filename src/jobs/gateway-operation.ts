@@ -3,7 +3,7 @@ import { transactionFor, type By } from '../common/actor';
 import { crashPoint } from '../common/crash-point';
 
 /**
- * One gateway-operation runner (issue #23; docs/design.md): every call that can
+ * One gateway-operation runner (docs/design.md): every call that can
  * move money (invoice create/hold, charge, unhold, refund create, payout create and re-create)
  * and every status question that writes what it learns has the same shape, and this is the one
  * place that owns it:

@@ -107,7 +107,7 @@ const COLUMNS: SealedColumn[] = [
     },
   },
   {
-    // Payout idempotency (issue #22, item 7): the request fingerprint is an HMAC under the ring,
+    // Payout idempotency: the request fingerprint is an HMAC under the ring,
     // so it moves to the first key too, recomputed from the row and its sealed recipient (after
     // the account column above, so the recipient already opens under the first key). Which key
     // made it is stored beside it: a re-run finds nothing to do.

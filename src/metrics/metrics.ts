@@ -88,7 +88,7 @@ export const shopWebhookDead = new Counter({
   registers: [registry],
 });
 
-// ---- Operations gauges (issue #26): what ops/prometheus/alerts.yml pages on ----
+// ---- Operations gauges: what ops/prometheus/alerts.yml pages on ----
 
 export const attentionOpen = new Gauge({
   name: 'payments_attention_open',

@@ -19,7 +19,7 @@ export interface ApplyContext {
   notificationId?: string;
   /**
    * The applier's invoice row, read and locked (FOR UPDATE) in this transaction by the statement
-   * that stored the notification (issue #23: one round trip less); null when that statement found
+   * that stored the notification (one round trip less); null when that statement found
    * none; absent when it did not look (the applier locks it itself).
    */
   lockedInvoice?: Record<string, unknown> | null;

@@ -43,7 +43,7 @@ export const TRIM_UNVERIFIED_SQL = `DELETE FROM notifications WHERE id IN (
      FOR UPDATE SKIP LOCKED)`;
 
 /**
- * Bounds the notifications inbox (issue #26), in batches of short transactions with a pause
+ * Bounds the notifications inbox, in batches of short transactions with a pause
  * between; safe with any number of instances (SKIP LOCKED).
  */
 @Injectable()

@@ -1,7 +1,7 @@
 import { statement } from '../common/sql';
 
 /**
- * The inbox's statements (issue #23: plain SQL, prepared once per connection). The upsert: a new
+ * The inbox's statements (plain SQL, prepared once per connection). The upsert: a new
  * row, or one more delivery of a stored one (its lock taken either way).
  */
 export const UPSERT_SQL = `INSERT INTO notifications (type, content_key, payload, content_type, source_ip, verified, status, outcome, shop_order_id, shop_refund_id, id, shop_id, key_version)

@@ -4,7 +4,7 @@ import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn,
 export type StoredTokenStatus = 'active' | 'revoked';
 
 /**
- * The registry of recurrent tokens issued to this service's invoices (issue #27): one row per
+ * The registry of recurrent tokens issued to this service's invoices: one row per
  * token and shop, found by the token's blind index, never holding the token itself (that stays
  * sealed on the issuing invoice). A revoked row refuses every later invoice naming the token.
  */

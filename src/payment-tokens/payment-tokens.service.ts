@@ -61,7 +61,7 @@ registerSnapshotLoader('payment_token', async (m, ref) => {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The registry of recurrent tokens issued to this shop's invoices (issue #27): listed masked,
+ * The registry of recurrent tokens issued to this shop's invoices: listed masked,
  * revoked when a customer withdraws consent. The entries are written where tokens are stored
  * (src/invoices/payment-token.ts); a revoked entry is refused by the invoice create path.
  */

@@ -4,7 +4,7 @@ import { PayoutEntity } from './payout.entity';
 export type ApprovalDecision = 'approve' | 'reject';
 
 /**
- * One admin key's decision on a payout awaiting approval (issue #27). The primary key is
+ * One admin key's decision on a payout awaiting approval. The primary key is
  * (payout, key): the same key never counts twice towards a dual approval.
  */
 @Entity('payout_approvals')

@@ -313,7 +313,7 @@ export class PayoutControls {
   }
 
   /**
-   * A dry run's view of the caps (issue #27): what each of `rows` would count, in order, against
+   * A dry run's view of the caps: what each of `rows` would count, in order, against
    * today's sums as they stand (the batch's earlier rows included), without a lock or a write.
    * Null for a row that fits; otherwise the cap it would pass and what would be left.
    */

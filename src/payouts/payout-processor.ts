@@ -194,7 +194,7 @@ export class PayoutProcessor {
 
   /**
    * A final gateway status clears a "not final yet" flag (deadline, absent, ...), audited with
-   * cause gateway in the same transaction (issue #22); a disagreement stays for an operator.
+   * cause gateway in the same transaction; a disagreement stays for an operator.
    */
   async settleFlag(m: EntityManager, p: PayoutEntity, call: string): Promise<void> {
     if (!isFinal(p.status)) return;
@@ -233,7 +233,7 @@ export class PayoutProcessor {
 
   /**
    * Attention for a payout: the flag and reason (audited), and the status `needs_attention`.
-   * The payout stays polled: a flag never stops the watch (issue #22).
+   * The payout stays polled: a flag never stops the watch.
    */
   async raise(
     m: EntityManager,
@@ -302,7 +302,7 @@ export class PayoutProcessor {
       Object.assign(p, all);
       return;
     }
-    // The row and its audit entry / shop event in one statement (issue #23), as for invoices
+    // The row and its audit entry / shop event in one statement, as for invoices
     // and refunds; the event carries the payout as this change leaves it (the row is locked),
     // and ShopEventSnapshots reads it again just before commit.
     Object.assign(p, all);

@@ -33,13 +33,13 @@ export type AmountType = 'ps_amount' | 'shop_amount';
 @Unique('uq_payouts_shop_payment', ['shopId', 'shopPaymentId'])
 @Index('ix_payouts_next_poll', ['nextPollAt'], { where: 'next_poll_at IS NOT NULL' })
 @Index('ix_payouts_created', ['shopId', 'createdAt', 'id'])
-/** The console's lists: every shop's rows, newest first (issue #26, large tables). */
+/** The console's lists: every shop's rows, newest first (large tables). */
 @Index('ix_payouts_created_all', ['createdAt', 'id'])
 @Index('ix_payouts_sent', ['shopId', 'shopCurrency', 'sentAt'], { where: 'sent_at IS NOT NULL' })
 @Index('ix_payouts_attention', ['attentionAt'], { where: 'needs_attention' })
 // GIN for `metadata @> …` list filters.
 @Index('ix_payouts_metadata', ['metadata'], { type: 'gin' })
-// The per-recipient daily cap (issue #27): one account's payouts of a day.
+// The per-recipient daily cap: one account's payouts of a day.
 @Index('ix_payouts_account_index', ['shopId', 'accountIndex', 'createdAt'], {
   where: 'account_index IS NOT NULL',
 })

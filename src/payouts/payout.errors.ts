@@ -26,7 +26,7 @@ export function gatewayFailure(call: string, err: unknown): unknown {
   return err;
 }
 
-/** The dual-approval rule (issue #27): one admin key counts once, however often it approves. */
+/** The dual-approval rule: one admin key counts once, however often it approves. */
 export class SameApproverTwice extends DomainError {
   constructor(shopPaymentId: string) {
     super(
@@ -70,7 +70,7 @@ export class ApproverUnknown extends DomainError {
   }
 }
 
-/** Which daily cap a create would pass (issue #27). */
+/** Which daily cap a create would pass. */
 export type CapName = 'daily' | 'recipient-daily';
 
 /**

@@ -36,7 +36,7 @@ export function isFinal(status: PayoutStatus): boolean {
 
 /**
  * Statuses the poller works on: the gateway still owes us an answer. `needs_attention` too: a
- * flag never stops the watch (issue #22); past the deadline it is polled every
+ * flag never stops the watch; past the deadline it is polled every
  * WATCH_INTERVAL_S until WATCH_MAX_S after it was sent (payout.rules.ts `watchStart`).
  */
 export function isPolled(status: PayoutStatus): boolean {
@@ -96,7 +96,7 @@ export function statusFromGatewayNumber(n: number, cfg: PayoutStatusConfig): Map
  * went out less than a gateway time-out plus the longer of another time-out and one poll
  * interval ago (an "absent" is only believed an interval after a time-out, however short the
  * time-out is set). Checked first: "absent" says nothing while a create may be in flight, at
- * the cap and at the deadline too (issue #22). `cap`: PAYOUT_MAX_CREATES creates went out and
+ * the cap and at the deadline too. `cap`: PAYOUT_MAX_CREATES creates went out and
  * it is still absent → flagged. `late`: past the poll deadline nothing is sent any more: it is
  * flagged (and still polled). `create`: send it once more (same id).
  */

@@ -68,7 +68,7 @@ export async function transitionRefund(
     updatedAt: clock.date(),
   };
   Object.assign(refund, changes);
-  // The row and its event in one statement (issue #23); the event carries the refund as this
+  // The row and its event in one statement; the event carries the refund as this
   // change leaves it, brought up to the committed view before commit should it change again.
   const type = shopEventTypeOf({ entityType: 'refund', fromStatus: from, toStatus: to });
   const data = type === null ? null : { ...toRefundView(refund) };

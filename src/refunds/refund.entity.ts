@@ -32,7 +32,7 @@ export type RefundSubmitState = 'pending' | 'accepted' | 'unknown' | 'rejected';
 @Index('ix_refunds_invoice', ['invoicePk'])
 @Index('ix_refunds_next_check', ['nextCheckAt'], { where: 'next_check_at IS NOT NULL' })
 @Index('ix_refunds_created', ['shopId', 'createdAt', 'id'])
-/** The console's lists: every shop's rows, newest first (issue #26, large tables). */
+/** The console's lists: every shop's rows, newest first (large tables). */
 @Index('ix_refunds_created_all', ['createdAt', 'id'])
 @Index('ix_refunds_attention', ['attentionAt'], { where: 'needs_attention' })
 @Index('ix_refunds_order', ['shopId', 'shopOrderId'])

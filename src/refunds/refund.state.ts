@@ -126,7 +126,7 @@ export function backoffSeconds(graceS: number, attempts: number): number {
 /**
  * When to ask about a WAITING refund again (pure): with backoff before its check deadline;
  * from the deadline on flagged and asked every WATCH_INTERVAL_S; after WATCH_MAX_S from its
- * creation no longer asked (issue #22: a flag never stops the watch before that).
+ * creation no longer asked (a flag never stops the watch before that).
  */
 export function nextRefundCheck(p: {
   now: Date;

@@ -1,5 +1,5 @@
 /**
- * The daily books (issue #26): what one calendar day in REPORT_TIMEZONE moved, per currency, and
+ * The daily books: what one calendar day in REPORT_TIMEZONE moved, per currency, and
  * what it left open. The figures are summed by PostgreSQL in `numeric` (reports.service.ts); this
  * file holds the report's shape, the day check and the CSV writing, all pure.
  */

@@ -216,7 +216,7 @@ export class InsufficientFunds extends Error {
 /**
  * A map by id that also finds its values by a second key (the shop's own id for an object), in
  * constant time: a gateway that scanned every object it ever made for each create slowed down
- * as a load went on, so whatever ran later in one run met a slower gateway (issue #23's bench).
+ * as a load went on, so whatever ran later in one run met a slower gateway (the load benchmark).
  * The first value set under a key keeps it, as a scan in insertion order would find.
  */
 export class KeyedMap<V extends { id: number }> extends Map<number, V> {

@@ -25,7 +25,7 @@ import {
 } from './support/world';
 
 /**
- * Cases 1-7 of issue #13, each a named scenario against the compiled service, its database and
+ * Seven money-under-faults cases, each a named scenario against the compiled service, its database and
  * the sandbox. Each records its row in the chaos table (ok, or FAIL with what was seen).
  */
 

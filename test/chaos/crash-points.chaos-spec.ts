@@ -15,7 +15,7 @@ import { expireLeasesOfDeadInstances } from './support/time';
 import { ServiceDied, ServiceProcess, sleep, waitUntil, World } from './support/world';
 
 /**
- * Crash points (issue #13): the service is killed with SIGKILL between "row committed", "request
+ * Crash points: the service is killed with SIGKILL between "row committed", "request
  * sent", "answer received" and "result committed" of invoice create, refund create and payout
  * create, and between "stored" and "committed" of a notification's apply. The hooks are the
  * env-guarded `crashPoint(name)` calls (CHAOS_CRASH_AT, inert in production); "request sent" is a

@@ -5,7 +5,7 @@ import { createInvoice, invoiceOrder, payerActs } from './support/shop';
 import { ControlledPostgres, SHOP_ID, sleep, World } from './support/world';
 
 /**
- * Database loss (issue #13): PostgreSQL stops under load (payments being created and paid, their
+ * Database loss: PostgreSQL stops under load (payments being created and paid, their
  * notifications arriving) and starts again. The same service process must report itself not
  * ready while the database is gone and ready again by itself within 15 s of its return, and no
  * notification may be lost: the gateway's redeliveries bring every one that failed meanwhile.

@@ -13,7 +13,7 @@ import {
 import { sleep, World } from './support/world';
 
 /**
- * Gateway faults (issue #13): mixed invoices (one- and two-step, payer-less and with a payer),
+ * Gateway faults: mixed invoices (one- and two-step, payer-less and with a payer),
  * refunds and payouts, a fifth of them hit by a fault of the gateway (time-out done or not done,
  * HTTP 500, connection reset before or after the work, non-fatal code, slow answer), status calls
  * failing now and then, notifications duplicated, held back and delivered out of order, dropped,

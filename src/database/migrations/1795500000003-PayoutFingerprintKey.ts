@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Which ring key made a payout's request fingerprint (issue #22, item 7): `keys:rotate`
+ * Which ring key made a payout's request fingerprint: `keys:rotate`
  * recomputes every fingerprint not made under the first key, and a re-run finds nothing to do.
  * NULL: written before this column, in the older canonical form (the amount as the shop spelled
  * it), under some ring key or the key derived from the gateway secret.

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The sum of WAITING refunds on each invoice (issue #22: refund sums say what they mean), kept
+ * The sum of WAITING refunds on each invoice (refund sums say what they mean), kept
  * beside refunded_amount and backfilled from the refunds waiting now.
  */
 export class InvoiceRefundPendingAmount1795500000004 implements MigrationInterface {

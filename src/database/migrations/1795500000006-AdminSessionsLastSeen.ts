@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * What operators see of the console's sessions (issue #24): when each was last used and from
+ * What operators see of the console's sessions: when each was last used and from
  * which address it signed in. Rows of earlier sessions take their creation time as last seen.
  */
 export class AdminSessionsLastSeen1795500000006 implements MigrationInterface {

@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** Saved searches of the console's lists, one set per admin key (issue #27). */
+/** Saved searches of the console's lists, one set per admin key. */
 export class ConsoleSavedSearches1795700000005 implements MigrationInterface {
   name = 'ConsoleSavedSearches1795700000005';
 

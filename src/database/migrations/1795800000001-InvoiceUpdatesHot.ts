@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * An invoice's status change without a new entry in each of its eleven indexes (issue #23, the
+ * An invoice's status change without a new entry in each of its eleven indexes (the
  * cost of the work in PostgreSQL): PostgreSQL updates a row in place (a HOT update) only when no
  * indexed column changes, and a column named in a partial index's predicate counts. `status` was
  * named by two predicates, so every answer and status change rewrote every index. They now say

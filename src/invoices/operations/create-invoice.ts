@@ -190,7 +190,7 @@ export class CreateInvoice {
   }
 
   /**
-   * Phase 1 of the creates of one turn in one statement (issue #23): each row claimed as
+   * Phase 1 of the creates of one turn in one statement: each row claimed as
    * INSERT_CLAIMED claims it alone; null for a row whose shop id exists already.
    */
   private readonly claims = new BatchedWrite<unknown[], Record<string, unknown> | null>({

@@ -22,7 +22,7 @@ import { clock } from '../../common/clock';
  * same way. Its request is the shop's order id alone. An absent answer is one more piece of
  * evidence of absence. The call runs in the one runner (runGatewayOperation).
  *
- * A recheck (issue #22) never unschedules anything: an open invoice keeps (or gets) its next
+ * A recheck never unschedules anything: an open invoice keeps (or gets) its next
  * check while its watch lasts. The flag is cleared here only when the invoice is final already
  * and the gateway's fresh record says the same.
  */

@@ -78,7 +78,7 @@ export function storeAndApply(
 }
 
 /**
- * The invoice notifications of one turn in one transaction (issue #23): one statement stores
+ * The invoice notifications of one turn in one transaction: one statement stores
  * them all and locks their invoices, their appliers run side by side, each on its own locked row
  * (their status changes of one turn share a statement), one statement records the outcomes,
  * one commit. Two about one invoice never share it (the second waits for

@@ -327,7 +327,7 @@ export async function answerRepeat(
  * and its details included) and the metadata is the same. Otherwise a conflict naming the
  * non-secret fields that differ (read from the row's own columns, amounts by value) and, in
  * every conflict, one entry for the secret fields whether they differ or not: the answer to a
- * guessed account is the same as to a wrong one (issue #24), and the conflicts are capped.
+ * guessed account is the same as to a wrong one, and the conflicts are capped.
  */
 export async function sameRequestOrConflict(
   core: PayoutsService,

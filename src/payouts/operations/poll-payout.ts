@@ -99,7 +99,7 @@ export async function checkOnce(
 ): Promise<boolean> {
   const p = await dataSource.getRepository(PayoutEntity).findOneBy({ id });
   if (p === null || (opts.owner !== undefined && p.leaseOwner !== opts.owner)) return false;
-  // Awaiting approval: never sent, so nothing to ask about and nothing to create (issue #27).
+  // Awaiting approval: never sent, so nothing to ask about and nothing to create.
   const open =
     !isUnsent(p.status) && (isPolled(p.status) || (opts.force === true && !isFinal(p.status)));
   const inFlight = p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > clock.now();

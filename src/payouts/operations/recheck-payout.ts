@@ -80,7 +80,7 @@ export async function recheckFinal(
  * Admin (and the attention recheck): ask the gateway now, in the same phases as the poller. A
  * flagged payout is not created again after "absent" (the operator decides that), but a found
  * final status settles it and clears a "not final yet" flag; otherwise it stays flagged and
- * keeps its next poll (issue #22). A final flagged payout is cleared only when the gateway
+ * keeps its next poll. A final flagged payout is cleared only when the gateway
  * confirms its status.
  */
 export async function reconcile(
