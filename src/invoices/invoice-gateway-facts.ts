@@ -1,5 +1,4 @@
 import type { EntityManager } from 'typeorm';
-import { OPEN_REFUND_STATUSES, OPEN_SUBMIT_STATES } from '../refunds/refund.state';
 import type { AuditCause } from '../audit/audit-event.entity';
 import { AuditService } from '../audit/audit.service';
 import { Amount } from '../common/money';
@@ -99,8 +98,10 @@ async function compareRefunded(
   }
   if (theirs.eq(inv.refundedAmount)) return;
   const open = (await m.query(
-    `SELECT 1 FROM refunds WHERE invoice_pk = $1 AND (status = ANY($2::varchar[]) OR submit_state = ANY($3::varchar[])) LIMIT 1`,
-    [inv.id, OPEN_REFUND_STATUSES, OPEN_SUBMIT_STATES],
+    // A refund still open: not final, or its submit's outcome open (refund.state.ts
+    // OPEN_SUBMIT_STATES; written out here, as invoices/ may not import refunds/, which imports it).
+    `SELECT 1 FROM refunds WHERE invoice_pk = $1 AND (status = 'WAITING' OR submit_state IN ('pending', 'unknown')) LIMIT 1`,
+    [inv.id],
   )) as unknown[];
   if (open.length > 0) return;
   await flagInvoiceForOperator(m, inv, 'refunded_amount_mismatch', cause, {

@@ -10,10 +10,6 @@ import type { RefundStatus, RefundSubmitState } from './refund.entity';
 
 export const REFUND_STATUSES: readonly RefundStatus[] = ['WAITING', 'SUCCESS', 'FAILED'];
 export const FINAL_REFUND_STATUSES: readonly RefundStatus[] = ['SUCCESS', 'FAILED'];
-/** The statuses not final yet: the refund's money is still on its way. */
-export const OPEN_REFUND_STATUSES: readonly RefundStatus[] = REFUND_STATUSES.filter(
-  (s) => !FINAL_REFUND_STATUSES.includes(s),
-);
 
 export function isFinalRefund(status: RefundStatus): boolean {
   return FINAL_REFUND_STATUSES.includes(status);
