@@ -2,7 +2,7 @@ import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
 import { clock as serviceClock } from '../common/clock';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { logger } from '../common/logger';
+import { lineLogger, logger } from '../common/logger';
 import { APP_CONFIG } from '../config/config';
 import type { AppConfig, GatewayCall, GatewayConfig, GatewayShopRole } from '../config/config';
 import { gatewayCallDuration } from '../metrics/metrics';
@@ -83,6 +83,8 @@ export class GatewayService implements OnModuleDestroy {
   private readonly httpAgent = new HttpAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
   private readonly log = logger.child({ component: 'gateway' });
+  /** The one line per call (below): values made here only, written in blocks (lineLogger). */
+  private readonly callLog = lineLogger('gateway');
   /** Undefined unless OTEL_EXPORTER_OTLP_ENDPOINT is set (src/tracing). */
   private readonly tracing: Tracing | undefined;
   private readonly traceBindings: TraceBindings | undefined;
@@ -273,7 +275,7 @@ export class GatewayService implements OnModuleDestroy {
         span.end(outcome === 'ok' ? undefined : outcome);
       }
       const logged = span ? { ...line, traceId: span.traceId } : line;
-      if (outcome === 'ok' || outcome === 'gateway_error') this.log.info(logged, 'gateway call');
+      if (outcome === 'ok' || outcome === 'gateway_error') this.callLog.info(logged, 'gateway call');
       else this.log.warn(logged, 'gateway call');
     }
   }
