@@ -14,6 +14,74 @@ function area(url, functionName) {
   return url;
 }
 
+/**
+ * The stages of a request, each known by the frames that do its work. A sample counts for the
+ * innermost frame of its stack that names a stage (node's own frames, such as a socket write,
+ * count for the stage that called them); the first test that matches a frame names its stage.
+ */
+export const STAGES = [
+  ['access line', (f, u) => f === 'accessLine' || /node_modules\/(pino|sonic-boom|fast-redact|pino-std-serializers)\//.test(u) || /src\/common\/logger\.js/.test(u)],
+  ['request id', (f, u) => f === 'requestIdOf' || (f === 'randomUUID' && /node:internal\/crypto/.test(u))],
+  ['tracing hooks', (f, u) => /src\/tracing\//.test(u) || /@opentelemetry\//.test(u)],
+  ['metrics', (f, u) => /node_modules\/prom-client\//.test(u) || /src\/metrics\//.test(u)],
+  ['validation', (f, u) => /node_modules\/(class-validator|class-transformer)\//.test(u) || /src\/common\/(validation|compiled-validation|input-guard|card-data|metadata|date-time|validators)\.js/.test(u) || /pipes\/validation\.pipe\.js/.test(u)],
+  ['statement', (f, u) => /node_modules\/(pg|pg-pool|pg-protocol|pg-types|postgres-date|postgres-array|typeorm)\//.test(u) || /src\/common\/(sql|batched-write|batched-read)\.js/.test(u) || /src\/database\//.test(u)],
+  ['gateway call', (f, u) => /src\/gateway\//.test(u) || /node:_http_client|node:_http_agent/.test(u)],
+  ['events and audit', (f, u) => /src\/(audit|events)\//.test(u)],
+  ['answer', (f, u) => /node_modules\/fastify\/lib\/reply\.js|fast-json-stringify|router-response-controller/.test(u) || /\.view\.js|-answer\.js|src\/common\/(money|stored-answer)\.js/.test(u)],
+  ['edge', (f, u) => /src\/common\/(http-edge|upload-gate|routed-path|rate-limit|auth\.guard|actor|problem\.filter)\.js/.test(u) || /node_modules\/(fastify|@fastify|find-my-way|@nestjs|light-my-request|avvio)\//.test(u) || /node:_http_server|node:_http_common|node:_http_incoming/.test(u)],
+  ['handler', (f, u) => /\/dist\/src\//.test(u)],
+  ['garbage collector', (f) => f === '(garbage collector)'],
+];
+
+/**
+ * Busy time by stage (STAGES), counting only the samples from the first one whose stack holds a
+ * frame of `fromUrl` (the path's own handler: start-up work before the load is left out).
+ */
+export function stagesOf(profile, fromUrl) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const stage = new Map();
+  const stageOf = (id) => {
+    if (stage.has(id)) return stage.get(id);
+    const { functionName, url } = byId.get(id).callFrame;
+    const hit = STAGES.find(([, test]) => test(functionName, url));
+    const up = parent.get(id);
+    const s = hit ? hit[0] : up === undefined ? 'other' : stageOf(up);
+    stage.set(id, s);
+    return s;
+  };
+  const holds = new Map();
+  const holdsUrl = (id) => {
+    if (holds.has(id)) return holds.get(id);
+    const up = parent.get(id);
+    const h = byId.get(id).callFrame.url.includes(fromUrl) || (up !== undefined && holdsUrl(up));
+    holds.set(id, h);
+    return h;
+  };
+  const deltas = profile.timeDeltas ?? [];
+  const totals = new Map();
+  let started = fromUrl === undefined;
+  let total = 0;
+  (profile.samples ?? []).forEach((id, i) => {
+    if (!started) started = holdsUrl(id);
+    if (!started) return;
+    const name = byId.get(id).callFrame.functionName;
+    if (name === '(idle)' || name === '(program)') return;
+    const us = deltas[i + 1] ?? deltas[i] ?? 0;
+    total += us;
+    const s = stageOf(id);
+    totals.set(s, (totals.get(s) ?? 0) + us);
+  });
+  // Every stage is named, those with no sample too (tracing's hooks, when tracing is off, cost nil).
+  for (const [name] of STAGES) if (!totals.has(name)) totals.set(name, 0);
+  return {
+    busyMs: total / 1000,
+    stages: [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([name, us]) => ({ name, ms: us / 1000, percent: (100 * us) / total })),
+  };
+}
+
 export function summariseProfile(profile) {
   const self = new Map();
   for (const node of profile.nodes) self.set(node.id, 0);
@@ -46,4 +114,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   for (const f of s.functions.slice(0, 25)) console.log(`${f.percent.toFixed(1).padStart(5)} %  ${f.name}`);
   console.log('--');
   for (const f of s.areas) console.log(`${f.percent.toFixed(1).padStart(5)} %  ${f.name}`);
+  console.log('-- by stage');
+  for (const st of stagesOf(JSON.parse(readFileSync(process.argv[2], 'utf8')), process.argv[3]).stages) console.log(`${st.percent.toFixed(1).padStart(5)} %  ${st.name}`);
 }

@@ -1,6 +1,6 @@
 // The load benchmark (npm run bench; issues #14 and #23). One command, from a fresh clone, a few
 // minutes: PostgreSQL (DATABASE_URL's server, else embedded), the gateway sandbox as its own
-// process, the compiled service as its own process (LOG_LEVEL=warn), and a bare baseline server
+// process, the compiled service as its own process (LOG_LEVEL=info, the default: access lines on), and a bare baseline server
 // (bench/baseline.mjs) doing the same durable work, loaded with autocannon side by side in the same
 // run. Prints one table (row | figure | goal | ratio | verdict) and writes it with the details,
 // the baseline's figures beside each row's, to bench/results.json. Issue #23's goals are ratios to
@@ -12,7 +12,8 @@
 // OpenTelemetry tracing on vs off, information: trace.mjs), HOSTILE (/health during a flood of
 // refused bodies packed with names, against the same during valid creates; the time of such a
 // refusal against a body of its size refused for one field: hostile.mjs), P4 (payout polls: payouts.mjs),
-// PROFILE (profile.mjs). The processes, the load and the figures' format are in bench/lib/, the
+// OPEN (creates at a fixed arrival rate, half of the peak and 80 % of it, beside the bare
+// script at the same rates: open.mjs), PROFILE (profile.mjs). The processes, the load and the figures' format are in bench/lib/, the
 // settings in bench/lib/settings.mjs, what a run gathers (rows, details, clean-ups) in state.mjs.
 //
 // Settings (env): BENCH_DURATION_S (10) seconds per measured load, BENCH_WARMUP_S (3),
@@ -21,7 +22,8 @@
 // (64), BENCH_HOSTILE_SAMPLES (50) timed refusals of each kind per amplification case, BENCH_ONLY (e.g.
 // "P1,P3": run only those rows), BENCH_PROFILE=1 (also profile the create path, or with BENCH_PROFILE_PATH=read|notify|p2 another, with --cpu-prof and
 // print its top costs), BENCH_SERVICE_ENV (JSON of extra service variables), BENCH_STRICT=1 (exit 1
-// when a goal is missed), BENCH_KEEP_DATABASES=1 (leave the run's databases on DATABASE_URL's server).
+// when a goal is missed), BENCH_PLANT=edge (a planted regression: a busy loop of BENCH_PLANT_US µs,
+// default 200, on every request of the service, bench/plant/edge-busy.cjs; the goals must turn MISS), BENCH_KEEP_DATABASES=1 (leave the run's databases on DATABASE_URL's server).
 import { cpus, loadavg, totalmem, release, platform } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { dropDatabase } from './support.mjs';
@@ -31,6 +33,7 @@ import { DURATION_S, ONLY, P3_INVOICES, P4_INTERVAL_S, P4_PAYOUTS, P4_S, READ_IN
 import { cleanups, details, row, rows, started } from './lib/state.mjs';
 import { createRows } from './rows/creates.mjs';
 import { hostileRows } from './rows/hostile.mjs';
+import { openRows } from './rows/open.mjs';
 import { p3 } from './rows/notifications.mjs';
 import { p4 } from './rows/payouts.mjs';
 import { profile } from './rows/profile.mjs';
@@ -63,8 +66,10 @@ function machine() {
 async function main() {
   const host = machine();
   console.log(`Load benchmark on ${host.cpus} × ${host.cpuModel}, ${host.memoryGb} GB, Node ${host.node}; load average ${host.loadAverageAtStart.join(' ')}`);
+  if (env.BENCH_PLANT) console.log(`A planted regression is on (BENCH_PLANT=${env.BENCH_PLANT}, ${env.BENCH_PLANT_US ?? 200} µs per request): the goals should turn MISS.`);
   await startDatabaseAndSandbox();
   if (wants('P1') || wants('P5') || wants('BASELINE') || wants('P2')) await step(`P1 + P5${wants('P2') ? ' + P2' : ''}, ${ROUNDS} alternated round(s)`, createRows);
+  if (wants('OPEN')) await step('OPEN, creates at a fixed arrival rate', () => openRows(details.p1?.rps ?? null));
   if (wants('P3')) await step('P3 + its baseline', p3);
   if (wants('READ')) await step('READ + its baseline', reads);
   if (wants('TRACE')) await step(`TRACE, ${ROUNDS} alternated round(s)`, traceRows);
@@ -108,7 +113,7 @@ try {
   for (const c of cleanups.reverse()) await c().catch(() => undefined);
   // BENCH_KEEP_DATABASES=1 leaves them for inspection (pg_stat_user_tables, row sizes).
   if (dbServer && !dbServer.embedded && env.BENCH_KEEP_DATABASES !== '1') {
-    for (const name of ['bench_baseline', 'bench_baseline_record', 'bench_baseline_p3_record', 'bench_p1', 'bench_p2', 'bench_baseline_p3', 'bench_p3', 'bench_read', 'bench_p4', 'bench_profile', 'bench_trace_off', 'bench_trace_on', 'bench_hostile']) {
+    for (const name of ['bench_baseline', 'bench_baseline_record', 'bench_baseline_p3_record', 'bench_p1', 'bench_p2', 'bench_baseline_p3', 'bench_p3', 'bench_read', 'bench_p4', 'bench_profile', 'bench_trace_off', 'bench_trace_on', 'bench_hostile', 'bench_open', 'bench_open_baseline']) {
       await dropDatabase(dbServer.serverUrl, name).catch(() => undefined);
     }
   }

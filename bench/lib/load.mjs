@@ -19,6 +19,7 @@ export async function load(url, { connections, durationS, method = 'POST', path,
   // seconds to accept a burst of new connections (see p99Warm).
   const seen = new Set();
   const warm = [];
+  const first = [];
   const result = await new Promise((resolve, reject) => {
     const instance = autocannon({
     url,
@@ -42,10 +43,14 @@ export async function load(url, { connections, durationS, method = 'POST', path,
     }, (e, r) => (e ? reject(e) : resolve(r)));
     instance.on('response', (client, _status, _bytes, responseTime) => {
       if (seen.has(client)) warm.push(responseTime);
-      else seen.add(client);
+      else {
+        seen.add(client);
+        first.push(responseTime);
+      }
     });
   });
   warm.sort((a, b) => a - b);
+  first.sort((a, b) => a - b);
   const ok = result['2xx'];
   const cpuAfter = pid === undefined ? null : cpuMsOf(pid);
   const callsAfter = pid === undefined ? null : syscallsOf(pid);
@@ -64,7 +69,11 @@ export async function load(url, { connections, durationS, method = 'POST', path,
     p50: result.latency.p50,
     p99: result.latency.p99,
     // p99 of the answers that were not a connection's first (information, beside p99).
-    p99Warm: warm.length > 0 ? warm[Math.min(warm.length - 1, Math.floor(0.99 * warm.length))] : null,
+    p99Warm: quantile(warm, 0.99),
+    // Each connection's first answer: how long a new connection waited to be accepted and served
+    // (a saturated accept queue shows here, not in p99Warm).
+    firstP50: quantile(first, 0.5),
+    firstMax: first.length > 0 ? first[first.length - 1] : null,
     ok,
     non2xx: result.non2xx,
     errors: result.errors,
@@ -102,6 +111,11 @@ export function syscallsOf(pid) {
   }
 }
 
+/** The q-quantile of sorted figures (nearest rank); null if none. */
+export function quantile(sorted, q) {
+  return sorted.length > 0 ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : null;
+}
+
 /** A short load at up to 16 connections first (JIT, pools, caches), then the measured one. */
 export async function warmAndLoad(url, opts) {
   if (WARMUP_S > 0) await load(url, { ...opts, connections: Math.min(opts.connections, 16), durationS: WARMUP_S });
@@ -118,6 +132,12 @@ export const invoiceBody = (prefix) => () =>
     description: 'Bench order',
   });
 export const auth = { authorization: `Bearer ${SHOP_KEY}` };
+
+/** The open loop's create request (bench/lib/open-loop.mjs): the same body as the closed loop's. */
+export const invoiceRequest = (prefix) => {
+  const body = invoiceBody(prefix);
+  return () => ({ method: 'POST', path: '/api/v1/invoices', headers: auth, body: body() });
+};
 
 export const createOptions = (prefix, connections, durationS, pid) => ({ connections, durationS, path: '/api/v1/invoices', headers: auth, body: invoiceBody(prefix), pid });
 
@@ -142,6 +162,8 @@ export function medianLoad(rs) {
     p50: m('p50'),
     p99: m('p99'),
     p99Warm: m('p99Warm'),
+    firstP50: m('firstP50'),
+    firstMax: m('firstMax'),
     mean: m('mean'),
     cpuMsPerOk: m('cpuMsPerOk'),
     systemCpuMsPerOk: m('systemCpuMsPerOk'),

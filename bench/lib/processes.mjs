@@ -64,9 +64,13 @@ function startFlags() {
  */
 export async function startService(databaseUrl, extra = {}, nodeArgs = []) {
   const port = await freePort();
-  const proc = spawnProcess('service', [...startFlags(), ...nodeArgs, 'dist/src/main.js'], {
+  // BENCH_PLANT=edge: the planted regression (bench/plant/edge-busy.cjs), to show the goals turn MISS.
+  const plant = env.BENCH_PLANT === 'edge' ? ['--require', new URL('../plant/edge-busy.cjs', import.meta.url).pathname] : [];
+  const proc = spawnProcess('service', [...startFlags(), ...plant, ...nodeArgs, 'dist/src/main.js'], {
     NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
+    // The default level, as in production: every request's access line and every gateway call's
+    // line are written (to a pipe this process drains), and priced with the rest.
+    LOG_LEVEL: 'info',
     PORT: String(port),
     DATABASE_URL: databaseUrl,
     GATEWAY_BASE_URL: `${sandboxUrl}/gateway/v1/`,
@@ -83,6 +87,7 @@ export async function startService(databaseUrl, extra = {}, nodeArgs = []) {
     // One key drives the whole load: the per-key and per-address limits (#12) would measure themselves.
     RATE_LIMIT_PER_KEY_RPS: '0',
     RATE_LIMIT_PUBLIC_PER_IP_RPS: '0',
+    ...(env.BENCH_PLANT_US ? { BENCH_PLANT_US: env.BENCH_PLANT_US } : {}),
     ...JSON.parse(env.BENCH_SERVICE_ENV ?? '{}'),
     ...extra,
   });

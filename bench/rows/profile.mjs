@@ -2,12 +2,12 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDatabase, stopProcess } from '../support.mjs';
-import { summariseProfile } from '../profile.mjs';
+import { stagesOf, summariseProfile } from '../profile.mjs';
 import { fmt } from '../lib/format.mjs';
 import { createLoad, warmAndLoad } from '../lib/load.mjs';
 import { dbServer, sandboxControl, startService } from '../lib/processes.mjs';
 import { DURATION_S, PROFILE_PATH } from '../lib/settings.mjs';
-import { details } from '../lib/state.mjs';
+import { details, row } from '../lib/state.mjs';
 import { notificationBodies, notificationLoad, seedP3Invoices } from './notifications.mjs';
 import { readLoad, seededReadDatabase } from './reads.mjs';
 
@@ -20,20 +20,25 @@ export async function profile() {
   const db = read ? await seededReadDatabase('bench_profile') : await createDatabase(dbServer.serverUrl, 'bench_profile');
   const slow = PROFILE_PATH === 'p2';
   let answered = null;
+  let measured = null;
   const service = await startService(db, slow ? { DB_POOL_SIZE: '10' } : {}, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
-  if (read) await warmAndLoad(service.url, readLoad());
+  if (read) measured = await warmAndLoad(service.url, { ...readLoad(), pid: service.pid });
   else if (slow) {
     await sandboxControl('POST', '/settings', { latencyMs: 200 });
     try {
-      answered = (await createLoad(service.url, 'prof', 256, DURATION_S)).ok;
+      measured = await createLoad(service.url, 'prof', 256, DURATION_S, service.pid);
+      answered = measured.ok;
     } finally {
       await sandboxControl('POST', '/settings', { latencyMs: 0 });
     }
   }
   else if (PROFILE_PATH === 'notify') {
     await seedP3Invoices(db);
-    await notificationLoad(service.url, notificationBodies());
-  } else answered = (await createLoad(service.url, 'prof', 64, DURATION_S)).ok;
+    measured = await notificationLoad(service.url, notificationBodies(), service.pid);
+  } else {
+    measured = await createLoad(service.url, 'prof', 64, DURATION_S, service.pid);
+    answered = measured.ok;
+  }
   await stopProcess(service);
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error('no CPU profile written');
@@ -43,4 +48,27 @@ export async function profile() {
   for (const f of summary.functions.slice(0, 15)) console.log(`  ${fmt(f.percent, 1).padStart(5)} %  ${f.name}`);
   console.log('By package / area:');
   for (const f of summary.areas.slice(0, 12)) console.log(`  ${fmt(f.percent, 1).padStart(5)} %  ${f.name}`);
+  // A row per stage of a request (bench/profile.mjs STAGES): its share of the busy time once the
+  // load began, and what that share is of the CPU per 2xx the process accounted for in the
+  // measured load (--cpu-prof adds its own cost to that figure; the shares are the point).
+  const { stages } = stagesOf(JSON.parse(readFileSync(join(dir, file), 'utf8')), FIRST_FRAME[PROFILE_PATH]);
+  const cpuUs = measured?.cpuMsPerOk ?? measured?.r?.cpuMsPerOk ?? null;
+  details.profile.stages = stages;
+  for (const st of stages) {
+    row(
+      `PROFILE ${PROFILE_PATH}: ${st.name} (information)`,
+      `${fmt(st.percent, 1)} % of busy time${cpuUs === null ? '' : `, ${fmt((st.percent / 100) * cpuUs * 1000)} µs of ${fmt(cpuUs * 1000)} µs CPU per 2xx`}`,
+      'information',
+      '',
+      null,
+    );
+  }
 }
+
+/** The frame that marks the start of each path's load in its profile (start-up is left out). */
+const FIRST_FRAME = {
+  create: 'invoices/operations/create-invoice.js',
+  p2: 'invoices/operations/create-invoice.js',
+  read: 'invoices/invoices.controller.js',
+  notify: 'notifications/',
+};
