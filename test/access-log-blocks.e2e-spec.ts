@@ -1,0 +1,73 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+/**
+ * Access lines (and gateway call lines) are written in blocks (src/common/logger.ts): never held
+ * longer than the flush interval, and never lost on an orderly exit, a thrown error or
+ * process.exit. Run against the compiled logger in a child process, as the service runs it.
+ */
+const LOGGER = join(process.cwd(), 'dist', 'src', 'common', 'logger.js');
+
+function run(script: string): { lines: () => string[]; done: Promise<number | null>; child: ReturnType<typeof spawn> } {
+  let out = '';
+  const child = spawn(process.execPath, ['-e', script], {
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'info', LOGGER },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const done = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { lines: () => out.split('\n').filter((l) => l.includes('"component":"access"')), done, child };
+}
+
+const line = (n: number) =>
+  `accessLogger.info({ method: 'GET', route: '/x', status: 200, requestId: 'r-${n}' }, 'request');`;
+
+describe('access lines in blocks', () => {
+  it('writes a quiet service’s last line within the flush interval, without an exit', async () => {
+    const p = run(`const { accessLogger } = require(process.env.LOGGER); ${line(1)} setTimeout(() => {}, 5000);`);
+    const start = Date.now();
+    while (p.lines().length === 0 && Date.now() - start < 3000) await new Promise((r) => setTimeout(r, 20));
+    expect(p.lines()).toHaveLength(1);
+    // The block waits for more lines, but not longer than the interval (200 ms) and some slack.
+    expect(Date.now() - start).toBeLessThan(2000);
+    p.child.kill('SIGKILL');
+    await p.done;
+  });
+
+  it.each([
+    ['a natural exit', ''],
+    ['process.exit', 'process.exit(0);'],
+    ['a thrown error', "throw new Error('boom');"],
+  ])('keeps every line on %s', async (_name, end) => {
+    const lines = Array.from({ length: 30 }, (_, i) => line(i)).join(' ');
+    const p = run(`const { accessLogger } = require(process.env.LOGGER); ${lines} ${end}`);
+    await p.done;
+    const ids = p.lines().map((l) => (JSON.parse(l) as { requestId: string }).requestId);
+    expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => `r-${i}`));
+  });
+
+  it('puts the lines in blocks: far fewer writes than lines', async () => {
+    // Many lines in one turn: without blocks each would be its own write(2); the child counts
+    // the writes made to its stdout.
+    const script = `
+      const fs = require('node:fs');
+      let writes = 0;
+      const writeSync = fs.writeSync;
+      fs.writeSync = function (fd, ...rest) { if (fd === 1) writes++; return writeSync.call(this, fd, ...rest); };
+      const { accessLogger, flushAccessLines } = require(process.env.LOGGER);
+      for (let i = 0; i < 600; i++) ${line(0).replace("'r-0'", '`r-${i}`')}
+      flushAccessLines();
+      process.stderr.write('writes=' + writes + '\\n');`;
+    let err = '';
+    const child = spawn(process.execPath, ['-e', script], {
+      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'info', LOGGER },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    await new Promise((r) => child.on('exit', r));
+    const writes = Number(/writes=(\d+)/.exec(err)?.[1]);
+    expect(writes).toBeGreaterThan(0);
+    expect(writes).toBeLessThan(60);
+  });
+});
