@@ -8,7 +8,12 @@ import { join } from 'node:path';
  */
 const LOGGER = join(process.cwd(), 'dist', 'src', 'common', 'logger.js');
 
-function run(script: string): { lines: () => string[]; done: Promise<number | null>; child: ReturnType<typeof spawn> } {
+function run(script: string): {
+  lines: () => string[];
+  output: () => string;
+  done: Promise<number | null>;
+  child: ReturnType<typeof spawn>;
+} {
   let out = '';
   const child = spawn(process.execPath, ['-e', script], {
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'info', LOGGER },
@@ -17,7 +22,12 @@ function run(script: string): { lines: () => string[]; done: Promise<number | nu
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const done = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { lines: () => out.split('\n').filter((l) => l.includes('"component":"access"')), done, child };
+  return {
+    lines: () => out.split('\n').filter((l) => l.includes('"component":"access"')),
+    output: () => out,
+    done,
+    child,
+  };
 }
 
 const line = (n: number) =>
@@ -47,6 +57,23 @@ describe('access lines in blocks', () => {
     expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => `r-${i}`));
   });
 
+  it('writes a warning at once, with every line logged before it, in order', async () => {
+    // Killed right after the warning: no exit hook runs, so only the warning's own write can
+    // have put the lines out.
+    const p = run(
+      `const { accessLogger, logger } = require(process.env.LOGGER); ${line(1)} ${line(2)} logger.warn({ component: 'test' }, 'careful'); process.kill(process.pid, 'SIGKILL');`,
+    );
+    await p.done;
+    expect(p.lines().map((l) => (JSON.parse(l) as { requestId: string }).requestId)).toEqual(['r-1', 'r-2']);
+    expect(p.output()).toContain('"msg":"careful"');
+  });
+
+  it('can lose at most the info lines of the last interval to a kill -9 (the price of blocks)', async () => {
+    const p = run(`const { accessLogger } = require(process.env.LOGGER); ${line(1)} process.kill(process.pid, 'SIGKILL');`);
+    await p.done;
+    expect(p.lines()).toEqual([]);
+  });
+
   it('puts the lines in blocks: far fewer writes than lines', async () => {
     // Many lines in one turn: without blocks each would be its own write(2); the child counts
     // the writes made to its stdout.
@@ -55,9 +82,9 @@ describe('access lines in blocks', () => {
       let writes = 0;
       const writeSync = fs.writeSync;
       fs.writeSync = function (fd, ...rest) { if (fd === 1) writes++; return writeSync.call(this, fd, ...rest); };
-      const { accessLogger, flushAccessLines } = require(process.env.LOGGER);
+      const { accessLogger, flushLogLines } = require(process.env.LOGGER);
       for (let i = 0; i < 600; i++) ${line(0).replace("'r-0'", '`r-${i}`')}
-      flushAccessLines();
+      flushLogLines();
       process.stderr.write('writes=' + writes + '\\n');`;
     let err = '';
     const child = spawn(process.execPath, ['-e', script], {

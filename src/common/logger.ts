@@ -18,12 +18,6 @@ export const PRETTY_TRANSPORT = {
   options: { colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', sync: true },
 };
 
-function destination(): pino.DestinationStream | undefined {
-  return process.env.LOG_FILE
-    ? pino.destination({ dest: process.env.LOG_FILE, sync: true })
-    : undefined;
-}
-
 /**
  * The app's logger options: redaction by shape (./redact.ts), ISO times, level names. With
  * `opts.pretty` the lines go through pino-pretty (redaction still happens first, in pino).
@@ -67,36 +61,44 @@ export function createLogger(
   return pino({ ...options, formatters: { log, level: (label) => ({ level: label }) } }, dest);
 }
 
-const mainDestination = destination();
 const pretty = wantsPrettyLogs(process.env, process.stdout.isTTY === true);
 
-export const logger: Logger = createLogger(mainDestination, undefined, { pretty });
-
 /**
- * Access lines are written in blocks: about 15 kB at a time (some sixty lines, just under
- * sonic-boom's largest single write), at least every
- * 200 ms however quiet the service, and whatever is left when the process exits. Written one by
- * one, each line was its own write(2) to the pipe, the largest single cost of a create at the
- * default level. They still go out in order, from the main thread (a synchronous destination that
- * only waits for the block to fill), to the same place as the other lines (LOG_FILE, else stdout).
- * What a kill -9 can lose is at most the last 200 ms of access lines, never an application line
- * (those stay unbuffered).
+ * Every JSON line of the process goes out through one destination, in the order it was logged,
+ * to LOG_FILE or else stdout, written in blocks: lines at info level and below wait in a buffer
+ * of about 15 kB (some sixty lines) that is written when full, at least every 200 ms however
+ * quiet the service, and at exit; a warning, an error or a fatal line is written at once, with
+ * every line before it. Written one by one, each line was its own write(2), the largest single
+ * cost of a create or a notification at the default level. What a kill -9 can lose is at most
+ * the last 200 ms of info lines (access lines, gateway calls, notifications received), never a
+ * warning or an error.
  */
-export const ACCESS_BLOCK_BYTES = 15 * 1024;
-export const ACCESS_FLUSH_MS = 200;
+export const LOG_BLOCK_BYTES = 15 * 1024;
+export const LOG_FLUSH_MS = 200;
 
-function accessDestination(): pino.DestinationStream {
-  const dest = pino.destination({
+function blockDestination(): pino.DestinationStream & { flush(cb?: () => void): void } {
+  const sonic = pino.destination({
     dest: process.env.LOG_FILE ?? 1,
     sync: true,
-    minLength: ACCESS_BLOCK_BYTES,
-    periodicFlush: ACCESS_FLUSH_MS,
+    minLength: LOG_BLOCK_BYTES,
+    periodicFlush: LOG_FLUSH_MS,
   });
-  atExit.add(dest);
-  return dest;
+  atExit.add(sonic);
+  return {
+    write(line: string): void {
+      sonic.write(line);
+      // JSON lines start with their level (the level formatter comes first).
+      if (!(line.startsWith('{"level":"info"') || line.startsWith('{"level":"debug"') || line.startsWith('{"level":"trace"')))
+        sonic.flushSync();
+    },
+    flush(cb?: () => void): void {
+      sonic.flushSync();
+      cb?.();
+    },
+  };
 }
 
-/** One exit hook per process for every buffered destination (test runners load this module again and again). */
+/** One exit hook per process for every block destination (test runners load this module again and again). */
 const atExit: Set<{ flushSync(): void }> = ((): Set<{ flushSync(): void }> => {
   const key = Symbol.for('orchestrator.log.flushAtExit');
   const store = globalThis as unknown as Record<symbol, Set<{ flushSync(): void }> | undefined>;
@@ -105,38 +107,44 @@ const atExit: Set<{ flushSync(): void }> = ((): Set<{ flushSync(): void }> => {
     const created = new Set<{ flushSync(): void }>();
     set = created;
     store[key] = created;
-    process.on('exit', () => {
-      for (const d of created) {
-        try {
-          d.flushSync();
-        } catch {
-          // a closed descriptor: nothing more can be written
-        }
-      }
-    });
+    process.on('exit', () => flushAll(created));
   }
   return set;
 })();
+
+function flushAll(destinations: Iterable<{ flushSync(): void }>): void {
+  for (const d of destinations) {
+    try {
+      d.flushSync();
+    } catch {
+      // a closed descriptor: nothing more can be written
+    }
+  }
+}
+
+const mainDestination = pretty ? undefined : blockDestination();
+
+export const logger: Logger = createLogger(mainDestination, undefined, { pretty });
 
 /**
  * Loggers for the lines of a fixed shape made only of values the service makes or checks: the
  * access line (method, route pattern, status, duration, key id, a safe request id, an address)
  * and the gateway call line (path, shop id, duration, result, error code, trace id). Nothing a
  * caller or the gateway writes reaches them, so they skip the redaction pass (about three
- * quarters of a line's 15 µs) and are written in blocks (accessDestination). The same level and
- * line format as the main logger; pretty output (a developer's terminal) goes through it.
+ * quarters of a line's 15 µs). The same destination, level and line format as the main logger;
+ * pretty output (a developer's terminal) goes through it.
  */
-const blockRoot: Logger | null = pretty
-  ? null
-  : pino(
+const blockRoot: Logger | null = mainDestination
+  ? pino(
       {
         level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
         base: { pid: process.pid },
         timestamp: pino.stdTimeFunctions.isoTime,
         formatters: { level: (label) => ({ level: label }) },
       },
-      accessDestination(),
-    );
+      mainDestination,
+    )
+  : null;
 
 export function lineLogger(component: string): Logger {
   return (blockRoot ?? logger).child({ component });
@@ -158,18 +166,12 @@ export async function settleLogs(quietMs = 300, maxMs = 3000): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
   await new Promise<void>((resolve) => logger.flush(() => resolve()));
-  flushAccessLines();
+  flushLogLines();
 }
 
-/** Writes out the access lines buffered so far (see accessDestination). */
-export function flushAccessLines(): void {
-  for (const d of atExit) {
-    try {
-      d.flushSync();
-    } catch {
-      // a closed descriptor: nothing more can be written
-    }
-  }
+/** Writes out the lines buffered so far (see blockDestination). */
+export function flushLogLines(): void {
+  flushAll(atExit);
 }
 
 /** Nest's LoggerService on top of pino, so framework and app logs share one redacting sink. */
