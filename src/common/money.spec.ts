@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { Amount, InvalidAmountError, amountTransformer } from './money';
+import Decimal from 'decimal.js';
+import { Amount, InvalidAmountError, amountTransformer, moneyText, plainMoneyText } from './money';
 
 const decimalText = fc
   .tuple(fc.bigInt({ min: 0n, max: 10n ** 15n }), fc.integer({ min: 0, max: 8 }))
@@ -104,5 +105,46 @@ describe('Amount', () => {
     ]);
     expect(Amount.parse('100.10').canonicalText()).toBe('100.1');
     expect(Amount.fromText('0.00000001').canonicalText()).toBe('0.00000001');
+  });
+});
+
+describe('plainMoneyText (the string steps of moneyText)', () => {
+  // decimal.js's own answer, as moneyText computed it for every value before the string steps.
+  const byDecimal = (text: string, digits: number): string => {
+    let d = new Decimal(text);
+    if (d.isZero()) d = d.abs();
+    return d.decimalPlaces() > digits ? d.toFixed() : d.toFixed(digits);
+  };
+  const cases = [
+    '0', '-0', '0.0', '-0.000', '00', '007', '007.500', '1', '10', '100.10', '150000', '1080.22',
+    '0.001', '-0.001', '12.3456789', '999999999999999999.99999999', '-1000000', '5.000000001',
+  ];
+
+  it.each(cases.flatMap((c) => [0, 2, 3].map((digits) => [c, digits] as const)))(
+    '%s with %i digits as decimal.js writes it',
+    (text, digits) => {
+      expect(plainMoneyText(text, digits)).toBe(byDecimal(text, digits));
+    },
+  );
+
+  it('agrees with decimal.js on 5,000 random plain decimals', () => {
+    let seed = 7;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const digitsText = (n: number) => Array.from({ length: n }, () => String(next(10))).join('');
+    for (let i = 0; i < 5000; i++) {
+      const int = digitsText(1 + next(19));
+      const frac = next(3) === 0 ? '' : `.${digitsText(1 + next(9))}`;
+      const text = `${next(4) === 0 ? '-' : ''}${int}${frac}`;
+      const digits = next(4);
+      expect([text, digits, plainMoneyText(text, digits)]).toEqual([text, digits, byDecimal(text, digits)]);
+    }
+  });
+
+  it('leaves any other text to decimal.js (exponents, signs, spaces)', () => {
+    for (const t of ['1e3', '+5', ' 5', '5.', '.5', 'abc', '']) expect(plainMoneyText(t, 2)).toBeNull();
+    expect(moneyText('1e3', 643)).toBe('1000.00');
   });
 });

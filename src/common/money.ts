@@ -155,17 +155,53 @@ export function moneyText(
   amount: Amount | string,
   currency: number | string | null | undefined,
 ): string {
-  let d: Decimal;
-  try {
-    d = new Decimal(typeof amount === 'string' ? amount : amount.toString());
-  } catch {
-    return String(amount);
-  }
-  if (!d.isFinite()) return String(amount);
-  if (d.isZero()) d = d.abs();
   const code = typeof currency === 'string' ? parseInt(currency, 10) : currency;
   const digits = code === null || code === undefined ? null : minorUnits(code);
-  if (digits === null) return typeof amount === 'string' ? amount : amount.toString();
+  const text = typeof amount === 'string' ? amount : amount.toString();
+  // Plain decimal text (what the database and Amount write) is written by string steps alone;
+  // anything else (an exponent, spaces, a sign on zero written oddly) goes through decimal.js.
+  if (digits !== null) {
+    const plain = plainMoneyText(text, digits);
+    if (plain !== null) return plain;
+  }
+  return decimalMoneyText(text, digits);
+}
+
+const PLAIN_DECIMAL = /^(-?)(\d+)(?:\.(\d+))?$/;
+
+/**
+ * moneyText of plain decimal text by string steps, with decimal.js's results: leading zeros of
+ * the integer part and trailing zeros of the fraction dropped, no sign on zero, then the fraction
+ * padded to `digits`, or left with its own digits when it has more. Null for any other text.
+ */
+export function plainMoneyText(text: string, digits: number): string | null {
+  const m = PLAIN_DECIMAL.exec(text);
+  if (m === null) return null;
+  let sign = m[1];
+  let int = m[2];
+  let frac = m[3] ?? '';
+  let i = 0;
+  while (i < int.length - 1 && int.charCodeAt(i) === 48) i++;
+  if (i > 0) int = int.slice(i);
+  let end = frac.length;
+  while (end > 0 && frac.charCodeAt(end - 1) === 48) end--;
+  if (end < frac.length) frac = frac.slice(0, end);
+  if (int === '0' && frac === '') sign = '';
+  if (frac.length > digits) return `${sign}${int}.${frac}`;
+  return digits === 0 ? `${sign}${int}` : `${sign}${int}.${frac.padEnd(digits, '0')}`;
+}
+
+/** moneyText through decimal.js: every finite decimal text, exponents included. */
+function decimalMoneyText(amount: string, digits: number | null): string {
+  let d: Decimal;
+  try {
+    d = new Decimal(amount);
+  } catch {
+    return amount;
+  }
+  if (!d.isFinite()) return amount;
+  if (d.isZero()) d = d.abs();
+  if (digits === null) return amount;
   return d.decimalPlaces() > digits ? d.toFixed() : d.toFixed(digits);
 }
 
