@@ -1,4 +1,15 @@
 import { Module } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { AuditService } from '../audit/audit.service';
+import { keyIdOf } from '../common/auth.guard';
+import { KeyRing } from '../common/key-ring';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { GatewayService } from '../gateway';
+import { PaywayConfigService } from '../payway-config/payway-config.service';
+import { PAYOUT_DEPS, type PayoutDeps } from './operations/payout-deps';
+import { PayoutFingerprints } from './payout-fingerprint';
+import type { PayoutEntity } from './payout.entity';
 import { PayoutPoller } from './payout-poller';
 import { AdminPayoutsController } from './admin-payouts.controller';
 import { PayoutBatchRunner } from './payout-batch-runner';
@@ -23,9 +34,46 @@ import { PayoutsService } from './payouts.service';
  *   `mayApprove`.
  * The operations themselves are one file each under operations/.
  */
+/** The one dependencies object every payout operation takes (operations/payout-deps.ts). */
+const payoutDeps = {
+  provide: PAYOUT_DEPS,
+  inject: [
+    APP_CONFIG,
+    getDataSourceToken(),
+    GatewayService,
+    PaywayConfigService,
+    AuditService,
+    KeyRing,
+    PayoutControls,
+  ],
+  useFactory: (
+    config: AppConfig,
+    dataSource: DataSource,
+    gateway: GatewayService,
+    payways: PaywayConfigService,
+    audit: AuditService,
+    keys: KeyRing,
+    controls: PayoutControls,
+  ): PayoutDeps => ({
+    config,
+    dataSource,
+    gateway,
+    payways,
+    audit,
+    keys,
+    controls,
+    // Rows written before the key ring were fingerprinted under the payment shop's secret.
+    fingerprints: new PayoutFingerprints(keys, config.gateway.shops.payment.secretKey),
+    adminKeyIds: new Set(config.adminApiKeys.map(keyIdOf)),
+    shopId: gateway.shopId('payout'),
+    chosenByAnswer: new WeakSet<PayoutEntity>(),
+  }),
+};
+
 @Module({
   controllers: [PayoutBatchesController, PayoutsController, AdminPayoutsController],
   providers: [
+    payoutDeps,
     PayoutsService,
     PayoutProcessor,
     PayoutPoller,
