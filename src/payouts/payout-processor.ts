@@ -68,8 +68,13 @@ export class PayoutProcessor {
   }
 
   /** checkOnce: operations/poll-payout.ts. */
-  checkOnce(...a: Rest<typeof pollOp.checkOnce>): ReturnType<typeof pollOp.checkOnce> {
-    return pollOp.checkOnce(this.d, ...a);
+  checkOnce(
+    dataSource: Parameters<typeof pollOp.checkOnce>[1],
+    id: string,
+    cause: AuditCause,
+    opts: Parameters<typeof pollOp.checkOnce>[4],
+  ): ReturnType<typeof pollOp.checkOnce> {
+    return pollOp.checkOnce(this.d, dataSource, id, cause, opts, (...r) => this.recordStatus(...r));
   }
 
   /** recordStatus: operations/poll-payout.ts. */

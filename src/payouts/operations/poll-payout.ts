@@ -112,6 +112,13 @@ export async function checkOnce(
   cause: AuditCause,
   /** `by`: who acts (an admin's recheck); undefined for the poller. */
   opts: { owner?: string; mayCreate: boolean; force?: boolean; by: By },
+  /**
+   * Phase 3 of the round: recordStatus, or the facade's own method that hands over to it
+   * (PayoutProcessor passes its recordStatus, so every per-row write of a round is that one call).
+   */
+  record: (
+    ...a: Parameters<typeof recordStatus> extends [unknown, ...infer R] ? R : never
+  ) => Promise<void> = (...a) => recordStatus(d, ...a),
 ): Promise<boolean> {
   const p = await dataSource.getRepository(PayoutEntity).findOneBy({ id });
   if (p === null || (opts.owner !== undefined && p.leaseOwner !== opts.owner)) return false;
@@ -123,7 +130,7 @@ export async function checkOnce(
     // Read before asking: a sealed account that cannot be read fails this poll (recorded), not a create.
     const recipient = p.withdrawId === null && opts.mayCreate ? unsealRecipient(d, p) : null;
     const { via, answer } = await askStatus(d, p);
-    await recordStatus(d, dataSource, id, via, answer, cause, {
+    await record(dataSource, id, via, answer, cause, {
       owner: opts.owner,
       resend: recipient === null ? null : { payout: p, recipient },
       by: opts.by,
