@@ -1,5 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize, relative } from 'node:path';
 
@@ -79,9 +87,15 @@ describe('import circles', () => {
     const put = (file: string, text: string) => writeFileSync(join(root, file), text);
 
     it('finds a circle through a type-only import, a re-export and a folder index', () => {
-      put('a/service.ts', "import { op } from '../b';\nexport class Service { run() { return op(this); } }\n");
+      put(
+        'a/service.ts',
+        "import { op } from '../b';\nexport class Service { run() { return op(this); } }\n",
+      );
       put('b/index.ts', "export * from './op';\n");
-      put('b/op.ts', "import type { Service } from '../a/service';\nexport const op = (s: Service) => s;\n");
+      put(
+        'b/op.ts',
+        "import type { Service } from '../a/service';\nexport const op = (s: Service) => s;\n",
+      );
       const { code, out } = cycles(root);
       expect(code).toBe(1);
       expect(out).toContain('import circle (3 files)');
@@ -101,7 +115,10 @@ describe('import circles', () => {
 
     it('passes a tree whose imports only go one way', () => {
       put('a/top.ts', "import { leaf } from '../b/leaf';\nexport const top = leaf;\n");
-      put('b/leaf.ts', "import { readFileSync } from 'node:fs';\nexport const leaf = readFileSync;\n");
+      put(
+        'b/leaf.ts',
+        "import { readFileSync } from 'node:fs';\nexport const leaf = readFileSync;\n",
+      );
       expect(cycles(root).code).toBe(0);
     });
   });

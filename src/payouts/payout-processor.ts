@@ -4,12 +4,7 @@ import type { AuditCause } from '../audit/audit-event.entity';
 import type { PayoutEntity, PayoutStatus } from './payout.entity';
 import { write } from './payout-transitions';
 import * as acceptOp from './operations/accept-payout';
-import {
-  askStatus,
-  lockPayout,
-  PAYOUT_DEPS,
-  type PayoutDeps,
-} from './operations/payout-deps';
+import { askStatus, lockPayout, PAYOUT_DEPS, type PayoutDeps } from './operations/payout-deps';
 import * as pollOp from './operations/poll-payout';
 import * as recheckOp from './operations/recheck-payout';
 import * as sendOp from './operations/send-payout';

@@ -18,12 +18,7 @@ import { accountProblems, amountProblems } from './payout-validation';
 import * as approveOp from './operations/approve-payout';
 import * as createOp from './operations/create-payout';
 import { convertedProblems, tryWithdraw, UNBOUNDED } from './operations/create-payout';
-import {
-  findPayout,
-  PAYOUT_DEPS,
-  rejectProblems,
-  type PayoutDeps,
-} from './operations/payout-deps';
+import { findPayout, PAYOUT_DEPS, rejectProblems, type PayoutDeps } from './operations/payout-deps';
 import * as recheckOp from './operations/recheck-payout';
 import * as rejectOp from './operations/reject-payout';
 

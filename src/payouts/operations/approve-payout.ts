@@ -62,9 +62,7 @@ export async function approve(
       ? await admissionOf(d, pre)
       : null;
   const run = (a: Admission | null) =>
-    transactionFor(d.dataSource, by, (m) =>
-      approveLocked(d, m, shopPaymentId, keyId, note, a),
-    );
+    transactionFor(d.dataSource, by, (m) => approveLocked(d, m, shopPaymentId, keyId, note, a));
   let claimed: Awaited<ReturnType<typeof approveLocked>>;
   try {
     claimed = admission === null ? await run(null) : await d.controls.retryStale(admission, run);
@@ -93,8 +91,7 @@ export async function approveLocked(
 > {
   const { pollMaxS } = d.config.payouts;
   const leaseS = callLeaseSeconds(d.config.gateway.timeoutMs);
-  const graceS =
-    Math.ceil(d.config.gateway.timeoutMs / 1000) + d.config.payouts.pollIntervalS;
+  const graceS = Math.ceil(d.config.gateway.timeoutMs / 1000) + d.config.payouts.pollIntervalS;
   const p = await lockAwaiting(d, m, shopPaymentId, 'approve');
   if (!mayApprove(keyId, p.createdByKeyId)) throw new SelfApproval(shopPaymentId);
   const added = (await m.query(
@@ -160,11 +157,7 @@ export async function approveLocked(
 }
 
 /** Whether `keyId`'s approval would be the last one `p` needs (read with nothing held). */
-export async function wouldSend(
-  d: PayoutDeps,
-  p: PayoutEntity,
-  keyId: string,
-): Promise<boolean> {
+export async function wouldSend(d: PayoutDeps, p: PayoutEntity, keyId: string): Promise<boolean> {
   const keys = [...(await approverKeyIds(d.dataSource, p.id)), keyId];
   return countingOf(d, p, keys).length >= Math.max(1, p.approvalsRequired);
 }
@@ -183,10 +176,7 @@ export function recipientOf(d: PayoutDeps, p: PayoutEntity): SealedRecipient {
 }
 
 /** The key ids that approved payout `id` so far, oldest first. */
-export async function approverKeyIds(
-  m: EntityManager | DataSource,
-  id: string,
-): Promise<string[]> {
+export async function approverKeyIds(m: EntityManager | DataSource, id: string): Promise<string[]> {
   const rows = (await m.query(
     `SELECT key_id FROM payout_approvals WHERE payout_id = $1 AND decision = 'approve' ORDER BY created_at`,
     [id],
@@ -225,7 +215,8 @@ export async function awaitingApproval(
   return rows.map((p) => ({
     ...toPayoutView(p),
     approvalsRequired: Math.max(1, p.approvalsRequired),
-    approvedBy: countingOf(d, 
+    approvedBy: countingOf(
+      d,
       p,
       approvals.filter((a) => a.payout_id === p.id).map((a) => a.key_id),
     ),

@@ -65,11 +65,7 @@ export function convertedProblems(r: WithdrawTryResult, payway: OutputPayway) {
  * judges new rows) and replays it, waits (bounded) while the first copy is in phase 2, or gets
  * 409 "request in progress"; another body is 409 conflict.
  */
-export async function create(
-  d: PayoutDeps,
-  dto: CreatePayoutDto,
-  by: By,
-): Promise<StoredResponse> {
+export async function create(d: PayoutDeps, dto: CreatePayoutDto, by: By): Promise<StoredResponse> {
   const shopId = d.shopId;
   const fingerprint = d.fingerprints.of(dto);
   let priced: Awaited<ReturnType<typeof priceInPaywayCurrency>> | null;
@@ -90,8 +86,7 @@ export async function create(
   const { pollMaxS } = d.config.payouts;
   const leaseS = callLeaseSeconds(d.config.gateway.timeoutMs);
   // A pending row is left alone by the poller for this long: the create request is in flight.
-  const graceS =
-    Math.ceil(d.config.gateway.timeoutMs / 1000) + d.config.payouts.pollIntervalS;
+  const graceS = Math.ceil(d.config.gateway.timeoutMs / 1000) + d.config.payouts.pollIntervalS;
   const facts = {
     shopPaymentId: dto.shopPaymentId,
     amount: Amount.parse(dto.amount),
@@ -296,10 +291,7 @@ export async function createAwaiting(
 }
 
 /** The stored answer, else the payout as it is now (stored as the answer). */
-export async function storeResponse(
-  m: EntityManager,
-  p: PayoutEntity,
-): Promise<StoredResponse> {
+export async function storeResponse(m: EntityManager, p: PayoutEntity): Promise<StoredResponse> {
   const first = storedAnswerOf<PayoutView>(p);
   if (first !== null) return first;
   const stored = storedAnswer(202, toPayoutView(p));

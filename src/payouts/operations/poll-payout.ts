@@ -9,13 +9,7 @@ import { callLeaseSeconds } from '../../jobs/in-flight';
 import { INSTANCE_ID } from '../../jobs/instance';
 import { PayoutEntity } from '../payout.entity';
 import { decideRecreate, isFinal, isPolled, isUnsent } from '../payout.state';
-import {
-  applyRecord,
-  flagWatch,
-  keepOrNext,
-  raise,
-  watchStep,
-} from '../payout-transitions';
+import { applyRecord, flagWatch, keepOrNext, raise, watchStep } from '../payout-transitions';
 import {
   askStatus,
   lockPayout,
@@ -177,7 +171,8 @@ export async function recordStatus(
       missing: () => 'done' as const,
       record: async (m, row, reply) => {
         if (opts.owner !== undefined && row.leaseOwner !== opts.owner) return 'done';
-        if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > clock.now()) return 'done';
+        if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > clock.now())
+          return 'done';
         const r = await applyStatus(d, m, row, via, reply, cause, opts.resend !== null);
         if (r === 'done') await finishRound(d, m, row, cause, opts.owner !== undefined);
         attempt = row.createAttempts;

@@ -36,9 +36,7 @@ export async function recheckFinal(
   await transactionFor(dataSource, by, async (m) => {
     const row = await lockPayout(m, { id });
     if (row === null || !isFinal(row.status)) return;
-    const reading = answer.ok
-      ? readPayoutRecord(row, answer.value, d.config.payouts.status)
-      : null;
+    const reading = answer.ok ? readPayoutRecord(row, answer.value, d.config.payouts.status) : null;
     const agrees = reading !== null && reading.ours && reading.mapped.status === row.status;
     if (reading !== null && reading.ours && !isFinal(reading.mapped.status)) {
       // Asked after it was final here, our own record says it is not final there: a
@@ -83,11 +81,7 @@ export async function recheckFinal(
  * keeps its next poll. A final flagged payout is cleared only when the gateway
  * confirms its status.
  */
-export async function reconcile(
-  d: PayoutDeps,
-  shopPaymentId: string,
-  by: By,
-): Promise<PayoutView> {
+export async function reconcile(d: PayoutDeps, shopPaymentId: string, by: By): Promise<PayoutView> {
   const p = await findPayout(d, shopPaymentId);
   if (p === null) throw new NotFound('Payout', shopPaymentId);
   if (!isFinal(p.status)) {

@@ -6,7 +6,13 @@ import type { WithdrawCreateResult } from '../../gateway/gateway.types';
 import { type CallAnswer } from '../../jobs/gateway-operation';
 import { PayoutEntity } from '../payout.entity';
 import { NO_CALL } from '../payout-call';
-import { applyRecord, intervalFromNow, setNextPoll, settleFlag, write } from '../payout-transitions';
+import {
+  applyRecord,
+  intervalFromNow,
+  setNextPoll,
+  settleFlag,
+  write,
+} from '../payout-transitions';
 import { log, type PayoutDeps } from './payout-deps';
 import { clock } from '../../common/clock';
 
@@ -68,10 +74,7 @@ export async function applyCreate(
       : { errorCode: null, gatewayMessage: (err as Error).message };
   if (err instanceof GatewayError && err.isDuplicate) {
     // The payout exists on the gateway: look it up, never create another.
-    log.warn(
-      { shopPaymentId: p.shopPaymentId },
-      'withdraw/create: shop_payment_id already used',
-    );
+    log.warn({ shopPaymentId: p.shopPaymentId }, 'withdraw/create: shop_payment_id already used');
     await write(m, p, 'unknown', cause, { call, duplicate: true }, errorInfo);
     await setNextPoll(d, m, p, clock.date());
     return;
@@ -99,14 +102,7 @@ export async function applyCreate(
     return;
   }
   if (err instanceof GatewayError && err.fatal === true) {
-    await write(
-      m,
-      p,
-      'failed',
-      cause,
-      { call, errorCode: err.errorCode, fatal: true },
-      errorInfo,
-    );
+    await write(m, p, 'failed', cause, { call, errorCode: err.errorCode, fatal: true }, errorInfo);
     await settleFlag(m, p, call);
     return;
   }
