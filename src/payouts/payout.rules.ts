@@ -190,7 +190,7 @@ export function payoutWatchStep(p: {
 }): WatchStep {
   return nextWatchStep({
     now: p.now,
-    createdAt: watchStart(p),
+    start: watchStart(p),
     deadline: p.pollDeadline,
     cadenceAt: new Date(p.now.getTime() + p.pollIntervalS * 1000),
     watch: p.watch,
