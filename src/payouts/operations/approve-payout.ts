@@ -12,7 +12,13 @@ import {
   SelfApproval,
 } from '../payout.errors';
 import { approvalsNeeded } from '../payout-approval';
-import { countingApprovals, mayApprove } from '../payout.rules';
+import {
+  approvalsToSend,
+  countingApprovals,
+  firstPollGraceS,
+  mayApprove,
+  SEND_STAMP_SQL,
+} from '../payout.rules';
 import { PayoutEntity } from '../payout.entity';
 import { write } from '../payout-transitions';
 import { sendClaimed } from './create-payout';
@@ -28,6 +34,10 @@ import {
  * Approving a payout awaiting approval (admin routes and the console): four eyes and the approvals
  * that count (payout.rules.ts), then the last approval admits and sends it.
  */
+
+/** The approvals given so far of each payout in `$1` (uuid[]), oldest first. */
+const APPROVALS_SQL = `SELECT payout_id, key_id FROM payout_approvals
+  WHERE payout_id = ANY($1::uuid[]) AND decision = 'approve' ORDER BY created_at`;
 
 /** The last approval was reached without the send's admission read beforehand: read it, then again. */
 class LastApprovalUnprepared extends Error {
@@ -91,7 +101,7 @@ export async function approveLocked(
 > {
   const { pollMaxS } = d.config.payouts;
   const leaseS = callLeaseSeconds(d.config.gateway.timeoutMs);
-  const graceS = Math.ceil(d.config.gateway.timeoutMs / 1000) + d.config.payouts.pollIntervalS;
+  const graceS = firstPollGraceS(d.config.gateway.timeoutMs, d.config.payouts.pollIntervalS);
   const p = await lockAwaiting(d, m, shopPaymentId, 'approve');
   if (!mayApprove(keyId, p.createdByKeyId)) throw new SelfApproval(shopPaymentId);
   const added = (await m.query(
@@ -111,7 +121,7 @@ export async function approveLocked(
     await m.update(PayoutEntity, { id: p.id }, { approvalsRequired: judged });
     p.approvalsRequired = judged;
   }
-  const required = Math.max(1, p.approvalsRequired);
+  const required = approvalsToSend(p);
   const details = { call: 'approve', approval: n, of: required, note: note ?? null };
   if (n < required) {
     await d.audit.record(m, {
@@ -142,8 +152,8 @@ export async function approveLocked(
   });
   await write(m, p, 'pending', 'admin', details);
   const claim = (await m.query(
-    `UPDATE payouts SET create_attempts = create_attempts + 1, last_create_at = clock_now(), sent_at = clock_now(),
-       call_owner = $2, call_started_at = clock_now(),
+    `UPDATE payouts SET create_attempts = create_attempts + 1, last_create_at = ${SEND_STAMP_SQL}, sent_at = ${SEND_STAMP_SQL},
+       call_owner = $2, call_started_at = ${SEND_STAMP_SQL},
        call_lease_until = clock_now() + make_interval(secs => $3::float8),
        next_poll_at = clock_now() + make_interval(secs => $4::float8),
        poll_deadline = clock_now() + make_interval(secs => $5::float8), updated_at = clock_now()
@@ -159,7 +169,7 @@ export async function approveLocked(
 /** Whether `keyId`'s approval would be the last one `p` needs (read with nothing held). */
 export async function wouldSend(d: PayoutDeps, p: PayoutEntity, keyId: string): Promise<boolean> {
   const keys = [...(await approverKeyIds(d.dataSource, p.id)), keyId];
-  return countingOf(d, p, keys).length >= Math.max(1, p.approvalsRequired);
+  return countingOf(d, p, keys).length >= approvalsToSend(p);
 }
 
 /** What the send of `p` is admitted with (its recipient opened to find its blind indexes). */
@@ -177,10 +187,7 @@ export function recipientOf(d: PayoutDeps, p: PayoutEntity): SealedRecipient {
 
 /** The key ids that approved payout `id` so far, oldest first. */
 export async function approverKeyIds(m: EntityManager | DataSource, id: string): Promise<string[]> {
-  const rows = (await m.query(
-    `SELECT key_id FROM payout_approvals WHERE payout_id = $1 AND decision = 'approve' ORDER BY created_at`,
-    [id],
-  )) as Array<{ key_id: string }>;
+  const rows = (await m.query(APPROVALS_SQL, [[id]])) as Array<{ key_id: string }>;
   return rows.map((r) => r.key_id);
 }
 
@@ -208,13 +215,13 @@ export async function awaitingApproval(
     .take(limit)
     .getMany();
   if (rows.length === 0) return [];
-  const approvals = (await d.dataSource.query(
-    `SELECT payout_id, key_id FROM payout_approvals WHERE payout_id = ANY($1::uuid[]) AND decision = 'approve' ORDER BY created_at`,
-    [rows.map((r) => r.id)],
-  )) as Array<{ payout_id: string; key_id: string }>;
+  const approvals = (await d.dataSource.query(APPROVALS_SQL, [rows.map((r) => r.id)])) as Array<{
+    payout_id: string;
+    key_id: string;
+  }>;
   return rows.map((p) => ({
     ...toPayoutView(p),
-    approvalsRequired: Math.max(1, p.approvalsRequired),
+    approvalsRequired: approvalsToSend(p),
     approvedBy: countingOf(
       d,
       p,

@@ -28,6 +28,7 @@ import { PayoutEntity } from '../payout.entity';
 import { NO_CALL } from '../payout-call';
 import { accountProblems, amountProblems } from '../payout-validation';
 import { nextPollAt, write } from '../payout-transitions';
+import { firstPollGraceS, SEND_STAMP_SQL } from '../payout.rules';
 import { gatewayFailure } from '../payout.errors';
 import type { QuotePayoutDto } from '../dto/payout-requests.dto';
 import {
@@ -86,7 +87,7 @@ export async function create(d: PayoutDeps, dto: CreatePayoutDto, by: By): Promi
   const { pollMaxS } = d.config.payouts;
   const leaseS = callLeaseSeconds(d.config.gateway.timeoutMs);
   // A pending row is left alone by the poller for this long: the create request is in flight.
-  const graceS = Math.ceil(d.config.gateway.timeoutMs / 1000) + d.config.payouts.pollIntervalS;
+  const graceS = firstPollGraceS(d.config.gateway.timeoutMs, d.config.payouts.pollIntervalS);
   const facts = {
     shopPaymentId: dto.shopPaymentId,
     amount: Amount.parse(dto.amount),
@@ -139,11 +140,11 @@ export async function create(d: PayoutDeps, dto: CreatePayoutDto, by: By): Promi
       ...stored,
       status: 'pending',
       createAttempts: 1,
-      lastCreateAt: () => 'now()',
+      lastCreateAt: () => SEND_STAMP_SQL,
       // Sent now: the day it counts on and the start of its watch (payout.rules.ts).
-      sentAt: () => 'now()',
+      sentAt: () => SEND_STAMP_SQL,
       callOwner: INSTANCE_ID,
-      callStartedAt: () => 'now()',
+      callStartedAt: () => SEND_STAMP_SQL,
       callLeaseUntil: () => `clock_now() + make_interval(secs => ${leaseS})`,
       nextPollAt: () => `clock_now() + make_interval(secs => ${graceS})`,
       pollDeadline: () => `clock_now() + make_interval(secs => ${pollMaxS})`,
