@@ -112,7 +112,7 @@ describe('decideRecreate: the poll deadline', () => {
   });
 });
 
-describe('decideRecreate: never "absent" while the last create may be in flight (#22 item 5)', () => {
+describe('decideRecreate: never "absent" while the last create may be in flight', () => {
   const base = {
     now: 100_000,
     maxCreates: 3,

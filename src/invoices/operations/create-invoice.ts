@@ -280,7 +280,7 @@ export class CreateInvoice {
   /**
    * A repeat is the same request when every field matches (amounts by value, secrets included);
    * otherwise a conflict naming the non-secret fields that differ and the secret ones it sent,
-   * counted and capped (src/common/idempotency.ts). Rows written before issue #25 keep their
+   * counted and capped (src/common/idempotency.ts). Rows written before fingerprints were keyed keep their
    * older fingerprint and no facts: their conflicts name the body as a whole.
    */
   private async sameRequestOrConflict(
