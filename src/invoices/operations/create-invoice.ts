@@ -17,7 +17,7 @@ import { runGatewayOperation, type CallAnswer } from '../../jobs/gateway-operati
 import { callLeaseSeconds, waitForAnswer } from '../../jobs/in-flight';
 import { INSTANCE_ID } from '../../jobs/instance';
 import { randomToken } from '../../common/random-token';
-import { storedAnswerOf } from '../../common/stored-answer';
+import { replayedAnswer, storedAnswerOf } from '../../common/stored-answer';
 import type { CreateInvoiceDto } from '../dto/create-invoice.dto';
 import { InvoiceEntity, type PaymentTokenInfo } from '../invoice.entity';
 import {
@@ -274,7 +274,7 @@ export class CreateInvoice {
     if (next === undefined) throw new RequestInProgress('shopOrderId', dto.shopOrderId, 1);
     if (next === 'send') return this.sendCreate(existing.id, dto, by);
     if (next === 'wait') return this.answerRepeat(existing, dto, fingerprint, by);
-    return { ...next, replayed: true };
+    return replayedAnswer(next);
   }
 
   /**

@@ -19,7 +19,7 @@ import {
   refuseIfLocked,
   secretFieldsSent,
 } from '../../common/idempotency';
-import { storedAnswer, storedAnswerOf } from '../../common/stored-answer';
+import { replayedAnswer, storedAnswer, storedAnswerOf } from '../../common/stored-answer';
 import { PAYOUT_SECRET_FIELDS } from '../account-seal';
 import { metadataOf } from '../../common/metadata';
 import type { CreatePayoutDto } from '../dto/payout-requests.dto';
@@ -336,7 +336,7 @@ export async function answerRepeat(
     });
   }, d.config.createWaitMs);
   if (answer === undefined) throw new RequestInProgress('shopPaymentId', existing.shopPaymentId, 1);
-  return { ...answer, replayed: true };
+  return replayedAnswer(answer);
 }
 
 /**
