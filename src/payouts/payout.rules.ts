@@ -11,7 +11,7 @@ import { statusFromGatewayNumber, type MappedStatus } from './payout.state';
  * every path that creates, approves, sends, accepts or settles a payout: the single create
  * (operations/create-payout.ts), batch rows (they go through the same create), the console and
  * the admin routes (operations/approve-payout.ts, reject-payout.ts), the accept guard
- * (src/attention/accept-guard.ts), the poller and its quiet rounds (payout-processor.ts,
+ * (src/attention/accept-guard.ts), the poller and its quiet rounds (operations/poll-payout.ts,
  * payout-quiet-round.ts) and recheck (operations/recheck-payout.ts).
  *
  * - Is this gateway record ours: `readPayoutRecord` (amount, currency, account, payway, id;
