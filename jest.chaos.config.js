@@ -1,5 +1,5 @@
 /**
- * The chaos suite (npm run test:chaos, issue #13): its own Jest configuration, so plain `npm test`
+ * The chaos suite (npm run test:chaos): its own Jest configuration, so plain `npm test`
  * never runs it. The scenario files run side by side (each has its own worlds: database, sandbox,
  * service port; the database-loss file its own PostgreSQL), so the run takes as long as the
  * longest file. forceExit: a scenario that timed out may leave a chain's promise behind.

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 /**
- * Issue #23: nothing in the service turns on async hooks. On Node 20 a single AsyncLocalStorage
+ * Nothing in the service turns on async hooks. On Node 20 a single AsyncLocalStorage
  * that has been entered, or an enabled `createHook`, puts a promise hook on every promise the
  * process makes, for every request, not only the code that asked for it: about 3 % of a
  * create's CPU and a tenth of what a create waiting on the gateway holds. Who acts is passed

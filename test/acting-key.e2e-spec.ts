@@ -5,7 +5,7 @@ import { sandboxPost } from './support/hostile';
 import { PAYMENT } from './support/payways';
 
 /**
- * Issue #23: who acts is passed explicitly from the route to the writes (src/common/actor.ts);
+ * Who acts is passed explicitly from the route to the writes (src/common/actor.ts);
  * no ambient request context carries it. Against the running app: every write records the key
  * of the request that made it, also when writes of several keys share one statement (the
  * creates of one turn are claimed and answered in one statement each), and what the service

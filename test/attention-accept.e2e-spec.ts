@@ -5,7 +5,7 @@ import { admin, ADMIN_KEY, auth, SHOP_ID, startTestApp, TestContext } from './su
 import { PAYMENT, PAYOUT } from './support/payways';
 
 /**
- * Issue #22, item 6: operators act, they do not overwrite. `accept` asks the gateway first and
+ * Operators act, they do not overwrite. `accept` asks the gateway first and
  * is refused (409 naming its answer) when that answer contradicts the chosen status, on objects
  * that are not flagged, and while a gateway call is in flight; allowed with the note when the
  * gateway has no record or cannot be reached. A held invoice gets `charge` and `unhold`, the
@@ -355,7 +355,7 @@ describe('charge and unhold for a held invoice', () => {
     expect(
       audit.find((e) => e.from_status === 'held' && e.to_status === 'succeeded'),
     ).toMatchObject({ key_id: keyIdOf(ADMIN_KEY) });
-    // The charge's own answer (a final gateway record) settled the deadline flag (#22: cleared
+    // The charge's own answer (a final gateway record) settled the deadline flag (cleared
     // by the gateway, not by the operator's say-so), in the operator's request.
     expect(audit.find((e) => e.type === 'invoice.attention_resolved')).toMatchObject({
       cause: 'gateway',

@@ -9,7 +9,7 @@ import { auth, startTestApp, TestContext } from './support/app';
 import { PAYMENT } from './support/payways';
 
 /**
- * Issue #23: the autocommit writes of a create (phase 1's claim, phase 3's answer with its event)
+ * The autocommit writes of a create (phase 1's claim, phase 3's answer with its event)
  * that arrive in one turn of the event loop share one statement and one commit (BatchedWrite).
  * Against the real database: each caller still gets its own row, answer, event and outcome; a
  * row another writer moved is not written; a batch PostgreSQL refuses is written row by row.

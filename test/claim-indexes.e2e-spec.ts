@@ -7,7 +7,7 @@ import { claimSql } from '../src/jobs/claim';
 import { createTestDatabase } from './support/database';
 
 /**
- * #13 case 8: the reconcilers' claim queries use indexes. On 100,000 final invoices (and a few
+ * The reconcilers' claim queries use indexes. On 100,000 final invoices (and a few
  * open ones) none of the statements the jobs run every tick plans a sequential scan.
  */
 let db: { url: string; drop(): Promise<void> };
@@ -56,7 +56,7 @@ async function plan(sql: string, params: unknown[]): Promise<PlanNode> {
   return rows[0]['QUERY PLAN'][0].Plan;
 }
 
-it('#13 case 8: scheduling and claiming due invoices never scan the whole table', async () => {
+it('scheduling and claiming due invoices never scan the whole table', async () => {
   const schedule = await plan(SCHEDULE_OPEN_INVOICES_SQL, [120, 172800, 604800]);
   expect(seqScans(schedule)).toEqual([]);
   const claim = await plan(
@@ -72,7 +72,7 @@ it('#13 case 8: scheduling and claiming due invoices never scan the whole table'
   expect(seqScans(claim)).toEqual([]);
 });
 
-it('#22: the hold-expiry job scans held invoices by their expiry, never the whole table', async () => {
+it('the hold-expiry job scans held invoices by their expiry, never the whole table', async () => {
   await ds.query(
     `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, pay_token, two_step, hold_expires_at)
      SELECT 1001, 'held-' || g, repeat('0', 64), 'held', '10.00', 643, 'card_rub', md5(g::text), true,

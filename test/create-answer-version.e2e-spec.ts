@@ -4,7 +4,7 @@ import { auth, startTestApp, TestContext } from './support/app';
 import { PAYMENT } from './support/payways';
 
 /**
- * Issue #23: a create's answer is written in one statement only when the row is still the version
+ * A create's answer is written in one statement only when the row is still the version
  * phase 1 inserted (`xmin`); a row touched while the gateway call was in flight takes the locked
  * path, which answers with the row as it is now. Either way: one shop event, carrying the view a
  * GET returns.

@@ -63,7 +63,7 @@ describe('proxy trust: the webhook allow-list sees the real client', () => {
     expect((await post(oneHop)).status).toBe(403); // no header: the peer itself (loopback) is not allowed
   });
 
-  // #24 item 6: with 0.0.0.0/1,128.0.0.0/1 every peer was a trusted proxy, so any client's
+  // With 0.0.0.0/1,128.0.0.0/1 every peer was a trusted proxy, so any client's
   // X-Forwarded-For passed the gateway allow-list.
   it('a TRUST_PROXY covering every address is refused at start-up, so a spoofed X-Forwarded-For never reaches the allow-list', async () => {
     for (const wide of ['0.0.0.0/1,128.0.0.0/1', '0.0.0.0/0', '::ffff:0:0/96', '127.0.0.0/1,::/0']) {
@@ -211,7 +211,7 @@ function trickle(url: string, first: string, drip: string, everyMs: number): Pro
   });
 }
 
-// #24 item 7: nothing throttled callers without a key, and slow connections were kept 300 s.
+// Nothing throttled callers without a key, and slow connections were kept 300 s.
 describe('keyless and slow callers are bounded', () => {
   let ctx: TestContext;
   beforeAll(async () => {

@@ -91,7 +91,7 @@ describe('payer page', () => {
     await ctx.http.get('/health').expect(200);
   });
 
-  // #24 item 8: answers carrying payUrl?t= (and admins' raw tokens) were cacheable.
+  // Answers carrying payUrl?t= (and admins' raw tokens) were cacheable.
   it('Cache-Control: no-store on every /api/v1, /admin and /pay answer, errors included; only the console stylesheet is cacheable', async () => {
     const created = await ctx.http
       .post('/api/v1/invoices')

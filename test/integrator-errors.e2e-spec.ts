@@ -8,8 +8,8 @@ import { PAYMENT, PAYOUT } from './support/payways';
 import { rawRequest, sandboxRequests } from './support/hostile';
 
 /**
- * Issue #25 (errors that teach, replays that say so, metadata) and #24 item 1 (idempotency
- * conflicts are capped and no oracle): what a new integrator meets on the create routes.
+ * Errors that teach, replays that say so, metadata, and idempotency conflicts (capped, and no
+ * oracle): what a new integrator meets on the create routes.
  */
 const PROBLEM = 'https://problems.piastrix-orchestrator.dev/';
 const CARD = '4111111111111111';
@@ -418,7 +418,7 @@ describe('idempotency: replays say so, conflicts name the fields', () => {
   });
 });
 
-describe('idempotency conflicts are capped and reveal nothing useful (#24)', () => {
+describe('idempotency conflicts are capped and reveal nothing useful', () => {
   it('payout: a conflict names only the secret fields this repeat sent', async () => {
     const body = payoutBody();
     expect((await createPayout(body)).status).toBe(202);

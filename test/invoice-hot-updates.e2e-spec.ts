@@ -5,7 +5,7 @@ import { SCHEDULE_OPEN_INVOICES_SQL } from '../src/invoices/invoice-reconciler';
 import { createTestDatabase } from './support/database';
 
 /**
- * Issue #23, the cost of the work in PostgreSQL: an invoice's status change that touches no
+ * The cost of the work in PostgreSQL: an invoice's status change that touches no
  * indexed column is a HOT update (the row rewritten on its page, none of the table's indexes
  * touched), so the create's answer and the other non-final moves cost one heap write instead of
  * one per index. A predicate naming `status` on any index would make every such write non-HOT.

@@ -7,7 +7,8 @@ import { auth, SECRET, SHOP_ID, startTestApp, TestContext } from './support/app'
 import { PAYMENT } from './support/payways';
 
 /**
- * Issue #22, items 1, 4 and 9 and "holds expire visibly", end to end against the sandbox: the
+ * The invoice id, unholds, charges and unholds without a body and "holds expire visibly", end to end against
+ * the sandbox: the
  * gateway's invoice id learnt from every record that carries it, an unhold judged by its record,
  * charge and unhold without body fields, and the hold's expiry shown and warned of.
  */
@@ -140,7 +141,7 @@ async function attentionEvents(shopOrderId: string): Promise<Json[]> {
   return r.rows as Json[];
 }
 
-describe('#22 item 1: the gateway invoice id comes from every record that carries it', () => {
+describe('the gateway invoice id comes from every record that carries it', () => {
   it('a create whose answer was lost learns the id from invoice/check, and the refund works', async () => {
     await control('faults', { path: 'invoice/create', fault: 'timeout_done', delayMs: 3000 });
     const shopOrderId = order('lost');
@@ -275,7 +276,7 @@ describe('#22 item 1: the gateway invoice id comes from every record that carrie
   });
 });
 
-describe('#22 item 4: an unhold is judged by its record', () => {
+describe('an unhold is judged by its record', () => {
   it('unhold → unheld with no attention; the 6 that follows (notification, check) changes nothing', async () => {
     const held = await heldInvoice();
     const shopOrderId = String(held.shopOrderId);
@@ -347,7 +348,7 @@ describe('#22 item 4: an unhold is judged by its record', () => {
   });
 });
 
-describe('#22 item 9: charge and unhold take no body fields', () => {
+describe('charge and unhold take no body fields', () => {
   const variants: Array<
     [string, (r: ReturnType<TestContext['http']['post']>) => unknown, string[]]
   > = [
@@ -417,7 +418,7 @@ describe('#22 item 9: charge and unhold take no body fields', () => {
   });
 });
 
-describe('#22: holds expire visibly', () => {
+describe('holds expire visibly', () => {
   it('invoice/check stores the expiry; invoice.hold_expiring is emitted once within the window', async () => {
     // A hold of an hour: inside the default 6-hour warning window.
     await control('settings', { holdLifetimeS: 3600 });

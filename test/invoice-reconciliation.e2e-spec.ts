@@ -168,7 +168,7 @@ describe('invoice reconciliation', () => {
     expect((await row(inv.shopOrderId)).status).toBe('rejected');
   });
 
-  it('#13 case 2: one "absent" answer decides nothing; absent on every check over the window, it is rejected as never created', async () => {
+  it('one "absent" answer decides nothing; absent on every check over the window, it is rejected as never created', async () => {
     await parkOthers();
     const inv = await invoice({ status: 'pending', onGateway: false });
     await sleep(150);

@@ -222,7 +222,7 @@ describe('invoices (sandbox gateway, real PostgreSQL)', () => {
         `SELECT details FROM events WHERE entity_type = 'invoice' AND entity_id = $1 AND details->>'attention' IS NOT NULL`,
         [body.shopOrderId],
       );
-      // One attention raise for every object and reason (#13): the check's facts ride along.
+      // One attention raise for every object and reason: the check's facts ride along.
       expect(events.rows.map((r: { details: unknown }) => r.details)).toEqual([
         expect.objectContaining({
           attention: 'raised',

@@ -20,7 +20,8 @@ import {
 import { PAYMENT, PAYOUT } from './support/payways';
 
 /**
- * Issue #13, case by case (cases 2 and 3 live in the reconciliation, refund and notification
+ * Money under faults, case by case (the absent-answer and contradicting-notification cases live
+ * in the reconciliation, refund and notification
  * suites): a repeat answered whatever the configuration says now, the refresh's amount check,
  * the payout re-create discipline, foreign gateway records, polls that always fail, and the
  * operator's attention queue with its two resolutions.
@@ -89,7 +90,7 @@ async function pollUntil(
   }
 }
 
-describe('#13 case 1: a repeat is answered before the configuration is consulted', () => {
+describe('a repeat is answered before the configuration is consulted', () => {
   it('payout and invoice repeats replay after the limits were lowered; a new id is refused', async () => {
     const payways = ctx.service.app.get(PaywayConfigService);
     const payout = id('c1-po');
@@ -139,7 +140,7 @@ describe('#13 case 1: a repeat is answered before the configuration is consulted
   });
 });
 
-describe('#13 case 4: ?refresh=true checks the amount like every other path', () => {
+describe('?refresh=true checks the amount like every other path', () => {
   it('a paid record with another amount is not applied; the invoice is flagged', async () => {
     const shopOrderId = id('c4');
     await db.query(
@@ -168,7 +169,7 @@ describe('#13 case 4: ?refresh=true checks the amount like every other path', ()
   });
 });
 
-describe('#13 case 6: a foreign gateway record is never adopted', () => {
+describe('a foreign gateway record is never adopted', () => {
   it('error 6 for a payout the gateway holds with another amount: attention, no money state', async () => {
     const shopPaymentId = id('c6');
     await ctx.service.app.get(GatewayService).createWithdraw({
@@ -195,7 +196,7 @@ describe('#13 case 6: a foreign gateway record is never adopted', () => {
   });
 });
 
-describe('#13 case 7: a payout whose every poll fails is recorded and flagged', () => {
+describe('a payout whose every poll fails is recorded and flagged', () => {
   it('the error lands on the row in its own transaction; past the deadline: attention', async () => {
     const shopPaymentId = id('c7');
     await db.query(
@@ -217,7 +218,7 @@ describe('#13 case 7: a payout whose every poll fails is recorded and flagged', 
     );
     await poller.runOnce();
     r = await row('payouts', 'shop_payment_id', shopPaymentId);
-    // Flagged, and still polled every WATCH_INTERVAL_S (#22): the flag never stops the watch.
+    // Flagged, and still polled every WATCH_INTERVAL_S: the flag never stops the watch.
     expect(r).toMatchObject({
       status: 'needs_attention',
       needs_attention: true,
@@ -254,7 +255,7 @@ describe('a payout still absent at its poll deadline', () => {
     );
     await ctx.service.app.get(PayoutPoller).runOnce();
     const r = await row('payouts', 'shop_payment_id', shopPaymentId);
-    // Flagged and still polled (#22), never created again.
+    // Flagged and still polled, never created again.
     expect(r).toMatchObject({ needs_attention: true, create_attempts: 1 });
     expect(r.next_poll_at).not.toBeNull();
     expect(String(r.attention_reason)).toMatch(/^deadline: absent at the poll deadline/);
@@ -298,7 +299,7 @@ describe('a late withdraw/create answer of an earlier attempt', () => {
     });
     expect(r.call_lease_until).not.toBeNull();
     expect(String(r.last_error)).toMatch(/attempt 1/);
-    // The same answer for the current attempt (a repeat, #22 item 8) frees the claim but does
+    // The same answer for the current attempt (a repeat) frees the claim but does
     // not fail the payout: attempt 1 may have been paid. Unknown, flagged, still polled.
     await ctx.service.app.get(DataSource).transaction(async (m) => {
       const p = await processor.lock(m, { shopId: PAYOUT_SHOP_ID, shopPaymentId });
@@ -462,7 +463,7 @@ describe('attention: the queue and its resolutions', () => {
     // The gateway does not know this hand-made invoice: absence teaches nothing about a final one.
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('rejected');
-    // Nothing confirmed the final status: the flag stays for an operator (#22).
+    // Nothing confirmed the final status: the flag stays for an operator.
     const r = await row('invoices', 'shop_order_id', shopOrderId);
     expect(r.needs_attention).toBe(true);
     expect(
@@ -475,7 +476,7 @@ describe('attention: the queue and its resolutions', () => {
   });
 });
 
-describe('#13 case 5: payout re-create discipline', () => {
+describe('payout re-create discipline', () => {
   let fast: TestContext;
   beforeAll(async () => {
     fast = await startTestApp({

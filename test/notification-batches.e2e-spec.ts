@@ -5,7 +5,7 @@ import { auth, SECRET, SHOP_ID, startTestApp, TestContext } from './support/app'
 import { PAYMENT } from './support/payways';
 
 /**
- * Issue #23: the invoice notifications of one turn of the event loop share one transaction (one
+ * The invoice notifications of one turn of the event loop share one transaction (one
  * statement stores them and locks their invoices, one records their outcomes, one commit).
  * Against the real database: each is applied once, with its own event carrying the committed
  * view; a batch that fails is applied again notification by notification, so one bad

@@ -291,7 +291,7 @@ describe('redelivery', () => {
   });
 });
 
-// #24 item 5: empty values are outside the signature but were inside the inbox key, so `"zz":""`
+// Empty values are outside the signature but were inside the inbox key, so `"zz":""`
 // made a new verified row that was applied again.
 describe('one key for a notification: what the signature covers', () => {
   function postRaw(text: string, contentType: string, type = 'invoice') {
@@ -587,7 +587,7 @@ describe('two gateway shops: the shop_id picks the secret', () => {
 });
 
 describe('checks before applying', () => {
-  it('#13 case 3: a notification contradicting a final invoice changes no money state and raises attention', async () => {
+  it('a notification contradicting a final invoice changes no money state and raises attention', async () => {
     const inv = await invoice({ onGateway: false });
     expect((await postJson(notification(inv.shopOrderId))).status).toBe(200);
     const late = notification(inv.shopOrderId, {

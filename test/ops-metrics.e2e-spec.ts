@@ -13,7 +13,7 @@ import { exposedSeries, matcherLabels, metricNames } from './support/promql-name
 import { eventually, WebhookReceiver } from './support/webhook-receiver';
 
 /**
- * Issue #26: the alert rules and the dashboard that ship in ops/ read metrics the service really
+ * The alert rules and the dashboard that ship in ops/ read metrics the service really
  * exports (with the labels they match on), and the new operations metrics tell the truth:
  * attention open and oldest, payout poll lateness and overdue, the pool, readiness.
  */

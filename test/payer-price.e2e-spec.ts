@@ -19,8 +19,8 @@ async function eventually<T>(
 
 /**
  * The payer's fee-inclusive price (`client_price` of the gateway's records and notifications)
- * is on the invoice, in its answers and in its events, also when the currencies match (issue 25
- * item 6). The sandbox's card payway takes 2.5 %: 1250.50 costs the payer 1281.76.
+ * is on the invoice, in its answers and in its events, also when the currencies match. The
+ * sandbox's card payway takes 2.5 %: 1250.50 costs the payer 1281.76.
  */
 describe('payerPrice and psCurrency from the gateway (sandbox)', () => {
   let ctx: TestContext;

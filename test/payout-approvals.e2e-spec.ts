@@ -5,7 +5,7 @@ import { PAYOUT } from './support/payways';
 import { hidden, signIn } from './console/console-session';
 
 /**
- * Issue #27: payouts at or above PAYOUT_APPROVAL_THRESHOLD wait for admin keys and nothing is
+ * Payouts at or above PAYOUT_APPROVAL_THRESHOLD wait for admin keys and nothing is
  * sent until then; above PAYOUT_DUAL_APPROVAL_THRESHOLD two distinct admin keys must approve.
  */
 const ADMIN_KEY_2 = 'test-admin-key-second-0123456789';

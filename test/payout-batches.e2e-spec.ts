@@ -384,7 +384,7 @@ describe('POST /payouts/batches', () => {
   });
 });
 
-describe('the console shows batches with their progress (#27)', () => {
+describe('the console shows batches with their progress', () => {
   it('lists a batch with its counts, pending then complete, and its rows with each answer', async () => {
     const tag = uid();
     const rows = [row(`cb-${tag}-1`), row(`cb-${tag}-2`), row(`cb-${tag}-3`)];
@@ -414,7 +414,7 @@ describe('the console shows batches with their progress (#27)', () => {
   });
 });
 
-describe('a dry run meets the money controls as a real batch would (#27)', () => {
+describe('a dry run meets the money controls as a real batch would', () => {
   let controlled: TestContext;
   beforeAll(async () => {
     controlled = await startTestApp({

@@ -4,7 +4,7 @@ import { admin, auth, PAYOUT_SHOP_ID, startTestApp, TestContext } from './suppor
 import { PAYOUT } from './support/payways';
 
 /**
- * Issue #27: daily caps that hold under concurrency (PAYOUT_DAILY_CAP,
+ * Daily caps that hold under concurrency (PAYOUT_DAILY_CAP,
  * PAYOUT_RECIPIENT_DAILY_CAP) and the agent shop's balance checked before a payout is sent
  * (BALANCE_CACHE_S), against the sandbox and a real PostgreSQL.
  */
@@ -342,7 +342,7 @@ describe('the balance before sending (BALANCE_CACHE_S)', () => {
   });
 });
 
-describe('approvals meet the caps and the balance (#27)', () => {
+describe('approvals meet the caps and the balance', () => {
   let ctx: TestContext;
   let db: Client;
   beforeAll(async () => {

@@ -396,7 +396,7 @@ describe('POST /api/v1/payouts', () => {
     expect(callsFor(id, 'withdraw/status')).toBe(calls + 2);
   });
 
-  it('#22 item 2: a payout flagged at its deadline, rechecked while still sent, settles by itself when the gateway pays it', async () => {
+  it('a payout flagged at its deadline, rechecked while still sent, settles by itself when the gateway pays it', async () => {
     const id = newId();
     await ctx.http
       .post('/api/v1/payouts')
@@ -455,7 +455,7 @@ describe('POST /api/v1/payouts', () => {
     expect((queueAfter.body.items as Array<{ id: string }>).map((i) => i.id)).not.toContain(id);
   });
 
-  it('#22 item 8: a fatal answer to a repeated create leaves the payout unknown, flagged and polled', async () => {
+  it('a fatal answer to a repeated create leaves the payout unknown, flagged and polled', async () => {
     const id = newId();
     // The first create's connection is reset without an answer (its outcome unknown); the
     // gateway then says absent, so it is sent again, and that repeat is refused as fatal.

@@ -17,7 +17,7 @@ function keysOf(v: unknown, free: ReadonlySet<string>, out: string[] = []): stri
 
 /**
  * GET /payways answers in camelCase with typed fields like every other route, amounts as the
- * gateway's exact decimal text (issue 25 item 4); what is stored stays the gateway's own list.
+ * gateway's exact decimal text; what is stored stays the gateway's own list.
  */
 describe('GET /payways: camelCase, typed, exact (sandbox)', () => {
   let ctx: TestContext;

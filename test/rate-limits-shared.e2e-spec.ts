@@ -2,7 +2,7 @@ import { admin, auth, startTestApp, type TestContext } from './support/app';
 import { RedisRelay, runPrefix, startTestRedis, type TestRedis } from './support/redis';
 
 /**
- * Issue #26: limits shared across instances. Two instances of the service on one database and one
+ * Limits shared across instances. Two instances of the service on one database and one
  * real Redis count a key once; with the in-memory store (or Redis unreachable) each instance
  * counts on its own and keeps serving. Limits: 2 a second, i.e. 4 per two-second window.
  */

@@ -338,7 +338,7 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     expect(events.rows).toEqual([{ cause: 'reconciliation' }]);
   });
 
-  it('#22 item 2: a WAITING refund past its deadline stays flagged and checked, a recheck keeps it scheduled, and SUCCESS later settles it and clears the flag', async () => {
+  it('a WAITING refund past its deadline stays flagged and checked, a recheck keeps it scheduled, and SUCCESS later settles it and clears the flag', async () => {
     const { shopOrderId } = await paidInvoice();
     // The gateway keeps it WAITING (its own step is far away) and sends no notification.
     await control('POST', '/sandbox/settings', { suppressNotifications: true, timeScale: 1000 });
@@ -445,7 +445,7 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     );
   });
 
-  it('#13 case 2: one missing listing decides nothing (the refund keeps counting); absent over the window, it is FAILED', async () => {
+  it('one missing listing decides nothing (the refund keeps counting); absent over the window, it is FAILED', async () => {
     const { shopOrderId } = await paidInvoice();
     // A crash between the committed row and the gateway call leaves a pending row nobody sent.
     const inv = await db.query('SELECT id, invoice_id FROM invoices WHERE shop_order_id = $1', [
@@ -566,7 +566,7 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     expect((await ctx.http.get('/api/v1/admin/refunds?status=DONE').set(admin())).status).toBe(400);
   });
 
-  it('#22 item 10: refund sums say what they mean, agree with the refund cap, and each change is one invoice.refund_updated', async () => {
+  it('refund sums say what they mean, agree with the refund cap, and each change is one invoice.refund_updated', async () => {
     const { shopOrderId, invoiceId } = await paidInvoice({ amount: '100.00' });
     const invoice = async () =>
       (await ctx.http.get(`/api/v1/invoices/${shopOrderId}`).set(auth()).expect(200))
@@ -714,7 +714,7 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     expect(await refundUpdates(shopOrderId)).toHaveLength(7);
   });
 
-  it('#22 item 10: an unpaid invoice has nothing refundable; a full refund is refundStatus full', async () => {
+  it('an unpaid invoice has nothing refundable; a full refund is refundStatus full', async () => {
     const unpaid = await paidInvoice({ payway: PAYMENT.card });
     const u = await ctx.http.get(`/api/v1/invoices/${unpaid.shopOrderId}`).set(auth()).expect(200);
     expect(sums(u.body as Record<string, unknown>)).toEqual({

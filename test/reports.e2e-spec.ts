@@ -730,4 +730,31 @@ describe('the day’s boundary in REPORT_TIMEZONE', () => {
       expect.objectContaining({ currency: 643, payments: { count: 1, amount: '44.00' } }),
     ]);
   });
+
+  it('a cancelled payout is final: never listed open, like any other final status', async () => {
+    const template = await payout(PAYOUT.card);
+    // Two rows made from the sent one, moved into a past day and never sent (no ledger
+    // movement): one cancelled that day (final), one still pending (open), as a batch leaves them.
+    const copy = (shopPaymentId: string, status: string, finishedAt: string | null) =>
+      db.query(
+        `INSERT INTO payouts
+         SELECT (jsonb_populate_record(NULL::payouts, to_jsonb(p) || jsonb_build_object(
+                  'id', gen_random_uuid(), 'shop_payment_id', $2::text, 'status', $3::text,
+                  'sent_at', NULL, 'withdraw_id', NULL, 'create_attempts', 0, 'needs_attention', false,
+                  'attention_reason', NULL, 'attention_at', NULL, 'next_poll_at', NULL,
+                  'created_at', '2025-03-20T10:00:00Z', 'updated_at', '2025-03-20T11:00:00Z',
+                  'finished_at', $4::timestamptz))).*
+           FROM payouts p WHERE p.shop_payment_id = $1`,
+        [template, shopPaymentId, status, finishedAt],
+      );
+    const cancelled = `${template}-cancelled`;
+    const pending = `${template}-pending`;
+    await copy(cancelled, 'cancelled', '2025-03-20T11:00:00Z');
+    await copy(pending, 'pending', null);
+    const open = ((await report('2025-03-20').expect(200)).body as DailyReport).open.items
+      .filter((o) => o.objectType === 'payout')
+      .map((o) => o.id);
+    expect(open).toContain(pending);
+    expect(open).not.toContain(cancelled);
+  });
 });

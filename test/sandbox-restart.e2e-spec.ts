@@ -11,7 +11,7 @@ import {
 } from './support/process';
 
 /**
- * Issue #25: a restart in sandbox mode changes nothing either side can see. The service as
+ * A restart in sandbox mode changes nothing either side can see. The service as
  * `npm start` runs it (no settings but ports and DATA_DIR), stopped by SIGTERM and started again
  * on the same data directory: the development keys, the balance, the sandbox's invoices, tokens
  * and payer pages are all still there.

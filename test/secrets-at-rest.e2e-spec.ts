@@ -515,7 +515,7 @@ describe('keys:rotate', () => {
       expect(firstSpelled.status).toBe(202);
       const firstLegacy = await send(ctx, body(legacy));
       expect(firstLegacy.status).toBe(202);
-      // A row of the version before #22: the amount as spelled, no key recorded.
+      // A row of an earlier version: the amount as spelled, no key recorded.
       await query(
         db.url,
         `UPDATE payouts SET request_fingerprint = $1, request_fingerprint_key = NULL WHERE shop_payment_id = $2`,
@@ -578,7 +578,7 @@ describe('keys:rotate', () => {
   it('rotates under load; with the old key dropped every open payout still completes', async () => {
     const db = await createTestDatabase();
     // The queued resets land on whichever payout creates next, so one payout may meet more
-    // than two of them: the create cap (#13, default 3) is not what this test is about.
+    // than two of them: the create cap (default 3) is not what this test is about.
     const env = { PAYOUT_POLL_INTERVAL_S: '0.2', PAYOUT_MAX_CREATES: '20' };
     let ctx: TestContext | undefined;
     try {

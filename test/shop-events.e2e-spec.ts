@@ -105,7 +105,7 @@ function verifyBoth(r: Received): void {
   expect(r.signature).toBe(`v1,${mac}`);
 }
 
-/** Raises or resolves an invoice's attention flag through the one raise/resolve pair (#13). */
+/** Raises or resolves an invoice's attention flag through the one raise/resolve pair. */
 async function setAttention(shopOrderId: string, raised: boolean): Promise<void> {
   await ctx.service.app.get(DataSource).transaction(async (m) => {
     const [row] = (await m.query(
@@ -249,8 +249,8 @@ describe('a flow of pay, partial refund, refund, payout, payout rejected, attent
       byObject.set(e.objectId, [...(byObject.get(e.objectId) ?? []), e.sequence]);
     for (const seqs of byObject.values()) expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     // Every status change is an event, and nothing else: each event's status differs from the
-    // previous one's. Attention events and an invoice's refund_updated (its refund sums changed,
-    // issue #22) are the events that keep the status.
+    // previous one's. Attention events and an invoice's refund_updated (its refund sums changed)
+    // are the events that keep the status.
     const keepsStatus = (type: string) =>
       type.includes('attention') || type === 'invoice.refund_updated';
     for (const [objectId, seqs] of byObject) {

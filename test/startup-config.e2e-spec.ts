@@ -31,7 +31,7 @@ describe('start-up with a bad setting', () => {
     [{ ...REAL, GATEWAY_BASE_URL: 'http://gw.example/gateway/v1/' }, 'GATEWAY_BASE_URL'],
     [{ ...REAL, GATEWAY_SECRET_KEY: 'sandbox-secret-key' }, 'GATEWAY_SECRET_KEY'],
     [{ ...REAL, GATEWAY_SHOP_ID: '1001' }, 'GATEWAY_SHOP_ID'],
-    // #24 item 6: trusted proxies covering every address would let any client pick its own.
+    // Trusted proxies covering every address would let any client pick its own.
     [{ ...REAL, TRUST_PROXY: '0.0.0.0/1,128.0.0.0/1' }, 'TRUST_PROXY'],
     [{ ...REAL, TRUST_PROXY: '::ffff:0:0/96' }, 'TRUST_PROXY'],
     [{ ...REAL, HTTP_HEADERS_TIMEOUT_MS: '0' }, 'HTTP_HEADERS_TIMEOUT_MS'],

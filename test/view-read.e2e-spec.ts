@@ -10,7 +10,7 @@ import { admin, auth, startTestApp, TestContext } from './support/app';
 import { PAYMENT } from './support/payways';
 
 /**
- * Issue #23: GET /invoices/{id} reads only the columns its view needs. The statement's list and
+ * GET /invoices/{id} reads only the columns its view needs. The statement's list and
  * the view's fields are two lists that must not drift apart: a column the view reads but the
  * statement leaves out would show as a missing field, one the statement reads for nothing is
  * work for nothing.
@@ -89,7 +89,7 @@ it("a row read by plain SQL becomes the entity TypeORM's own read makes, with V8
   expect(mapped.createdAt).toBeInstanceOf(Date);
   // A column the row does not carry stays undefined.
   expect(entityFromRow(ds, InvoiceEntity, { id: row.id }).shopOrderId).toBeUndefined();
-  // Fast properties, not a dictionary: reads, copies and spreads of a row stay cheap (#23).
+  // Fast properties, not a dictionary: reads, copies and spreads of a row stay cheap.
   setFlagsFromString('--allow-natives-syntax');
   const hasFastProperties = new Function('o', 'return %HasFastProperties(o)') as (
     o: object,

@@ -128,7 +128,7 @@ export async function updateWithEvent(
   const keyId = actingKeyOf(m);
   const traceParent = traceParentOf(m);
   // The single-row statement's parameters, built only when that statement is sent: a batched
-  // change goes as its row's JSON instead, so a batched create's answer is serialised once (#23).
+  // change goes as its row's JSON instead, so a batched create's answer is serialised once.
   const values = (): unknown[] => {
     const out: unknown[] = [w.rowId];
     for (let i = 0; i < set.length; i++) out.push(set[i].toDb(w.changes[props[i]]));

@@ -14,8 +14,8 @@ interface Pending {
   ref: { rowId?: string; objectId: string };
   data: Record<string, unknown>;
   /**
-   * The object's table, when `data` is exactly the row the event's own statement left (issue #23,
-   * src/audit/event-write.ts): then, if no later statement of this transaction names the table,
+   * The object's table, when `data` is exactly the row the event's own statement left
+   * (src/audit/event-write.ts): then, if no later statement of this transaction names the table,
    * the row is unchanged (it is locked by this transaction, no trigger writes it) and the
    * before-commit read is skipped. Without it the row is always read again.
    */

@@ -2,7 +2,7 @@ import { Column } from 'typeorm';
 
 /**
  * The columns every money object (invoice, refund, payout) has for the atomic phases of its
- * gateway calls and for attention (issues #13/#14): one definition, inherited by each entity.
+ * gateway calls and for attention: one definition, inherited by each entity.
  */
 export abstract class GatewayObjectColumns {
   /** Instance that committed a claim and is calling the gateway now (null: no call in flight). */

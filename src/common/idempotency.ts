@@ -21,7 +21,7 @@ export type ConflictObject = AttentionObject | 'payout_batch';
  * JSON with object keys sorted at every level, so key order never changes a comparison. Stored
  * fingerprints are hashes of this text: it must not change by a byte (the spec holds it against
  * the first version's output). Built with one key array per object and no intermediate entry
- * arrays: a create computes it on every request (#23).
+ * arrays: a create computes it on every request.
  */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) {

@@ -1,5 +1,6 @@
 import { LoggerService } from '@nestjs/common';
 import pino, { Logger } from 'pino';
+import { V } from '../config/schema';
 import { redact, scrubText } from './redact';
 
 export { scrubText } from './redact';
@@ -19,6 +20,16 @@ export const PRETTY_TRANSPORT = {
 };
 
 /**
+ * The level every logger of the process writes at: LOG_LEVEL as the configuration reads it
+ * (config/schema.ts), except that unset under the tests it is `warn`. The loggers exist before
+ * the configuration is loaded, so they read the one declaration themselves.
+ */
+export function logLevelOf(env: NodeJS.ProcessEnv): string {
+  if (env.LOG_LEVEL === undefined && env.NODE_ENV === 'test') return 'warn';
+  return V.LOG_LEVEL.read(env);
+}
+
+/**
  * The app's logger options: redaction by shape (./redact.ts), ISO times, level names. With
  * `opts.pretty` the lines go through pino-pretty (redaction still happens first, in pino).
  */
@@ -30,7 +41,7 @@ export function createLogger(
   // Every structured value, at any depth, errors and their causes included.
   const log = (obj: Record<string, unknown>): Record<string, unknown> => redact(obj) as Record<string, unknown>;
   const options: pino.LoggerOptions = {
-    level: level ?? process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
+    level: level ?? logLevelOf(process.env),
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { log },
@@ -137,7 +148,7 @@ export const logger: Logger = createLogger(mainDestination, undefined, { pretty 
 const blockRoot: Logger | null = mainDestination
   ? pino(
       {
-        level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
+        level: logLevelOf(process.env),
         base: { pid: process.pid },
         timestamp: pino.stdTimeFunctions.isoTime,
         formatters: { level: (label) => ({ level: label }) },

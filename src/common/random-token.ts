@@ -8,7 +8,7 @@ let offset = POOL_BYTES;
 /**
  * `bytes` random bytes from the CSPRNG as base64url. They are cut from a 4 KB pool refilled by
  * `randomFillSync` once it is used up: each byte is handed out once, and a create no longer pays
- * for a call into the CSPRNG of its own (2 % of a create's CPU under P1's load, #23). Larger
+ * for a call into the CSPRNG of its own (2 % of a create's CPU under P1's load). Larger
  * requests go to `randomBytes` directly.
  */
 export function randomToken(bytes: number): string {

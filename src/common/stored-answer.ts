@@ -42,6 +42,14 @@ export function storedAnswerOf<B = unknown>(row: {
 }
 
 /**
+ * The answer a repeat is given: `answer` marked replayed (sent with `Idempotent-Replayed: true`).
+ * Every create's repeat is built by this, whatever body its object replays.
+ */
+export function replayedAnswer<A extends StoredAnswer>(answer: A): A {
+  return { ...answer, replayed: true };
+}
+
+/**
  * Sends a create's answer (first or replayed): its status, `Idempotent-Replayed` for a replay,
  * and for a problem the problem+json type with THIS request's `requestId` (its x-request-id
  * answer header), never the one of the request that stored it. Returns the body to send.

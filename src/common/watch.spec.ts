@@ -16,13 +16,13 @@ describe('nextWatchStep: watched until final, flagged at the deadline, never dro
     ['past it', 8 * 86400, 0, null, 'watch_ended'],
   ])('%s', (_n, nowS, cadenceS, nextS, flag) => {
     expect(
-      nextWatchStep({ now: at(nowS), createdAt, deadline, cadenceAt: at(cadenceS), watch }),
+      nextWatchStep({ now: at(nowS), start: createdAt, deadline, cadenceAt: at(cadenceS), watch }),
     ).toEqual({ nextAt: nextS === null ? null : at(nextS), flag });
   });
 
   it('without a deadline the cadence holds until the watch end', () => {
     expect(
-      nextWatchStep({ now: at(10), createdAt, deadline: null, cadenceAt: at(40), watch }),
+      nextWatchStep({ now: at(10), start: createdAt, deadline: null, cadenceAt: at(40), watch }),
     ).toEqual({ nextAt: at(40), flag: null });
   });
 });

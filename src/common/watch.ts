@@ -1,13 +1,15 @@
 /**
  * How long an object is watched, pure: before its deadline at its own cadence (never
  * past the deadline: one look there); from the deadline on it is flagged and asked every
- * WATCH_INTERVAL_S; once WATCH_MAX_S after its creation has passed it is no longer asked and
- * an operator alone decides. A final status ends the watch before any of this.
+ * WATCH_INTERVAL_S; once WATCH_MAX_S after its watch started has passed it is no longer asked
+ * and an operator alone decides. A final status ends the watch before any of this. The watch
+ * starts when the object can first move money: an invoice's or a refund's creation, a payout's
+ * send (payout.rules.ts `watchStart`; a payout awaiting approval is not watched).
  */
 export interface WatchWindow {
   /** WATCH_INTERVAL_S */
   intervalS: number;
-  /** WATCH_MAX_S, from the object's creation. */
+  /** WATCH_MAX_S, from the start of the object's watch. */
   maxS: number;
 }
 
@@ -18,7 +20,7 @@ export interface WatchStep {
   flag: 'deadline' | 'watch_ended' | null;
 }
 
-/** When the watch of an object whose watch started at `start` (its creation) ends. */
+/** When the watch of an object whose watch started at `start` ends. */
 export function watchEnd(start: Date, watch: WatchWindow): Date {
   return new Date(start.getTime() + watch.maxS * 1000);
 }
@@ -45,15 +47,16 @@ export function watchRuns(now: Date, start: Date, watch: WatchWindow): boolean {
 
 export function nextWatchStep(p: {
   now: Date;
-  createdAt: Date;
+  /** When its watch started (see WatchWindow). */
+  start: Date;
   deadline: Date | null;
   /** The object's own next time before its deadline (its poll interval or backoff). */
   cadenceAt: Date;
   watch: WatchWindow;
 }): WatchStep {
   const now = p.now.getTime();
-  const end = watchEnd(p.createdAt, p.watch).getTime();
-  if (!watchRuns(p.now, p.createdAt, p.watch)) return { nextAt: null, flag: 'watch_ended' };
+  const end = watchEnd(p.start, p.watch).getTime();
+  if (!watchRuns(p.now, p.start, p.watch)) return { nextAt: null, flag: 'watch_ended' };
   if (p.deadline === null || now < p.deadline.getTime()) {
     let at = Math.min(p.cadenceAt.getTime(), end);
     if (p.deadline !== null) at = Math.min(at, p.deadline.getTime());

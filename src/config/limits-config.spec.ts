@@ -48,7 +48,7 @@ describe('loadConfig: hostile-caller settings', () => {
     ).toEqual(expected);
   });
 
-  // #24 item 6: a trusted range that holds ordinary clients lets them choose their own address.
+  // A trusted range that holds ordinary clients lets them choose their own address.
   it.each([
     ['0.0.0.0/0', 'every IPv4'],
     ['0.0.0.0/1,128.0.0.0/1', 'every IPv4'],
@@ -140,7 +140,7 @@ describe('loadConfig: hostile-caller settings', () => {
     expect(errorOf({ ...real, BATCH_UPLOADS_PER_KEY: '0' }).variable).toBe('BATCH_UPLOADS_PER_KEY');
   });
 
-  it('has HTTP server limits with defaults, set from the environment (#24 item 7)', () => {
+  it('has HTTP server limits with defaults, set from the environment', () => {
     expect(loadConfig(real).http).toEqual({
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
@@ -178,7 +178,7 @@ describe('loadConfig: hostile-caller settings', () => {
     );
   });
 
-  it('keeps rate-limit counters in memory unless REDIS_URL names a redis:// or rediss:// server (#26)', () => {
+  it('keeps rate-limit counters in memory unless REDIS_URL names a redis:// or rediss:// server', () => {
     expect(loadConfig(real).rateLimitStore).toEqual({ redisUrl: undefined, prefix: 'rl' });
     expect(loadConfig({ ...real, REDIS_URL: ' ' }).rateLimitStore.redisUrl).toBeUndefined();
     for (const value of [

@@ -129,7 +129,7 @@ describe('REPORT_TIMEZONE', () => {
   });
 });
 
-describe('retention settings (#26)', () => {
+describe('retention settings', () => {
   it('has the documented defaults and takes whole days', () => {
     expect(loadConfig(real).retention).toEqual({
       deliveriesDays: 30,
@@ -174,7 +174,7 @@ describe('retention settings (#26)', () => {
   });
 });
 
-describe('loadConfig: payout approval thresholds (#27)', () => {
+describe('loadConfig: payout approval thresholds', () => {
   it('parses per-currency thresholds exactly; unset or empty is none', () => {
     const c = loadConfig({
       ...real,
@@ -231,7 +231,7 @@ describe('loadConfig: payout approval thresholds (#27)', () => {
   });
 });
 
-describe('payout controls (#27): PAYOUT_DAILY_CAP, PAYOUT_RECIPIENT_DAILY_CAP, BALANCE_CACHE_S', () => {
+describe('payout controls: PAYOUT_DAILY_CAP, PAYOUT_RECIPIENT_DAILY_CAP, BALANCE_CACHE_S', () => {
   it('defaults to no caps and a 30 s balance read', () => {
     const c = loadConfig(real).payoutControls;
     expect(c.dailyCap.size).toBe(0);

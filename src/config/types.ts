@@ -84,7 +84,7 @@ export interface AppConfig {
   /** Where generated development keys are kept (`DATA_DIR/development-api-keys`); unset: not kept. */
   devApiKeysPath?: string;
   notifyAllowedIps: string[];
-  // --- hostile callers (#12): key scopes, proxy trust, rate limits, database time limits
+  // --- hostile callers: key scopes, proxy trust, rate limits, database time limits
   /** Shop keys with their scopes (`API_KEYS` entries `key` or `key:scope+scope`); `apiKeys` holds the bare keys. */
   shopKeys: ShopKey[];
   /** The proxies whose X-Forwarded-For is believed (proxy-addr, as Fastify reads it): false, a hop count, or the trusted proxies' addresses/CIDRs. */
@@ -134,8 +134,8 @@ export interface AppConfig {
     signInMaxFailures: number;
     signInWindowS: number;
   };
-  // --- #13/#14: database pool, atomic create phases, payout re-create discipline
-  // Database pool: DB_POOL_SIZE is `db.poolSize` of the #12 block above.
+  // --- database pool, atomic create phases, payout re-create discipline
+  // Database pool: DB_POOL_SIZE is `db.poolSize` of the hostile-callers block above.
   /** How long a repeat waits for an identical create still talking to the gateway, then 409. */
   createWaitMs: number;
   /** Conflicting repeats of one idempotency id before every repeat of it is refused. */
@@ -167,7 +167,7 @@ export interface AppConfig {
   /** REPORT_TIMEZONE: the IANA zone whose calendar day the daily report covers. */
   reportTimeZone: string;
 
-  // ---- secrets at rest and production guard rails (#16)
+  // ---- secrets at rest and production guard rails
   /** DATA_ENCRYPTION_KEYS: the first seals, all open. */
   dataEncryptionKeys: DataKey[];
   /** Set when the ring is the development one kept under DATA_DIR (sandbox mode, none configured). */

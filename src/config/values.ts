@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { SCOPES, type Scope } from '../common/actor';
 import { minorUnitsProblem, parseCurrencyInput } from '../common/currency';
 import { Amount } from '../common/money';
+import { decodeWebhookSecret, WEBHOOK_SECRET_PROBLEM } from '../common/webhook-secret';
 import { ConfigError, type Env, list, str } from './parse';
 import { isTrustPreset } from './trusted-proxies';
 import type { ShopKey } from './types';
@@ -232,10 +233,9 @@ export function webhookUrls(env: Env, name: string): string[] {
 export function webhookSecret(env: Env, name: string): Buffer | null {
   const raw = str(env, name);
   if (raw === undefined) return null;
-  const b64 = raw.startsWith('whsec_') ? raw.slice('whsec_'.length) : raw;
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || Buffer.from(b64, 'base64').length < 24)
-    throw new ConfigError(name, 'must be whsec_ followed by at least 24 base64 bytes');
-  return Buffer.from(b64, 'base64');
+  const key = decodeWebhookSecret(raw);
+  if (key === null) throw new ConfigError(name, WEBHOOK_SECRET_PROBLEM);
+  return key;
 }
 
 /** A UTC offset such as `+03:00`. */

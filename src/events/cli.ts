@@ -9,6 +9,7 @@
  * the first of API_KEYS), --secret for forwarding (default SHOP_WEBHOOK_SECRET, else generated
  * and printed), --from-start (listen from the first event instead of from now).
  */
+import { decodeWebhookSecret, WEBHOOK_SECRET_PROBLEM } from '../common/webhook-secret';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { webhookHeaders } from './webhook-signature';
 
@@ -170,11 +171,18 @@ async function waitFor(
   throw new Error(`no ${type} event for ${objectId} within ${timeoutMs / 1000} s`);
 }
 
+/** The key forwarded events are signed with: the secret as the service reads SHOP_WEBHOOK_SECRET. */
+function signingKey(whsec: string): Buffer {
+  const key = decodeWebhookSecret(whsec);
+  if (key === null) throw new Error(`--secret ${WEBHOOK_SECRET_PROBLEM}`);
+  return key;
+}
+
 async function listen(o: Options): Promise<never> {
   let secret: Buffer | null = null;
   if (o.forward) {
     const whsec = o.secret ?? `whsec_${randomBytes(32).toString('base64')}`;
-    secret = Buffer.from(whsec.replace(/^whsec_/, ''), 'base64');
+    secret = signingKey(whsec);
     console.log(`Forwarding to ${o.forward}, signed with ${o.secret ? 'the given secret' : whsec}`);
   }
   let after = o.fromStart ? null : await endOfFeed(o);
@@ -208,7 +216,7 @@ async function resend(o: Options): Promise<void> {
   if (o.since !== undefined && Number.isNaN(Date.parse(o.since)))
     throw new Error(`resend: --since ${o.since} is not a time (2026-12-01T10:00:00Z)`);
   const whsec = o.secret ?? `whsec_${randomBytes(32).toString('base64')}`;
-  const secret = Buffer.from(whsec.replace(/^whsec_/, ''), 'base64');
+  const secret = signingKey(whsec);
   console.log(`Sending past events to ${o.forward}, signed with ${o.secret ? 'the given secret' : whsec}`);
   const events: FeedEvent[] = [];
   if (o.id !== undefined) {

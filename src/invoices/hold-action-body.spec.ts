@@ -1,6 +1,6 @@
 import { holdActionBodyErrors, PARTIAL_CAPTURE_MESSAGE } from './hold-action-body';
 
-describe('holdActionBodyErrors: charge and unhold take no body fields (issue #22, item 9)', () => {
+describe('holdActionBodyErrors: charge and unhold take no body fields', () => {
   it.each<[string, unknown, Array<{ field: string; message: string }>]>([
     ['no body', undefined, []],
     ['an empty object', {}, []],

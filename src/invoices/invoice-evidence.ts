@@ -41,7 +41,11 @@ export function evidenceOfCheck(record: InvoiceRecord): InvoiceEvidence {
   };
 }
 
-/** A record's `payment_id` (the gateway's invoice id) as text, when it is a whole number. */
+/**
+ * Rule "is this `payment_id` an id": the gateway's invoice id as text when it is a whole number
+ * of at most 19 digits (a bigint's), spaces around it dropped; otherwise none. Records and
+ * notifications alike.
+ */
 export function invoiceIdOf(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   const text = String(value).trim();

@@ -1,4 +1,9 @@
 import type { EntityManager } from 'typeorm';
+import {
+  openRefundSql,
+  REFUND_FINAL_STATUSES,
+  REFUND_OPEN_SUBMIT_STATES,
+} from '../domain/statuses';
 import type { AuditCause } from '../audit/audit-event.entity';
 import { AuditService } from '../audit/audit.service';
 import { Amount } from '../common/money';
@@ -98,10 +103,9 @@ async function compareRefunded(
   }
   if (theirs.eq(inv.refundedAmount)) return;
   const open = (await m.query(
-    // A refund still open: not final, or its submit's outcome open (refund.state.ts
-    // OPEN_SUBMIT_STATES; written out here, as invoices/ may not import refunds/, which imports it).
-    `SELECT 1 FROM refunds WHERE invoice_pk = $1 AND (status = 'WAITING' OR submit_state IN ('pending', 'unknown')) LIMIT 1`,
-    [inv.id],
+    // A refund still open (src/domain/statuses.ts isOpenRefund).
+    `SELECT 1 FROM refunds WHERE invoice_pk = $1 AND ${openRefundSql('$2', '$3')} LIMIT 1`,
+    [inv.id, REFUND_FINAL_STATUSES, REFUND_OPEN_SUBMIT_STATES],
   )) as unknown[];
   if (open.length > 0) return;
   await flagInvoiceForOperator(m, inv, 'refunded_amount_mismatch', cause, {

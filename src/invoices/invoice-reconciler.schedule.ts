@@ -1,3 +1,4 @@
+import { backoffSeconds } from '../common/backoff';
 import { nextWatchStep, type WatchStep, type WatchWindow } from '../common/watch';
 
 /** Longest wait between two checks of one invoice. */
@@ -16,10 +17,10 @@ export function nextInvoiceCheck(p: {
   createdAt: Date;
   watch: WatchWindow;
 }): WatchStep {
-  const waitS = Math.min(p.graceS * 2 ** Math.min(p.attempts + 1, 30), MAX_BACKOFF_S);
+  const waitS = backoffSeconds(p.graceS, p.attempts + 1, MAX_BACKOFF_S);
   return nextWatchStep({
     now: p.now,
-    createdAt: p.createdAt,
+    start: p.createdAt,
     deadline: p.deadline,
     cadenceAt: new Date(p.now.getTime() + waitS * 1000),
     watch: p.watch,

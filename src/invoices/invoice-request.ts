@@ -13,7 +13,7 @@ export { canonicalJson };
 /**
  * SHA-256 of the request as the shop sent it, without `card`: card data is never stored, not
  * even hashed (a 16-digit number is cheap to brute-force from its hash). The form rows written
- * before issue #25 hold (amount as spelled); only ever compared with.
+ * before fingerprints were keyed hold (amount as spelled); only ever compared with.
  */
 export function requestFingerprint(dto: CreateInvoiceDto): string {
   const { card: _card, metadata: _metadata, ...rest } = dto;

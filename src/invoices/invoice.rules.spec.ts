@@ -145,7 +145,7 @@ function summary(v: ReturnType<typeof judgeInvoice>): string {
   return s;
 }
 
-describe('judgeInvoice: the invoice id every record carries (issue #22, item 1)', () => {
+describe('judgeInvoice: the invoice id every record carries', () => {
   const id = { invoiceId: '777' };
   it.each<[string, InvoiceRuleFacts, InvoiceEvidence, string]>([
     [
@@ -213,7 +213,7 @@ describe('judgeInvoice: the invoice id every record carries (issue #22, item 1)'
   });
 });
 
-describe('judgeInvoice: an unhold is judged by its record (issue #22, items 2 and 4)', () => {
+describe('judgeInvoice: an unhold is judged by its record', () => {
   const sent = { invoiceId: '5', unholdRequestedAt: new Date('2026-01-01T00:00:00Z') };
   const known = { invoiceId: '5' };
   it.each<[string, InvoiceRuleFacts, InvoiceEvidence, string]>([
@@ -276,7 +276,7 @@ describe('judgeInvoice: an unhold is judged by its record (issue #22, items 2 an
   });
 });
 
-describe('judgeInvoice: a hold that lapses at the gateway (issue #50)', () => {
+describe('judgeInvoice: a hold that lapses at the gateway', () => {
   const before = new Date(now.getTime() - 1000);
   const after = new Date(now.getTime() + 1000);
   const verdict = (f: InvoiceRuleFacts, status: InvoiceStatus | null): string => {

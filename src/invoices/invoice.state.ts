@@ -3,6 +3,7 @@
  * numbers and notification words map onto the shop-facing statuses of shared/API.md.
  * Services only orchestrate I/O around these functions.
  */
+import { INVOICE_FINAL_STATUSES } from '../domain/statuses';
 export type InvoiceStatus =
   | 'pending' // row written, the gateway has not answered yet
   | 'created' // 1
@@ -30,7 +31,7 @@ export const INVOICE_STATUSES: readonly InvoiceStatus[] = [
   'unknown',
 ];
 
-export const FINAL_INVOICE_STATUSES: readonly InvoiceStatus[] = ['succeeded', 'rejected', 'unheld', 'expired'];
+export const FINAL_INVOICE_STATUSES: readonly InvoiceStatus[] = INVOICE_FINAL_STATUSES;
 
 export function isFinal(status: InvoiceStatus): boolean {
   return FINAL_INVOICE_STATUSES.includes(status);

@@ -19,7 +19,13 @@ import type { PayerStep } from './redirect-page';
 import { CHARGE, chargeInvoice } from './operations/charge-invoice';
 import { settleHold } from './operations/settle-hold';
 import { CreateInvoice } from './operations/create-invoice';
-import { InvoiceContext, type StoredResponse } from './operations/invoice-context';
+import {
+  invoiceDeps,
+  invoiceFromRow,
+  invoiceView,
+  type InvoiceDeps,
+  type StoredResponse,
+} from './operations/invoice-deps';
 import { listInvoices } from './operations/list-invoices';
 import { payerStep } from './operations/payer-step';
 import { quoteInvoice, type QuoteView } from './operations/quote-invoice';
@@ -28,7 +34,7 @@ import { resolvePaymentTokenFrom } from './operations/resolve-payment-token';
 import { UNHOLD, unholdInvoice } from './operations/unhold-invoice';
 
 export type { QuoteField, QuoteView } from './operations/quote-invoice';
-export type { StoredResponse } from './operations/invoice-context';
+export type { StoredResponse } from './operations/invoice-deps';
 
 /**
  * Payments, as the controllers and other modules call them. Each operation lives in its own file
@@ -41,7 +47,7 @@ export type { StoredResponse } from './operations/invoice-context';
  */
 @Injectable()
 export class InvoicesService {
-  private readonly ctx: InvoiceContext;
+  private readonly ctx: InvoiceDeps;
   private readonly creates: CreateInvoice;
   private readonly refreshes = new Coalescer();
 
@@ -52,14 +58,14 @@ export class InvoicesService {
     payways: PaywayConfigService,
     keys: KeyRing,
   ) {
-    this.ctx = new InvoiceContext(config, dataSource, gateway, payways, keys, (id, by) =>
+    this.ctx = invoiceDeps(config, dataSource, gateway, payways, keys, (id, by) =>
       this.refresh(id, by),
     );
     this.creates = new CreateInvoice(this.ctx);
   }
 
   view(inv: InvoiceViewSource, admin = false): InvoiceView {
-    return this.ctx.view(inv, admin);
+    return invoiceView(this.ctx, inv, admin);
   }
 
   quote(dto: QuoteInvoiceDto): Promise<QuoteView> {
@@ -79,7 +85,7 @@ export class InvoicesService {
     if (refresh) await this.refresh(shopOrderId, by);
     const row = await this.viewReads.get(shopOrderId);
     if (row === undefined) throw new NotFound('Invoice', shopOrderId);
-    return this.view(this.ctx.fromRow(row), admin);
+    return this.view(invoiceFromRow(this.ctx, row), admin);
   }
 
   /** The view's columns of invoices by the shop's id, the turn's reads in one statement. */
@@ -121,9 +127,18 @@ export class InvoicesService {
    * The hold policy's own act (hold-policy.ts): the same charge or unhold a shop asks for, by
    * nobody's key, audited with the policy's name.
    */
-  actOnHold(shopOrderId: string, policy: 'charge' | 'release', details: Record<string, unknown>): Promise<InvoiceView> {
+  actOnHold(
+    shopOrderId: string,
+    policy: 'charge' | 'release',
+    details: Record<string, unknown>,
+  ): Promise<InvoiceView> {
     const action = policy === 'charge' ? CHARGE : UNHOLD;
-    return settleHold(this.ctx, shopOrderId, { ...action, cause: 'reconciliation', details: { holdPolicy: policy, ...details } }, undefined);
+    return settleHold(
+      this.ctx,
+      shopOrderId,
+      { ...action, cause: 'reconciliation', details: { holdPolicy: policy, ...details } },
+      undefined,
+    );
   }
 
   payerStep(shopOrderId: string, token: string | undefined, nonce: string): Promise<PayerStep> {

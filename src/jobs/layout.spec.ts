@@ -1,9 +1,20 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, normalize, relative } from 'node:path';
 
 /**
  * The house layout (STYLE.md): `jobs/` imports no domain, and no folder imports a folder that
- * imports it back. Read from the sources, so a new import that breaks it fails here.
+ * imports it back; no file imports itself back through any chain (scripts/cycles.mjs, also run by
+ * `npm run lint`). Read from the sources, so a new import that breaks it fails here.
  */
 const SRC = join(process.cwd(), 'src');
 const DOMAINS = ['invoices', 'refunds', 'payouts', 'notifications', 'payway-config', 'attention'];
@@ -46,5 +57,69 @@ describe('source layout', () => {
         if (a < b && (watched.has(a) || watched.has(b)) && deps.get(b)?.has(a))
           cycles.push(`${a} <-> ${b}`);
     expect(cycles).toEqual([]);
+  });
+});
+
+/** scripts/cycles.mjs over `root`: its exit code and what it printed. */
+function cycles(root: string): { code: number | null; out: string } {
+  const r = spawnSync(process.execPath, [join(process.cwd(), 'scripts/cycles.mjs'), root], {
+    encoding: 'utf8',
+  });
+  return { code: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+describe('import circles', () => {
+  it('none anywhere under src/, type-only imports included', () => {
+    const { code, out } = cycles(SRC);
+    expect(out).toContain('no import circle');
+    expect(code).toBe(0);
+  });
+
+  describe('the check itself', () => {
+    let root: string;
+    beforeEach(() => {
+      root = mkdtempSync(join(tmpdir(), 'cycles-'));
+      mkdirSync(join(root, 'a'));
+      mkdirSync(join(root, 'b'));
+    });
+    afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+    const put = (file: string, text: string) => writeFileSync(join(root, file), text);
+
+    it('finds a circle through a type-only import, a re-export and a folder index', () => {
+      put(
+        'a/service.ts',
+        "import { op } from '../b';\nexport class Service { run() { return op(this); } }\n",
+      );
+      put('b/index.ts', "export * from './op';\n");
+      put(
+        'b/op.ts',
+        "import type { Service } from '../a/service';\nexport const op = (s: Service) => s;\n",
+      );
+      const { code, out } = cycles(root);
+      expect(code).toBe(1);
+      expect(out).toContain('import circle (3 files)');
+      expect(out).toContain('a/service.ts');
+      expect(out).toContain('b/op.ts');
+    });
+
+    it('finds a dynamic import back, and a file importing itself', () => {
+      put('a/one.ts', "export async function load() { return import('./two'); }\n");
+      put('a/two.ts', "import { load } from './one';\nexport const again = load;\n");
+      put('b/self.ts', "import { x } from './self';\nexport const x = 1; export const y = x;\n");
+      const { code, out } = cycles(root);
+      expect(code).toBe(1);
+      expect(out).toContain('a/one.ts');
+      expect(out).toContain('import circle (1 files):\n  b/self.ts');
+    });
+
+    it('passes a tree whose imports only go one way', () => {
+      put('a/top.ts', "import { leaf } from '../b/leaf';\nexport const top = leaf;\n");
+      put(
+        'b/leaf.ts',
+        "import { readFileSync } from 'node:fs';\nexport const leaf = readFileSync;\n",
+      );
+      expect(cycles(root).code).toBe(0);
+    });
   });
 });

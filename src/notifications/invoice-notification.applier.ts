@@ -4,7 +4,7 @@ import { KeyRing } from '../common/key-ring';
 import { logger } from '../common/logger';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { invoiceFromRow, lockInvoice } from '../invoices/invoice-transitions';
-import { absencePolicy, applyInvoiceEvidence } from '../invoices/invoice-evidence';
+import { absencePolicy, applyInvoiceEvidence, invoiceIdOf } from '../invoices/invoice-evidence';
 import { priceFactsOf, takePriceFacts } from '../invoices/invoice-gateway-facts';
 import { gatewayNumberOf, statusFromNotification } from '../invoices/invoice.state';
 import { storePaymentToken, tokenFromPsData } from '../invoices/payment-token';
@@ -64,7 +64,7 @@ export class InvoiceNotificationApplier implements NotificationApplier, OnModule
     if (invoice === null) return this.reject(shopOrderId, `no invoice ${shopOrderId}`, ctx);
 
     const from = invoice.status;
-    const paymentId = /^\d+$/.test(fields.payment_id ?? '') ? fields.payment_id : undefined;
+    const paymentId = invoiceIdOf(fields.payment_id);
     const prices = priceFactsOf(fields);
     const recordStatus = statusFromNotification(fields.status);
     // The gateway's own number for what it reported: a released hold is reported as 6, and the

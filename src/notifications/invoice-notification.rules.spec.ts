@@ -159,7 +159,7 @@ describe('notification keys and sources', () => {
     );
   });
 
-  // #24 item 5: empty values are outside the signature, so they were a free way to a new key.
+  // Empty values are outside the signature, so they were a free way to a new key.
   it('the content key covers exactly what the signature covers: empty and unsigned extras do not change it', () => {
     fc.assert(
       fc.property(
@@ -190,7 +190,7 @@ describe('notification keys and sources', () => {
     expect(notificationContentKey('invoice', { a: '1:2' })).toBe(notificationContentKey('invoice', { a: '1', b: '2' }));
   });
 
-  // #46 item 8: a copy received under a wrong `type` never takes the genuine notification's row.
+  // A copy received under a wrong `type` never takes the genuine notification's row.
   it('the kind takes part in the key: the same signed body as another type is another key', () => {
     fc.assert(
       fc.property(

@@ -18,9 +18,8 @@ import { completeBatchIfDone } from './batches/complete-batch';
 import { sendBatchRow } from './batches/send-batch-row';
 import { submitBatch } from './batches/submit-batch';
 import { PayoutControls } from './payout-controls';
-import { PayoutProcessor } from './payout-processor';
+import { PAYOUT_DEPS, type PayoutDeps } from './operations/payout-deps';
 import { PAYOUT_ROW_PREVIEW, type PayoutRowPreview } from './payout-row-preview';
-import { PayoutsService } from './payouts.service';
 
 export { batchRowContext } from './batches/batch-view';
 export type { BatchCounts, BatchRowView, BatchSummary, DryRunRow } from './batches/batch-view';
@@ -29,7 +28,7 @@ export type { BatchCounts, BatchRowView, BatchSummary, DryRunRow } from './batch
  * Payout batches (`POST /payouts/batches`): many creates in one request. Every row is checked
  * with the create's own DTO before anything is stored; a real batch is stored at once (rows with
  * their recipients sealed, the submitting key with them) and sent in the background by
- * PayoutBatchRunner, each row through PayoutsService.create under that key, so every rule of a
+ * PayoutBatchRunner, each row through the create operation (operations/create-payout.ts) under that key, so every rule of a
  * single create holds for a batch row too. One file per operation in `batches/`: submit, dry
  * run, cancel, get, and the sending of a row.
  */
@@ -41,8 +40,7 @@ export class PayoutBatchesService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly gateway: GatewayService,
     private readonly payways: PaywayConfigService,
-    private readonly payouts: PayoutsService,
-    private readonly processor: PayoutProcessor,
+    @Inject(PAYOUT_DEPS) private readonly payout: PayoutDeps,
     private readonly audit: AuditService,
     private readonly keys: KeyRing,
     @Inject(PAYOUT_ROW_PREVIEW) private readonly preview: PayoutRowPreview,
@@ -55,8 +53,7 @@ export class PayoutBatchesService {
       dataSource: this.dataSource,
       gateway: this.gateway,
       payways: this.payways,
-      payouts: this.payouts,
-      processor: this.processor,
+      payout: this.payout,
       audit: this.audit,
       keys: this.keys,
       preview: this.preview,

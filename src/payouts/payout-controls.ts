@@ -11,11 +11,12 @@ import { GatewayService } from '../gateway';
 import { PayoutEntity, type AmountType } from './payout.entity';
 import { CapExceeded, InsufficientBalance, unquotedFailure, type CapName } from './payout.errors';
 import {
+  CAP_SHARE_SQL,
   capDayLockKey,
+  capShare,
   controlWriteOff,
   COUNTS_ON_TODAY_SQL,
   IN_FLIGHT_SQL,
-  WRITE_OFF_SQL,
 } from './payout.rules';
 import { clock } from '../common/clock';
 
@@ -30,8 +31,9 @@ import { clock } from '../common/clock';
  * `ps_amount` payout the write-off withdraw/try quotes, asked whenever the amount type does not
  * fix it and any control of its currency weighs it (approval thresholds, caps, balance check),
  * never the amount in its place: without a quote such a create is refused (unquotedFailure). A
- * payout counts on the UTC day it is sent unless it ended `rejected` or `failed` (those free
- * their share); a payout waiting for approval holds no share.
+ * payout counts on the UTC day it is sent unless it ended `rejected`, `failed` or `cancelled`
+ * (those free their share); a payout waiting for approval holds no share (payout.rules.ts
+ * `holdsShare`).
  */
 
 /** Separates the recipient's blind index from any other HMAC made with the key ring. */
@@ -51,19 +53,7 @@ export function normalizedAccount(account: string): string {
     .replace(/^\+/, '');
 }
 
-/**
- * What a stored payout counts toward a cap (its SQL twin: WRITE_OFF_SQL): its write-off
- * (controlWriteOff). A `ps_amount` row without one was sent while no control weighed it (or
- * before the write-off was always quoted) and its create answer is not in yet: the amount is all
- * that is known of it. A payout being admitted is never weighed this way (prepare quotes it).
- */
-export function capShare(p: {
-  amount: Amount;
-  amountType: AmountType;
-  shopWriteOff: Amount | null;
-}): Amount {
-  return controlWriteOff(p) ?? p.amount;
-}
+export { capShare };
 
 /** withdraw/try's figures for one payout. */
 export interface WriteOffQuote {
@@ -241,9 +231,7 @@ export class PayoutControls {
   /** Whether any cap or the balance check applies to this admission. */
   applies(a: Admission): boolean {
     const { dailyCap, recipientDailyCap } = this.config.payoutControls;
-    return (
-      dailyCap.has(a.currency) || recipientDailyCap.has(a.currency) || a.balance !== null
-    );
+    return dailyCap.has(a.currency) || recipientDailyCap.has(a.currency) || a.balance !== null;
   }
 
   /**
@@ -300,8 +288,8 @@ export class PayoutControls {
     recipientIndexes: readonly string[],
   ): Promise<Record<CapName, Amount>> {
     const rows = (await m.query(
-      `SELECT COALESCE(SUM(${WRITE_OFF_SQL}), 0)::text AS day,
-              COALESCE(SUM(${WRITE_OFF_SQL}) FILTER (WHERE account_index = ANY($3)), 0)::text AS recipient
+      `SELECT COALESCE(SUM(${CAP_SHARE_SQL}), 0)::text AS day,
+              COALESCE(SUM(${CAP_SHARE_SQL}) FILTER (WHERE account_index = ANY($3)), 0)::text AS recipient
          FROM payouts
         WHERE shop_id = $1 AND shop_currency = $2 AND ${COUNTS_ON_TODAY_SQL}`,
       [shopId, currency, recipientIndexes],

@@ -55,7 +55,7 @@ export function canonicalPayoutRequest(dto: CreatePayoutDto): string {
 }
 
 /**
- * The form fingerprints had before #22: the amount as the shop spelled it. It cannot be
+ * The form fingerprints had at first: the amount as the shop spelled it. It cannot be
  * recomputed from stored data (the spelling is not kept), so it is only ever compared with.
  */
 export function legacyCanonicalPayoutRequest(dto: CreatePayoutDto): string {

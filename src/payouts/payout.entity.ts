@@ -84,7 +84,7 @@ export class PayoutEntity extends GatewayObjectColumns {
   @Column({ name: 'account_sealed', type: 'text' }) accountSealed: string;
   /**
    * Blind index of the recipient account (payout-controls.ts `recipientIndex`): the
-   * per-recipient daily cap matches on it; null on rows written before issue #27.
+   * per-recipient daily cap matches on it; null on rows written before the column existed.
    */
   @Column({ name: 'account_index', type: 'varchar', length: 64, nullable: true })
   accountIndex: string | null;

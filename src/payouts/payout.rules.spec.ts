@@ -1,6 +1,8 @@
 import { Amount } from '../common/money';
 import { maskAccount } from './account-mask';
 import {
+  approvalsToSend,
+  firstPollGraceS,
   controlWriteOff,
   foreignRecordReason,
   payoutWatchStep,
@@ -110,7 +112,7 @@ describe('decideRecreate: the poll deadline', () => {
   });
 });
 
-describe('decideRecreate: never "absent" while the last create may be in flight (#22 item 5)', () => {
+describe('decideRecreate: never "absent" while the last create may be in flight', () => {
   const base = {
     now: 100_000,
     maxCreates: 3,
@@ -186,5 +188,17 @@ describe('controlWriteOff: the one figure of the approval thresholds, the caps a
   it('only a ps_amount needs withdraw/try to know its write-off', () => {
     expect(writeOffNeedsQuote('ps_amount')).toBe(true);
     expect(writeOffNeedsQuote('shop_amount')).toBe(false);
+  });
+});
+
+describe('approvalsToSend and firstPollGraceS', () => {
+  it('a payout awaiting approval always needs one approval at least', () => {
+    expect([0, 1, 2].map((n) => approvalsToSend({ approvalsRequired: n }))).toEqual([1, 1, 2]);
+  });
+
+  it('a just-sent payout is left alone for a gateway time-out (whole seconds) and a poll interval', () => {
+    expect(firstPollGraceS(30_000, 30)).toBe(60);
+    expect(firstPollGraceS(30_001, 30)).toBe(61);
+    expect(firstPollGraceS(500, 5)).toBe(6);
   });
 });

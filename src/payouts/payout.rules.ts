@@ -1,4 +1,6 @@
 import { Amount } from '../common/money';
+import { sqlList } from '../common/sql';
+import { PAYOUT_HOLDING_NOTHING } from '../domain/statuses';
 import { nextWatchStep, type WatchStep, type WatchWindow } from '../common/watch';
 import type { PayoutStatusConfig } from '../config/config';
 import { maskAccount } from './account-mask';
@@ -9,19 +11,23 @@ import { statusFromGatewayNumber, type MappedStatus } from './payout.state';
  * every path that creates, approves, sends, accepts or settles a payout: the single create
  * (operations/create-payout.ts), batch rows (they go through the same create), the console and
  * the admin routes (operations/approve-payout.ts, reject-payout.ts), the accept guard
- * (src/attention/accept-guard.ts), the poller and its quiet rounds (payout-processor.ts,
+ * (src/attention/accept-guard.ts), the poller and its quiet rounds (operations/poll-payout.ts,
  * payout-quiet-round.ts) and recheck (operations/recheck-payout.ts).
  *
  * - Is this gateway record ours: `readPayoutRecord` (amount, currency, account, payway, id;
  *   a foreign record is no record of ours, never agreement). Its status mapping is in it too.
- * - Which day a payout counts on against the daily caps: `COUNTS_ON_TODAY_SQL` / `capDayLockKey`
- *   (the UTC day it is sent; a payout awaiting approval holds no share).
- * - What is in flight for a balance figure: `IN_FLIGHT_SQL` (not given back, and still being
+ * - Which day a payout counts on against the daily caps: its send stamp's cap day (`SEND_STAMP_SQL`,
+ *   `capDayOf` / `capDaySql`), read by `COUNTS_ON_TODAY_SQL` and `capDayLockKey`.
+ * - Whether it holds a share of the caps and of a balance figure: `holdsShare` / `HOLDS_SHARE_SQL`
+ *   (not rejected, failed or cancelled, not awaiting approval); how much: `capShare` /
+ *   `CAP_SHARE_SQL`.
+ * - What is in flight for a balance figure: `IN_FLIGHT_SQL` (holds a share, and still being
  *   sent or sent after the figure in use was read).
+ * - How long a just-sent payout is left alone: `firstPollGraceS`.
  * - When its watch starts: `watchStart` (when it was sent, never its wait for approval);
  *   `payoutWatchStep` is the watch that every poll path reads.
  * - Which approvals count: `countingApprovals` (keys still configured, never the creating key);
- *   `mayApprove` (the creating key never approves).
+ *   `mayApprove` (the creating key never approves); how many send it: `approvalsToSend`.
  * - What a payout weighs against the approval thresholds, the daily caps and the balance:
  *   `controlWriteOff` (its write-off: the amount of a `shop_amount`, the quoted write-off of a
  *   `ps_amount`), with `writeOffNeedsQuote` saying when it must be asked of withdraw/try.
@@ -82,8 +88,7 @@ export function foreignRecordReason(
 
 /** What a gateway record says about one stored payout. */
 export type PayoutRecordReading =
-  | { ours: false; reason: string }
-  | { ours: true; mapped: MappedStatus };
+  { ours: false; reason: string } | { ours: true; mapped: MappedStatus };
 
 /**
  * Rule "is this gateway record ours", with its status mapping (PAYOUT_STATUS_*): the one reading
@@ -101,36 +106,78 @@ export function readPayoutRecord(
 }
 
 /**
- * SQL twin of controlWriteOff over a stored `payouts` row (payout-controls.ts `capShare`): the
- * write-off of a `ps_amount`, the amount of a `shop_amount`. A `ps_amount` row without a
- * write-off (sent while no control weighed it, its create answer not in yet) counts its amount,
- * all that is known of it.
+ * Rule "what a payout counts toward a cap" (the SQL twin: CAP_SHARE_SQL): its write-off
+ * (controlWriteOff). A `ps_amount` row without one was sent while no control weighed it (or
+ * before the write-off was always quoted) and its create answer is not in yet: the amount is all
+ * that is known of it. A payout being admitted is never weighed this way (prepare quotes it).
  */
-export const WRITE_OFF_SQL = `CASE WHEN amount_type = 'ps_amount' THEN COALESCE(shop_write_off, amount) ELSE amount END`;
+export function capShare(p: {
+  amount: Amount;
+  amountType: 'ps_amount' | 'shop_amount';
+  shopWriteOff: Amount | null;
+}): Amount {
+  return controlWriteOff(p) ?? p.amount;
+}
+
+/** capShare over a stored `payouts` row, in SQL (test/payout-rules-sql.e2e-spec.ts holds the two together). */
+export const CAP_SHARE_SQL = `CASE WHEN amount_type = 'ps_amount' THEN COALESCE(shop_write_off, amount) ELSE amount END`;
 
 /**
- * Rule "which day a payout counts on": the UTC day of `sent_at` (its first create), for a payout
- * that has not given its money back. One awaiting approval has no `sent_at`: it holds no share.
- * SQL over a `payouts` row, for the transaction's `clock_now()` (the same clock_now() that stamps a send).
+ * Rule "whether a payout holds a share" of the day's caps and of a balance figure: not once it
+ * gave its write-off back (rejected, failed, cancelled), nor while it is not sent (awaiting
+ * approval). SQL twin: HOLDS_SHARE_SQL.
  */
-export const COUNTS_ON_TODAY_SQL = `sent_at >= date_trunc('day', clock_now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-  AND status NOT IN ('rejected', 'failed', 'cancelled', 'awaiting_approval')`;
+export function holdsShare(status: string): boolean {
+  return !(PAYOUT_HOLDING_NOTHING as readonly string[]).includes(status);
+}
+
+/** holdsShare over a `payouts` row, in SQL: the list written from PAYOUT_HOLDING_NOTHING. */
+export const HOLDS_SHARE_SQL = `status NOT IN (${sqlList(PAYOUT_HOLDING_NOTHING)})`;
 
 /**
- * The advisory lock that serialises the sends of one (shop, currency) on the UTC day they count
+ * What stamps a payout's send (`sent_at`, with its first create's claim): the service's SQL
+ * clock, the clock the cap day is read on. The create that sends at once and the approval that
+ * sends one both write it.
+ */
+export const SEND_STAMP_SQL = 'clock_now()';
+
+/**
+ * Rule "the cap day of an instant": its UTC calendar day, `YYYY-MM-DD` (capDaySql in SQL). A
+ * payout counts on the cap day of its send stamp.
+ */
+export function capDayOf(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
+/** capDayOf in SQL, of the timestamptz expression `at` (the send stamp unless told). */
+export function capDaySql(at: string = SEND_STAMP_SQL): string {
+  return `to_char((${at}) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
+}
+
+/**
+ * Rule "which day a payout counts on": the cap day of `sent_at` (its first create), for a payout
+ * that holds a share (holdsShare). One awaiting approval has no `sent_at`: it holds no share.
+ * SQL over a `payouts` row: sent on or after the first instant of today's cap day, read on the
+ * same clock that stamps a send.
+ */
+export const COUNTS_ON_TODAY_SQL = `sent_at >= (${capDaySql()})::date::timestamp AT TIME ZONE 'UTC'
+  AND ${HOLDS_SHARE_SQL}`;
+
+/**
+ * The advisory lock that serialises the sends of one (shop, currency) on the cap day they count
  * on (and, given a recipient index, of one recipient): SQL `hashtext` argument, `$1` shop and
  * `$2` currency, `$3` the recipient index when `recipient`.
  */
 export function capDayLockKey(recipient: boolean): string {
-  const day = `to_char(clock_now() AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
+  const day = capDaySql();
   return recipient
     ? `'payout-recipient:' || $1 || ':' || $2 || ':' || ${day} || ':' || $3`
     : `'payout-controls:' || $1 || ':' || $2 || ':' || ${day}`;
 }
 
 /**
- * Rule "what is in flight for this balance figure": payouts that did not give their write-off
- * back (not `rejected`/`failed`) whose create the figure cannot have seen: not yet sent when it
+ * Rule "what is in flight for this balance figure": payouts that hold a share (holdsShare: not
+ * `rejected`/`failed`/`cancelled`, not awaiting approval) whose create the figure cannot have seen: not yet sent when it
  * was read (a create still being sent then: its call's lease runs past the read's start) or sent
  * after it (the latest create, $4 the read's start). The gateway's `available` already excludes
  * what it had frozen when it answered, so a payout sent before the read and never created there
@@ -140,10 +187,10 @@ export function capDayLockKey(recipient: boolean): string {
  * $2 currency, $3 the payout itself (left out).
  */
 export const IN_FLIGHT_SQL = `
-  SELECT COALESCE(SUM(${WRITE_OFF_SQL}), 0)::text AS sum
+  SELECT COALESCE(SUM(${CAP_SHARE_SQL}), 0)::text AS sum
     FROM payouts
    WHERE shop_id = $1 AND shop_currency = $2 AND id <> $3
-     AND status NOT IN ('rejected', 'failed', 'cancelled', 'awaiting_approval')
+     AND ${HOLDS_SHARE_SQL}
      AND (last_create_at >= $4 OR call_lease_until > $4)`;
 
 /**
@@ -190,7 +237,7 @@ export function payoutWatchStep(p: {
 }): WatchStep {
   return nextWatchStep({
     now: p.now,
-    createdAt: watchStart(p),
+    start: watchStart(p),
     deadline: p.pollDeadline,
     cadenceAt: new Date(p.now.getTime() + p.pollIntervalS * 1000),
     watch: p.watch,
@@ -211,8 +258,23 @@ export function countingApprovals(
   );
 }
 
+/**
+ * Rule "how many approvals send it": what the payout was stored with, never fewer than one (a
+ * payout awaiting approval always needs an approval to leave that state).
+ */
+export function approvalsToSend(p: { approvalsRequired: number }): number {
+  return Math.max(1, p.approvalsRequired);
+}
+
+/**
+ * Rule "how long a just-sent payout is left alone by the poller": one gateway time-out (its
+ * create request may still be in flight) and one poll interval, in whole seconds.
+ */
+export function firstPollGraceS(gatewayTimeoutMs: number, pollIntervalS: number): number {
+  return Math.ceil(gatewayTimeoutMs / 1000) + pollIntervalS;
+}
+
 /** Rule "four eyes": the key that created a payout (or submitted its batch) never approves it. */
 export function mayApprove(keyId: string, createdByKeyId: string | null): boolean {
   return createdByKeyId === null || keyId !== createdByKeyId;
 }
-

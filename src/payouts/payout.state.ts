@@ -1,4 +1,5 @@
 import type { PayoutStatusConfig } from '../config/config';
+import { PAYOUT_FINAL_STATUSES as FINALS } from '../domain/statuses';
 import type { PayoutStatus } from './payout.entity';
 
 /**
@@ -22,12 +23,7 @@ export const PAYOUT_STATUSES: readonly PayoutStatus[] = [
 ];
 
 /** The final statuses: never left. */
-export const PAYOUT_FINAL_STATUSES: readonly PayoutStatus[] = [
-  'succeeded',
-  'failed',
-  'rejected',
-  'cancelled',
-];
+export const PAYOUT_FINAL_STATUSES: readonly PayoutStatus[] = FINALS;
 const FINAL: ReadonlySet<PayoutStatus> = new Set<PayoutStatus>(PAYOUT_FINAL_STATUSES);
 
 export function isFinal(status: PayoutStatus): boolean {

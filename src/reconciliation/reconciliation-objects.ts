@@ -13,7 +13,11 @@ import { Amount } from '../common/money';
 import { readPayoutRecord } from '../payouts/payout.rules';
 import { isFinal as payoutFinal, PAYOUT_FINAL_STATUSES } from '../payouts/payout.state';
 import type { PayoutStatus } from '../payouts/payout.entity';
-import { isFinalRefund, refundStatusFromGateway } from '../refunds/refund.state';
+import {
+  FINAL_REFUND_STATUSES as REFUND_FINAL_STATUSES,
+  isFinalRefund,
+  refundStatusFromGateway,
+} from '../refunds/refund.state';
 import type { RefundStatus } from '../refunds/refund.entity';
 import { compareObject, type ReconciliationItem } from './reconciliation.rules';
 
@@ -76,7 +80,11 @@ export async function reconcileObjects(
     // A 6 for a released or lapsed hold is the gateway's word for `unheld` or `expired` (the
     // invoice rule's reading).
     const mapped = holdReading(
-      { status: inv.status, unholdRequestedAt: inv.unhold_requested_at, holdExpiresAt: inv.hold_expires_at },
+      {
+        status: inv.status,
+        unholdRequestedAt: inv.unhold_requested_at,
+        holdExpiresAt: inv.hold_expires_at,
+      },
       reported,
       clock.date(),
     );
@@ -103,9 +111,9 @@ export async function reconcileObjects(
     `SELECT id, shop_refund_id, status, amount::text AS amount, currency, gateway_invoice_id::text AS gateway_invoice_id, submit_state
        FROM refunds
       WHERE shop_id = $1 AND gateway_invoice_id IS NOT NULL
-        AND ((updated_at >= $2 AND updated_at < $3) OR status = 'WAITING')
+        AND ((updated_at >= $2 AND updated_at < $3) OR status <> ALL($4::varchar[]))
       ORDER BY created_at, id`,
-    [paymentShop, day.from, day.to],
+    [paymentShop, day.from, day.to, REFUND_FINAL_STATUSES],
   )) as {
     id: string;
     shop_refund_id: string;

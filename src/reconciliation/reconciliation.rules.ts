@@ -105,6 +105,23 @@ export function agentBooks(
 }
 
 /**
+ * Rule "the balance equation": per account, gateway − ours, where the gateway's side of
+ * `agent_available` is its `available` and of `agent_frozen` its `frozen + hold`. What the
+ * opening books (openingBalance) and what each reconciliation compares (compareBalances).
+ */
+export function balanceDifferences(
+  gateway: { available: string; hold: string; frozen: string },
+  ours: { available: string; frozen: string },
+): { available: DecimalJs; frozen: DecimalJs; gatewayFrozen: DecimalJs } {
+  const gatewayFrozen = d(gateway.frozen).plus(d(gateway.hold));
+  return {
+    available: d(gateway.available).minus(d(ours.available)),
+    frozen: gatewayFrozen.minus(d(ours.frozen)),
+    gatewayFrozen,
+  };
+}
+
+/**
  * The opening of the agent shop's accounts in one currency: what the gateway holds (available;
  * frozen + hold) less what the books already hold for the agent shop as agentBooks counts it
  * (payouts sent before the books were opened; in a single-shop setup also the sales in
@@ -123,10 +140,11 @@ export function openingBalance(
     available: ZERO,
     frozen: ZERO,
   };
+  const diff = balanceDifferences(gateway, ours);
   return {
     // Written with the currency's minor unit ("1000000.00"), as every other amount of the books.
-    available: money(d(gateway.available).minus(d(ours.available)), currency),
-    frozen: money(d(gateway.frozen).plus(d(gateway.hold)).minus(d(ours.frozen)), currency),
+    available: money(diff.available, currency),
+    frozen: money(diff.frozen, currency),
   };
 }
 
@@ -144,9 +162,11 @@ export function compareBalances(
   for (const currency of currencies) {
     const o = ours.get(currency) ?? { available: ZERO, frozen: ZERO };
     const g = gateway.get(currency) ?? { available: ZERO, hold: ZERO, frozen: ZERO };
-    const gFrozen = d(g.frozen).plus(d(g.hold));
-    const availableDiff = d(g.available).minus(d(o.available));
-    const frozenDiff = gFrozen.minus(d(o.frozen));
+    const {
+      available: availableDiff,
+      frozen: frozenDiff,
+      gatewayFrozen: gFrozen,
+    } = balanceDifferences(g, o);
     balances.push({
       currency,
       ours: { available: money(d(o.available), currency), frozen: money(d(o.frozen), currency) },
@@ -188,9 +208,7 @@ export function compareBalances(
  * A stored comparison with its differences apart, worked out from its two sides (runs stored
  * before the differences were kept apart carry a netted `difference`, which is dropped).
  */
-export function withDifferences(
-  b: BalanceComparison & { difference?: string },
-): BalanceComparison {
+export function withDifferences(b: BalanceComparison & { difference?: string }): BalanceComparison {
   const { difference: _netted, ...rest } = b;
   const c = b.currency;
   return {

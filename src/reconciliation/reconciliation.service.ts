@@ -16,7 +16,7 @@ import {
   reconciliationItems,
   reconciliationLastFinished,
 } from '../metrics/metrics';
-import { dayBefore, reportDayProblem } from '../reports/daily-report';
+import { dayBefore, REPORT_DAY_BOUNDS_SQL, reportDayProblem } from '../reports/daily-report';
 import { reconcileObjects, type FlaggableItem } from './reconciliation-objects';
 import {
   absoluteDifference,
@@ -79,9 +79,7 @@ export class ReconciliationService {
 
   async dayBounds(date: string): Promise<{ from: Date; to: Date; future: boolean }> {
     const rows = (await this.ds.query(
-      `SELECT ($1::date)::timestamp AT TIME ZONE $2::text AS from_at,
-              ($1::date + 1)::timestamp AT TIME ZONE $2::text AS to_at,
-              ($1::date)::timestamp AT TIME ZONE $2::text > clock_now() AS future`,
+      `SELECT b.from_at, b.to_at, b.from_at > clock_now() AS future FROM (${REPORT_DAY_BOUNDS_SQL}) b`,
       [date, this.config.reportTimeZone],
     )) as { from_at: Date; to_at: Date; future: boolean }[];
     return { from: rows[0].from_at, to: rows[0].to_at, future: rows[0].future };

@@ -4,12 +4,18 @@
  * status + submit state, and whether a gateway message describes the refund we stored.
  * Services only orchestrate I/O around these functions.
  */
+import { backoffSeconds } from '../common/backoff';
 import { nextWatchStep, type WatchStep, type WatchWindow } from '../common/watch';
 import { Amount } from '../common/money';
+import {
+  REFUND_FINAL_STATUSES,
+  REFUND_OPEN_SUBMIT_STATES,
+  REFUND_STATUSES as ALL_REFUND_STATUSES,
+} from '../domain/statuses';
 import type { RefundStatus, RefundSubmitState } from './refund.entity';
 
-export const REFUND_STATUSES: readonly RefundStatus[] = ['WAITING', 'SUCCESS', 'FAILED'];
-export const FINAL_REFUND_STATUSES: readonly RefundStatus[] = ['SUCCESS', 'FAILED'];
+export const REFUND_STATUSES: readonly RefundStatus[] = ALL_REFUND_STATUSES;
+export const FINAL_REFUND_STATUSES: readonly RefundStatus[] = REFUND_FINAL_STATUSES;
 
 export function isFinalRefund(status: RefundStatus): boolean {
   return FINAL_REFUND_STATUSES.includes(status);
@@ -114,10 +120,8 @@ export function mismatchOf(
   return null;
 }
 
-/** Next reconciliation delay: the grace period doubled per attempt, capped at an hour. */
-export function backoffSeconds(graceS: number, attempts: number): number {
-  return Math.min(graceS * 2 ** Math.min(attempts, 20), 3600);
-}
+/** Next reconciliation delay: the grace period doubled per attempt, capped at an hour (src/common/backoff.ts). */
+export { backoffSeconds };
 
 /**
  * When to ask about a WAITING refund again (pure): with backoff before its check deadline;
@@ -134,7 +138,7 @@ export function nextRefundCheck(p: {
 }): WatchStep {
   return nextWatchStep({
     now: p.now,
-    createdAt: p.createdAt,
+    start: p.createdAt,
     deadline: p.deadline,
     cadenceAt: new Date(p.now.getTime() + backoffSeconds(p.graceS, p.attempts) * 1000),
     watch: p.watch,
@@ -173,7 +177,7 @@ export type RefundVerdict =
  * spread over `windowS` (one missing listing right after a time-out proves nothing).
  */
 /** Submit states in which the refund's create may not have reached the gateway (its outcome is open). */
-export const OPEN_SUBMIT_STATES: readonly RefundSubmitState[] = ['pending', 'unknown'];
+export const OPEN_SUBMIT_STATES: readonly RefundSubmitState[] = REFUND_OPEN_SUBMIT_STATES;
 
 export function judgeRefund(
   refund: RefundRuleFacts,

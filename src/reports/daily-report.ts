@@ -94,6 +94,14 @@ export const MAX_ITEMS = 5000;
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
+/**
+ * Rule "the report day's bounds": the calendar day `$1` (date) in the zone `$2` runs from its
+ * midnight (`from_at`) to the next one (`to_at`), both computed by PostgreSQL. The one SQL the
+ * daily report and the reconciliation of a day read their bounds from.
+ */
+export const REPORT_DAY_BOUNDS_SQL = `SELECT ($1::date)::timestamp AT TIME ZONE $2::text AS from_at,
+       ($1::date + 1)::timestamp AT TIME ZONE $2::text AS to_at`;
+
 /** Why `text` is not a calendar day `YYYY-MM-DD` (null: it is one). */
 export function reportDayProblem(text: unknown): string | null {
   if (typeof text !== 'string' || !DAY.test(text)) return 'must be a day in the form YYYY-MM-DD';

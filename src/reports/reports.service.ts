@@ -12,36 +12,45 @@ import {
   type ObjectType,
   type OpenItem,
   reportDayProblem,
+  REPORT_DAY_BOUNDS_SQL,
   reportInMinorUnits,
 } from './daily-report';
 import { LEGS } from '../ledger/ledger-sql';
+import { sqlList } from '../common/sql';
+import {
+  INVOICE_FINAL_STATUSES,
+  PAYOUT_FINAL_STATUSES,
+  REFUND_FINAL_STATUSES,
+} from '../domain/statuses';
 
 /**
- * The day's bounds, computed by PostgreSQL from the calendar day ($1) in the zone ($2): `from_at`
- * and `to_at` are that day's midnight and the next one's; `as_of` is the end, or now while the
- * day is still running. Every query of a report starts with it, in one snapshot.
+ * The day's bounds (REPORT_DAY_BOUNDS_SQL: the calendar day $1 in the zone $2, midnight to
+ * midnight); `as_of` is the end, or now while the day is still running. Every query of a report
+ * starts with it, in one snapshot.
  */
 const DAY_CTE = `day AS (
   SELECT b.from_at, b.to_at, LEAST(b.to_at, clock_now()) AS as_of
-    FROM (SELECT ($1::date)::timestamp AT TIME ZONE $2::text AS from_at,
-                 ($1::date + 1)::timestamp AT TIME ZONE $2::text AS to_at) b)`;
+    FROM (${REPORT_DAY_BOUNDS_SQL}) b)`;
 
-/** Each object's final statuses and the column that says when it reached one. */
+/**
+ * Each object's final statuses (src/domain/statuses.ts, written into the statement) and the
+ * column that says when it reached one.
+ */
 const OBJECTS = `
   SELECT 'invoice' AS object_type, i.shop_order_id AS id, i.status, i.amount, i.currency,
          i.created_at, i.needs_attention, i.attention_reason, i.attention_at,
-         (i.status IN ('succeeded','rejected','unheld','expired')) AS final,
+         (i.status IN (${sqlList(INVOICE_FINAL_STATUSES)})) AS final,
          COALESCE(i.processed_at, i.updated_at) AS final_at
     FROM invoices i WHERE i.shop_id = $3
   UNION ALL
   SELECT 'refund', r.shop_refund_id, r.status, r.amount, r.currency,
          r.created_at, r.needs_attention, r.attention_reason, r.attention_at,
-         (r.status IN ('SUCCESS','FAILED')), COALESCE(r.processed_at, r.updated_at)
+         (r.status IN (${sqlList(REFUND_FINAL_STATUSES)})), COALESCE(r.processed_at, r.updated_at)
     FROM refunds r WHERE r.shop_id = $3
   UNION ALL
   SELECT 'payout', p.shop_payment_id, p.status, p.amount, p.shop_currency,
          p.created_at, p.needs_attention, p.attention_reason, p.attention_at,
-         (p.status IN ('succeeded','failed','rejected')), COALESCE(p.finished_at, p.updated_at)
+         (p.status IN (${sqlList(PAYOUT_FINAL_STATUSES)})), COALESCE(p.finished_at, p.updated_at)
     FROM payouts p WHERE p.shop_id = $4`;
 
 const RAISE_TYPES = ['invoice', 'refund', 'payout'].map((o) => `${o}.attention_raised`);

@@ -20,9 +20,11 @@ import { DELAYS_MS } from './runtime';
 import { InsufficientFunds, PAYOUT_STATUS, Payout, payoutIsFinal } from './sandbox.state';
 
 /**
- * Payouts and the balance: shop_balance, withdraw/try, check_account, withdraw/create (freezes
- * the write-off, then moves 1 new → 3 sent → 5 success, debiting; 6/8 return the funds),
- * withdraw/status and withdraw/shop_payment_status.
+ * Payouts and the balance: shop_balance, withdraw/try, check_account, withdraw/create,
+ * withdraw/status and withdraw/shop_payment_status. A create freezes the write-off and answers
+ * with the payout already sent (3), or rejected (6: `reject`), or still new (1: `pending`); a
+ * sent one ends later by itself in its scenario's final status (startPayout): 5 debits the frozen
+ * write-off, 6 and 8 return it; `never_final` and `pending` never end.
  */
 
 interface PayoutTerms extends PayoutAmounts {

@@ -3,7 +3,7 @@ import { parseTraceParent } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { SpanAttributes, SpanHandle, SpanKind as Kind, Tracing } from './tracing';
+import type { SpanAttributes, SpanHandle, SpanKind as Kind, Tracing } from './tracing.types';
 
 /**
  * Tracing on (loaded by ./tracing.ts only when OTEL_EXPORTER_OTLP_ENDPOINT is set): spans batched

@@ -4,7 +4,7 @@ import { createPayout, payoutOrder } from './support/shop';
 import { ADMIN_KEY, SHOP_ID, sleep, waitUntil, World } from './support/world';
 
 /**
- * Issue #22, "watch until final", as a scenario against the compiled service and the sandbox:
+ * "Watch until final", as a scenario against the compiled service and the sandbox:
  * every payout is finished by the gateway between 2 hours and 2 days after its creation (the
  * sandbox's `slow_final`), long after the service's 2-hour poll deadline flagged it. Time is
  * compressed: one sandbox hour is one real second, and the service's deadline is 2 s.

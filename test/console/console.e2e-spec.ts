@@ -325,7 +325,7 @@ describe('admin console', () => {
     }
   });
 
-  describe("an invoice's refunds and webhook deliveries (issue 25 item 10)", () => {
+  describe("an invoice's refunds and webhook deliveries", () => {
     // A fresh instance on the same database: an earlier test leaves this address rate-limited.
     let fresh: TestContext;
     let jar: CookieJar;

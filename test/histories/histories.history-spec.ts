@@ -1,5 +1,5 @@
 /**
- * The randomized history search of issue 46 ("Books that cannot drift"): seeded random
+ * The randomized history search ("Books that cannot drift"): seeded random
  * histories against the running service (a child process, SIGKILLed and restarted within a
  * history) and the gateway sandbox over real HTTP, each then settled and checked against the
  * invariants of test/histories/invariants.ts. Run it with `npm run test:histories -- --seed N
@@ -13,7 +13,7 @@
  * replay budget. A history is a plain list of steps with logical names, so a failure prints as
  * a numbered list and its seed replays it exactly (timings of the service's own jobs aside).
  *
- * On the code before issue 46's posting by position (branch `histories`), 30 steps: seed 2
+ * On the code before posting by position (branch `histories`), 30 steps: seed 2
  * finds finding 2 (a payout whose create answer was lost, accepted `rejected` while its status
  * calls fail, paid by the gateway); seed 11 finding 1 (invoice succeeded, the gateway says 6,
  * Recheck, Accept `rejected`: the sale stays); seed 13 both (and a succeeded payout accepted
@@ -65,7 +65,7 @@ describe(`history search (${length} steps; off: ${[...off].join(', ') || 'nothin
       `seed ${seed} breaks the books (replay: ${replay})`,
       `${shrinkReplays > 0 ? `shortened history (${shown.steps.length} of ${steps.length} steps)` : `history (${steps.length} steps; --shrink R shortens it)`}:`,
       ...shown.steps.map((s, i) => `  ${String(i + 1).padStart(3)}. ${describeStep(s)}`),
-      'issue 46 findings shown:',
+      'known findings shown:',
       ...(findingsOf(shown.steps, shown.result).map((f) => `  ${f}`).length > 0
         ? findingsOf(shown.steps, shown.result).map((f) => `  ${f}`)
         : ['  none of findings 1 and 2 (see the violations)']),

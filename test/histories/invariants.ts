@@ -2,7 +2,7 @@ import Decimal from 'decimal.js';
 import type { SandboxHandle } from '../../src/sandbox/sandbox.server';
 
 /**
- * The invariants of issue 46 ("Books that cannot drift"), checked from the outside: the service
+ * The invariants of the books ("Books that cannot drift"), checked from the outside: the service
  * through its HTTP API (the objects, their ledger entries, the balances, the event feed, and
  * `GET /admin/ledger/check` when it exists), the gateway through the sandbox's memory. Usable by
  * any suite that has a running service and its sandbox: give it an `InvariantWorld` and the ids
@@ -410,12 +410,12 @@ export interface InvariantOptions {
 
 export interface InvariantReport {
   violations: Violation[];
-  /** `GET /admin/ledger/check` was answered (it does not exist before issue 46's posting). */
+  /** `GET /admin/ledger/check` was answered (it does not exist before posting by position). */
   ledgerCheck: 'checked' | 'absent';
   objects: number;
 }
 
-/** Checks invariants 1–5 of issue 46 over the tracked objects; the violations, none when healthy. */
+/** Checks invariants 1–5 over the tracked objects; the violations, none when healthy. */
 export async function checkInvariants(
   w: InvariantWorld,
   tracked: TrackedObjects,

@@ -607,7 +607,7 @@ const FINAL: Record<ObjectRef['type'], readonly string[]> = {
 };
 
 /**
- * Which of issue 46's findings a failed history shows, read off its steps, their answers and
+ * Which of the known findings (docs/histories.md) a failed history shows, read off its steps, their answers and
  * the violations: finding 1, an Accept (answered 200) that moved an object from one final status
  * to another, with that object's books or events then wrong (or the books apart); finding 2, an
  * Accept `failed`/`rejected` of a payout whose create had a fault and whose status calls failed,

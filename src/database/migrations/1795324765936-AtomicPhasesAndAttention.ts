@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * #13/#14: the in-flight gateway call's claim (who, when, lease) on invoices, refunds and
+ * The in-flight gateway call's claim (who, when, lease) on invoices, refunds and
  * payouts; attention (flag + reason) on all three; evidence of absence over time; the payout's
  * last create time and last poll error; indexes for the claim and attention queries.
  */

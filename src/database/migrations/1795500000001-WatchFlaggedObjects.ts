@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue #22: a flag no longer stops the watch, so the index that finds open invoices without a
+ * A flag no longer stops the watch, so the index that finds open invoices without a
  * check time covers flagged ones too (their watch lasts until WATCH_MAX_S after creation).
  */
 export class WatchFlaggedObjects1795500000001 implements MigrationInterface {

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue #22: when our invoice/unhold was sent (a 6 after it is the released hold), when the
+ * When our invoice/unhold was sent (a 6 after it is the released hold), when the
  * gateway lets a hold lapse (invoice/check's `expires_at`), and when the shop was warned of it.
  * The partial index serves the hold-expiry job's scan of held invoices.
  */

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The notification inbox key now covers exactly what the signature covers (#24): a row's
+ * The notification inbox key now covers exactly what the signature covers: a row's
  * `key_version` says which recipe its `content_key` follows. Existing rows are version 1; the
  * start-up step (src/notifications/notification-rekey.ts) recomputes their keys from the stored
  * fields, which needs the data-encryption keys to open `ps_data` — configuration a migration does

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issues #24/#25: the shop's `metadata` on invoices, refunds and payouts (a jsonb object, GIN
+ * The shop's `metadata` on invoices, refunds and payouts (a jsonb object, GIN
  * indexed for `metadata @> …` list filters), the count of conflicting repeats of each create's
  * idempotency id (locked past IDEMPOTENCY_CONFLICT_LIMIT), and an invoice's request facts (the
  * non-secret fields of its create, canonical) so a conflict can name the fields that differ.

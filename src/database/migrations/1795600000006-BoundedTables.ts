@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue #26, bounded tables. A pruned shop event keeps its row (it is also an audit entry: from
+ * Bounded tables. A pruned shop event keeps its row (it is also an audit entry: from
  * and to status, cause, key id, details, type and sequence stay for ever) and loses only its
  * `data` payload; the feed's horizon says up to which position events are no longer served.
  * A partial index lets the notification retention find settled notifications oldest first.

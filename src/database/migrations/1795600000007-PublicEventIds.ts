@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue #25: every event gets a globally unique, time-ordered public id, `evt_` + a UUIDv7
+ * Every event gets a globally unique, time-ordered public id, `evt_` + a UUIDv7
  * (48 bits of Unix milliseconds, the version, random bits): a shop event's `id` in the feed and
  * its `webhook-id`. The numeric row id stays internal: it repeats across databases, so a receiver
  * that deduplicates across environments would drop real events. The database makes the id

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue #27: payouts at or above PAYOUT_APPROVAL_THRESHOLD wait in `awaiting_approval` (never
+ * Payouts at or above PAYOUT_APPROVAL_THRESHOLD wait in `awaiting_approval` (never
  * sent) until admin keys approve them; `approvals_required` fixes at creation how many distinct
  * keys must. Each admin decision is a row of `payout_approvals`, one per key and payout (the
  * primary key), so the same key can never count twice.

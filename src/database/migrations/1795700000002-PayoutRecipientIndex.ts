@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue #27, daily caps: a payout's recipient account as a blind index (an HMAC under the data
+ * Daily caps: a payout's recipient account as a blind index (an HMAC under the data
  * key ring, never the account), so the per-recipient cap sums one account's payouts of a day
  * without the account in clear. Older rows have none: they count toward the shop-wide cap only.
  */

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue #27, batches: a batch per (agent shop, batchId) and its rows, each a payout create whose
+ * Batches: a batch per (agent shop, batchId) and its rows, each a payout create whose
  * recipient is sealed for the row; rows still to send are found by a partial index.
  */
 export class PayoutBatches1795700000003 implements MigrationInterface {

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Issue #27, the token registry: one row per recurrent token and shop, keyed by the token's
+ * The token registry: one row per recurrent token and shop, keyed by the token's
  * blind index (the invoices' `payment_token_hash`, same HMAC and purpose), so a token can be
  * listed and revoked without the token. Backfilled from the invoices that hold a token: the
  * earliest issuing invoice of each token, its masked account and the gateway's expiry.

@@ -3,7 +3,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 const STATUSES_BEFORE = `'pending','created','awaiting_payer','ps_create_failed','succeeded','ps_notice_failed','rejected','held','unheld','unknown'`;
 
 /**
- * Issue #50. The service's clock in SQL: `clock_now()` (src/database/clock-sql.ts), `now()` until
+ * The service's clock in SQL: `clock_now()` (src/database/clock-sql.ts), `now()` until
  * the sandbox clock moves it, and the offset it was moved by (one row, sandbox mode only); every
  * column that defaulted to `now()` defaults to `clock_now()`, so a row stamped by its default and
  * a row stamped by a statement agree on the time. A lapsed hold is `expired`; when the service acted on

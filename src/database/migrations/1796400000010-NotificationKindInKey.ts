@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The notification inbox key now takes the notification's kind (`type`) as well (#46): rows of
+ * The notification inbox key now takes the notification's kind (`type`) as well: rows of
  * key version 2 are re-keyed at start-up (src/notifications/notification-rekey.ts, one SQL
  * statement per batch over the stored key and type). The partial index that finds rows of an
  * older recipe covers version 2 too, so the start-up step finds what is left without a scan of

@@ -1,6 +1,6 @@
 import type { By } from '../../common/actor';
 import type { InvoiceView } from '../invoice.view';
-import type { InvoiceContext } from './invoice-context';
+import type { InvoiceDeps } from './invoice-deps';
 import { settleHold, type HoldAction } from './settle-hold';
 
 /**
@@ -14,10 +14,6 @@ export const CHARGE: HoldAction = {
   send: (gateway, invoiceId) => gateway.chargeInvoice(invoiceId),
 };
 
-export function chargeInvoice(
-  ctx: InvoiceContext,
-  shopOrderId: string,
-  by: By,
-): Promise<InvoiceView> {
+export function chargeInvoice(ctx: InvoiceDeps, shopOrderId: string, by: By): Promise<InvoiceView> {
   return settleHold(ctx, shopOrderId, CHARGE, by);
 }

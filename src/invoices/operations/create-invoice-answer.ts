@@ -12,7 +12,14 @@ import { transitionInvoice } from '../invoice-transitions';
 import type { InvoiceViewSource } from '../invoice.view';
 import { redirectParams } from '../redirect-page';
 import { describe, gatewayFailure } from './gateway-failure';
-import { NO_CALL, type InvoiceContext, type StoredResponse } from './invoice-context';
+import {
+  NO_CALL,
+  type InvoiceDeps,
+  type StoredResponse,
+  invoiceView,
+  log,
+  reloadInvoice,
+} from './invoice-deps';
 import { clock } from '../../common/clock';
 
 /**
@@ -58,7 +65,7 @@ function createFacts(result: InvoiceCreateResult) {
  * was written, and the caller writes the answer under the row lock.
  */
 export async function answerUnchanged(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   claimed: Claimed,
   call: string,
   result: InvoiceCreateResult,
@@ -86,7 +93,7 @@ export async function answerUnchanged(
  * already, a status the state machine does not allow from here). `version`: see answerUnchanged.
  */
 async function answerUsual(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   m: EntityManager,
   inv: InvoiceEntity,
   call: string,
@@ -101,7 +108,7 @@ async function answerUsual(
   // A plain copy: the view reads fields only (a spread copies a row's 50-odd fields several
   // times faster than Object.assign onto an entity prototype; profiled under P1).
   const after: InvoiceViewSource = { ...inv, ...facts, status: to, gatewayStatus, updatedAt };
-  const body = ctx.view(after);
+  const body = invoiceView(ctx, after);
   const stored = storedAnswer(201, body);
   await transitionInvoice(
     m,
@@ -118,7 +125,7 @@ async function answerUsual(
 
 /** Phase 3 of a create the gateway answered (the row is locked by the caller). */
 export async function createAnswered(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   m: EntityManager,
   inv: InvoiceEntity,
   call: string,
@@ -137,11 +144,13 @@ export async function createAnswered(
 
 /** The answer of a create: the one stored first, else the invoice as it is now. */
 export async function finishCreate(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   m: EntityManager,
   inv: InvoiceEntity,
 ): Promise<StoredResponse> {
-  return storedAnswerOf(inv) ?? storeResponse(m, inv, 201, ctx.view(await ctx.reload(m, inv)));
+  return (
+    storedAnswerOf(inv) ?? storeResponse(m, inv, 201, invoiceView(ctx, await reloadInvoice(m, inv)))
+  );
 }
 
 /**
@@ -150,7 +159,7 @@ export async function finishCreate(
  * Not sent at all (connection refused): the claim is dropped, a repeat may call again.
  */
 export async function createFailed(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   m: EntityManager,
   inv: InvoiceEntity,
   call: string,
@@ -193,7 +202,7 @@ export async function createFailed(
       errorCode !== null ? { errorCode } : {},
     );
     await m.update(InvoiceEntity, { id: inv.id }, { nextCheckAt: clock.date() });
-    ctx.log.warn(
+    log.warn(
       { shopOrderId: inv.shopOrderId, call, reason: describe(err) },
       'invoice outcome unknown; reconciliation will check it',
     );

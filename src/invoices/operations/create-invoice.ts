@@ -17,7 +17,7 @@ import { runGatewayOperation, type CallAnswer } from '../../jobs/gateway-operati
 import { callLeaseSeconds, waitForAnswer } from '../../jobs/in-flight';
 import { INSTANCE_ID } from '../../jobs/instance';
 import { randomToken } from '../../common/random-token';
-import { storedAnswerOf } from '../../common/stored-answer';
+import { replayedAnswer, storedAnswerOf } from '../../common/stored-answer';
 import type { CreateInvoiceDto } from '../dto/create-invoice.dto';
 import { InvoiceEntity, type PaymentTokenInfo } from '../invoice.entity';
 import {
@@ -39,7 +39,17 @@ import {
   storeResponse,
   type Claimed,
 } from './create-invoice-answer';
-import { NO_CALL, type InvoiceContext, type StoredResponse } from './invoice-context';
+import {
+  NO_CALL,
+  type InvoiceDeps,
+  type StoredResponse,
+  findInvoice,
+  invoiceFromRow,
+  invoiceView,
+  claimCall,
+  reloadInvoice,
+  secondsFromNow,
+} from './invoice-deps';
 import { shownInfoOfToken } from './resolve-payment-token';
 import { priceInPaywayCurrency, validateAgainstPayway, type PaywayPrice } from './quote-invoice';
 
@@ -59,7 +69,7 @@ interface RequestIdentity {
 }
 
 export class CreateInvoice {
-  constructor(private readonly ctx: InvoiceContext) {}
+  constructor(private readonly ctx: InvoiceDeps) {}
 
   /**
    * Idempotent by shopOrderId, in atomic phases: (1) one INSERT commits the row `pending` with a
@@ -86,14 +96,14 @@ export class CreateInvoice {
         await this.refuseRevokedToken(ctx.dataSource.manager, dto);
       priced = await priceInPaywayCurrency(ctx, dto, payway);
     } catch (err) {
-      const existing = await ctx.findInvoice(dto.shopOrderId);
+      const existing = await findInvoice(ctx, dto.shopOrderId);
       if (existing) return this.answerRepeat(existing, dto, fingerprint, by);
       throw err;
     }
     const tokenInfo = dto.paymentToken ? await shownInfoOfToken(ctx, dto.paymentToken) : null;
     const claimed = await this.insertClaimed(dto, { fingerprint, facts }, tokenInfo, priced);
     if (claimed === null) {
-      const existing = await ctx.findInvoice(dto.shopOrderId);
+      const existing = await findInvoice(ctx, dto.shopOrderId);
       if (!existing) throw new NotFound('Invoice', dto.shopOrderId);
       return this.answerRepeat(existing, dto, fingerprint, by);
     }
@@ -149,7 +159,7 @@ export class CreateInvoice {
       ? ((await run(await clientOf(m), INSERT_CLAIMED, params))[0] ?? null)
       : await this.claims.write(params);
     if (row === null) return null;
-    return { inv: this.ctx.fromRow(row), version: row.row_version as string };
+    return { inv: invoiceFromRow(this.ctx, row), version: row.row_version as string };
   }
 
   /** INSERT_CLAIMED's parameters for one create. */
@@ -184,8 +194,8 @@ export class CreateInvoice {
       INSTANCE_ID,
       callLeaseSeconds(ctx.config.gateway.timeoutMs),
       // Should the answer be lost (crash, time-out), reconciliation settles it with invoice/check.
-      ctx.secondsFromNow(ctx.config.invoices.reconcileGraceS),
-      ctx.secondsFromNow(ctx.config.invoices.reconcileMaxS),
+      secondsFromNow(ctx.config.invoices.reconcileGraceS),
+      secondsFromNow(ctx.config.invoices.reconcileMaxS),
     ];
   }
 
@@ -252,7 +262,7 @@ export class CreateInvoice {
     await this.sameRequestOrConflict(existing, dto, fingerprint, by);
     let row: InvoiceEntity | null = existing;
     const next = await waitForAnswer(async () => {
-      row ??= await this.ctx.findInvoice(dto.shopOrderId);
+      row ??= await findInvoice(this.ctx, dto.shopOrderId);
       const r = row;
       row = null;
       if (!r) throw new NotFound('Invoice', dto.shopOrderId);
@@ -264,13 +274,13 @@ export class CreateInvoice {
     if (next === undefined) throw new RequestInProgress('shopOrderId', dto.shopOrderId, 1);
     if (next === 'send') return this.sendCreate(existing.id, dto, by);
     if (next === 'wait') return this.answerRepeat(existing, dto, fingerprint, by);
-    return { ...next, replayed: true };
+    return replayedAnswer(next);
   }
 
   /**
    * A repeat is the same request when every field matches (amounts by value, secrets included);
    * otherwise a conflict naming the non-secret fields that differ and the secret ones it sent,
-   * counted and capped (src/common/idempotency.ts). Rows written before issue #25 keep their
+   * counted and capped (src/common/idempotency.ts). Rows written before fingerprints were keyed keep their
    * older fingerprint and no facts: their conflicts name the body as a whole.
    */
   private async sameRequestOrConflict(
@@ -327,13 +337,14 @@ export class CreateInvoice {
         if (!inv) throw new NotFound('Invoice', id);
         const stored = storedAnswerOf(inv);
         if (stored !== null) return stored;
-        if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() > clock.now()) return 'wait';
+        if (inv.callLeaseUntil !== null && inv.callLeaseUntil.getTime() > clock.now())
+          return 'wait';
         if (inv.status === 'pending' && inv.callStartedAt === null) {
           // Absences counted while nothing was sent say nothing about the call made now.
           await m.update(
             InvoiceEntity,
             { id },
-            { ...ctx.claim(), absentCount: 0, firstAbsentAt: null },
+            { ...claimCall(ctx), absentCount: 0, firstAbsentAt: null },
           );
           return 'send';
         }
@@ -343,7 +354,7 @@ export class CreateInvoice {
           });
           await m.update(InvoiceEntity, { id }, { ...NO_CALL, nextCheckAt: clock.date() });
         }
-        return storeResponse(m, inv, 201, ctx.view(await ctx.reload(m, inv)));
+        return storeResponse(m, inv, 201, invoiceView(ctx, await reloadInvoice(m, inv)));
       },
     );
   }

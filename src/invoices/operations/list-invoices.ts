@@ -8,12 +8,12 @@ import {
 import type { ListInvoicesQuery } from '../dto/invoice-queries.dto';
 import { InvoiceEntity } from '../invoice.entity';
 import type { InvoiceView } from '../invoice.view';
-import type { InvoiceContext } from './invoice-context';
+import { invoiceView, type InvoiceDeps } from './invoice-deps';
 import { instantOf } from '../../common/date-time';
 
 /** `GET /invoices`: the shop's invoices, newest first, filtered, a page at a time. */
 export async function listInvoices(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   q: ListInvoicesQuery,
   admin: boolean,
 ): Promise<Page<InvoiceView>> {
@@ -38,5 +38,5 @@ export async function listInvoices(
     .addOrderBy('i.id', 'DESC')
     .take(limit + 1)
     .getMany();
-  return toPage(rows, limit, (r) => ctx.view(r, admin));
+  return toPage(rows, limit, (r) => invoiceView(ctx, r, admin));
 }

@@ -4,7 +4,7 @@ import { sameSecret } from '../../common/sha256';
 import { InvoiceEntity } from '../invoice.entity';
 import { isFinal } from '../invoice.state';
 import { payerStep as stepOf, statusPage, type PayerStep } from '../redirect-page';
-import type { InvoiceContext } from './invoice-context';
+import type { InvoiceDeps } from './invoice-deps';
 
 /**
  * The step of `/pay/{shopOrderId}?t=`: 404 for a wrong token, no invoice or no redirect; a
@@ -12,7 +12,7 @@ import type { InvoiceContext } from './invoice-context';
  * that is not http(s) is never sent to the browser: the invoice is flagged for an operator.
  */
 export async function payerStep(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   shopOrderId: string,
   token: string | undefined,
   nonce: string,
@@ -35,7 +35,7 @@ export async function payerStep(
   return step;
 }
 
-async function flagUnsafeRedirect(ctx: InvoiceContext, inv: InvoiceEntity): Promise<void> {
+async function flagUnsafeRedirect(ctx: InvoiceDeps, inv: InvoiceEntity): Promise<void> {
   const scheme = inv.redirect?.url.split(':')[0].slice(0, 20) ?? '';
   await ctx.dataSource.transaction((m) =>
     raiseAttention(

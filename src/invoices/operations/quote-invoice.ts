@@ -6,7 +6,7 @@ import { checkPaymentAgainstPayway } from '../../payway-config/payway-validation
 import type { CreateInvoiceDto, QuoteInvoiceDto } from '../dto/create-invoice.dto';
 import { InvoiceEntity } from '../invoice.entity';
 import { pricingFailure } from './gateway-failure';
-import type { InvoiceContext } from './invoice-context';
+import type { InvoiceDeps } from './invoice-deps';
 
 /**
  * Quote (`POST /invoices/quote`, invoice/try) and the checks a create shares with it: the payway
@@ -50,7 +50,7 @@ export function tryRequest(dto: QuoteInvoiceDto): InvoiceTryRequest {
   };
 }
 
-export async function quoteInvoice(ctx: InvoiceContext, dto: QuoteInvoiceDto): Promise<QuoteView> {
+export async function quoteInvoice(ctx: InvoiceDeps, dto: QuoteInvoiceDto): Promise<QuoteView> {
   const payway = await validateAgainstPayway(ctx, dto, false);
   let r;
   try {
@@ -83,7 +83,7 @@ export async function quoteInvoice(ctx: InvoiceContext, dto: QuoteInvoiceDto): P
 
 /** Payway known and active, amount bounds (exact, same currency) and, on create, the extras. */
 export async function validateAgainstPayway(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   dto: QuoteInvoiceDto & { extras?: Record<string, unknown> },
   withExtras: boolean,
 ): Promise<InputPayway> {
@@ -111,7 +111,7 @@ export async function validateAgainstPayway(
  * row exists (its stored answer or a conflict follows, without another gateway call).
  */
 export async function priceInPaywayCurrency(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   dto: CreateInvoiceDto,
   payway: InputPayway,
 ): Promise<PaywayPrice> {

@@ -12,7 +12,7 @@ import { isFinal } from '../invoice.state';
 import { lockInvoice } from '../invoice-transitions';
 import { applyCheckRecord } from './apply-check-record';
 import { gatewayFailure } from './gateway-failure';
-import type { InvoiceContext } from './invoice-context';
+import type { InvoiceDeps } from './invoice-deps';
 import { clock } from '../../common/clock';
 
 /**
@@ -27,7 +27,7 @@ import { clock } from '../../common/clock';
  * and the gateway's fresh record says the same.
  */
 export async function checkAndApply(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   shopOrderId: string,
   by: By,
   recheck = false,
@@ -51,7 +51,7 @@ export async function checkAndApply(
 
 /** invoice/check refused: absent is evidence (a pending or unknown row has its own path), else the refusal. */
 async function checkFailed(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   m: EntityManager,
   inv: InvoiceEntity,
   err: unknown,
@@ -71,7 +71,7 @@ async function checkFailed(
 
 /** invoice/check answered (the row locked): the record through the invoice rule. */
 async function checkAnswered(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   m: EntityManager,
   inv: InvoiceEntity,
   record: InvoiceCheckRecord,
@@ -110,11 +110,7 @@ async function checkAnswered(
 }
 
 /** An open invoice within its watch always has a next check (a recheck never drops it). */
-async function keepWatched(
-  ctx: InvoiceContext,
-  m: EntityManager,
-  inv: InvoiceEntity,
-): Promise<void> {
+async function keepWatched(ctx: InvoiceDeps, m: EntityManager, inv: InvoiceEntity): Promise<void> {
   if (isFinal(inv.status) || inv.nextCheckAt !== null) return;
   const next = nextInvoiceCheck({
     now: clock.date(),

@@ -4,7 +4,7 @@ import { SealError } from '../../common/key-ring';
 import type { CreateInvoiceDto } from '../dto/create-invoice.dto';
 import { InvoiceEntity, type PaymentTokenInfo } from '../invoice.entity';
 import { PAYMENT_TOKEN_INDEX, revealPaymentToken } from '../payment-token';
-import type { InvoiceContext } from './invoice-context';
+import { log, type InvoiceDeps } from './invoice-deps';
 
 /**
  * `paymentTokenFrom`: the token the named earlier invoice of this shop was issued, taken from
@@ -12,7 +12,7 @@ import type { InvoiceContext } from './invoice-context';
  * a request with `paymentToken` as before; the fingerprint keeps `paymentTokenFrom`.
  */
 export async function resolvePaymentTokenFrom(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   dto: CreateInvoiceDto,
 ): Promise<CreateInvoiceDto> {
   if (dto.paymentTokenFrom === undefined) return dto;
@@ -28,7 +28,7 @@ export async function resolvePaymentTokenFrom(
     token = source ? revealPaymentToken(ctx.keys, source) : null;
   } catch (e) {
     if (!(e instanceof SealError)) throw e;
-    ctx.log.error({ invoiceRowId: source?.id }, 'stored payment token cannot be opened');
+    log.error({ invoiceRowId: source?.id }, 'stored payment token cannot be opened');
     throw new SealedValueUnreadable(field, 'payment token of that invoice');
   }
   if (!token) {
@@ -47,7 +47,7 @@ export async function resolvePaymentTokenFrom(
 
 /** The shown facts (masked account, expiry) of a token an earlier invoice of ours received. */
 export async function shownInfoOfToken(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   token: string,
 ): Promise<PaymentTokenInfo | null> {
   // By blind index under every key of the ring: a rotation in progress holds both.

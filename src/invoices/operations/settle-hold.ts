@@ -17,7 +17,15 @@ import { canCaptureOrRelease, holdActionDone, isFinal } from '../invoice.state';
 import type { InvoiceView } from '../invoice.view';
 import { applyRecordFacts } from './apply-check-record';
 import { describe, gatewayFailure } from './gateway-failure';
-import { NO_CALL, type InvoiceContext } from './invoice-context';
+import {
+  NO_CALL,
+  type InvoiceDeps,
+  findInvoice,
+  invoiceView,
+  reloadInvoice,
+  secondsFromNow,
+  settleFirst,
+} from './invoice-deps';
 import { clock } from '../../common/clock';
 
 /**
@@ -45,14 +53,14 @@ export interface HoldAction {
  * (holdActionDone); whether the status allows the action at all is canCaptureOrRelease.
  */
 export async function settleHold(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   shopOrderId: string,
   hold: HoldAction,
   by: By,
 ): Promise<InvoiceView> {
   let row = await claimHold(ctx, shopOrderId, hold.action);
   if (row === undefined) {
-    const inv = await ctx.findInvoice(shopOrderId);
+    const inv = await findInvoice(ctx, shopOrderId);
     if (inv?.status === 'held' && inv.invoiceId === null && inv.callLeaseUntil === null) {
       // The id its create answer lost: the first invoice/check brings it.
       await ctx.refresh(shopOrderId, by).catch((e: unknown) => {
@@ -82,7 +90,7 @@ export async function settleHold(
  * invoice rule; a failure is returned so that what it leaves commits first.
  */
 async function holdAnswered(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   m: EntityManager,
   inv: InvoiceEntity,
   { action, call, cause = 'api', details: actDetails = {} }: HoldAction,
@@ -111,7 +119,7 @@ async function holdAnswered(
       await m.update(
         InvoiceEntity,
         { id: inv.id },
-        { ...ctx.settleFirst(), nextCheckAt: clock.date() },
+        { ...settleFirst(), nextCheckAt: clock.date() },
       );
     }
     await auditCall({ failed: describe(err) });
@@ -144,12 +152,12 @@ async function holdAnswered(
         InvoiceEntity,
         { id: inv.id },
         {
-          ...(inv.status === 'held' ? ctx.settleFirst() : {}),
-          nextCheckAt: ctx.secondsFromNow(ctx.config.invoices.reconcileGraceS),
+          ...(inv.status === 'held' ? settleFirst() : {}),
+          nextCheckAt: secondsFromNow(ctx.config.invoices.reconcileGraceS),
         },
       );
   }
-  return ctx.view(await ctx.reload(m, inv));
+  return invoiceView(ctx, await reloadInvoice(m, inv));
 }
 
 /**
@@ -158,7 +166,7 @@ async function holdAnswered(
  * claimed.
  */
 async function claimHold(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   shopOrderId: string,
   action: 'charge' | 'unhold',
 ): Promise<{ id: string; invoice_id: string } | undefined> {
@@ -175,13 +183,13 @@ async function claimHold(
 
 /** A charge or unhold that could not claim the row: done already (200), in flight, or 409. */
 async function holdNotClaimed(
-  ctx: InvoiceContext,
+  ctx: InvoiceDeps,
   shopOrderId: string,
   action: 'charge' | 'unhold',
 ): Promise<InvoiceView> {
-  const inv = await ctx.findInvoice(shopOrderId);
+  const inv = await findInvoice(ctx, shopOrderId);
   if (!inv) throw new NotFound('Invoice', shopOrderId);
-  if (holdActionDone(inv, action)) return ctx.view(inv);
+  if (holdActionDone(inv, action)) return invoiceView(ctx, inv);
   if (canCaptureOrRelease(inv.status) && inv.callLeaseUntil !== null)
     throw new RequestInProgress('shopOrderId', shopOrderId, 1);
   if (canCaptureOrRelease(inv.status) && inv.invoiceId === null)

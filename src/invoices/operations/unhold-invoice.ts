@@ -1,6 +1,6 @@
 import type { By } from '../../common/actor';
 import type { InvoiceView } from '../invoice.view';
-import type { InvoiceContext } from './invoice-context';
+import type { InvoiceDeps } from './invoice-deps';
 import { settleHold, type HoldAction } from './settle-hold';
 
 /**
@@ -15,10 +15,6 @@ export const UNHOLD: HoldAction = {
   send: (gateway, invoiceId) => gateway.unholdInvoice(invoiceId),
 };
 
-export function unholdInvoice(
-  ctx: InvoiceContext,
-  shopOrderId: string,
-  by: By,
-): Promise<InvoiceView> {
+export function unholdInvoice(ctx: InvoiceDeps, shopOrderId: string, by: By): Promise<InvoiceView> {
   return settleHold(ctx, shopOrderId, UNHOLD, by);
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { sameShape } from '../../common/openapi';
-import type { EventView, NotificationView } from '../admin-notifications.controller';
+import type { EventView, NotificationView } from './notification.view';
 
 /** OpenAPI schemas of the operators' inbox and audit views; `sameShape` keeps them equal to the code's. */
 

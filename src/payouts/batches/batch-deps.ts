@@ -6,17 +6,16 @@ import type { AppConfig } from '../../config/config';
 import type { GatewayService } from '../../gateway';
 import type { PaywayConfigService } from '../../payway-config/payway-config.service';
 import type { PayoutControls } from '../payout-controls';
-import type { PayoutProcessor } from '../payout-processor';
 import type { PayoutRowPreview } from '../payout-row-preview';
-import type { PayoutsService } from '../payouts.service';
+import type { PayoutDeps } from '../operations/payout-deps';
 
 /** What the batch operations work with (PayoutBatchesService holds them). */
 export interface BatchDeps {
   dataSource: DataSource;
   gateway: GatewayService;
   payways: PaywayConfigService;
-  payouts: PayoutsService;
-  processor: PayoutProcessor;
+  /** The payout operations' own dependencies: every row is created by operations/create-payout.ts. */
+  payout: PayoutDeps;
   audit: AuditService;
   keys: KeyRing;
   preview: PayoutRowPreview;

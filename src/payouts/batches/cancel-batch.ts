@@ -1,6 +1,8 @@
 import { type By, transactionFor } from '../../common/actor';
 import { NotFound } from '../../common/errors';
+import { lockPayout } from '../operations/payout-deps';
 import { PayoutBatchEntity } from '../payout-batch.entity';
+import { write } from '../payout-transitions';
 import type { BatchDeps } from './batch-deps';
 import { type BatchSummary, returned, summaryOf } from './batch-view';
 import { completeBatchIfDone } from './complete-batch';
@@ -92,9 +94,9 @@ export async function cancelAwaitingPayout(
   by: By,
 ): Promise<boolean> {
   return transactionFor(d.dataSource, by, async (m) => {
-    const p = await d.processor.lock(m, { shopId: d.shopId, shopPaymentId });
+    const p = await lockPayout(m, { shopId: d.shopId, shopPaymentId });
     if (p === null || p.status !== 'awaiting_approval') return false;
-    await d.processor.write(m, p, 'cancelled', 'api', { call: 'cancel', batchId: batch.batchId });
+    await write(m, p, 'cancelled', 'api', { call: 'cancel', batchId: batch.batchId });
     return true;
   });
 }

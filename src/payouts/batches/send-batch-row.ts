@@ -4,6 +4,7 @@ import { DomainError, RequestInProgress } from '../../common/errors';
 import { toProblem } from '../../common/problem.filter';
 import { CreatePayoutDto } from '../dto/payout-requests.dto';
 import { PayoutBatchEntity, type PayoutBatchRowState } from '../payout-batch.entity';
+import { create } from '../operations/create-payout';
 import type { BatchDeps } from './batch-deps';
 import { batchRowContext, returned } from './batch-view';
 import { cancelAwaitingPayout } from './cancel-batch';
@@ -49,7 +50,7 @@ export async function sendBatchRow(d: BatchDeps, batchPk: string, rowNo: number)
       { ...row.request, ...recipient },
       { type: 'body', metatype: CreatePayoutDto },
     )) as CreatePayoutDto;
-    const stored = await d.payouts.create(dto, by);
+    const stored = await create(d.payout, dto, by);
     state = 'sent';
     result = { payout: stored.body };
     shopPaymentId = dto.shopPaymentId;

@@ -1,7 +1,8 @@
 import { EntityManager } from 'typeorm';
 import { PayoutEntity, type PayoutStatus } from '../payout.entity';
 import { decideTransition } from '../payout.state';
-import type { PayoutProcessor } from '../payout-processor';
+import { write } from '../payout-transitions';
+import type { PayoutDeps } from './payout-deps';
 import { clock } from '../../common/clock';
 
 /** An operator's verified final status (attention `accept`), after the accept guard allowed it. */
@@ -11,7 +12,7 @@ import { clock } from '../../common/clock';
  * final status corrected to another final one is audited with the note.
  */
 export async function accept(
-  core: PayoutProcessor,
+  d: PayoutDeps,
   m: EntityManager,
   p: PayoutEntity,
   to: PayoutStatus,
@@ -19,14 +20,14 @@ export async function accept(
 ): Promise<void> {
   if (p.status === to) return;
   if (decideTransition(p.status, to).allowed) {
-    await core.write(m, p, to, 'admin', details);
+    await write(m, p, to, 'admin', details);
     return;
   }
   const from = p.status;
   const all = { status: to, finishedAt: clock.date(), nextPollAt: null };
   await m.update(PayoutEntity, { id: p.id }, all);
   Object.assign(p, all);
-  await core.audit.record(m, {
+  await d.audit.record(m, {
     entityType: 'payout',
     entityId: p.shopPaymentId,
     rowId: p.id,

@@ -12,16 +12,32 @@ import {
   SelfApproval,
 } from '../payout.errors';
 import { approvalsNeeded } from '../payout-approval';
-import { countingApprovals, mayApprove } from '../payout.rules';
+import {
+  approvalsToSend,
+  countingApprovals,
+  firstPollGraceS,
+  mayApprove,
+  SEND_STAMP_SQL,
+} from '../payout.rules';
 import { PayoutEntity } from '../payout.entity';
-import { type SealedRecipient } from '../payout-processor';
-import type { PayoutsService } from '../payouts.service';
+import { write } from '../payout-transitions';
 import { sendClaimed } from './create-payout';
+import {
+  findPayout,
+  lockPayout,
+  unsealRecipient,
+  type PayoutDeps,
+  type SealedRecipient,
+} from './payout-deps';
 
 /**
  * Approving a payout awaiting approval (admin routes and the console): four eyes and the approvals
  * that count (payout.rules.ts), then the last approval admits and sends it.
  */
+
+/** The approvals given so far of each payout in `$1` (uuid[]), oldest first. */
+const APPROVALS_SQL = `SELECT payout_id, key_id FROM payout_approvals
+  WHERE payout_id = ANY($1::uuid[]) AND decision = 'approve' ORDER BY created_at`;
 
 /** The last approval was reached without the send's admission read beforehand: read it, then again. */
 class LastApprovalUnprepared extends Error {
@@ -42,40 +58,38 @@ class LastApprovalUnprepared extends Error {
  * Then the create's own phases 2 and 3 send it.
  */
 export async function approve(
-  core: PayoutsService,
+  d: PayoutDeps,
   shopPaymentId: string,
   by: By,
   note?: string,
 ): Promise<PayoutView> {
-  const keyId = core.approverKeyId(by);
-  const pre = await core.find(shopPaymentId);
+  const keyId = approverKeyId(by);
+  const pre = await findPayout(d, shopPaymentId);
   // The gateway reads the send's admission needs (write-off, balance) are made with nothing
   // held, before the transaction, when this approval looks like the last one.
   let admission =
-    pre !== null && pre.status === 'awaiting_approval' && (await core.wouldSend(pre, keyId))
-      ? await core.admissionOf(pre)
+    pre !== null && pre.status === 'awaiting_approval' && (await wouldSend(d, pre, keyId))
+      ? await admissionOf(d, pre)
       : null;
   const run = (a: Admission | null) =>
-    transactionFor(core.dataSource, by, (m) =>
-      core.approveLocked(m, shopPaymentId, keyId, note, a),
-    );
-  let claimed: Awaited<ReturnType<PayoutsService['approveLocked']>>;
+    transactionFor(d.dataSource, by, (m) => approveLocked(d, m, shopPaymentId, keyId, note, a));
+  let claimed: Awaited<ReturnType<typeof approveLocked>>;
   try {
-    claimed = admission === null ? await run(null) : await core.controls.retryStale(admission, run);
+    claimed = admission === null ? await run(null) : await d.controls.retryStale(admission, run);
   } catch (err) {
     // The last approval after all (another key approved meanwhile): admitted now, once.
     if (!(err instanceof LastApprovalUnprepared)) throw err;
-    admission = await core.admissionOf(err.payout);
-    claimed = await core.controls.retryStale(admission, run);
+    admission = await admissionOf(d, err.payout);
+    claimed = await d.controls.retryStale(admission, run);
   }
   if (!claimed.send) return toPayoutView(claimed.p);
-  return sendClaimed(core, claimed.p, claimed.recipient, 'admin', claimed.attempt, by, (_m, p) =>
+  return sendClaimed(d, claimed.p, claimed.recipient, 'admin', claimed.attempt, by, (_m, p) =>
     Promise.resolve(toPayoutView(p)),
   );
 }
 
 export async function approveLocked(
-  core: PayoutsService,
+  d: PayoutDeps,
   m: EntityManager,
   shopPaymentId: string,
   keyId: string,
@@ -85,11 +99,10 @@ export async function approveLocked(
   | { p: PayoutEntity; send: false }
   | { p: PayoutEntity; send: true; recipient: SealedRecipient; attempt: number }
 > {
-  const { pollMaxS } = core.config.payouts;
-  const leaseS = callLeaseSeconds(core.config.gateway.timeoutMs);
-  const graceS =
-    Math.ceil(core.config.gateway.timeoutMs / 1000) + core.config.payouts.pollIntervalS;
-  const p = await core.lockAwaiting(m, shopPaymentId, 'approve');
+  const { pollMaxS } = d.config.payouts;
+  const leaseS = callLeaseSeconds(d.config.gateway.timeoutMs);
+  const graceS = firstPollGraceS(d.config.gateway.timeoutMs, d.config.payouts.pollIntervalS);
+  const p = await lockAwaiting(d, m, shopPaymentId, 'approve');
   if (!mayApprove(keyId, p.createdByKeyId)) throw new SelfApproval(shopPaymentId);
   const added = (await m.query(
     `INSERT INTO payout_approvals (payout_id, key_id, decision, note) VALUES ($1, $2, 'approve', $3)
@@ -97,21 +110,21 @@ export async function approveLocked(
     [p.id, keyId, note ?? null],
   )) as unknown[];
   if (added.length === 0) throw new SameApproverTwice(shopPaymentId);
-  const n = core.countingOf(p, await core.approverKeyIds(m, p.id)).length;
+  const n = countingOf(d, p, await approverKeyIds(m, p.id)).length;
   // The thresholds weigh the write-off: one known now (quoted for the send's admission) may need
   // more approvals than the payout was stored with (held before its write-off was quoted); never fewer.
   const judged =
     admission === null
       ? 0
-      : approvalsNeeded(core.config.payoutApproval, admission.share, p.shopCurrency);
+      : approvalsNeeded(d.config.payoutApproval, admission.share, p.shopCurrency);
   if (judged > p.approvalsRequired) {
     await m.update(PayoutEntity, { id: p.id }, { approvalsRequired: judged });
     p.approvalsRequired = judged;
   }
-  const required = Math.max(1, p.approvalsRequired);
+  const required = approvalsToSend(p);
   const details = { call: 'approve', approval: n, of: required, note: note ?? null };
   if (n < required) {
-    await core.audit.record(m, {
+    await d.audit.record(m, {
       entityType: 'payout',
       entityId: p.shopPaymentId,
       rowId: p.id,
@@ -124,10 +137,10 @@ export async function approveLocked(
   }
   if (admission === null) throw new LastApprovalUnprepared(p);
   // Opened before anything is written: an account that cannot be read leaves it awaiting.
-  const recipient = core.recipientOf(p);
+  const recipient = recipientOf(d, p);
   // The caps of the day it is sent and the balance, under the send's lock: 422 rolls back.
-  await core.controls.holdSend(m, admission, p.id);
-  await core.audit.record(m, {
+  await d.controls.holdSend(m, admission, p.id);
+  await d.audit.record(m, {
     entityType: 'payout',
     entityId: p.shopPaymentId,
     rowId: p.id,
@@ -137,10 +150,10 @@ export async function approveLocked(
     notice: 'approved',
     details,
   });
-  await core.processor.write(m, p, 'pending', 'admin', details);
+  await write(m, p, 'pending', 'admin', details);
   const claim = (await m.query(
-    `UPDATE payouts SET create_attempts = create_attempts + 1, last_create_at = clock_now(), sent_at = clock_now(),
-       call_owner = $2, call_started_at = clock_now(),
+    `UPDATE payouts SET create_attempts = create_attempts + 1, last_create_at = ${SEND_STAMP_SQL}, sent_at = ${SEND_STAMP_SQL},
+       call_owner = $2, call_started_at = ${SEND_STAMP_SQL},
        call_lease_until = clock_now() + make_interval(secs => $3::float8),
        next_poll_at = clock_now() + make_interval(secs => $4::float8),
        poll_deadline = clock_now() + make_interval(secs => $5::float8), updated_at = clock_now()
@@ -154,73 +167,63 @@ export async function approveLocked(
 }
 
 /** Whether `keyId`'s approval would be the last one `p` needs (read with nothing held). */
-export async function wouldSend(
-  core: PayoutsService,
-  p: PayoutEntity,
-  keyId: string,
-): Promise<boolean> {
-  const keys = [...(await core.approverKeyIds(core.dataSource, p.id)), keyId];
-  return core.countingOf(p, keys).length >= Math.max(1, p.approvalsRequired);
+export async function wouldSend(d: PayoutDeps, p: PayoutEntity, keyId: string): Promise<boolean> {
+  const keys = [...(await approverKeyIds(d.dataSource, p.id)), keyId];
+  return countingOf(d, p, keys).length >= approvalsToSend(p);
 }
 
 /** What the send of `p` is admitted with (its recipient opened to find its blind indexes). */
-export function admissionOf(core: PayoutsService, p: PayoutEntity): Promise<Admission> {
-  return core.controls.prepareSend(p, core.recipientOf(p).account);
+export function admissionOf(d: PayoutDeps, p: PayoutEntity): Promise<Admission> {
+  return d.controls.prepareSend(p, recipientOf(d, p).account);
 }
 
-export function recipientOf(core: PayoutsService, p: PayoutEntity): SealedRecipient {
+export function recipientOf(d: PayoutDeps, p: PayoutEntity): SealedRecipient {
   try {
-    return core.processor.unsealRecipient(p);
+    return unsealRecipient(d, p);
   } catch {
     throw new SealedValueUnreadable('account', 'payout account');
   }
 }
 
 /** The key ids that approved payout `id` so far, oldest first. */
-export async function approverKeyIds(
-  core: PayoutsService,
-  m: EntityManager | DataSource,
-  id: string,
-): Promise<string[]> {
-  const rows = (await m.query(
-    `SELECT key_id FROM payout_approvals WHERE payout_id = $1 AND decision = 'approve' ORDER BY created_at`,
-    [id],
-  )) as Array<{ key_id: string }>;
+export async function approverKeyIds(m: EntityManager | DataSource, id: string): Promise<string[]> {
+  const rows = (await m.query(APPROVALS_SQL, [[id]])) as Array<{ key_id: string }>;
   return rows.map((r) => r.key_id);
 }
 
 /** Rule "which approvals count" for `p`, against the admin keys configured now. */
 export function countingOf(
-  core: PayoutsService,
+  d: PayoutDeps,
   p: Pick<PayoutEntity, 'createdByKeyId'>,
   keyIds: readonly string[],
 ): string[] {
-  return countingApprovals(keyIds, core.adminKeyIds, p.createdByKeyId);
+  return countingApprovals(keyIds, d.adminKeyIds, p.createdByKeyId);
 }
 
 /** Payouts awaiting approval, oldest first, with the key ids that approved each so far. */
 export async function awaitingApproval(
-  core: PayoutsService,
+  d: PayoutDeps,
   limit = 500,
 ): Promise<Array<PayoutView & { approvalsRequired: number; approvedBy: string[] }>> {
-  const rows = await core.dataSource
+  const rows = await d.dataSource
     .getRepository(PayoutEntity)
     .createQueryBuilder('p')
-    .where('p.shop_id = :shopId', { shopId: core.shopId })
+    .where('p.shop_id = :shopId', { shopId: d.shopId })
     .andWhere(`p.status = 'awaiting_approval'`)
     .orderBy('p.created_at', 'ASC')
     .addOrderBy('p.id', 'ASC')
     .take(limit)
     .getMany();
   if (rows.length === 0) return [];
-  const approvals = (await core.dataSource.query(
-    `SELECT payout_id, key_id FROM payout_approvals WHERE payout_id = ANY($1::uuid[]) AND decision = 'approve' ORDER BY created_at`,
-    [rows.map((r) => r.id)],
-  )) as Array<{ payout_id: string; key_id: string }>;
+  const approvals = (await d.dataSource.query(APPROVALS_SQL, [rows.map((r) => r.id)])) as Array<{
+    payout_id: string;
+    key_id: string;
+  }>;
   return rows.map((p) => ({
     ...toPayoutView(p),
-    approvalsRequired: Math.max(1, p.approvalsRequired),
-    approvedBy: core.countingOf(
+    approvalsRequired: approvalsToSend(p),
+    approvedBy: countingOf(
+      d,
       p,
       approvals.filter((a) => a.payout_id === p.id).map((a) => a.key_id),
     ),
@@ -228,18 +231,18 @@ export async function awaitingApproval(
 }
 
 /** The acting admin key's id: approvals are recorded under it (never the key itself). */
-export function approverKeyId(core: PayoutsService, by: By): string {
+export function approverKeyId(by: By): string {
   if (by === undefined || by.role !== 'admin') throw new ApproverUnknown();
   return by.keyId;
 }
 
 export async function lockAwaiting(
-  core: PayoutsService,
+  d: PayoutDeps,
   m: EntityManager,
   shopPaymentId: string,
   action: 'approve' | 'reject',
 ): Promise<PayoutEntity> {
-  const p = await core.processor.lock(m, { shopId: core.shopId, shopPaymentId });
+  const p = await lockPayout(m, { shopId: d.shopId, shopPaymentId });
   if (p === null) throw new NotFound('Payout', shopPaymentId);
   if (p.status !== 'awaiting_approval')
     throw new NotAwaitingApproval(shopPaymentId, p.status, action);

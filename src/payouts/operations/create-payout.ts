@@ -19,17 +19,29 @@ import {
   refuseIfLocked,
   secretFieldsSent,
 } from '../../common/idempotency';
-import { storedAnswer, storedAnswerOf } from '../../common/stored-answer';
+import { replayedAnswer, storedAnswer, storedAnswerOf } from '../../common/stored-answer';
 import { PAYOUT_SECRET_FIELDS } from '../account-seal';
 import { metadataOf } from '../../common/metadata';
 import type { CreatePayoutDto } from '../dto/payout-requests.dto';
 import { toPayoutView, type PayoutView } from '../dto/payout.view';
 import { PayoutEntity } from '../payout.entity';
 import { NO_CALL } from '../payout-call';
-import type { SealedRecipient } from '../payout-processor';
 import { accountProblems, amountProblems } from '../payout-validation';
-import type { PayoutsService } from '../payouts.service';
-import type { StoredResponse } from '../payouts.service';
+import { nextPollAt, write } from '../payout-transitions';
+import { firstPollGraceS, SEND_STAMP_SQL } from '../payout.rules';
+import { gatewayFailure } from '../payout.errors';
+import type { QuotePayoutDto } from '../dto/payout-requests.dto';
+import {
+  findPayout,
+  lockPayout,
+  rejectProblems,
+  sealRecipient,
+  withdraw,
+  type PayoutDeps,
+  type SealedRecipient,
+  type StoredResponse,
+} from './payout-deps';
+import { applyCreate } from './send-payout';
 import { clock } from '../../common/clock';
 
 /**
@@ -54,33 +66,28 @@ export function convertedProblems(r: WithdrawTryResult, payway: OutputPayway) {
  * judges new rows) and replays it, waits (bounded) while the first copy is in phase 2, or gets
  * 409 "request in progress"; another body is 409 conflict.
  */
-export async function create(
-  core: PayoutsService,
-  dto: CreatePayoutDto,
-  by: By,
-): Promise<StoredResponse> {
-  const shopId = core.shopId;
-  const fingerprint = core.fingerprints.of(dto);
-  let priced: Awaited<ReturnType<PayoutsService['priceInPaywayCurrency']>> | null;
+export async function create(d: PayoutDeps, dto: CreatePayoutDto, by: By): Promise<StoredResponse> {
+  const shopId = d.shopId;
+  const fingerprint = d.fingerprints.of(dto);
+  let priced: Awaited<ReturnType<typeof priceInPaywayCurrency>> | null;
   try {
-    const payway = await core.payways.getPayway('payout', dto.payway);
+    const payway = await d.payways.getPayway('payout', dto.payway);
     const local = boundsCheckFor(dto.shopCurrency, payway.currency) === 'local';
-    core.reject([
+    rejectProblems([
       ...amountProblems(dto.amount, local ? payway : UNBOUNDED, dto.amountType),
       ...accountProblems(dto.account, dto.accountDetails, payway),
     ]);
-    priced = local ? null : await core.priceInPaywayCurrency(dto, payway);
+    priced = local ? null : await priceInPaywayCurrency(d, dto, payway);
   } catch (err) {
     // A repeat is answered whatever the configuration says now (limits lowered, payway gone).
-    const existing = await core.find(dto.shopPaymentId);
-    if (existing) return core.answerRepeat(existing, dto, by);
+    const existing = await findPayout(d, dto.shopPaymentId);
+    if (existing) return answerRepeat(d, existing, dto, by);
     throw err;
   }
-  const { pollMaxS } = core.config.payouts;
-  const leaseS = callLeaseSeconds(core.config.gateway.timeoutMs);
+  const { pollMaxS } = d.config.payouts;
+  const leaseS = callLeaseSeconds(d.config.gateway.timeoutMs);
   // A pending row is left alone by the poller for this long: the create request is in flight.
-  const graceS =
-    Math.ceil(core.config.gateway.timeoutMs / 1000) + core.config.payouts.pollIntervalS;
+  const graceS = firstPollGraceS(d.config.gateway.timeoutMs, d.config.payouts.pollIntervalS);
   const facts = {
     shopPaymentId: dto.shopPaymentId,
     amount: Amount.parse(dto.amount),
@@ -91,7 +98,7 @@ export async function create(
   };
   // One figure, the write-off (quoted when the amount type does not fix it), for the approval
   // thresholds, the caps and the balance: the gateway reads now; the sums with the insert, under a lock.
-  const { admission, writeOff, quoted } = await core.controls.prepare(
+  const { admission, writeOff, quoted } = await d.controls.prepare(
     shopId,
     { ...facts, account: dto.account },
     priced,
@@ -114,18 +121,18 @@ export async function create(
     createdByKeyId: by?.keyId ?? null,
     // The recipient's blind index, for the per-recipient daily cap; never the account in clear.
     accountIndex: admission.recipientIndexes[0],
-    accountSealed: core.processor.sealRecipient(id, {
+    accountSealed: sealRecipient(d, id, {
       account: dto.account,
       accountDetails: dto.accountDetails,
     }),
   };
   // A write-off at or above PAYOUT_APPROVAL_THRESHOLD waits for admin keys; nothing is sent.
-  const needed = approvalsNeeded(core.config.payoutApproval, writeOff, dto.shopCurrency);
+  const needed = approvalsNeeded(d.config.payoutApproval, writeOff, dto.shopCurrency);
   // An awaiting payout holds no share of the caps and nothing of the balance: the approval
   // that sends it admits it against the caps of that day and the balance then.
-  if (needed !== 0) return core.createAwaiting(stored, needed, dto, by);
+  if (needed !== 0) return createAwaiting(d, stored, needed, dto, by);
   // prettier-ignore
-  const inserted = await core.controls.admit(admission, dto.shopPaymentId, by, (m) => (m ?? core.dataSource)
+  const inserted = await d.controls.admit(admission, dto.shopPaymentId, by, (m) => (m ?? d.dataSource)
     .createQueryBuilder()
     .insert()
     .into(PayoutEntity)
@@ -133,11 +140,11 @@ export async function create(
       ...stored,
       status: 'pending',
       createAttempts: 1,
-      lastCreateAt: () => 'now()',
+      lastCreateAt: () => SEND_STAMP_SQL,
       // Sent now: the day it counts on and the start of its watch (payout.rules.ts).
-      sentAt: () => 'now()',
+      sentAt: () => SEND_STAMP_SQL,
       callOwner: INSTANCE_ID,
-      callStartedAt: () => 'now()',
+      callStartedAt: () => SEND_STAMP_SQL,
       callLeaseUntil: () => `clock_now() + make_interval(secs => ${leaseS})`,
       nextPollAt: () => `clock_now() + make_interval(secs => ${graceS})`,
       pollDeadline: () => `clock_now() + make_interval(secs => ${pollMaxS})`,
@@ -148,19 +155,19 @@ export async function create(
   const rows = inserted.raw as Array<{ id: string }>;
   if (rows.length === 1) {
     return sendClaimed(
-      core,
+      d,
       { id: rows[0].id, ...facts },
       { account: dto.account, accountDetails: dto.accountDetails },
       'api',
       1,
       by,
-      (m, p) => core.storeResponse(m, p),
+      (m, p) => storeResponse(m, p),
     );
   }
-  const existing = await core.find(dto.shopPaymentId);
+  const existing = await findPayout(d, dto.shopPaymentId);
   if (existing === null)
     throw new Error(`payout ${dto.shopPaymentId} vanished after a conflicting insert`);
-  return core.answerRepeat(existing, dto, by);
+  return answerRepeat(d, existing, dto, by);
 }
 
 /**
@@ -169,16 +176,16 @@ export async function create(
  * row exists (its stored answer or a conflict follows without another gateway call).
  */
 export async function priceInPaywayCurrency(
-  core: PayoutsService,
+  d: PayoutDeps,
   dto: CreatePayoutDto,
   payway: OutputPayway,
 ): Promise<{ psCurrency: number; payeeReceive: Amount; shopWriteOff: Amount } | null> {
-  const exists = await core.dataSource
+  const exists = await d.dataSource
     .getRepository(PayoutEntity)
-    .existsBy({ shopId: core.shopId, shopPaymentId: dto.shopPaymentId });
+    .existsBy({ shopId: d.shopId, shopPaymentId: dto.shopPaymentId });
   if (exists) return null;
-  const r = await core.tryWithdraw(dto);
-  core.reject(convertedProblems(r, payway));
+  const r = await tryWithdraw(d, dto);
+  rejectProblems(convertedProblems(r, payway));
   return {
     psCurrency: Number(r.ps_currency),
     payeeReceive: Amount.fromText(String(r.payee_receive)),
@@ -186,13 +193,27 @@ export async function priceInPaywayCurrency(
   };
 }
 
+/** `withdraw/try` for a quote or a conversion: a gateway failure is the route's problem. */
+export async function tryWithdraw(d: PayoutDeps, dto: QuotePayoutDto): Promise<WithdrawTryResult> {
+  try {
+    return await d.gateway.tryWithdraw({
+      amount: dto.amount,
+      amount_type: dto.amountType,
+      payway: dto.payway,
+      shop_currency: dto.shopCurrency,
+    });
+  } catch (err) {
+    throw gatewayFailure('withdraw/try', err);
+  }
+}
+
 /**
  * Phases 2 and 3 of a create whose row is claimed (call owner, lease, attempt): the new
  * payout's and an approved one's alike. `withdraw/create` with nothing held, then a short lock
- * writes the answer through the processor and `finish` builds the caller's answer.
+ * writes the answer (applyCreate) and `finish` builds the caller's answer.
  */
 export async function sendClaimed<T>(
-  core: PayoutsService,
+  d: PayoutDeps,
   row: Pick<
     PayoutEntity,
     'id' | 'shopPaymentId' | 'amount' | 'amountType' | 'shopCurrency' | 'payway' | 'description'
@@ -203,14 +224,14 @@ export async function sendClaimed<T>(
   by: By,
   finish: (m: EntityManager, p: PayoutEntity) => Promise<T>,
 ): Promise<T> {
-  return runGatewayOperation(core.dataSource, {
+  return runGatewayOperation(d.dataSource, {
     name: 'payout.create',
     by,
-    call: () => core.processor.withdraw(row, recipient),
-    lock: (m) => core.processor.lock(m, { id: row.id }),
+    call: () => withdraw(d, row, recipient),
+    lock: (m) => lockPayout(m, { id: row.id }),
     missing: () => new NotFound('Payout', row.shopPaymentId),
     record: async (m, p, answer) => {
-      await core.processor.applyCreate(m, p, answer, cause, attempt);
+      await applyCreate(d, m, p, answer, cause, attempt);
       return finish(m, p);
     },
   });
@@ -223,13 +244,13 @@ export async function sendClaimed<T>(
  * answerRepeat, whatever status it has.
  */
 export async function createAwaiting(
-  core: PayoutsService,
+  d: PayoutDeps,
   values: Omit<Partial<PayoutEntity>, 'status'>,
   needed: 1 | 2,
   dto: CreatePayoutDto,
   by: By,
 ): Promise<StoredResponse> {
-  const { pollMaxS } = core.config.payouts;
+  const { pollMaxS } = d.config.payouts;
   const write = async (m: EntityManager): Promise<StoredResponse | null> => {
     const inserted = await m
       .createQueryBuilder()
@@ -249,9 +270,9 @@ export async function createAwaiting(
       .execute();
     const rows = inserted.raw as Array<{ id: string }>;
     if (rows.length !== 1) return null;
-    const p = await core.processor.lock(m, { id: rows[0].id });
+    const p = await lockPayout(m, { id: rows[0].id });
     if (p === null) throw new NotFound('Payout', dto.shopPaymentId);
-    await core.audit.record(m, {
+    await d.audit.record(m, {
       entityType: 'payout',
       entityId: p.shopPaymentId,
       rowId: p.id,
@@ -260,22 +281,18 @@ export async function createAwaiting(
       cause: 'api',
       details: { approvalsRequired: needed },
     });
-    return core.storeResponse(m, p);
+    return storeResponse(m, p);
   };
-  const stored = await transactionFor(core.dataSource, by, write);
+  const stored = await transactionFor(d.dataSource, by, write);
   if (stored !== null) return stored;
-  const existing = await core.find(dto.shopPaymentId);
+  const existing = await findPayout(d, dto.shopPaymentId);
   if (existing === null)
     throw new Error(`payout ${dto.shopPaymentId} vanished after a conflicting insert`);
-  return core.answerRepeat(existing, dto, by);
+  return answerRepeat(d, existing, dto, by);
 }
 
 /** The stored answer, else the payout as it is now (stored as the answer). */
-export async function storeResponse(
-  core: PayoutsService,
-  m: EntityManager,
-  p: PayoutEntity,
-): Promise<StoredResponse> {
+export async function storeResponse(m: EntityManager, p: PayoutEntity): Promise<StoredResponse> {
   const first = storedAnswerOf<PayoutView>(p);
   if (first !== null) return first;
   const stored = storedAnswer(202, toPayoutView(p));
@@ -288,38 +305,38 @@ export async function storeResponse(
  * a copy whose call was lost (lease over) becomes `unknown` for the poller's status call.
  */
 export async function answerRepeat(
-  core: PayoutsService,
+  d: PayoutDeps,
   existing: PayoutEntity,
   dto: CreatePayoutDto,
   by: By,
 ): Promise<StoredResponse> {
-  await core.sameRequestOrConflict(existing, dto, by);
+  await sameRequestOrConflict(d, existing, dto, by);
   let first: PayoutEntity | null = existing;
   const answer = await waitForAnswer(async () => {
-    const p = first ?? (await core.find(existing.shopPaymentId));
+    const p = first ?? (await findPayout(d, existing.shopPaymentId));
     first = null;
     if (p === null) throw new NotFound('Payout', existing.shopPaymentId);
     const stored = storedAnswerOf<PayoutView>(p);
     if (stored !== null) return stored;
     if (p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > clock.now()) return undefined;
-    return transactionFor(core.dataSource, by, async (m) => {
-      const row = await core.processor.lock(m, { id: p.id });
+    return transactionFor(d.dataSource, by, async (m) => {
+      const row = await lockPayout(m, { id: p.id });
       if (row === null) throw new NotFound('Payout', existing.shopPaymentId);
       if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > clock.now())
         return undefined;
       if (row.status === 'pending') {
-        await core.processor.write(m, row, 'unknown', 'api', {
+        await write(m, row, 'unknown', 'api', {
           reason: 'the create call was lost (its lease ran out)',
         });
-        const next = core.processor.nextPollAt(row);
+        const next = nextPollAt(d, row);
         await m.update(PayoutEntity, { id: row.id }, { ...NO_CALL, nextPollAt: next });
         row.nextPollAt = next;
       }
-      return core.storeResponse(m, row);
+      return storeResponse(m, row);
     });
-  }, core.config.createWaitMs);
+  }, d.config.createWaitMs);
   if (answer === undefined) throw new RequestInProgress('shopPaymentId', existing.shopPaymentId, 1);
-  return { ...answer, replayed: true };
+  return replayedAnswer(answer);
 }
 
 /**
@@ -330,7 +347,7 @@ export async function answerRepeat(
  * guessed account is the same as to a wrong one, and the conflicts are capped.
  */
 export async function sameRequestOrConflict(
-  core: PayoutsService,
+  d: PayoutDeps,
   existing: PayoutEntity,
   dto: CreatePayoutDto,
   by: By,
@@ -343,7 +360,7 @@ export async function sameRequestOrConflict(
     status: existing.status,
     conflicts: existing.idempotencyConflicts,
   };
-  const limit = core.config.idempotencyConflictLimit;
+  const limit = d.config.idempotencyConflictLimit;
   refuseIfLocked(target, limit);
   const fields = differingFields(
     {
@@ -363,9 +380,9 @@ export async function sameRequestOrConflict(
       metadata: metadataOf(dto.metadata),
     },
   );
-  if (fields.length === 0 && core.fingerprints.matches(existing.requestFingerprint, dto)) return;
+  if (fields.length === 0 && d.fingerprints.matches(existing.requestFingerprint, dto)) return;
   await recordConflict(
-    core.dataSource,
+    d.dataSource,
     by,
     target,
     limit,

@@ -9,8 +9,18 @@ import { callLeaseSeconds } from '../../jobs/in-flight';
 import { INSTANCE_ID } from '../../jobs/instance';
 import { PayoutEntity } from '../payout.entity';
 import { decideRecreate, isFinal, isPolled, isUnsent } from '../payout.state';
-import type { PayoutProcessor } from '../payout-processor';
-import type { SealedRecipient } from '../payout-processor';
+import { applyRecord, flagWatch, keepOrNext, raise, watchStep } from '../payout-transitions';
+import {
+  askStatus,
+  lockPayout,
+  log,
+  unsealRecipient,
+  withdraw,
+  type PayoutDeps,
+  type SealedRecipient,
+  type WithdrawFacts,
+} from './payout-deps';
+import { applyCreate } from './send-payout';
 import { clock } from '../../common/clock';
 
 /**
@@ -25,7 +35,7 @@ import { clock } from '../../common/clock';
  * 'create' for the caller to send after commit; past the cap the payout goes to an operator.
  */
 export async function applyStatus(
-  core: PayoutProcessor,
+  d: PayoutDeps,
   m: EntityManager,
   p: PayoutEntity,
   via: string,
@@ -34,12 +44,12 @@ export async function applyStatus(
   mayCreate: boolean,
 ): Promise<'create' | 'done'> {
   if (answer.ok) {
-    await core.applyRecord(m, p, answer.value, cause, via);
+    await applyRecord(d, m, p, answer.value, cause, via);
     return 'done';
   }
   const err = answer.err;
   if (!(err instanceof GatewayError && err.isAbsent && via === 'withdraw/shop_payment_status')) {
-    core.log.warn(
+    log.warn(
       { shopPaymentId: p.shopPaymentId, via, err: (err as Error).message },
       'payout status failed; asking again later',
     );
@@ -52,23 +62,23 @@ export async function applyStatus(
     now: clock.now(),
     createAttempts: p.createAttempts,
     lastCreateAt: p.lastCreateAt?.getTime() ?? null,
-    maxCreates: core.config.payoutMaxCreates,
-    gatewayTimeoutMs: core.config.gateway.timeoutMs,
-    pollIntervalMs: core.config.payouts.pollIntervalS * 1000,
+    maxCreates: d.config.payoutMaxCreates,
+    gatewayTimeoutMs: d.config.gateway.timeoutMs,
+    pollIntervalMs: d.config.payouts.pollIntervalS * 1000,
     pollDeadline: p.pollDeadline.getTime(),
   });
   if (decision === 'cap') {
-    await core.raise(m, p, 'create_cap', `absent after ${p.createAttempts} creates`, cause);
+    await raise(m, p, 'create_cap', `absent after ${p.createAttempts} creates`, cause);
     return 'done';
   }
   if (decision === 'late') {
-    await core.flagWatch(m, p, 'deadline', 'absent at the poll deadline: not sent again', cause);
+    await flagWatch(m, p, 'deadline', 'absent at the poll deadline: not sent again', cause);
     return 'done';
   }
   // A flagged payout (e.g. a repeat refused while an earlier attempt is unknown) is never
   // created again by itself: an operator decides.
   if (decision === 'wait' || !mayCreate || p.needsAttention) return 'done';
-  core.log.warn(
+  log.warn(
     { shopPaymentId: p.shopPaymentId, attempts: p.createAttempts },
     'payout absent on the gateway: repeating the create',
   );
@@ -77,7 +87,7 @@ export async function applyStatus(
     lastCreateAt: clock.date(),
     callOwner: INSTANCE_ID,
     callStartedAt: clock.date(),
-    callLeaseUntil: new Date(clock.now() + callLeaseSeconds(core.config.gateway.timeoutMs) * 1000),
+    callLeaseUntil: new Date(clock.now() + callLeaseSeconds(d.config.gateway.timeoutMs) * 1000),
   };
   await m.update(PayoutEntity, { id: p.id }, claim);
   Object.assign(p, claim);
@@ -90,12 +100,19 @@ export async function applyStatus(
  * taken over by another instance is left alone). Returns false when the row was not ours to poll.
  */
 export async function checkOnce(
-  core: PayoutProcessor,
+  d: PayoutDeps,
   dataSource: DataSource,
   id: string,
   cause: AuditCause,
   /** `by`: who acts (an admin's recheck); undefined for the poller. */
   opts: { owner?: string; mayCreate: boolean; force?: boolean; by: By },
+  /**
+   * Phase 3 of the round: recordStatus, or the facade's own method that hands over to it
+   * (PayoutProcessor passes its recordStatus, so every per-row write of a round is that one call).
+   */
+  record: (
+    ...a: Parameters<typeof recordStatus> extends [unknown, ...infer R] ? R : never
+  ) => Promise<void> = (...a) => recordStatus(d, ...a),
 ): Promise<boolean> {
   const p = await dataSource.getRepository(PayoutEntity).findOneBy({ id });
   if (p === null || (opts.owner !== undefined && p.leaseOwner !== opts.owner)) return false;
@@ -105,18 +122,18 @@ export async function checkOnce(
   const inFlight = p.callLeaseUntil !== null && p.callLeaseUntil.getTime() > clock.now();
   if (open && !inFlight) {
     // Read before asking: a sealed account that cannot be read fails this poll (recorded), not a create.
-    const recipient = p.withdrawId === null && opts.mayCreate ? core.unsealRecipient(p) : null;
-    const { via, answer } = await core.askStatus(p);
-    await core.recordStatus(dataSource, id, via, answer, cause, {
+    const recipient = p.withdrawId === null && opts.mayCreate ? unsealRecipient(d, p) : null;
+    const { via, answer } = await askStatus(d, p);
+    await record(dataSource, id, via, answer, cause, {
       owner: opts.owner,
       resend: recipient === null ? null : { payout: p, recipient },
       by: opts.by,
     });
   } else if (opts.owner !== undefined) {
     await transactionFor(dataSource, opts.by, async (m) => {
-      const row = await core.lock(m, { id });
+      const row = await lockPayout(m, { id });
       if (row === null || row.leaseOwner !== opts.owner) return;
-      await core.finishRound(m, row, cause, true, inFlight ? row.callLeaseUntil : undefined);
+      await finishRound(d, m, row, cause, true, inFlight ? row.callLeaseUntil : undefined);
     });
   }
   return true;
@@ -129,7 +146,7 @@ export async function checkOnce(
  * written. `owner`: the poller's lease (a row taken over by another instance is left alone).
  */
 export async function recordStatus(
-  core: PayoutProcessor,
+  d: PayoutDeps,
   dataSource: DataSource,
   id: string,
   via: string,
@@ -138,7 +155,7 @@ export async function recordStatus(
   opts: {
     owner?: string;
     resend: {
-      payout: Parameters<PayoutProcessor['withdraw']>[0];
+      payout: WithdrawFacts;
       recipient: SealedRecipient;
     } | null;
     by: By;
@@ -150,13 +167,14 @@ export async function recordStatus(
     {
       name: 'payout.status',
       by: opts.by,
-      lock: (m) => core.lock(m, { id }),
+      lock: (m) => lockPayout(m, { id }),
       missing: () => 'done' as const,
       record: async (m, row, reply) => {
         if (opts.owner !== undefined && row.leaseOwner !== opts.owner) return 'done';
-        if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > clock.now()) return 'done';
-        const r = await core.applyStatus(m, row, via, reply, cause, opts.resend !== null);
-        if (r === 'done') await core.finishRound(m, row, cause, opts.owner !== undefined);
+        if (row.callLeaseUntil !== null && row.callLeaseUntil.getTime() > clock.now())
+          return 'done';
+        const r = await applyStatus(d, m, row, via, reply, cause, opts.resend !== null);
+        if (r === 'done') await finishRound(d, m, row, cause, opts.owner !== undefined);
         attempt = row.createAttempts;
         return r;
       },
@@ -168,15 +186,15 @@ export async function recordStatus(
     await runGatewayOperation(dataSource, {
       name: 'payout.recreate',
       by: opts.by,
-      call: () => core.withdraw(resend.payout, resend.recipient),
-      lock: (m) => core.lock(m, { id }),
+      call: () => withdraw(d, resend.payout, resend.recipient),
+      lock: (m) => lockPayout(m, { id }),
       // Gone meanwhile: nothing left to record the answer on.
       missing: () => undefined,
       record: async (m, row, created) => {
-        await core.applyCreate(m, row, created, cause, attempt);
+        await applyCreate(d, m, row, created, cause, attempt);
         // A create just sent gets its status round before any deadline: flagged now, it
         // would never be polled again while the gateway pays it.
-        await core.finishRound(m, row, cause, opts.owner !== undefined, undefined, false);
+        await finishRound(d, m, row, cause, opts.owner !== undefined, undefined, false);
       },
     });
   }
@@ -190,7 +208,7 @@ export async function recordStatus(
  * answers through recordStatus, which reads the row as it is now.
  */
 export async function finishQuietRounds(
-  core: PayoutProcessor,
+  d: PayoutDeps,
   dataSource: DataSource,
   owner: string,
   rounds: ReadonlyArray<{ id: string; xmin: string; nextPollAt: Date }>,
@@ -215,7 +233,7 @@ export async function finishQuietRounds(
  * end flagged `watch_ended` and no longer polled; poll count, next poll, lease released.
  */
 export async function finishRound(
-  core: PayoutProcessor,
+  d: PayoutDeps,
   m: EntityManager,
   p: PayoutEntity,
   cause: AuditCause,
@@ -225,9 +243,9 @@ export async function finishRound(
 ): Promise<void> {
   let next: Date | null = null;
   if (isPolled(p.status)) {
-    const step = core.watchStep(p);
+    const step = watchStep(d, p);
     if (deadlineApplies && step.flag !== null)
-      await core.flagWatch(
+      await flagWatch(
         m,
         p,
         step.flag,
@@ -237,8 +255,8 @@ export async function finishRound(
         cause,
       );
     if (nextAt !== undefined && nextAt !== null) next = nextAt;
-    else if (!deadlineApplies) next = core.keepOrNext(p);
-    else next = core.keepOrNext(p, step.nextAt);
+    else if (!deadlineApplies) next = keepOrNext(d, p);
+    else next = keepOrNext(d, p, step.nextAt);
   }
   await m.update(
     PayoutEntity,
@@ -259,7 +277,7 @@ export async function finishRound(
  * WATCH_INTERVAL_S until the watch ends.
  */
 export async function recordFailure(
-  core: PayoutProcessor,
+  d: PayoutDeps,
   dataSource: DataSource,
   id: string,
   err: unknown,
@@ -267,13 +285,13 @@ export async function recordFailure(
 ): Promise<void> {
   const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   await dataSource.transaction(async (m) => {
-    const p = await core.lock(m, { id });
+    const p = await lockPayout(m, { id });
     if (p === null || (owner !== undefined && p.leaseOwner !== owner)) return;
     await m.update(PayoutEntity, { id }, { lastError: message.slice(0, 500) });
     p.lastError = message;
-    const step = isPolled(p.status) ? core.watchStep(p) : null;
+    const step = isPolled(p.status) ? watchStep(d, p) : null;
     if (step !== null && step.flag !== null)
-      await core.flagWatch(
+      await flagWatch(
         m,
         p,
         step.flag === 'deadline' ? 'poll_failing' : step.flag,

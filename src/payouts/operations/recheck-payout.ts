@@ -6,9 +6,9 @@ import { PayoutEntity } from '../payout.entity';
 import { readPayoutRecord } from '../payout.rules';
 import { isFinal } from '../payout.state';
 import { NotFound } from '../../common/errors';
-import { type PayoutView } from '../dto/payout.view';
-import type { PayoutsService } from '../payouts.service';
-import type { PayoutProcessor } from '../payout-processor';
+import { toPayoutView, type PayoutView } from '../dto/payout.view';
+import { askStatus, findPayout, lockPayout, type PayoutDeps } from './payout-deps';
+import { applyStatus, checkOnce } from './poll-payout';
 
 /**
  * Recheck: an admin's reconcile and the attention `recheck` ask the gateway now and apply the
@@ -24,7 +24,7 @@ import type { PayoutProcessor } from '../payout-processor';
  * kept. The flag is cleared only when the gateway's record is ours and says the same status.
  */
 export async function recheckFinal(
-  core: PayoutProcessor,
+  d: PayoutDeps,
   dataSource: DataSource,
   id: string,
   by: By,
@@ -32,13 +32,11 @@ export async function recheckFinal(
   const p = await dataSource.getRepository(PayoutEntity).findOneBy({ id });
   // Never sent (rejected or cancelled while awaiting approval): the gateway cannot hold it.
   if (p === null || !isFinal(p.status) || p.createAttempts === 0) return;
-  const { via, answer } = await core.askStatus(p);
+  const { via, answer } = await askStatus(d, p);
   await transactionFor(dataSource, by, async (m) => {
-    const row = await core.lock(m, { id });
+    const row = await lockPayout(m, { id });
     if (row === null || !isFinal(row.status)) return;
-    const reading = answer.ok
-      ? readPayoutRecord(row, answer.value, core.config.payouts.status)
-      : null;
+    const reading = answer.ok ? readPayoutRecord(row, answer.value, d.config.payouts.status) : null;
     const agrees = reading !== null && reading.ours && reading.mapped.status === row.status;
     if (reading !== null && reading.ours && !isFinal(reading.mapped.status)) {
       // Asked after it was final here, our own record says it is not final there: a
@@ -65,7 +63,7 @@ export async function recheckFinal(
         );
       return;
     }
-    await core.applyStatus(m, row, via, answer, 'admin', false);
+    await applyStatus(d, m, row, via, answer, 'admin', false);
     if (agrees && row.needsAttention)
       await resolveAttention(
         m,
@@ -83,21 +81,19 @@ export async function recheckFinal(
  * keeps its next poll. A final flagged payout is cleared only when the gateway
  * confirms its status.
  */
-export async function reconcile(
-  core: PayoutsService,
-  shopPaymentId: string,
-  by: By,
-): Promise<PayoutView> {
-  const p = await core.find(shopPaymentId);
+export async function reconcile(d: PayoutDeps, shopPaymentId: string, by: By): Promise<PayoutView> {
+  const p = await findPayout(d, shopPaymentId);
   if (p === null) throw new NotFound('Payout', shopPaymentId);
   if (!isFinal(p.status)) {
-    await core.processor.checkOnce(core.dataSource, p.id, 'admin', {
+    await checkOnce(d, d.dataSource, p.id, 'admin', {
       mayCreate: !p.needsAttention && p.status !== 'needs_attention',
       force: true,
       by,
     });
   } else {
-    await core.processor.recheckFinal(core.dataSource, p.id, by);
+    await recheckFinal(d, d.dataSource, p.id, by);
   }
-  return core.get(shopPaymentId);
+  const now = await findPayout(d, shopPaymentId);
+  if (now === null) throw new NotFound('Payout', shopPaymentId);
+  return toPayoutView(now);
 }

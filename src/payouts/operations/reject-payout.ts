@@ -1,7 +1,9 @@
 import { ValidationFailed } from '../../common/errors';
 import { transactionFor, type By } from '../../common/actor';
 import { toPayoutView, type PayoutView } from '../dto/payout.view';
-import type { PayoutsService } from '../payouts.service';
+import { write } from '../payout-transitions';
+import { approverKeyId, lockAwaiting } from './approve-payout';
+import type { PayoutDeps } from './payout-deps';
 
 /** An operator's rejection of a payout awaiting approval: final, never sent. */
 
@@ -11,22 +13,22 @@ import type { PayoutsService } from '../payouts.service';
  * rejection has `call` and `gatewayStatus` instead).
  */
 export async function rejectPayout(
-  core: PayoutsService,
+  d: PayoutDeps,
   shopPaymentId: string,
   reason: string,
   by: By,
 ): Promise<PayoutView> {
-  const keyId = core.approverKeyId(by);
+  const keyId = approverKeyId(by);
   const why = reason.trim();
   if (why === '') throw new ValidationFailed([{ field: 'reason', message: 'must not be blank' }]);
-  return transactionFor(core.dataSource, by, async (m) => {
-    const p = await core.lockAwaiting(m, shopPaymentId, 'reject');
+  return transactionFor(d.dataSource, by, async (m) => {
+    const p = await lockAwaiting(d, m, shopPaymentId, 'reject');
     await m.query(
       `INSERT INTO payout_approvals (payout_id, key_id, decision, note) VALUES ($1, $2, 'reject', $3)
        ON CONFLICT (payout_id, key_id) DO UPDATE SET decision = 'reject', note = EXCLUDED.note, created_at = clock_now()`,
       [p.id, keyId, why],
     );
-    await core.processor.write(m, p, 'rejected', 'admin', {
+    await write(m, p, 'rejected', 'admin', {
       call: 'reject',
       rejectedBy: 'operator',
       reason: why,

@@ -5,13 +5,20 @@ import { GatewayError, isOutcomeUnknown } from '../../gateway';
 import type { WithdrawCreateResult } from '../../gateway/gateway.types';
 import { type CallAnswer } from '../../jobs/gateway-operation';
 import { PayoutEntity } from '../payout.entity';
-import type { PayoutProcessor } from '../payout-processor';
 import { NO_CALL } from '../payout-call';
+import {
+  applyRecord,
+  intervalFromNow,
+  setNextPoll,
+  settleFlag,
+  write,
+} from '../payout-transitions';
+import { log, type PayoutDeps } from './payout-deps';
 import { clock } from '../../common/clock';
 
 /**
  * Sending a payout: phase 3 of `withdraw/create` (the answer written on the locked row). Phase 2,
- * the request itself, is PayoutProcessor.withdraw; the create and approval paths claim the call
+ * the request itself, is `withdraw` (payout-deps.ts); the create and approval paths claim the call
  * and send it through sendClaimed (operations/create-payout.ts).
  */
 
@@ -24,7 +31,7 @@ import { clock } from '../../common/clock';
  * gateway would otherwise look absent and be sent again).
  */
 export async function applyCreate(
-  core: PayoutProcessor,
+  d: PayoutDeps,
   m: EntityManager,
   p: PayoutEntity,
   answer: CallAnswer<WithdrawCreateResult>,
@@ -38,11 +45,11 @@ export async function applyCreate(
     // claimed since. Its claim is not ours to release, and a refusal or a lost answer of an
     // older attempt says nothing about the newer one; only a gateway record (the truth about
     // this id) is applied.
-    core.log.warn(
+    log.warn(
       { shopPaymentId: p.shopPaymentId, attempt, current: p.createAttempts },
       'late withdraw/create answer of an earlier attempt',
     );
-    if (answer.ok) await core.applyRecord(m, p, answer.value, cause, call);
+    if (answer.ok) await applyRecord(d, m, p, answer.value, cause, call);
     else
       await m.update(
         PayoutEntity,
@@ -56,8 +63,8 @@ export async function applyCreate(
   await m.update(PayoutEntity, { id: p.id }, NO_CALL);
   Object.assign(p, NO_CALL);
   if (answer.ok) {
-    await core.applyRecord(m, p, answer.value, cause, call);
-    await core.setNextPoll(m, p, core.intervalFromNow());
+    await applyRecord(d, m, p, answer.value, cause, call);
+    await setNextPoll(d, m, p, intervalFromNow(d));
     return;
   }
   const err = answer.err;
@@ -67,18 +74,15 @@ export async function applyCreate(
       : { errorCode: null, gatewayMessage: (err as Error).message };
   if (err instanceof GatewayError && err.isDuplicate) {
     // The payout exists on the gateway: look it up, never create another.
-    core.log.warn(
-      { shopPaymentId: p.shopPaymentId },
-      'withdraw/create: shop_payment_id already used',
-    );
-    await core.write(m, p, 'unknown', cause, { call, duplicate: true }, errorInfo);
-    await core.setNextPoll(m, p, clock.date());
+    log.warn({ shopPaymentId: p.shopPaymentId }, 'withdraw/create: shop_payment_id already used');
+    await write(m, p, 'unknown', cause, { call, duplicate: true }, errorInfo);
+    await setNextPoll(d, m, p, clock.date());
     return;
   }
   if (err instanceof GatewayError && err.fatal === true && attempt > 1) {
     // The refusal speaks for this attempt only (a duplicate under another code, a balance
     // the first attempt reserved...): the status question settles the payout, never this.
-    await core.write(
+    await write(
       m,
       p,
       'unknown',
@@ -94,24 +98,17 @@ export async function applyCreate(
       cause,
     );
     p.needsAttention = true;
-    await core.setNextPoll(m, p, core.intervalFromNow());
+    await setNextPoll(d, m, p, intervalFromNow(d));
     return;
   }
   if (err instanceof GatewayError && err.fatal === true) {
-    await core.write(
-      m,
-      p,
-      'failed',
-      cause,
-      { call, errorCode: err.errorCode, fatal: true },
-      errorInfo,
-    );
-    await core.settleFlag(m, p, call);
+    await write(m, p, 'failed', cause, { call, errorCode: err.errorCode, fatal: true }, errorInfo);
+    await settleFlag(m, p, call);
     return;
   }
   if (err instanceof GatewayError && err.fatal === false) {
     // Non-fatal: the spec says poll the status (30 s, up to 2 h).
-    await core.write(
+    await write(
       m,
       p,
       'processing',
@@ -119,11 +116,11 @@ export async function applyCreate(
       { call, errorCode: err.errorCode, fatal: false },
       errorInfo,
     );
-    await core.setNextPoll(m, p, core.intervalFromNow());
+    await setNextPoll(d, m, p, intervalFromNow(d));
     return;
   }
   // Time-out, reset, an unknown code, or no connection: the payout may exist. Ask later, never resend blindly.
-  await core.write(
+  await write(
     m,
     p,
     'unknown',
@@ -131,5 +128,5 @@ export async function applyCreate(
     { call, outcomeUnknown: isOutcomeUnknown(err), error: (err as Error).name },
     errorInfo,
   );
-  await core.setNextPoll(m, p, core.intervalFromNow());
+  await setNextPoll(d, m, p, intervalFromNow(d));
 }

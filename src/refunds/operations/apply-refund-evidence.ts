@@ -79,7 +79,7 @@ export async function applyRefundEvidence(
   }
 }
 
-/** A final status applied by the rule clears a "not final yet" flag (cause gateway, #22). */
+/** A final status applied by the rule clears a "not final yet" flag (cause gateway). */
 async function settleFlag(
   m: EntityManager,
   refund: RefundEntity,

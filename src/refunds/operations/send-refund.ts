@@ -33,7 +33,7 @@ import {
 } from './refund-deps';
 import { settlementOf, asRefundRecord } from '../refund-records';
 import { STORE_RESPONSE_SQL } from '../refund-sql';
-import { storedAnswer } from '../../common/stored-answer';
+import { replayedAnswer, storedAnswer } from '../../common/stored-answer';
 
 /**
  * A repeat (or a race lost at the insert): the stored answer; while the first copy waits for
@@ -59,7 +59,7 @@ export async function answerRepeat(
   if (next === 'wait') return answerRepeat(d, id, cause, by);
   if ('claimed' in next)
     return next.claimed ? sendRefund(d, next, cause, by) : answerRepeat(d, id, cause, by);
-  return { ...next, replayed: true };
+  return replayedAnswer(next);
 }
 
 /** Under the locks, with no call in flight: send it (never sent), or answer what we know. */
@@ -265,5 +265,5 @@ export function replay(refund: RefundEntity): CreateResult {
     problem.replayed = true;
     throw problem;
   }
-  return { code: refund.responseCode ?? 201, body: toRefundView(refund), replayed: true };
+  return replayedAnswer({ code: refund.responseCode ?? 201, body: toRefundView(refund) });
 }

@@ -20,7 +20,7 @@ export const SECRET = 'chaos-secret-key-0123456789';
 export const SHOP_KEY = 'chaos-shop-key-0123456789';
 export const ADMIN_KEY = 'chaos-admin-key-0123456789';
 
-// Payway literals, in one place: the sandbox catalogue's listed aliases (#19's names).
+// Payway literals, in one place: the sandbox catalogue's listed aliases (their listed names).
 const RUB = 'card_core_payin_rub';
 const USD = 'card_core_payin_usd';
 const PAYOUT = 'qiwi_topup_rub_to_card';
@@ -86,13 +86,13 @@ export const COMPRESSED_ENV: Record<string, string> = {
   // the suite's settle window (a crash-points run on a loaded machine: books differed).
   WATCH_INTERVAL_S: '3',
   PAYWAY_REFRESH_S: '3600',
-  // #13's settings (ignored by a service that does not have them yet).
+  // The re-create discipline's settings (ignored by a service that does not have them yet).
   ABSENT_CHECKS: '3',
   ABSENT_WINDOW_S: '3',
   PAYOUT_MAX_CREATES: '3',
   CREATE_WAIT_MS: '3000',
   DB_POOL_SIZE: '20',
-  // One key drives every scenario: the rate limits (#12) are not what this suite is about.
+  // One key drives every scenario: the rate limits are not what this suite is about.
   RATE_LIMIT_PER_KEY_RPS: '0',
   RATE_LIMIT_PUBLIC_PER_IP_RPS: '0',
   RATE_LIMIT_UNAUTHENTICATED_PER_IP_RPS: '0',
