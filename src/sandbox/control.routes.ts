@@ -3,6 +3,8 @@ import { DEFAULT_GATEWAY_CALLS } from '../config/config';
 import { CALL_FAULTS, isFaultName } from './faults';
 import { completePayment, invoiceGroup, invoiceRecord, PayerAction } from './invoices';
 import { JsonOut, toJsonText } from './json-text';
+import { payeeKey } from './payouts';
+import { maskAccount } from './protocol';
 import type { SandboxRuntime } from './runtime';
 import { awaitsPayment, type Invoice, type SandboxState, Settings } from './sandbox.state';
 
@@ -182,6 +184,22 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
         throw new ControlError(404, `no notification of shop_order_id ${b.shop_order_id}`);
       }
       return { resent: times };
+    }),
+  );
+
+  // check_account refuses (or, with `refused: false`, takes again) one payee account.
+  router.post(
+    '/payees/refuse',
+    route((req) => {
+      const b = bodyOf(req);
+      if (typeof b.account !== 'string' || b.account.trim() === '' || b.account.length > 255)
+        throw new ControlError(400, 'account is required: the payee account check_account should refuse');
+      if (b.refused !== undefined && typeof b.refused !== 'boolean')
+        throw new ControlError(400, 'refused must be true or false');
+      const key = payeeKey(b.account);
+      if (b.refused === false) state.refusedPayees.delete(key);
+      else state.refusedPayees.add(key);
+      return { account: maskAccount(b.account), refused: b.refused !== false };
     }),
   );
 

@@ -14,6 +14,7 @@ import {
 import { approvalsNeeded } from '../payout-approval';
 import { countingApprovals, mayApprove } from '../payout.rules';
 import { PayoutEntity } from '../payout.entity';
+import { keepSight, sightForApproval } from '../payee-check';
 import { type SealedRecipient } from '../payout-processor';
 import type { PayoutsService } from '../payouts.service';
 import { sendClaimed } from './create-payout';
@@ -55,9 +56,11 @@ export async function approve(
     pre !== null && pre.status === 'awaiting_approval' && (await core.wouldSend(pre, keyId))
       ? await core.admissionOf(pre)
       : null;
+  // What the approver is judged on (payee-check.ts): a refused account without a note stops here.
+  const sight = await sightForApproval(core, pre, keyId, note);
   const run = (a: Admission | null) =>
-    transactionFor(core.dataSource, by, (m) =>
-      core.approveLocked(m, shopPaymentId, keyId, note, a),
+    transactionFor(core.dataSource, by, async (m) =>
+      keepSight(m, await core.approveLocked(m, shopPaymentId, keyId, note, a), keyId, sight),
     );
   let claimed: Awaited<ReturnType<PayoutsService['approveLocked']>>;
   try {
