@@ -178,6 +178,20 @@ const CONTROLS: Control[] = [
     refusals: { 400: 'A setting out of its bounds' },
   },
   {
+    path: '/sandbox/invoices/{shopOrderId}/status',
+    method: 'post',
+    id: 'sandbox_invoice_status',
+    summary: "The gateway's record of an invoice awaiting payment moves to 3 (ps_create_failed) or 5 (ps_notice_failed), not notified",
+    description: 'The service learns it by asking (GET /api/v1/invoices/{shopOrderId}?refresh=true, Recheck, reconciliation).',
+    param: ['shopOrderId', "The shop's order id (or the gateway's invoice id)", 'order-1001'],
+    body: {
+      schema: { type: 'object', required: ['status'], properties: { status: { type: 'integer', enum: [3, 5] } } },
+      example: { status: 3 },
+    },
+    answer: { id: 1234567, shop_order_id: 'order-1001', status: 3 },
+    refusals: { 400: 'Not 3 or 5', 404: 'No such invoice', 409: 'The invoice does not await payment' },
+  },
+  {
     path: '/sandbox/invoices/{shopOrderId}/charge-on-unhold',
     method: 'post',
     id: 'sandbox_charge_on_unhold',

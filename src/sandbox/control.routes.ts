@@ -244,6 +244,23 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
     );
   }
 
+  // The gateway's record of an invoice still awaiting payment moves to a status of its own that
+  // is not final: 3 (the payment system's create failed) or 5 (its notice failed). No
+  // notification: the shop learns it by asking (invoice/check).
+  router.post(
+    '/invoices/:invoiceId/status',
+    route((req) => {
+      const invoice = invoiceOf(req);
+      const to = bodyOf(req).status;
+      if (to !== 3 && to !== 5) throw new ControlError(400, 'status must be 3 or 5');
+      if (!awaitsPayment(invoice.status))
+        throw new ControlError(409, `invoice ${invoice.id} does not await payment (status ${invoice.status})`);
+      invoice.status = to;
+      invoice.updated = new Date();
+      return invoiceRecord(rt, invoice, true);
+    }),
+  );
+
   // A charge still queued at the gateway: the shop's next invoice/unhold of this hold charges it.
   router.post(
     '/invoices/:invoiceId/charge-on-unhold',
