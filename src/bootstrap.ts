@@ -69,6 +69,8 @@ export interface RunningService {
   config: AppConfig & { databaseUrl: string };
   /** Where the HTTP server listens, e.g. http://127.0.0.1:3000 */
   url: string;
+  /** Sandbox mode: the sandbox settings a restart kept from an earlier run (the start-up block names them). */
+  sandboxKeptSettings: Record<string, unknown>;
   close(): Promise<void>;
 }
 
@@ -111,6 +113,7 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
     }
     let sandboxClock: SandboxClock | undefined;
     let sandboxTasks: SandboxTasks | undefined;
+    let sandboxKeptSettings: Record<string, unknown> = {};
     if (config.sandboxMode) {
       // Loaded only in sandbox mode: a production process never carries the emulator.
       const { startSandbox } = await import('./sandbox/sandbox.server');
@@ -133,6 +136,7 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
       });
       cleanups.push(() => sandbox.close());
       sandboxTasks = sandbox;
+      sandboxKeptSettings = sandbox.keptSettings;
       logger.info({ baseUrl: sandbox.baseUrl }, 'gateway sandbox started (no GATEWAY_BASE_URL set)');
     }
     for (const variable of config.insecureHttp) {
@@ -167,6 +171,7 @@ export async function startService(config: AppConfig, opts: { host?: string } = 
       app,
       config: full,
       url: `http://127.0.0.1:${address.port}`,
+      sandboxKeptSettings,
       close: async () => {
         // The requests in flight and the jobs' work in flight finish before the gateway client
         // and the database they use are closed (Nest's own close runs its destroy hooks, which

@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   // The banner is the last thing on screen: it waits for the start-up lines to stop and be
   // written. Development keys are printed on purpose (sandbox only).
   await settleLogs();
-  process.stdout.write(`${startBanner(config, new Date(), clock.offsetSeconds())}\n`);
+  process.stdout.write(`${startBanner(config, new Date(), clock.offsetSeconds(), service.sandboxKeptSettings)}\n`);
 }
 
 main().catch((e: unknown) => {

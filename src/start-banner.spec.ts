@@ -29,6 +29,14 @@ describe('start banner', () => {
     );
   });
 
+  it('in sandbox mode names the sandbox settings kept from an earlier run, and nothing on a fresh start', () => {
+    const config = loadConfig({ SANDBOX_PORT: '4100' }, () => 'dev_generated_key_0123456789');
+    expect(startBanner(config, new Date(0))).not.toContain('kept from an earlier run');
+    expect(startBanner(config, new Date(0), 0, { latencyMs: 3000, notifyFormat: 'form' })).toContain(
+      'settings: kept from an earlier run: latencyMs: 3000, notifyFormat: "form"',
+    );
+  });
+
   it('says where kept development keys are', () => {
     const config = {
       ...loadConfig({}, () => 'dev_generated_key_0123456789'),

@@ -8,9 +8,16 @@ export const EXAMPLE_PAYWAY = 'card_core_payin_rub[mock_server,success_with_call
  * The block `npm start` ends with: where everything is and one request that works. Development
  * keys appear only when they were generated (sandbox mode: made once, kept under DATA_DIR,
  * printed at every start); configured keys are secrets and are never printed. In sandbox mode it
- * says whether the sandbox clock is moved (`clockOffsetS`, kept from an earlier run).
+ * says whether the sandbox clock is moved (`clockOffsetS`, kept from an earlier run), and names
+ * the sandbox settings kept from an earlier run (`keptSettings`: a latency left on would
+ * otherwise look like a slow service).
  */
-export function startBanner(config: AppConfig, now: Date = new Date(), clockOffsetS = 0): string {
+export function startBanner(
+  config: AppConfig,
+  now: Date = new Date(),
+  clockOffsetS = 0,
+  keptSettings: Record<string, unknown> = {},
+): string {
   const base = `http://localhost:${config.port}`;
   const key = config.generatedKeys ? config.apiKeys[0] : '$API_KEY';
   const body = JSON.stringify({
@@ -38,6 +45,11 @@ export function startBanner(config: AppConfig, now: Date = new Date(), clockOffs
       clockOffsetS > 0
         ? `  clock:    moved ${clockOffsetS} s ahead by the sandbox clock: ${new Date(now.getTime() + clockOffsetS * 1000).toISOString()} (POST http://localhost:${config.sandbox.port}/sandbox/clock/advance moves it on)`
         : `  clock:    the system clock (POST http://localhost:${config.sandbox.port}/sandbox/clock/advance {"seconds": 3600} moves it)`,
+    );
+  const kept = Object.entries(keptSettings);
+  if (config.sandboxMode && kept.length > 0)
+    lines.push(
+      `  settings: kept from an earlier run: ${kept.map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ')} (POST http://localhost:${config.sandbox.port}/sandbox/settings changes them)`,
     );
   if (config.generatedKeys) {
     lines.push(

@@ -8,8 +8,12 @@ export { scrubText } from './redact';
 /**
  * Pretty, coloured lines for a person at a terminal; JSON lines for everything else (a pipe, a
  * file, a container's log collector) and always in production, where a parser reads them.
+ * `LOG_FORMAT=json` or `pretty` decides it instead.
  */
 export function wantsPrettyLogs(env: NodeJS.ProcessEnv, stdoutIsTty: boolean): boolean {
+  // LOG_FORMAT says so outright (a suite that parses a terminal's lines; a readable pipe).
+  if (env.LOG_FORMAT === 'json') return false;
+  if (env.LOG_FORMAT === 'pretty') return !env.LOG_FILE;
   return stdoutIsTty && env.NODE_ENV !== 'production' && env.NODE_ENV !== 'test' && !env.LOG_FILE;
 }
 

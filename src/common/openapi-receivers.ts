@@ -1,3 +1,4 @@
+import { addSandboxControls } from './openapi-sandbox';
 import type { OpenAPIObject } from '@nestjs/swagger';
 
 /**
@@ -27,7 +28,10 @@ export function forReceivers(doc: OpenAPIObject, opts: { sandboxOrigin?: string 
   replaceInlineUnions(doc, mapping);
   mapOfStrings(schemas, 'extras');
   orderTags(doc, opts.sandboxOrigin !== undefined);
-  if (opts.sandboxOrigin !== undefined) addSandboxRoutes(doc, opts.sandboxOrigin);
+  if (opts.sandboxOrigin !== undefined) {
+    addSandboxRoutes(doc, opts.sandboxOrigin);
+    addSandboxControls(doc, opts.sandboxOrigin);
+  }
   return doc;
 }
 

@@ -104,6 +104,7 @@ export function loadConfig(
     http: httpLimits(env),
     metricsToken: V.METRICS_TOKEN.read(env),
     logLevel: V.LOG_LEVEL.read(env),
+    logFormat: V.LOG_FORMAT.read(env),
     payouts: {
       pollIntervalS,
       pollMaxS: V.PAYOUT_POLL_MAX_S.read(env),

@@ -74,6 +74,11 @@ export const SERVICE = group('Service', 'The process, its storage and what it se
     ),
   }),
   LOG_LEVEL: text({ doc: 'pino log level', default: 'info' }),
+  LOG_FORMAT: oneOf({
+    doc: 'log lines: `pretty` (readable, through pino-pretty), `json` (one JSON object a line, for a parser), or `auto`: pretty on a terminal outside production and tests, JSON otherwise (a pipe, a file, a container)',
+    values: ['auto', 'pretty', 'json'] as const,
+    default: 'auto',
+  }),
   METRICS_TOKEN: optionalText({
     doc: 'when set, `/metrics` needs `Authorization: Bearer <token>` (compared in constant time)',
     defaultText: 'unset: `/metrics` open',

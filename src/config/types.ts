@@ -107,6 +107,8 @@ export interface AppConfig {
   // --- end hostile callers
   metricsToken?: string;
   logLevel: string;
+  /** Read by the logger itself at load (src/common/logger.ts); validated here. */
+  logFormat: 'auto' | 'pretty' | 'json';
   payouts: {
     pollIntervalS: number;
     pollMaxS: number;

@@ -4,6 +4,8 @@ import { SCOPES, type Actor } from '../common/actor';
 import { isLockReason } from '../common/idempotency';
 import { createValidationPipe } from '../common/validation';
 import { PayoutsService } from '../payouts/payouts.service';
+import type { PayoutApprovalView } from '../payouts/dto/payout-approval.view';
+import { DomainError } from '../common/errors';
 import { CreateRefundDto } from '../refunds/dto/create-refund.dto';
 import { RefundsService, type CreateResult } from '../refunds/refunds.service';
 import type { ObjectType } from './console.service';
@@ -104,6 +106,19 @@ export class ConsoleActions {
   /** The approvals queue: payouts awaiting approval, oldest first. */
   approvals(): ReturnType<PayoutsService['awaitingApproval']> {
     return this.payouts.awaitingApproval(500);
+  }
+
+  /**
+   * The approval view of a payout (payee-check.ts): the check and the quote asked now when it
+   * awaits approval, and what each decision was shown; null when its account cannot be opened.
+   */
+  async approvalOf(id: string): Promise<PayoutApprovalView | null> {
+    try {
+      return await this.payouts.approvalView(id);
+    } catch (e) {
+      if (e instanceof DomainError) return null;
+      throw e;
+    }
   }
 
   /** The same service methods as the admin routes: the rules (admin key, two distinct keys) hold here too. */

@@ -6,16 +6,27 @@
  * (re-signed as listen forwards them). Talks to the service over its public API only.
  *
  * Options: --url (default PUBLIC_BASE_URL, else http://localhost:$PORT or :3000), --key (default EVENTS_API_KEY, else
- * the first of API_KEYS), --secret for forwarding (default SHOP_WEBHOOK_SECRET, else generated
- * and printed), --from-start (listen from the first event instead of from now).
+ * the first of API_KEYS, else sandbox mode's development shop key), --admin-key for the triggers
+ * an admin acts in (default EVENTS_ADMIN_KEY, else the first of ADMIN_API_KEYS, else the
+ * development admin key), --sandbox (default http://localhost:$SANDBOX_PORT or :4010),
+ * --secret for forwarding (default SHOP_WEBHOOK_SECRET, else generated and printed),
+ * --from-start (listen from the first event instead of from now). `trigger` knows every type
+ * of SHOP_EVENT_TYPES (./triggers.ts).
  */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { decodeWebhookSecret, WEBHOOK_SECRET_PROBLEM } from '../common/webhook-secret';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { NOT_EMITTED, type TriggerContext, TRIGGERS } from './triggers';
 import { webhookHeaders } from './webhook-signature';
 
 interface Options {
   url: string;
   key: string;
+  /** The admin key, for the triggers that need an admin's act (approve, recheck, accept, reconcile). */
+  adminKey?: string;
+  /** The sandbox's origin, for the triggers that drive it (pay, restate, settings). */
+  sandbox: string;
   forward?: string;
   secret?: string;
   fromStart: boolean;
@@ -35,88 +46,17 @@ interface FeedEvent {
   data: Record<string, unknown>;
 }
 
-/** What `trigger` can produce, and the flow that produces it. */
-const TRIGGERS: Record<string, (o: Options) => Promise<{ objectId: string; nudge?: string }>> = {
-  'invoice.succeeded': (o) => invoice(o, 'card_core_payin_rub[mock_server,success]'),
-  'invoice.rejected': (o) => invoice(o, 'card_core_payin_rub[mock_server,rejected_with_callback]'),
-  'refund.success': async (o) => {
-    const { objectId, nudge } = await invoice(o, 'card_core_payin_rub[mock_server,success]');
-    await waitFor(o, 'invoice.succeeded', objectId, nudge);
-    const shopRefundId = `cli-refund-${randomUUID()}`;
-    await call(o, 'POST', `/api/v1/invoices/${encodeURIComponent(objectId)}/refunds`, {
-      shopRefundId,
-      amount: '10.00',
-    });
-    return {
-      objectId: shopRefundId,
-      nudge: `/api/v1/invoices/${encodeURIComponent(objectId)}/refunds?refresh=true`,
-    };
-  },
-  'payout.succeeded': (o) => payout(o, 'qiwi_topup_rub_to_card[mock_server,success]'),
-  'payout.rejected': (o) => payout(o, 'qiwi_topup_rub_to_card[sandbox,reject]'),
-  'payout.failed': (o) => payout(o, 'qiwi_topup_rub_to_card[sandbox,decline]'),
-  'invoice.awaiting_payer': (o) => invoice(o, 'card_core_payin_rub[mock_server,success_with_callback]'),
-  'refund.waiting': (o) => refundOf(o),
-  'invoice.refund_updated': async (o) => {
-    const { orderId, nudge } = await refundOf(o);
-    return { objectId: orderId, nudge };
-  },
-};
-
-/** A paid invoice and a refund of part of it. */
-async function refundOf(o: Options): Promise<{ objectId: string; orderId: string; nudge: string }> {
-  const { objectId, nudge } = await invoice(o, 'card_core_payin_rub[mock_server,success]');
-  await waitFor(o, 'invoice.succeeded', objectId, nudge);
-  const shopRefundId = `cli-refund-${randomUUID()}`;
-  await call(o, 'POST', `/api/v1/invoices/${encodeURIComponent(objectId)}/refunds`, {
-    shopRefundId,
-    amount: '10.00',
-  });
-  return {
-    objectId: shopRefundId,
-    orderId: objectId,
-    nudge: `/api/v1/invoices/${encodeURIComponent(objectId)}/refunds?refresh=true`,
-  };
-}
-
-async function invoice(o: Options, payway: string): Promise<{ objectId: string; nudge: string }> {
-  const shopOrderId = `cli-order-${randomUUID()}`;
-  await call(o, 'POST', '/api/v1/invoices', {
-    shopOrderId,
-    amount: '100.00',
-    currency: 643,
-    payway,
-  });
-  // A payer-less success is not notified: ask the gateway (refresh) while waiting.
-  return {
-    objectId: shopOrderId,
-    nudge: `/api/v1/invoices/${encodeURIComponent(shopOrderId)}?refresh=true`,
-  };
-}
-
-async function payout(o: Options, payway: string): Promise<{ objectId: string }> {
-  const shopPaymentId = `cli-payout-${randomUUID()}`;
-  await call(o, 'POST', '/api/v1/payouts', {
-    shopPaymentId,
-    amount: '100.00',
-    amountType: 'ps_amount',
-    shopCurrency: 643,
-    payway,
-    account: '4111111111111111',
-  });
-  return { objectId: shopPaymentId };
-}
-
 async function call(
   o: Options,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'DELETE',
   path: string,
   body?: unknown,
+  opts: { key?: string; tolerate?: boolean } = {},
 ): Promise<unknown> {
   const res = await fetch(new URL(path, o.url), {
     method,
     headers: {
-      authorization: `Bearer ${o.key}`,
+      authorization: `Bearer ${opts.key ?? o.key}`,
       ...(body ? { 'content-type': 'application/json' } : {}),
     },
     body: body ? JSON.stringify(body) : undefined,
@@ -124,8 +64,44 @@ async function call(
     throw new Error(`${method} ${new URL(path, o.url).origin}: ${whyFailed(err)}`);
   });
   const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${text}`);
-  return text ? (JSON.parse(text) as unknown) : null;
+  if (!res.ok && !opts.tolerate) throw new Error(`${method} ${path}: HTTP ${res.status} ${text}`);
+  try {
+    return text ? (JSON.parse(text) as unknown) : null;
+  } catch {
+    return { status: res.status, text };
+  }
+}
+
+/** A sandbox control route's `data`, or null when the sandbox has no such route (404). */
+async function sandboxCall(o: Options, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown> | null> {
+  const res = await fetch(new URL(path, o.sandbox), {
+    method,
+    headers: body ? { 'content-type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  }).catch((err: unknown) => {
+    throw new Error(`${method} ${new URL(path, o.sandbox).origin} (the sandbox; --sandbox URL): ${whyFailed(err)}`);
+  });
+  const text = await res.text();
+  if (res.status === 404) return null;
+  if (!res.ok) throw new Error(`sandbox ${method} ${path}: HTTP ${res.status} ${text}`);
+  const parsed = JSON.parse(text) as { data?: Record<string, unknown> };
+  return parsed.data ?? {};
+}
+
+/** What the trigger flows (./triggers.ts) act through. */
+function triggerContext(o: Options): TriggerContext {
+  return {
+    api: async (method, path, body, tolerate) =>
+      ((await call(o, method, path, body, { tolerate })) ?? {}) as Record<string, unknown>,
+    admin: async (method, path, body) => {
+      if (o.adminKey === undefined)
+        throw new Error('this trigger needs an admin key: --admin-key, EVENTS_ADMIN_KEY or ADMIN_API_KEYS (sandbox mode: DATA_DIR/development-api-keys)');
+      return ((await call(o, method, path, body, { key: o.adminKey })) ?? {}) as Record<string, unknown>;
+    },
+    sandbox: (method, path, body) => sandboxCall(o, method, path, body),
+    waitFor: (type, objectIds, nudge) => waitFor(o, type, objectIds, nudge),
+    log: (line) => console.error(line),
+  };
 }
 
 async function page(
@@ -152,7 +128,7 @@ async function endOfFeed(o: Options): Promise<string | null> {
 async function waitFor(
   o: Options,
   type: string,
-  objectId: string,
+  objectIds: string[],
   nudge?: string,
   timeoutMs = 60000,
 ): Promise<FeedEvent> {
@@ -160,7 +136,7 @@ async function waitFor(
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     const p = await page(o, after);
-    const hit = p.items.find((e) => e.type === type && e.objectId === objectId);
+    const hit = p.items.find((e) => e.type === type && objectIds.includes(e.objectId));
     if (hit) return hit;
     after = p.nextCursor;
     if (p.items.length === 0) {
@@ -168,7 +144,7 @@ async function waitFor(
       await sleep(250);
     }
   }
-  throw new Error(`no ${type} event for ${objectId} within ${timeoutMs / 1000} s`);
+  throw new Error(`no ${type} event for ${objectIds.join(', ')} within ${timeoutMs / 1000} s`);
 }
 
 /** The key forwarded events are signed with: the secret as the service reads SHOP_WEBHOOK_SECRET. */
@@ -277,6 +253,18 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/** Sandbox mode's development keys (DATA_DIR/development-api-keys), when there are. */
+function developmentKeys(): { shop?: string; admin?: string } {
+  const file = join(process.env.DATA_DIR ?? '.data', 'development-api-keys');
+  if (!existsSync(file)) return {};
+  const keys: Record<string, string> = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^(shop|admin)=(\S+)$/.exec(line.trim());
+    if (m !== null) keys[m[1]] = m[2];
+  }
+  return keys;
+}
+
 function parse(argv: string[]): {
   command: string | undefined;
   arg: string | undefined;
@@ -294,16 +282,22 @@ function parse(argv: string[]): {
     const v = flags.get(k);
     return typeof v === 'string' && v !== '' ? v : undefined;
   };
+  const dev = developmentKeys();
   const key =
     str('--key') ??
     process.env.EVENTS_API_KEY ??
-    process.env.API_KEYS?.split(',')[0]?.split(':')[0];
+    process.env.API_KEYS?.split(',')[0]?.split(':')[0] ??
+    dev.shop;
+  const adminKey =
+    str('--admin-key') ?? process.env.EVENTS_ADMIN_KEY ?? process.env.ADMIN_API_KEYS?.split(',')[0] ?? dev.admin;
   return {
     command: rest[0],
     arg: rest[1],
     o: {
       url: str('--url') ?? process.env.PUBLIC_BASE_URL ?? `http://localhost:${process.env.PORT ?? '3000'}`,
       key: key ?? '',
+      adminKey: adminKey === '' ? undefined : adminKey,
+      sandbox: str('--sandbox') ?? `http://localhost:${process.env.SANDBOX_PORT ?? '4010'}`,
       forward: str('--forward') ?? (rest[0] === 'resend' ? process.env.SHOP_WEBHOOK_URL?.split(',')[0] : undefined),
       id: str('--id'),
       type: str('--type'),
@@ -331,13 +325,17 @@ async function main(): Promise<void> {
   }
   if (command === 'listen') return void (await listen(o));
   if (command === 'resend') return resend(o);
+  if (arg !== undefined && NOT_EMITTED[arg] !== undefined) {
+    console.error(`trigger: ${arg} is never emitted: ${NOT_EMITTED[arg]}`);
+    process.exit(2);
+  }
   const flow = arg ? TRIGGERS[arg] : undefined;
   if (!flow) {
     console.error(`trigger: one of ${Object.keys(TRIGGERS).join(', ')}`);
     process.exit(2);
   }
-  const { objectId, nudge } = await flow(o);
-  const event = await waitFor(o, arg!, objectId, nudge);
+  const { objectIds, nudge } = await flow(triggerContext(o));
+  const event = await waitFor(o, arg!, objectIds, nudge);
   console.log(JSON.stringify(event, null, 2));
 }
 

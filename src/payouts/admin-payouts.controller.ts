@@ -8,6 +8,7 @@ import { PayoutView } from './dto/payout.view';
 import { PayoutsService } from './payouts.service';
 import { AdminOnly } from '../common/access.decorator';
 import { ApprovePayoutDto, RejectPayoutDto } from './dto/payout-decision.dto';
+import { PayoutApprovalView } from './dto/payout-approval.view';
 
 @ApiTags('admin')
 @ApiBearerAuth()
@@ -36,6 +37,22 @@ export class AdminPayoutsController {
     return this.payouts.reconcile(shopPaymentId, by);
   }
 
+  @Get(':shopPaymentId/approval')
+  @ApiOperation({
+    summary: 'What an approver sees: check_account on the payee and the fee withdraw/try quotes, asked now',
+    description:
+      'For a payout awaiting approval the gateway is asked fresh (check_account on its account and payway, withdraw/try ' +
+      'for its fee), each answer with the time it was asked; neither call sends the payout. An approval of an account the ' +
+      'check refuses needs a note (422 payee-check-failed). `decisions` lists every decision so far with the check and ' +
+      'the quote its approver was shown.',
+  })
+  @ApiOkResponse({ type: PayoutApprovalView })
+  @ApiParam({ name: 'shopPaymentId', description: "The shop's payout id", example: 'payout-2001' })
+  @ApiProblems(404)
+  approval(@Param('shopPaymentId') shopPaymentId: string): Promise<PayoutApprovalView> {
+    return this.payouts.approvalView(shopPaymentId);
+  }
+
   @Post(':shopPaymentId/approve')
   @HttpCode(200)
   @ApiOperation({
@@ -43,7 +60,10 @@ export class AdminPayoutsController {
     description:
       'The approval that sends it admits its write-off (the one quoted at its create, else withdraw/try now) against ' +
       'the daily caps of that day and the balance: 422 cap-exceeded / insufficient-balance, or 503 write-off-unquoted ' +
-      'when the write-off cannot be quoted now; the payout stays awaiting_approval and the approval is not recorded.',
+      'when the write-off cannot be quoted now; the payout stays awaiting_approval and the approval is not recorded. ' +
+      'The payee is checked again (check_account) and the fee quoted (withdraw/try): when the gateway says the account ' +
+      'cannot be credited, an approval without a note is 422 payee-check-failed (nothing recorded, nothing sent); ' +
+      'each approval keeps the check and the quote it was judged on.',
   })
   @ApiOkResponse({ type: PayoutView })
   @ApiParam({ name: 'shopPaymentId', description: "The shop's payout id", example: 'payout-2001' })

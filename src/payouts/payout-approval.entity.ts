@@ -24,5 +24,9 @@ export class PayoutApprovalEntity {
   keyId: string;
   @Column({ type: 'varchar', length: 16 }) decision: ApprovalDecision;
   @Column({ type: 'varchar', length: 500, nullable: true }) note: string | null;
+  /** The gateway's check_account on the payee, as this approver was shown it (payee-check.ts). */
+  @Column({ name: 'payee_check', type: 'jsonb', nullable: true }) payeeCheck: unknown;
+  /** The fee withdraw/try quoted, as this approver was shown it. */
+  @Column({ name: 'fee_quote', type: 'jsonb', nullable: true }) feeQuote: unknown;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', default: () => 'clock_now()' }) createdAt: Date;
 }

@@ -18,6 +18,8 @@ import { accountProblems, amountProblems } from './payout-validation';
 import * as approveOp from './operations/approve-payout';
 import * as createOp from './operations/create-payout';
 import { convertedProblems, tryWithdraw, UNBOUNDED } from './operations/create-payout';
+import { approvalView } from './payee-check';
+import type { PayoutApprovalView } from './dto/payout-approval.view';
 import { findPayout, PAYOUT_DEPS, rejectProblems, type PayoutDeps } from './operations/payout-deps';
 import * as recheckOp from './operations/recheck-payout';
 import * as rejectOp from './operations/reject-payout';
@@ -99,6 +101,11 @@ export class PayoutsService {
   /** reconcile: operations/recheck-payout.ts. */
   reconcile(...a: Rest<typeof recheckOp.reconcile>): ReturnType<typeof recheckOp.reconcile> {
     return recheckOp.reconcile(this.d, ...a);
+  }
+
+  /** The approval's view (payee-check.ts): the check and quote asked now, what each decision saw. */
+  approvalView(shopPaymentId: string): Promise<PayoutApprovalView> {
+    return approvalView(this.d, shopPaymentId);
   }
 
   find(shopPaymentId: string): Promise<PayoutEntity | null> {

@@ -3,6 +3,8 @@ import { DEFAULT_GATEWAY_CALLS } from '../config/config';
 import { CALL_FAULTS, isFaultName } from './faults';
 import { completePayment, invoiceGroup, invoiceRecord, PayerAction } from './invoices';
 import { JsonOut, toJsonText } from './json-text';
+import { payeeKey } from './payouts';
+import { maskAccount } from './protocol';
 import type { SandboxRuntime } from './runtime';
 import { awaitsPayment, type Invoice, type SandboxState, Settings } from './sandbox.state';
 
@@ -185,6 +187,22 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
     }),
   );
 
+  // check_account refuses (or, with `refused: false`, takes again) one payee account.
+  router.post(
+    '/payees/refuse',
+    route((req) => {
+      const b = bodyOf(req);
+      if (typeof b.account !== 'string' || b.account.trim() === '' || b.account.length > 255)
+        throw new ControlError(400, 'account is required: the payee account check_account should refuse');
+      if (b.refused !== undefined && typeof b.refused !== 'boolean')
+        throw new ControlError(400, 'refused must be true or false');
+      const key = payeeKey(b.account);
+      if (b.refused === false) state.refusedPayees.delete(key);
+      else state.refusedPayees.add(key);
+      return { account: maskAccount(b.account), refused: b.refused !== false };
+    }),
+  );
+
   router.get(
     '/settings',
     route(() => ({ ...state.settings })),
@@ -225,6 +243,23 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
       }),
     );
   }
+
+  // The gateway's record of an invoice still awaiting payment moves to a status of its own that
+  // is not final: 3 (the payment system's create failed) or 5 (its notice failed). No
+  // notification: the shop learns it by asking (invoice/check).
+  router.post(
+    '/invoices/:invoiceId/status',
+    route((req) => {
+      const invoice = invoiceOf(req);
+      const to = bodyOf(req).status;
+      if (to !== 3 && to !== 5) throw new ControlError(400, 'status must be 3 or 5');
+      if (!awaitsPayment(invoice.status))
+        throw new ControlError(409, `invoice ${invoice.id} does not await payment (status ${invoice.status})`);
+      invoice.status = to;
+      invoice.updated = new Date();
+      return invoiceRecord(rt, invoice, true);
+    }),
+  );
 
   // A charge still queued at the gateway: the shop's next invoice/unhold of this hold charges it.
   router.post(

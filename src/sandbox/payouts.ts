@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { clock } from '../common/clock';
 import {
   accountInfoJson,
@@ -94,7 +94,16 @@ export const withdrawTry: CallHandler = (ctx) => {
   };
 };
 
-/** Accounts ending in 0000 pass the pattern but do not exist: `result: false`. */
+/** How a refused payee is remembered (sandbox.state.ts `refusedPayees`): a digest, never the account. */
+export function payeeKey(account: string): string {
+  return createHash('sha256').update(account.replace(/[\s-]/g, '')).digest('hex');
+}
+
+/**
+ * Accounts ending in 0000 pass the pattern but do not exist, and a payee refused by
+ * `POST /sandbox/payees/refuse` cannot be credited: `result: false` (withdraw/create still
+ * takes either, as a gateway whose check and create disagree would).
+ */
 export const checkAccount: CallHandler = (ctx) => {
   const { fields } = ctx;
   const account = fields.text('account', { max: 255 });
@@ -103,6 +112,7 @@ export const checkAccount: CallHandler = (ctx) => {
   const exists =
     accountProblems(config, account, accountDetails(fields)).length === 0 &&
     !account.endsWith('0000') &&
+    !ctx.rt.state.refusedPayees.has(payeeKey(account)) &&
     !parsePayway(config.alias).scenarios.has('wallet_does_not_exist');
   if (!exists) return { result: false };
   return { result: true, account_info: { account: maskAccount(account), holder: 'SANDBOX PAYEE' } };

@@ -72,6 +72,11 @@ export interface SandboxHandle {
    * each one's time first: the sandbox clock's advance (src/clock/sandbox-clock.ts).
    */
   runDue(until: number, moveTo: (at: number) => void): Promise<number>;
+  /**
+   * Settings a restored state kept from an earlier run (those changed by `POST /sandbox/settings`
+   * from that run's start-up settings): empty on a fresh start. The start-up block names them.
+   */
+  keptSettings: Record<string, unknown>;
 }
 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHandle> {
@@ -170,7 +175,13 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<SandboxHa
     );
   }
 
+  const keptSettings: Record<string, unknown> = {};
+  if (restored)
+    for (const [k, v] of Object.entries(state.settings))
+      if (v !== (state.initialSettings as unknown as Record<string, unknown>)[k]) keptSettings[k] = v;
+
   return {
+    keptSettings,
     origin: rt.origin,
     baseUrl: `${rt.origin}/gateway/v1/`,
     state,

@@ -285,6 +285,11 @@ export class SandboxState {
   /** Notices held back by the out_of_order scenario, by group. */
   withheld = new Map<string, Notice[]>();
   faults = new FaultQueue();
+  /**
+   * Payees check_account refuses (`POST /sandbox/payees/refuse`), by the SHA-256 of the account
+   * with spaces and dashes removed: never the account itself. Not kept across a restart.
+   */
+  refusedPayees = new Set<string>();
   settings: Settings;
   /** The last id given out; kept across restarts with the rest. */
   lastId = 0;
@@ -313,6 +318,7 @@ export class SandboxState {
     this.outbox = [];
     this.withheld.clear();
     this.faults.clear();
+    this.refusedPayees.clear();
     this.settings = { ...this.initialSettings };
     // Ids grow from the start time so a restarted sandbox does not reuse the ids of a shop's old rows.
     this.lastId = Date.now();

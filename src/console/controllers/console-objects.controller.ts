@@ -195,6 +195,7 @@ export class ConsoleObjectsController {
       timeline: await this.data.timeline(type, id),
       type,
       actions: objectActions(type, object),
+      approval: type === 'payout' ? await this.actions.approvalOf(id) : null,
       refunds,
       deliveries: await this.data.deliveriesOf(type, id),
       // The object's entries in the books (newest first), as the Ledger page shows them; an

@@ -4,7 +4,8 @@ import { lockPayout } from '../operations/payout-deps';
 import { PayoutBatchEntity } from '../payout-batch.entity';
 import { write } from '../payout-transitions';
 import type { BatchDeps } from './batch-deps';
-import { type BatchSummary, returned, summaryOf } from './batch-view';
+import { batchRowContext, type BatchSummary, returned, summaryOf } from './batch-view';
+import { cancelledRowView } from './cancelled-row-view';
 import { completeBatchIfDone } from './complete-batch';
 
 export interface CancelAnswer extends BatchSummary {
@@ -20,7 +21,8 @@ export interface CancelAnswer extends BatchSummary {
  *   conditionally on `state = 'pending' AND send_started_at IS NULL`. The runner marks a row
  *   begun with the same kind of UPDATE before its create, so of the two exactly one wins each
  *   row: a row cancelled is never sent, and a row begun is not called cancelled. Each is the
- *   event `payout.cancelled` (the row as it was asked for: there is no payout of it);
+ *   event `payout.cancelled`, its data a PayoutView of the row as it was asked for
+ *   (cancelledRowView: there is no payout row of it);
  * - payouts the batch created that wait for approval (nothing sent): each `cancelled` under the
  *   payout's lock by the state machine, as a rejection would be, so an approval racing it finds
  *   it final (and one that came first sent it: it goes on).
@@ -41,13 +43,15 @@ export async function cancelBatch(d: BatchDeps, batchId: string, by: By): Promis
       row_no: number;
       shop_payment_id: string;
       request: Record<string, unknown>;
+      recipient_sealed: string;
+      updated_at: Date;
     }>(
       await m.query(
         `UPDATE payout_batch_rows
             SET state = 'cancelled', lease_until = NULL, updated_at = clock_now(),
                 result = jsonb_build_object('payout', jsonb_build_object('shopPaymentId', shop_payment_id, 'status', 'cancelled'))
           WHERE batch_pk = $1 AND state = 'pending' AND send_started_at IS NULL
-          RETURNING row_no, shop_payment_id, request`,
+          RETURNING row_no, shop_payment_id, request, recipient_sealed, updated_at`,
         [found.id],
       ),
     );
@@ -59,7 +63,12 @@ export async function cancelBatch(d: BatchDeps, batchId: string, by: By): Promis
         toStatus: 'cancelled',
         cause: 'api',
         details: { call: 'cancel', batchId, row: r.row_no },
-        committedView: { ...r.request, status: 'cancelled', batchId },
+        committedView: { ...cancelledRowView({
+          request: { ...r.request, shopPaymentId: r.shop_payment_id },
+          account: accountOf(d, found.id, r.row_no, r.recipient_sealed),
+          createdAt: found.createdAt,
+          cancelledAt: r.updated_at,
+        }) },
       });
     return rows.length;
   });
@@ -80,6 +89,16 @@ export async function cancelBatch(d: BatchDeps, batchId: string, by: By): Promis
     ...(await summaryOf(d.dataSource.manager, batch)),
     cancelledNow: rowsCancelled + payoutsCancelled,
   };
+}
+
+/** A row's recipient account, opened for its cancelled view (shown masked); unreadable: nothing shown. */
+function accountOf(d: BatchDeps, batchPk: string, rowNo: number, sealed: string): string {
+  try {
+    const r = JSON.parse(d.keys.unseal(sealed, batchRowContext(batchPk, rowNo))) as { account?: unknown };
+    return typeof r.account === 'string' ? r.account : '';
+  } catch {
+    return '';
+  }
 }
 
 /**

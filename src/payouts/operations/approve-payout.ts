@@ -21,6 +21,7 @@ import {
 } from '../payout.rules';
 import { PayoutEntity } from '../payout.entity';
 import { write } from '../payout-transitions';
+import { keepSight, sightForApproval } from '../payee-check';
 import { sendClaimed } from './create-payout';
 import {
   findPayout,
@@ -71,8 +72,12 @@ export async function approve(
     pre !== null && pre.status === 'awaiting_approval' && (await wouldSend(d, pre, keyId))
       ? await admissionOf(d, pre)
       : null;
+  // What the approver is judged on (payee-check.ts): a refused account without a note stops here.
+  const sight = await sightForApproval(d, pre, keyId, note);
   const run = (a: Admission | null) =>
-    transactionFor(d.dataSource, by, (m) => approveLocked(d, m, shopPaymentId, keyId, note, a));
+    transactionFor(d.dataSource, by, async (m) =>
+      keepSight(m, await approveLocked(d, m, shopPaymentId, keyId, note, a), keyId, sight),
+    );
   let claimed: Awaited<ReturnType<typeof approveLocked>>;
   try {
     claimed = admission === null ? await run(null) : await d.controls.retryStale(admission, run);
