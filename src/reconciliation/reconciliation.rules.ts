@@ -27,7 +27,8 @@ export const ITEM_KINDS: readonly ItemKind[] = [
 
 export interface ReconciliationItem {
   kind: ItemKind;
-  objectType?: 'invoice' | 'refund' | 'payout';
+  /** A dispute only in a position item (the gateway's interface has no disputes to compare). */
+  objectType?: 'invoice' | 'refund' | 'payout' | 'dispute';
   objectId?: string;
   /** A balance item: the ledger account compared (`agent_available` or `agent_frozen`). */
   account?: 'agent_available' | 'agent_frozen';

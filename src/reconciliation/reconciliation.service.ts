@@ -199,13 +199,16 @@ export class ReconciliationService {
       ps.length === 0 ? 'nothing' : ps.map((p) => `${p.account} ${p.amount}`).join(', ');
     return mismatches.map((m) => ({
       kind: 'position' as const,
-      objectType: m.object_type as 'invoice' | 'refund' | 'payout',
+      objectType: m.object_type as 'invoice' | 'refund' | 'payout' | 'dispute',
       objectId: m.object_id,
       currency: m.posted[0]?.currency ?? m.position[0]?.currency ?? null,
       ours: `posted ${legs(m.posted)}`,
       gateway: null,
       position: `${m.status ?? 'no object'}: ${legs(m.position)}`,
-      ...(m.status === null ? {} : { rowId: m.object_pk, rowStatus: m.status }),
+      // A dispute has no attention flag of its own: its item flags the run.
+      ...(m.status === null || m.object_type === 'dispute'
+        ? {}
+        : { rowId: m.object_pk, rowStatus: m.status }),
     }));
   }
 
@@ -271,6 +274,7 @@ export class ReconciliationService {
       if (
         item.rowId !== undefined &&
         item.objectType !== undefined &&
+        item.objectType !== 'dispute' &&
         item.objectId !== undefined
       ) {
         await raiseAttention(
