@@ -1,5 +1,5 @@
 import { DomainError } from '../common/errors';
-import { Amount } from '../common/money';
+import { Amount, moneyText } from '../common/money';
 
 /**
  * The refunds that still count (not FAILED), the disputes that hold or took back part of the
@@ -14,19 +14,22 @@ export class RefundExceedsPaidAmount extends DomainError {
     committed: Amount,
     requested: Amount,
     disputed: Amount = Amount.zero(),
+    /** The invoice's currency: the figures are written with its minor-unit digits. */
+    currency?: number,
   ) {
+    const text = (a: Amount): string => (currency === undefined ? a.toString() : moneyText(a, currency));
     const figures = {
-      paidAmount: paid.toString(),
-      refundedOrPending: committed.toString(),
-      requestedAmount: requested.toString(),
-      disputedAmount: disputed.toString(),
+      paidAmount: text(paid),
+      refundedOrPending: text(committed),
+      requestedAmount: text(requested),
+      disputedAmount: text(disputed),
     };
     if (disputed.isPositive()) {
       super(
         'refund-exceeds-refundable',
         422,
         'Refund exceeds the refundable amount',
-        `invoice ${shopOrderId}: of ${paid.toString()} paid, ${committed.toString()} is already refunded or being refunded and ${disputed.toString()} is disputed (open, lost or accepted); ${requested.toString()} more does not fit`,
+        `invoice ${shopOrderId}: of ${figures.paidAmount} paid, ${figures.refundedOrPending} is already refunded or being refunded and ${figures.disputedAmount} is disputed (open, lost or accepted); ${figures.requestedAmount} more does not fit`,
         figures,
       );
       return;
@@ -35,7 +38,7 @@ export class RefundExceedsPaidAmount extends DomainError {
       'refund-exceeds-paid-amount',
       422,
       'Refund exceeds the paid amount',
-      `invoice ${shopOrderId}: ${committed.toString()} of ${paid.toString()} is already refunded or being refunded; ${requested.toString()} more does not fit`,
+      `invoice ${shopOrderId}: ${figures.refundedOrPending} of ${figures.paidAmount} is already refunded or being refunded; ${figures.requestedAmount} more does not fit`,
       figures,
     );
   }

@@ -157,6 +157,7 @@ function reserve(
         Amount.sum(counted),
         amount,
         disputed,
+        invoice.currency,
       );
     }
     const { reconcileGraceS, reconcileMaxS } = d.config.refunds;
