@@ -186,6 +186,28 @@ export function compareBalances(
 }
 
 /**
+ * What may explain an available-balance item when the payment shop is the agent shop: a
+ * chargeback lowers the payment shop's balance at the gateway when it is reported, but the books
+ * post it only when the dispute is recorded lost or accepted (`chargebacks` debited,
+ * `gateway_payment_shop` credited). So a balance below ours while disputes are open, or before a
+ * reported chargeback is recorded, is said in the item's attention reason; null when nothing
+ * open could explain it. `openDisputes`: the sums of the disputes still open, per currency.
+ */
+export function chargebackHint(
+  item: Pick<ReconciliationItem, 'kind' | 'account' | 'currency' | 'amount'>,
+  openDisputes: ReadonlyMap<number, string>,
+): string | null {
+  if (item.kind !== 'balance' || item.account !== 'agent_available' || item.currency === null)
+    return null;
+  if (item.amount === undefined || !d(item.amount).isNegative()) return null;
+  const open = openDisputes.get(item.currency);
+  const short = money(d(item.amount).neg(), item.currency);
+  if (open === undefined || d(open).isZero())
+    return `a chargeback the gateway took (${short}) is booked once its dispute is recorded and resolved lost or accepted`;
+  return `disputes open in ${item.currency}: ${money(d(open), item.currency)}; a chargeback the gateway took is booked when its dispute is resolved lost or accepted`;
+}
+
+/**
  * A stored comparison with its differences apart, worked out from its two sides (runs stored
  * before the differences were kept apart carry a netted `difference`, which is dropped).
  */
