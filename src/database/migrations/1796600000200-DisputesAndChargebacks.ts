@@ -156,9 +156,11 @@ export class DisputesAndChargebacks1796600000200 implements MigrationInterface {
         `DisputesAndChargebacks down: ${posted[0].n} ledger entries belong to disputes; entries are immutable, so this migration cannot be reverted`,
       );
     await q.query(mismatches(OBJECTS_010));
-    await q.query(`DROP TABLE "disputes"`);
+    for (const t of ['pos', 'ins', 'upd'])
+      await q.query(`DROP TRIGGER "tr_disputes_ledger_${t}" ON "disputes"`);
     await q.query(`DROP FUNCTION ledger_follow_dispute()`);
     await q.query(`DROP FUNCTION ledger_position_dispute(disputes)`);
+    await q.query(`DROP TABLE "disputes"`);
     await q.query(`ALTER TABLE "invoices" DROP CONSTRAINT "ck_invoices_disputed"`);
     await q.query(`ALTER TABLE "invoices" DROP COLUMN "disputed_amount"`);
   }
