@@ -12,6 +12,7 @@
 //   --no-corrections  both of the above
 //   --no-faults       no gateway faults (nor Accept while the gateway is unreachable)
 //   --no-restarts     the service is never killed
+//   --no-disputes     no chargebacks (disputes recorded and resolved)
 //   --verbose         print every history as played, passing or not
 //   --shrink R        shorten a failing history with up to R replays (default 0: print it whole)
 import { spawnSync } from 'node:child_process';
@@ -36,7 +37,7 @@ for (let i = 0; i < args.length; i++) {
   else if (a === '--shrink') env.HISTORY_SHRINK = value();
   else if (a === '--verbose') env.HISTORY_VERBOSE = '1';
   else if (a === '--no-corrections') flags.add('accept').add('restate');
-  else if (['--no-accept', '--no-restate', '--no-faults', '--no-restarts'].includes(a))
+  else if (['--no-accept', '--no-restate', '--no-faults', '--no-restarts', '--no-disputes'].includes(a))
     flags.add(a.slice(5));
   else {
     console.error(`unknown option ${a} (see scripts/histories.mjs)`);

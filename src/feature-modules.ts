@@ -13,6 +13,7 @@ import { ReportsModule } from './reports/reports.module';
 import { PaymentTokensModule } from './payment-tokens/payment-tokens.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
+import { DisputesModule } from './disputes/disputes.module';
 
 /** The business modules, each adding itself here (one line per module). */
-export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule, AttentionModule, ConsoleModule, EventsModule, ReportsModule, PaymentTokensModule, LedgerModule, ReconciliationModule];
+export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule, AttentionModule, ConsoleModule, EventsModule, ReportsModule, PaymentTokensModule, LedgerModule, ReconciliationModule, DisputesModule];

@@ -8,6 +8,7 @@ import { Ledger1795900000060 } from '../src/database/migrations/1795900000060-Le
 import { LedgerLegsInline1795900000070 } from '../src/database/migrations/1795900000070-LedgerLegsInline';
 import { LedgerAdjustmentKeys1795900000080 } from '../src/database/migrations/1795900000080-LedgerAdjustmentKeys';
 import { LedgerPositions1796500000010 } from '../src/database/migrations/1796500000010-LedgerPositions';
+import { DisputesAndChargebacks1796600000200 } from '../src/database/migrations/1796600000200-DisputesAndChargebacks';
 import { PayoutPoller } from '../src/payouts/payout-poller';
 import { ReconciliationJob } from '../src/reconciliation/reconciliation-job';
 import { admin, ADMIN_KEY, auth, startTestApp, TestContext } from './support/app';
@@ -656,12 +657,14 @@ describe('books', () => {
     const ds = ctx.service.app.get(DataSource);
     const runner = ds.createQueryRunner();
     try {
-      // Both migrations of the books, down and up again: the entries posted by the first and
+      // The migrations of the books (the disputes' last), down and up again: the entries posted by the first and
       // carried into their legs by the second are the ones the live triggers posted.
       const ledger = new Ledger1795900000060();
       const legs = new LedgerLegsInline1795900000070();
       const keys = new LedgerAdjustmentKeys1795900000080();
       const positions = new LedgerPositions1796500000010();
+      const disputes = new DisputesAndChargebacks1796600000200();
+      await disputes.down(runner);
       await positions.down(runner);
       await keys.down(runner);
       await legs.down(runner);
@@ -670,6 +673,7 @@ describe('books', () => {
       await legs.up(runner);
       await keys.up(runner);
       await positions.up(runner);
+      await disputes.up(runner);
     } finally {
       await runner.release();
     }

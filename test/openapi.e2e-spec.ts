@@ -237,6 +237,11 @@ export function byObject(event: ShopEvent): string {
       const day: string = event.data.date;
       return [event.type, event.data.id, day, event.data.status].join(' ');
     }
+    case 'dispute': {
+      const status: 'open' | 'won' | 'lost' | 'accepted' = event.data.status;
+      const type: 'dispute.opened' | 'dispute.won' | 'dispute.lost' | 'dispute.accepted' = event.type;
+      return [type, event.data.id, event.data.invoice, status, event.data.amount].join(' ');
+    }
     default: {
       const none: never = event;
       return none;
@@ -284,6 +289,8 @@ export function receive(body: string): string {
       return event.data.id + ' ' + event.data.status;
     case 'reconciliation':
       return event.data.date + ' ' + event.data.status;
+    case 'dispute':
+      return event.data.invoice + ' ' + event.data.status;
     default: {
       const none: never = event;
       return none;
@@ -436,6 +443,14 @@ describe('OpenAPI contract', () => {
     expect(await typeCheck(served, { 'receiver.ts': NAMED_UNION_HANDLER })).toEqual([]);
   });
 
+  it('the sandbox’s chargeback route is documented under `sandbox` with an example', async () => {
+    const sandbox = JSON.parse(await generateOpenApi({ sandboxOrigin: 'http://localhost:4010' })) as Json;
+    const paths = sandbox.paths as Record<string, Record<string, { tags?: string[]; requestBody?: Json }>>;
+    const chargeback = paths['/sandbox/invoices/{shopOrderId}/chargeback'];
+    expect(chargeback.post.tags).toEqual(['sandbox']);
+    expect(JSON.stringify(chargeback.post.requestBody)).toContain('"example":{"amount":"30.00"}');
+  });
+
   it('the named union covers every event object type, reconciliation included, and is what the routes refer to', () => {
     const schemas = (served.components as Json).schemas as Record<string, Schema>;
     const union = schemas.ShopEvent as Schema & { discriminator: { mapping: Record<string, string> } };
@@ -446,8 +461,9 @@ describe('OpenAPI contract', () => {
       'payout_batch',
       'payment_token',
       'reconciliation',
+      'dispute',
     ]);
-    expect(union.oneOf).toHaveLength(6);
+    expect(union.oneOf).toHaveLength(7);
     expect(schemas.ReconciliationEvent.properties!.data.required).toEqual(['id', 'date', 'status']);
     // Nowhere else is the union spelled out inline.
     const text = JSON.stringify({ ...served, components: { schemas: { ...schemas, ShopEvent: undefined } } });
@@ -503,6 +519,7 @@ describe('OpenAPI contract', () => {
         payout_batch: '#/components/schemas/PayoutBatchEvent',
         payment_token: '#/components/schemas/PaymentTokenEvent',
         reconciliation: '#/components/schemas/ReconciliationEvent',
+        dispute: '#/components/schemas/DisputeEvent',
       },
     });
     expect(schemas.PayoutBatchEvent.properties!.type.enum).toEqual(['payout_batch.completed']);
@@ -516,6 +533,7 @@ describe('OpenAPI contract', () => {
       ['refund', 'RefundEvent', 'RefundView'],
       ['payout', 'PayoutEvent', 'PayoutView'],
       ['payment_token', 'PaymentTokenEvent', 'PaymentToken'],
+      ['dispute', 'DisputeEvent', 'DisputeView'],
     ]) {
       const props = schemas[name].properties!;
       expect(props.objectType.enum).toEqual([objectType]);

@@ -237,7 +237,7 @@ function reportFromCsv(
     const currency = Number(r.currency);
     let c = out.currencies.find((x) => x.currency === currency);
     if (
-      ['payments', 'refunds', 'payouts', 'payment_fees', 'payout_fees'].includes(r.section) &&
+      ['payments', 'refunds', 'payouts', 'chargebacks', 'payment_fees', 'payout_fees'].includes(r.section) &&
       !c
     ) {
       c = {
@@ -245,6 +245,7 @@ function reportFromCsv(
         payments: { count: 0, amount: '' },
         refunds: { count: 0, amount: '' },
         payouts: { count: 0, amount: '', withoutAmount: 0 },
+        chargebacks: { count: 0, amount: '' },
         fees: {
           payments: { count: 0, amount: '', notComputed: 0 },
           payouts: { count: 0, amount: '', notComputed: 0 },
@@ -255,6 +256,7 @@ function reportFromCsv(
     const tally = { count: Number(r.count), amount: r.amount };
     if (r.section === 'payments') c!.payments = tally;
     else if (r.section === 'refunds') c!.refunds = tally;
+    else if (r.section === 'chargebacks') c!.chargebacks = tally;
     else if (r.section === 'payouts')
       c!.payouts = { ...tally, withoutAmount: Number(r.not_computed) };
     else if (r.section === 'payment_fees')

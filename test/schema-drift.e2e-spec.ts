@@ -30,7 +30,7 @@ afterAll(async () => {
  * posted to the books (`ledger_legs`, of the database's own type `ledger_leg[]`, which TypeORM
  * cannot describe), kept by the posting triggers (migration LedgerPositions).
  */
-const DATABASE_OWNED = ['invoices', 'refunds', 'payouts'].map(
+const DATABASE_OWNED = ['invoices', 'refunds', 'payouts', 'disputes'].map(
   (t) => `ALTER TABLE "${t}" DROP COLUMN "ledger_legs"`,
 );
 

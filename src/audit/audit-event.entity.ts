@@ -7,7 +7,8 @@ export type AuditEntityType =
   | 'payout_batch'
   | 'payment_token'
   | 'notification'
-  | 'reconciliation';
+  | 'reconciliation'
+  | 'dispute';
 /** What caused a change. */
 export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' | 'admin';
 

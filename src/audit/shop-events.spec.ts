@@ -14,6 +14,9 @@ describe('shopEventTypeOf', () => {
     ],
     [{ entityType: 'invoice', fromStatus: 'held', toStatus: 'held' }, null],
     [{ entityType: 'notification', fromStatus: null, toStatus: 'applied' }, null],
+    [{ entityType: 'dispute', fromStatus: null, toStatus: 'open' }, 'dispute.opened'],
+    [{ entityType: 'dispute', fromStatus: 'open', toStatus: 'lost' }, 'dispute.lost'],
+    [{ entityType: 'dispute', fromStatus: 'open', toStatus: 'accepted' }, 'dispute.accepted'],
     [
       {
         entityType: 'refund',

@@ -2,7 +2,13 @@ import type { DataSource, EntityManager } from 'typeorm';
 
 /** Objects that have shop events. */
 export type EventObjectType =
-  'invoice' | 'refund' | 'payout' | 'payout_batch' | 'payment_token' | 'reconciliation';
+  | 'invoice'
+  | 'refund'
+  | 'payout'
+  | 'payout_batch'
+  | 'payment_token'
+  | 'reconciliation'
+  | 'dispute';
 export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = [
   'invoice',
   'refund',
@@ -10,7 +16,16 @@ export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = [
   'payout_batch',
   'payment_token',
   'reconciliation',
+  'dispute',
 ];
+
+/**
+ * A status whose event is not named by the status itself: a dispute recorded `open` is
+ * `dispute.opened`.
+ */
+const STATUS_EVENT_NAMES: Partial<Record<EventObjectType, Record<string, string>>> = {
+  dispute: { open: 'opened' },
+};
 /** Objects with an attention flag (a payout batch or a payment token has none). */
 const FLAGGED_OBJECT_TYPES: readonly EventObjectType[] = ['invoice', 'refund', 'payout'];
 
@@ -66,6 +81,8 @@ export const SHOP_EVENT_TYPES: readonly string[] = [
   'payment_token.revoked',
   // A run of the books' reconciliation with the gateway: its result (status and items).
   'reconciliation.completed',
+  // A chargeback recorded by an operator, and what the gateway decided.
+  ...['opened', 'won', 'lost', 'accepted'].map((s) => `dispute.${s}`),
 ];
 
 /**
@@ -84,7 +101,8 @@ export function shopEventTypeOf(entry: {
   if (entry.attention) return `${entry.entityType}.${entry.attention}`;
   if (entry.notice) return `${entry.entityType}.${entry.notice}`;
   if (entry.fromStatus === entry.toStatus) return null;
-  return `${entry.entityType}.${entry.toStatus.toLowerCase()}`;
+  const named = STATUS_EVENT_NAMES[entry.entityType as EventObjectType]?.[entry.toStatus];
+  return `${entry.entityType}.${named ?? entry.toStatus.toLowerCase()}`;
 }
 
 /** What a snapshot may need beyond the row (e.g. the public address in an invoice's payUrl). */

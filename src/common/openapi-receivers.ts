@@ -43,6 +43,7 @@ const EVENT_SCHEMAS: ReadonlyArray<[string, string]> = [
   ['payout_batch', 'PayoutBatchEvent'],
   ['payment_token', 'PaymentTokenEvent'],
   ['reconciliation', 'ReconciliationEvent'],
+  ['dispute', 'DisputeEvent'],
 ];
 
 const EVENT_BASE = {
@@ -204,6 +205,50 @@ function addSandboxRoutes(doc: OpenAPIObject, origin: string): void {
   } as never;
   doc.paths['/sandbox/invoices/{shopOrderId}/pay'] = { servers, post: action('pay', 'Pay an invoice as its payer would (a hold is held until SANDBOX_HOLD_TTL_S)') } as never;
   doc.paths['/sandbox/invoices/{shopOrderId}/decline'] = { servers, post: action('decline', 'Decline an invoice as its payer would') } as never;
+  doc.paths['/sandbox/invoices/{shopOrderId}/chargeback'] = {
+    servers,
+    post: {
+      tags: ['sandbox'],
+      summary:
+        "Report a chargeback of a paid invoice, as the gateway's manager would: the payment shop's available balance drops by the amount (the gateway's interface has no chargeback call). Record it with POST /api/v1/admin/invoices/{shopOrderId}/disputes; reconciliation shows the difference until the dispute is resolved lost or accepted",
+      operationId: 'sandbox_chargeback',
+      parameters: [id],
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['amount'],
+              properties: { amount: { type: 'string', description: 'Decimal string above zero, at most what is left of the payment' } },
+            },
+            example: { amount: '30.00' },
+          },
+        },
+      },
+      responses: {
+        200: {
+          description: 'The chargeback taken: its amount, the invoice’s total charged back, the shop’s available balance after it',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                properties: { result: { type: 'boolean', example: true }, data: { type: 'object', additionalProperties: true } },
+              },
+              example: {
+                result: true,
+                data: { shop_order_id: 'order-1001', invoice_id: 1234567, shop_id: 1001, currency: 643, amount: 30.0, charged_back: 30.0, available: 970.0 },
+              },
+            },
+          },
+        },
+        400: refused('amount is not a decimal string above zero'),
+        404: refused('No such invoice'),
+        409: refused('The invoice is not paid, or the amount is more than is left of the payment'),
+      },
+    },
+  } as never;
   const reading = {
     now: { type: 'string', format: 'date-time', example: '2026-12-08T10:00:00.000Z' },
     offsetSeconds: { type: 'number', example: 604800 },

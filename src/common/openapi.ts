@@ -46,12 +46,18 @@ export class ProblemDetails {
     example: 'shop-req-20260115-0001',
   })
   requestId?: string;
-  @ApiPropertyOptional({ description: 'refund-exceeds-paid-amount: the amount paid', example: '100.00' })
+  @ApiPropertyOptional({ description: 'refund-exceeds-paid-amount, refund-exceeds-refundable: the amount paid', example: '100.00' })
   paidAmount?: string;
-  @ApiPropertyOptional({ description: 'refund-exceeds-paid-amount: refunded or still pending', example: '60.00' })
+  @ApiPropertyOptional({ description: 'refund-exceeds-paid-amount, refund-exceeds-refundable: refunded or still pending', example: '60.00' })
   refundedOrPending?: string;
   @ApiPropertyOptional({ description: 'refund-exceeds-paid-amount: the amount this refund asked for', example: '50.00' })
   requestedAmount?: string;
+  @ApiPropertyOptional({
+    description:
+      'refund-exceeds-refundable (and refund-exceeds-paid-amount, "0.00" there): the invoice’s disputes open, lost or accepted, which no refund may take',
+    example: '30.00',
+  })
+  disputedAmount?: string;
   @ApiPropertyOptional({ description: 'gateway-evidence-required: what the gateway answered', example: 'no answer (connect refused)' })
   gatewayAnswer?: string;
   @ApiPropertyOptional({ description: 'gateway-evidence-required: the evidence the chosen status needs', example: "the gateway's record of this payout saying failed (the gateway could not be asked)" })

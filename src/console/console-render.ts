@@ -46,6 +46,7 @@ export const NAV: Array<[string, string]> = [
   ['/admin/ui/approvals', 'Approvals'],
   ['/admin/ui/invoices', 'Invoices'],
   ['/admin/ui/refunds', 'Refunds'],
+  ['/admin/ui/disputes', 'Disputes'],
   ['/admin/ui/payouts', 'Payouts'],
   ['/admin/ui/batches', 'Payout batches'],
   ['/admin/ui/payment-tokens', 'Payment tokens'],

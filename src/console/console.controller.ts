@@ -1,3 +1,4 @@
+import { ConsoleDisputesController } from './controllers/console-disputes.controller';
 import { ConsoleHomeController } from './controllers/console-home.controller';
 import { ConsoleInboxController } from './controllers/console-inbox.controller';
 import { ConsoleLedgerController } from './controllers/console-ledger.controller';
@@ -18,6 +19,7 @@ export const CONSOLE_CONTROLLERS = [
   ConsoleReportsController,
   ConsoleObjectsController,
   ConsoleLedgerController,
+  ConsoleDisputesController,
 ];
 
 /** Every console route, outside the /api/v1 prefix (bootstrap.ts excludes exactly these). */
@@ -46,6 +48,9 @@ export const CONSOLE_ROUTES = [
   'admin/ui/lists/:list/searches',
   'admin/ui/lists/:list/searches/:id/delete',
   'admin/ui/invoices/:id/refund',
+  'admin/ui/invoices/:id/disputes',
+  'admin/ui/disputes',
+  'admin/ui/disputes/:id/resolve',
   'admin/ui/ledger/entries.csv',
   'admin/ui/ledger/adjustments',
   'admin/ui/reconciliations/:id/items.csv',

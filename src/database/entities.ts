@@ -9,6 +9,7 @@ import { PaymentTokenEntity } from '../payment-tokens/payment-token.entity';
 import { PaywayConfigEntity } from '../payway-config/payway-config.entity';
 import { RefundEntity } from '../refunds/refund.entity';
 import { SavedSearchEntity } from '../console/saved-search.entity';
+import { DisputeEntity } from '../disputes/dispute.entity';
 
 export const ENTITIES = [
   InvoiceEntity,
@@ -23,4 +24,5 @@ export const ENTITIES = [
   PayoutBatchRowEntity,
   PaymentTokenEntity,
   SavedSearchEntity,
+  DisputeEntity,
 ];

@@ -12,6 +12,7 @@ import { PayoutView } from '../payouts/dto/payout.view';
 import { PayoutBatchSummarySchema } from '../payouts/dto/payout-batch.schemas';
 import { RefundView } from '../refunds/dto/refund.view';
 import { PaymentTokenView } from '../payment-tokens/dto/payment-token.view';
+import { DisputeView } from '../disputes/dto/dispute.view';
 
 /** A shop event as the feed returns it and webhooks POST it (shared/API.md, Shop events). */
 export interface ShopEvent {
@@ -107,6 +108,18 @@ export class PaymentTokenEventSchema extends ShopEventBase {
   data: PaymentTokenView;
 }
 
+@ApiSchema({ name: 'DisputeEvent' })
+export class DisputeEventSchema extends ShopEventBase {
+  @ApiProperty({ enum: typesOf('dispute'), example: 'dispute.opened' }) type: string;
+  @ApiProperty({ enum: ['dispute'], example: 'dispute' }) objectType: 'dispute';
+  @ApiProperty({
+    type: DisputeView,
+    description:
+      'The dispute as GET /admin/disputes listed it at that moment (its objectId is the dispute id, dp_…); the invoice it disputes also gets invoice.refund_updated',
+  })
+  data: DisputeView;
+}
+
 /**
  * An event's schema: one of the four, told apart by `objectType`, so a generated client can
  * switch on `objectType` (or on `type`) and read `data` typed, without a cast.
@@ -118,6 +131,7 @@ export const SHOP_EVENT_SCHEMA = {
     { $ref: getSchemaPath('PayoutEvent') },
     { $ref: getSchemaPath('PayoutBatchEvent') },
     { $ref: getSchemaPath('PaymentTokenEvent') },
+    { $ref: getSchemaPath('DisputeEvent') },
   ],
   discriminator: {
     propertyName: 'objectType',
@@ -127,6 +141,7 @@ export const SHOP_EVENT_SCHEMA = {
       payout: getSchemaPath('PayoutEvent'),
       payout_batch: getSchemaPath('PayoutBatchEvent'),
       payment_token: getSchemaPath('PaymentTokenEvent'),
+      dispute: getSchemaPath('DisputeEvent'),
     },
   },
 };
@@ -139,6 +154,7 @@ export const ApiShopEventModels = (): ClassDecorator & MethodDecorator =>
     PayoutEventSchema,
     PayoutBatchEventSchema,
     PaymentTokenEventSchema,
+    DisputeEventSchema,
   );
 
 @ApiShopEventModels()

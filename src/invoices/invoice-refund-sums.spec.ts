@@ -2,24 +2,31 @@ import { Amount } from '../common/money';
 import type { InvoiceStatus } from './invoice.state';
 import { refundSumsOf, type RefundSums } from './invoice-refund-sums';
 
+type WithoutDisputes = Omit<RefundSums, 'disputedAmount'>;
+
+/** The sums of an invoice without disputes (their own cases below). */
 const sums = (
   amount: string,
   status: InvoiceStatus,
   refunded: string,
   pending: string,
   currency = 643,
-): RefundSums =>
-  refundSumsOf({
+): WithoutDisputes => {
+  const { disputedAmount, ...rest } = refundSumsOf({
     amount: Amount.parse(amount),
     currency,
     status,
     // As the database returns them: COALESCE(SUM(...), 0) is "0" with no fraction.
     refundedAmount: Amount.fromText(refunded),
     refundPendingAmount: Amount.fromText(pending),
+    disputedAmount: Amount.fromText('0'),
   });
+  expect(disputedAmount).toBe(currency === 392 ? '0' : '0.00');
+  return rest;
+};
 
 describe('invoice refund sums', () => {
-  it.each<[string, string, InvoiceStatus, string, string, RefundSums]>([
+  it.each<[string, string, InvoiceStatus, string, string, WithoutDisputes]>([
     [
       'nothing refunded',
       '100.00',
@@ -158,5 +165,25 @@ describe('invoice refund sums', () => {
       refundableAmount: '0.00',
       refundStatus: 'none',
     });
+  });
+
+  it('disputes open, lost or accepted are not refundable, and never take it below zero', () => {
+    const of = (refunded: string, pending: string, disputed: string): RefundSums =>
+      refundSumsOf({
+        amount: Amount.parse('100.00'),
+        currency: 643,
+        status: 'succeeded',
+        refundedAmount: Amount.fromText(refunded),
+        refundPendingAmount: Amount.fromText(pending),
+        disputedAmount: Amount.fromText(disputed),
+      });
+    expect(of('20.00', '10.00', '30')).toEqual({
+      refundedAmount: '20.00',
+      refundPendingAmount: '10.00',
+      disputedAmount: '30.00',
+      refundableAmount: '40.00',
+      refundStatus: 'partial',
+    });
+    expect(of('60.00', '0', '50.00').refundableAmount).toBe('0.00');
   });
 });

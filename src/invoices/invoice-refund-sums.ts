@@ -15,7 +15,12 @@ export interface RefundSums {
   refundedAmount: string;
   /** Sum of WAITING refunds: sent (or being sent) and not settled yet. */
   refundPendingAmount: string;
-  /** What a new refund may still take: the amount less every refund that is not FAILED. */
+  /** Sum of the disputes open, lost or accepted: held or taken back by the payer's bank. */
+  disputedAmount: string;
+  /**
+   * What a new refund may still take: the amount less every refund that is not FAILED and every
+   * dispute open, lost or accepted.
+   */
   refundableAmount: string;
   refundStatus: RefundProgress;
 }
@@ -34,11 +39,17 @@ export function refundSumsOf(inv: {
   status: InvoiceStatus;
   refundedAmount: Amount;
   refundPendingAmount: Amount;
+  disputedAmount: Amount;
 }): RefundSums {
-  const refundable = refundableAmountOf(inv, [inv.refundedAmount, inv.refundPendingAmount]);
+  const refundable = refundableAmountOf(inv, [
+    inv.refundedAmount,
+    inv.refundPendingAmount,
+    inv.disputedAmount,
+  ]);
   return {
     refundedAmount: moneyText(inv.refundedAmount, inv.currency),
     refundPendingAmount: moneyText(inv.refundPendingAmount, inv.currency),
+    disputedAmount: moneyText(inv.disputedAmount, inv.currency),
     refundableAmount: moneyText(refundable, inv.currency),
     refundStatus: inv.refundedAmount.gte(inv.amount)
       ? 'full'
@@ -49,10 +60,12 @@ export function refundSumsOf(inv: {
 }
 
 /**
- * The refund sum rule, decided here once (the refund cap in src/refunds/refund.rules.ts and the
- * invoice body above both call it): what a new refund may still take of an invoice is nothing
- * unless the invoice is `succeeded`, else its amount less every refund that counts (`counted`:
- * SUCCESS and WAITING, i.e. not FAILED), never below zero. Exact decimals throughout.
+ * The refund sum rule, decided here once (the refund cap in src/refunds/refund.rules.ts, the
+ * dispute cap in src/disputes/disputes.rules.ts and the invoice body above all call it): what a
+ * new refund (or dispute) may still take of an invoice is nothing unless the invoice is
+ * `succeeded`, else its amount less everything that counts (`counted`: the refunds SUCCESS and
+ * WAITING, i.e. not FAILED, and the disputes open, lost or accepted), never below zero. Exact
+ * decimals throughout.
  */
 export function refundableAmountOf(
   inv: { amount: Amount; status: InvoiceStatus },

@@ -99,6 +99,7 @@ export const INVOICE_VIEW_COLUMNS = [
   'ps_currency',
   'refunded_amount',
   'refund_pending_amount',
+  'disputed_amount',
   'redirect',
   'pay_token',
   'payment_token_info',

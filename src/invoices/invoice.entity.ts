@@ -30,6 +30,7 @@ export interface PaymentTokenInfo {
 @Check('ck_invoices_amount', `"amount" > 0`)
 @Check('ck_invoices_refunded', `"refunded_amount" >= 0 AND "refunded_amount" <= "amount"`)
 @Check('ck_invoices_refund_pending', `"refund_pending_amount" >= 0`)
+@Check('ck_invoices_disputed', `"disputed_amount" >= 0`)
 @Check(
   'ck_invoices_status',
   `"status" IN ('pending','created','awaiting_payer','ps_create_failed','succeeded','ps_notice_failed','rejected','held','unheld','unknown','expired')`,
@@ -97,6 +98,17 @@ export class InvoiceEntity extends GatewayObjectColumns {
     transformer: amountTransformer,
   })
   refundPendingAmount: Amount;
+  /**
+   * Sum of the invoice's disputes that are open, lost or accepted, recomputed in the transaction
+   * of every dispute change (src/disputes). Not refundable: refundableAmount leaves it out.
+   */
+  @Column({
+    name: 'disputed_amount',
+    type: 'numeric',
+    default: '0',
+    transformer: amountTransformer,
+  })
+  disputedAmount: Amount;
   @Column({ name: 'ps_currency', type: 'int', nullable: true }) psCurrency: number | null;
   @Column({ type: 'jsonb', nullable: true }) redirect: RedirectData | null;
   /** Unguessable token carried by payUrl (`/pay/{shopOrderId}?t=`). */

@@ -27,7 +27,9 @@ export interface InvoiceView {
   refundedAmount: string;
   /** WAITING refunds. */
   refundPendingAmount: string;
-  /** amount − every refund not FAILED; zero unless succeeded. */
+  /** Disputes open, lost or accepted. */
+  disputedAmount: string;
+  /** amount − every refund not FAILED − disputes open, lost or accepted; zero unless succeeded. */
   refundableAmount: string;
   refundStatus: RefundProgress;
   redirect: RedirectData | null;
@@ -66,6 +68,7 @@ export const INVOICE_VIEW_FIELDS = [
   'psCurrency',
   'refundedAmount',
   'refundPendingAmount',
+  'disputedAmount',
   'redirect',
   'payToken',
   'paymentTokenInfo',

@@ -6,10 +6,10 @@ import type { FieldError } from '../common/errors';
  * The chart of accounts and the entry kinds of the books (docs/api.md, "Books: ledger and
  * reconciliation"). One balance per account and currency: debits − credits.
  *
- * The movements of invoices, refunds and payouts are posted by the database itself, in the
+ * The movements of invoices, refunds, payouts and disputes are posted by the database itself, in the
  * statement that changes their row: each object's state implies a position, and every change
  * posts the difference from what the object posted so far (`ledger_position_*` and
- * `ledger_follow_*`, migration 1796500000010-LedgerPositions). Those functions are the one place
+ * `ledger_follow_*`, migrations 1796500000010-LedgerPositions and 1796600000200-DisputesAndChargebacks). Those functions are the one place
  * of that rule, and nothing here repeats it. Adjustments and opening balances are posted from
  * here.
  */
@@ -24,6 +24,10 @@ export const ACCOUNTS = [
   'adjustments',
 ] as const;
 export type Account = (typeof ACCOUNTS)[number];
+
+/** The objects whose state the books follow by position (each has `ledger_position_<type>`). */
+export const LEDGER_OBJECT_TYPES = ['invoice', 'refund', 'payout', 'dispute'] as const;
+export type LedgerObjectType = (typeof LEDGER_OBJECT_TYPES)[number];
 
 export const ENTRY_KINDS = [
   'invoice.succeeded',

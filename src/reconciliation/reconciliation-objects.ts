@@ -32,6 +32,8 @@ export interface FlaggableItem extends ReconciliationItem {
   /** The object's row id (for its attention flag) and status. */
   rowId?: string;
   rowStatus?: string;
+  /** What may explain it, said in its attention reason (not stored with the item). */
+  hint?: string;
 }
 
 async function absentAsNull<T>(call: () => Promise<T>): Promise<T | null> {

@@ -1,6 +1,7 @@
 import {
   absoluteDifference,
   agentBooks,
+  chargebackHint,
   compareBalances,
   compareObject,
   openingBalance,
@@ -157,5 +158,27 @@ describe('single-shop setups: sales land in the gateway available of the one sho
       available: '0.00',
       frozen: '0.00',
     });
+  });
+});
+
+describe('chargebackHint', () => {
+  const item = (amount: string, account: 'agent_available' | 'agent_frozen' = 'agent_available') => ({
+    kind: 'balance' as const,
+    account,
+    currency: 643,
+    amount,
+  });
+  it('a gateway balance below ours is explained by disputes open, or by a chargeback not yet recorded', () => {
+    expect(chargebackHint(item('-30.00'), new Map([[643, '30']]))).toBe(
+      'disputes open in 643: 30.00; a chargeback the gateway took is booked when its dispute is resolved lost or accepted',
+    );
+    expect(chargebackHint(item('-30.00'), new Map())).toBe(
+      'a chargeback the gateway took (30.00) is booked once its dispute is recorded and resolved lost or accepted',
+    );
+  });
+  it('says nothing of a balance above ours, of frozen, or of another kind', () => {
+    expect(chargebackHint(item('30.00'), new Map([[643, '30']]))).toBeNull();
+    expect(chargebackHint(item('-30.00', 'agent_frozen'), new Map([[643, '30']]))).toBeNull();
+    expect(chargebackHint({ kind: 'status', currency: 643, amount: '-1.00' }, new Map())).toBeNull();
   });
 });

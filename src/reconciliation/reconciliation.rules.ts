@@ -27,7 +27,8 @@ export const ITEM_KINDS: readonly ItemKind[] = [
 
 export interface ReconciliationItem {
   kind: ItemKind;
-  objectType?: 'invoice' | 'refund' | 'payout';
+  /** A dispute only in a position item (the gateway's interface has no disputes to compare). */
+  objectType?: 'invoice' | 'refund' | 'payout' | 'dispute';
   objectId?: string;
   /** A balance item: the ledger account compared (`agent_available` or `agent_frozen`). */
   account?: 'agent_available' | 'agent_frozen';
@@ -202,6 +203,28 @@ export function compareBalances(
     }
   }
   return { balances, items };
+}
+
+/**
+ * What may explain an available-balance item when the payment shop is the agent shop: a
+ * chargeback lowers the payment shop's balance at the gateway when it is reported, but the books
+ * post it only when the dispute is recorded lost or accepted (`chargebacks` debited,
+ * `gateway_payment_shop` credited). So a balance below ours while disputes are open, or before a
+ * reported chargeback is recorded, is said in the item's attention reason; null when nothing
+ * open could explain it. `openDisputes`: the sums of the disputes still open, per currency.
+ */
+export function chargebackHint(
+  item: Pick<ReconciliationItem, 'kind' | 'account' | 'currency' | 'amount'>,
+  openDisputes: ReadonlyMap<number, string>,
+): string | null {
+  if (item.kind !== 'balance' || item.account !== 'agent_available' || item.currency === null)
+    return null;
+  if (item.amount === undefined || !d(item.amount).isNegative()) return null;
+  const open = openDisputes.get(item.currency);
+  const short = money(d(item.amount).neg(), item.currency);
+  if (open === undefined || d(open).isZero())
+    return `a chargeback the gateway took (${short}) is booked once its dispute is recorded and resolved lost or accepted`;
+  return `disputes open in ${item.currency}: ${money(d(open), item.currency)}; a chargeback the gateway took is booked when its dispute is resolved lost or accepted`;
 }
 
 /**

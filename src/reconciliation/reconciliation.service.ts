@@ -21,6 +21,7 @@ import { reconcileObjects, type FlaggableItem } from './reconciliation-objects';
 import {
   absoluteDifference,
   agentBooks,
+  chargebackHint,
   compareBalances,
   openingBalance,
   withDifferences,
@@ -131,7 +132,13 @@ export class ReconciliationService {
       single ? await this.openHolds(this.ds) : undefined,
     );
     const objectItems = await reconcileObjects(this.ds, this.gateway, this.config, bounds);
-    const { balances, items: balanceItems } = compareBalances(ours, gw);
+    const { balances, items: compared } = compareBalances(ours, gw);
+    // In a single-shop setup the sales are in the agent shop's balance, and so are chargebacks.
+    const openDisputes = single ? await this.openDisputes() : new Map<number, string>();
+    const balanceItems: FlaggableItem[] = compared.map((i) => {
+      const hint = chargebackHint(i, openDisputes);
+      return hint === null ? i : { ...i, hint };
+    });
     const items: FlaggableItem[] = [
       ...balanceItems,
       ...objectItems,
@@ -197,13 +204,16 @@ export class ReconciliationService {
       ps.length === 0 ? 'nothing' : ps.map((p) => `${p.account} ${p.amount}`).join(', ');
     return mismatches.map((m) => ({
       kind: 'position' as const,
-      objectType: m.object_type as 'invoice' | 'refund' | 'payout',
+      objectType: m.object_type as 'invoice' | 'refund' | 'payout' | 'dispute',
       objectId: m.object_id,
       currency: m.posted[0]?.currency ?? m.position[0]?.currency ?? null,
       ours: `posted ${legs(m.posted)}`,
       gateway: null,
       position: `${m.status ?? 'no object'}: ${legs(m.position)}`,
-      ...(m.status === null ? {} : { rowId: m.object_pk, rowStatus: m.status }),
+      // A dispute has no attention flag of its own: its item flags the run.
+      ...(m.status === null || m.object_type === 'dispute'
+        ? {}
+        : { rowId: m.object_pk, rowStatus: m.status }),
     }));
   }
 
@@ -212,6 +222,16 @@ export class ReconciliationService {
     const rows = (await q.query(
       `SELECT currency, sum(amount)::text AS amount FROM invoices
         WHERE shop_id = $1 AND status = 'held' GROUP BY currency`,
+      [this.config.gateway.shops.payment.shopId],
+    )) as { currency: number; amount: string }[];
+    return new Map(rows.map((r) => [r.currency, r.amount]));
+  }
+
+  /** The payment shop's disputes still open, per currency (a chargeback's amount while argued). */
+  private async openDisputes(): Promise<Map<number, string>> {
+    const rows = (await this.ds.query(
+      `SELECT currency, sum(amount)::text AS amount FROM disputes
+        WHERE shop_id = $1 AND status = 'open' GROUP BY currency`,
       [this.config.gateway.shops.payment.shopId],
     )) as { currency: number; amount: string }[];
     return new Map(rows.map((r) => [r.currency, r.amount]));
@@ -269,6 +289,7 @@ export class ReconciliationService {
       if (
         item.rowId !== undefined &&
         item.objectType !== undefined &&
+        item.objectType !== 'dispute' &&
         item.objectId !== undefined
       ) {
         await raiseAttention(
@@ -378,14 +399,14 @@ function unanswered(e: unknown): unknown {
 
 /** The item as the API shows it (without the row's internal id). */
 function publicItem(i: FlaggableItem): ReconciliationItem {
-  const { rowId: _rowId, rowStatus: _rowStatus, ...rest } = i;
+  const { rowId: _rowId, rowStatus: _rowStatus, hint: _hint, ...rest } = i;
   return rest;
 }
 
-function describe(i: ReconciliationItem): string {
+function describe(i: FlaggableItem): string {
   const what =
     i.objectType !== undefined
       ? `${i.objectType} ${i.objectId}`
       : `${i.account ?? 'balance'} ${i.currency}`;
-  return `${i.kind} of ${what}: ours ${i.ours ?? 'none'}, gateway ${i.gateway ?? 'none'}${i.amount !== undefined ? ` (${i.amount})` : ''}`;
+  return `${i.kind} of ${what}: ours ${i.ours ?? 'none'}, gateway ${i.gateway ?? 'none'}${i.amount !== undefined ? ` (${i.amount})` : ''}${i.hint !== undefined ? ` (${i.hint})` : ''}`;
 }

@@ -115,17 +115,18 @@ describe('the refund sum, decided once', () => {
     .integer({ min: 0, max: 100000 })
     .map((c) => Amount.fromText(`${Math.trunc(c / 100)}.${String(c % 100).padStart(2, '0')}`));
 
-  it('property: a refund fits the cap exactly when it is within the refundableAmount the invoice body shows', () => {
+  it('property: a refund fits the cap exactly when it is within the refundableAmount the invoice body shows (disputes counted)', () => {
     fc.assert(
-      fc.property(cents, cents, cents, cents, (paid, refunded, pending, amount) => {
+      fc.property(cents, cents, cents, cents, cents, (paid, refunded, pending, disputed, amount) => {
         const shown = refundSumsOf({
           amount: paid,
           currency: 643,
           status: 'succeeded',
           refundedAmount: refunded,
           refundPendingAmount: pending,
+          disputedAmount: disputed,
         });
-        const fits = fitsPaidAmount(paid, [refunded, pending], amount);
+        const fits = fitsPaidAmount(paid, [refunded, pending, disputed], amount);
         return (
           fits === (amount.isPositive() && amount.lte(Amount.fromText(shown.refundableAmount)))
         );

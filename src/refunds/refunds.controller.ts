@@ -20,7 +20,8 @@ import { sendStoredAnswer } from '../common/stored-answer';
 
 const CREATE_DOC =
   'Full or partial refund of a succeeded invoice, in its currency. The refunds that are not FAILED never exceed the paid ' +
-  'amount (422 refund-exceeds-paid-amount otherwise, nothing sent). Idempotent by shopRefundId: the same body replays the ' +
+  'amount (422 refund-exceeds-paid-amount otherwise, nothing sent), and never take what the invoice’s disputes open, lost or ' +
+  'accepted hold (422 refund-exceeds-refundable naming disputedAmount). Idempotent by shopRefundId: the same body replays the ' +
   'stored answer, a different body is 409. A refund whose outcome is not known yet (gateway time-out) is WAITING and is ' +
   'settled by notification or reconciliation; a refund the gateway refuses outright is answered with a gateway-error problem.';
 

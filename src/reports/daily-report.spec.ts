@@ -19,6 +19,7 @@ const base: DailyReport = {
       payments: { count: 2, amount: '300.10' },
       refunds: { count: 0, amount: '0' },
       payouts: { count: 1, amount: '1040.00', withoutAmount: 0 },
+      chargebacks: { count: 1, amount: '30.00' },
       fees: {
         payments: { count: 1, amount: '-1.50', notComputed: 1 },
         payouts: { count: 1, amount: '40.00', notComputed: 0 },
@@ -33,7 +34,7 @@ const base: DailyReport = {
 const lines = (csv: string): string[] => csv.split('\r\n');
 
 describe('dailyReportCsv', () => {
-  it('writes one flat table: a header, five rows per currency, the totals; CRLF line ends', () => {
+  it('writes one flat table: a header, six rows per currency, the totals; CRLF line ends', () => {
     const csv = dailyReportCsv(base);
     expect(csv.endsWith('\r\n')).toBe(true);
     expect(lines(csv)).toEqual([
@@ -41,6 +42,7 @@ describe('dailyReportCsv', () => {
       'payments,643,2,300.10,,,,,,,,,,,',
       'refunds,643,0,0,,,,,,,,,,,',
       'payouts,643,1,1040.00,0,,,,,,,,,,',
+      'chargebacks,643,1,30.00,,,,,,,,,,,',
       'payment_fees,643,1,-1.50,1,,,,,,,,,,',
       'payout_fees,643,1,40.00,0,,,,,,,,,,',
       'ledger:sales,643,,-100.00,,,,,,,,,,,',

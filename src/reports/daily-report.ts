@@ -31,6 +31,11 @@ export interface CurrencyBooks {
    * write-off the service never learnt (counted, not summed).
    */
   payouts: Tally & { withoutAmount: number };
+  /**
+   * Disputes that became lost or accepted that day (resolvedAt): chargebacks, the
+   * `chargebacks` debits of their `dispute.lost` entries, in the invoice's currency.
+   */
+  chargebacks: Tally;
   fees: {
     /** Payer price − amount, for invoices whose payer price is known in the invoice's currency. */
     payments: FeeTally;
@@ -177,7 +182,7 @@ function field(column: Column, value: string | number | boolean | null | undefin
 
 /**
  * The report as one flat CSV table (RFC 4180, CRLF line ends, a header row): a `section` column
- * names what each row is — `payments`, `refunds`, `payouts`, `payment_fees`, `payout_fees` (one
+ * names what each row is — `payments`, `refunds`, `payouts`, `chargebacks`, `payment_fees`, `payout_fees` (one
  * row per currency each), `open` and `attention` (one row per object), `open_total` and
  * `attention_total` (the counts, which may exceed the rows listed), `ledger:<account>` (the
  * ledger's postings of the day, one row per account and currency).
@@ -194,6 +199,7 @@ export function dailyReportCsv(r: DailyReport): string {
       amount: c.payouts.amount,
       not_computed: c.payouts.withoutAmount,
     });
+    rows.push({ section: 'chargebacks', currency: c.currency, ...c.chargebacks });
     for (const [section, fee] of [
       ['payment_fees', c.fees.payments],
       ['payout_fees', c.fees.payouts],
@@ -254,6 +260,7 @@ export function reportInMinorUnits(r: DailyReport): DailyReport {
       payments: tally(c.payments, c.currency),
       refunds: tally(c.refunds, c.currency),
       payouts: tally(c.payouts, c.currency),
+      chargebacks: tally(c.chargebacks, c.currency),
       fees: { payments: tally(c.fees.payments, c.currency), payouts: tally(c.fees.payouts, c.currency) },
     })),
     ledger: r.ledger.map((l) => ({ ...l, amount: moneyText(l.amount, l.currency) })),

@@ -170,6 +170,14 @@ export class ReportsService {
             WHERE e.kind = 'payout.succeeded' AND lp.account = 'agent_frozen' AND p.shop_id = $4
               AND p.finished_at >= day.from_at AND p.finished_at < day.as_of
            UNION ALL
+           -- A chargeback: a dispute.lost entry's debit of chargebacks (a lost or accepted
+           -- dispute), on the day the dispute was resolved.
+           SELECT 'chargebacks', lp.currency, lp.amount, NULL
+             FROM ledger_entries e CROSS JOIN LATERAL unnest(e.legs) lp
+             JOIN disputes d ON d.id = e.object_pk, day
+            WHERE e.kind = 'dispute.lost' AND e.object_type = 'dispute' AND lp.account = 'chargebacks'
+              AND d.shop_id = $3 AND d.resolved_at >= day.from_at AND d.resolved_at < day.as_of
+           UNION ALL
            -- A payout that succeeded without a known write-off moved no money the books know of:
            -- counted, without an amount.
            SELECT 'payouts', p.shop_currency, NULL, NULL
@@ -181,7 +189,7 @@ export class ReportsService {
         ORDER BY x.currency, x.kind`,
       params,
     )) as Array<{
-      kind: 'payments' | 'refunds' | 'payouts';
+      kind: 'payments' | 'refunds' | 'payouts' | 'chargebacks';
       currency: number;
       count: number;
       amount: string;
@@ -199,6 +207,7 @@ export class ReportsService {
           payments: { ...zero },
           refunds: { ...zero },
           payouts: { ...zero, withoutAmount: 0 },
+          chargebacks: { ...zero },
           fees: { payments: { ...zero, notComputed: 0 }, payouts: { ...zero, notComputed: 0 } },
         };
         byCurrency.set(r.currency, c);
@@ -209,6 +218,7 @@ export class ReportsService {
         c.payments = tally;
         c.fees.payments = fee;
       } else if (r.kind === 'refunds') c.refunds = tally;
+      else if (r.kind === 'chargebacks') c.chargebacks = tally;
       else {
         c.payouts = { ...tally, withoutAmount: r.without_amount };
         c.fees.payouts = fee;

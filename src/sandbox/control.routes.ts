@@ -2,15 +2,16 @@ import express, { Request, Response, Router } from 'express';
 import { DEFAULT_GATEWAY_CALLS } from '../config/config';
 import { CALL_FAULTS, isFaultName } from './faults';
 import { completePayment, invoiceGroup, invoiceRecord, PayerAction } from './invoices';
-import { JsonOut, toJsonText } from './json-text';
+import { Decimal } from './decimal';
+import { JsonOut, moneyJson, toJsonText } from './json-text';
 import { payeeKey } from './payouts';
 import { maskAccount } from './protocol';
 import type { SandboxRuntime } from './runtime';
-import { awaitsPayment, type Invoice, type SandboxState, Settings } from './sandbox.state';
+import { awaitsPayment, INVOICE_STATUS, type Invoice, type SandboxState, Settings } from './sandbox.state';
 
 /**
  * The control API under `/sandbox` (JSON): queue faults, read the request and notification logs,
- * change settings, act as the payer, re-send notifications, reset.
+ * change settings, act as the payer, report a chargeback, re-send notifications, reset.
  */
 
 const KNOWN_PATHS = new Set(Object.values(DEFAULT_GATEWAY_CALLS).map((c) => c.path));
@@ -258,6 +259,41 @@ export function controlRouter(rt: SandboxRuntime, reset: () => void): Router {
       invoice.status = to;
       invoice.updated = new Date();
       return invoiceRecord(rt, invoice, true);
+    }),
+  );
+
+  // A chargeback of a paid invoice, as the gateway's manager reports one: the interface has no
+  // call for it, so the service learns of it from the manager (an operator records the dispute)
+  // and from the shop's balance, which drops by the amount here. At most what is left of the
+  // payment (amount − successful refunds − earlier chargebacks).
+  router.post(
+    '/invoices/:invoiceId/chargeback',
+    route((req) => {
+      const invoice = invoiceOf(req);
+      if (invoice.status !== INVOICE_STATUS.PAID)
+        throw new ControlError(409, `invoice ${invoice.id} is not paid (status ${invoice.status})`);
+      const text = bodyOf(req).amount;
+      if (typeof text !== 'string' || !Decimal.isDecimalText(text))
+        throw new ControlError(400, 'amount must be a decimal string');
+      const amount = Decimal.parse(text);
+      if (amount.isZero() || amount.isNegative())
+        throw new ControlError(400, 'amount must be above zero');
+      const before = Decimal.parse(invoice.chargedBack ?? '0');
+      const left = invoice.amount.minus(state.refundedAmount(invoice.id)).minus(before);
+      if (amount.compare(left) > 0)
+        throw new ControlError(409, `amount is more than is left of the payment (${left.toString()})`);
+      const total = before.plus(amount);
+      invoice.chargedBack = total.toString();
+      const balance = state.changeAvailable(invoice.shopId, invoice.currency, Decimal.ZERO.minus(amount));
+      return {
+        shop_order_id: invoice.shopOrderId,
+        invoice_id: invoice.id,
+        shop_id: invoice.shopId,
+        currency: invoice.currency,
+        amount: moneyJson(amount),
+        charged_back: moneyJson(total),
+        available: moneyJson(balance.available),
+      };
     }),
   );
 

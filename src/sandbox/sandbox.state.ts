@@ -88,6 +88,11 @@ export interface Invoice {
   chargeOnUnhold?: boolean;
   /** When a payer-less completion (token charge, nonfatal answer) is due, in real time. */
   completesAt?: Date;
+  /**
+   * What the gateway's manager charged back of this payment so far (decimal text), taken from
+   * the shop's available balance; the interface has no call that reports it.
+   */
+  chargedBack?: string;
 }
 
 export type RefundStatus = 'WAITING' | 'SUCCESS' | 'FAILED';

@@ -38,6 +38,7 @@ const flags: GeneratorFlags = {
   restate: ALL_ON.restate && !off.has('restate'),
   faults: ALL_ON.faults && !off.has('faults'),
   restarts: ALL_ON.restarts && !off.has('restarts'),
+  disputes: ALL_ON.disputes && !off.has('disputes'),
 };
 const shrinkReplays = Number(env.HISTORY_SHRINK ?? '0');
 const say = (s: string): void => {

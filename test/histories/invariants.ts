@@ -36,10 +36,20 @@ export interface TrackedObjects {
   /** shopRefundId → the shopOrderId of its invoice. */
   refunds: Iterable<[string, string]>;
   payouts: Iterable<string>;
+  /**
+   * Dispute id → its invoice, and whether the gateway holds its chargeback now (took it and did
+   * not give it back).
+   */
+  disputes?: Iterable<readonly [string, { invoice: string; taken: boolean }]>;
+  /**
+   * Invoices whose refunds an operator corrected (Accept): such a correction may count more than
+   * was paid until the gateway's books are looked at, so the cap is not held against them.
+   */
+  corrected?: ReadonlySet<string>;
 }
 
 export interface Violation {
-  invariant: 'position' | 'ledger-check' | 'books' | 'gateway' | 'settled' | 'events';
+  invariant: 'position' | 'ledger-check' | 'books' | 'gateway' | 'settled' | 'events' | 'cap';
   object?: string;
   detail: string;
 }
@@ -91,6 +101,16 @@ export function refundPosition(status: string, amount: string, currency: number)
   const p: Position = new Map();
   if (status === 'SUCCESS') {
     add(p, 'sales', currency, amount);
+    add(p, 'gateway_payment_shop', currency, new Decimal(amount).neg());
+  }
+  return p;
+}
+
+/** A dispute lost or accepted is a chargeback: its amount in `chargebacks`, out of the payment shop. */
+export function disputePosition(status: string, amount: string, currency: number): Position {
+  const p: Position = new Map();
+  if (status === 'lost' || status === 'accepted') {
+    add(p, 'chargebacks', currency, amount);
     add(p, 'gateway_payment_shop', currency, new Decimal(amount).neg());
   }
   return p;
@@ -167,7 +187,7 @@ async function entriesPosition(
 
 interface ObjectReport {
   label: string;
-  objectType: 'invoice' | 'refund' | 'payout';
+  objectType: 'invoice' | 'refund' | 'payout' | 'dispute';
   id: string;
   status: string;
   flagged: boolean;
@@ -371,6 +391,52 @@ async function readPayout(w: InvariantWorld, id: string): Promise<ObjectReport |
   };
 }
 
+/** An invoice's disputes as the admin list gives them, by id. */
+async function readDisputes(
+  w: InvariantWorld,
+  invoiceId: string,
+): Promise<Map<string, Record<string, unknown>> | string> {
+  const res = await w.admin(
+    'GET',
+    `/api/v1/admin/disputes?shopOrderId=${encodeURIComponent(invoiceId)}&limit=500`,
+  );
+  if (res.status !== 200) return `disputes of ${invoiceId}: HTTP ${res.status}`;
+  const items = (res.body.items ?? []) as Array<Record<string, unknown>>;
+  return new Map(items.map((d) => [String(d.id), d]));
+}
+
+/**
+ * A dispute: its entries against the chart's position of its status; the gateway's side is the
+ * chargeback it holds now. An open dispute waits for the gateway's decision (an operator's) by
+ * design: what its chargeback moved at the gateway is explained, as a flagged object's is.
+ */
+async function readDispute(
+  w: InvariantWorld,
+  id: string,
+  row: Record<string, unknown> | undefined,
+  taken: boolean,
+): Promise<ObjectReport | string> {
+  if (row === undefined) return `dispute ${id}: not listed`;
+  const status = String(row.status);
+  const amount = String(row.amount);
+  const currency = Number(row.currency);
+  const entries = await entriesPosition(w, 'dispute', id);
+  if (typeof entries === 'string') return entries;
+  return {
+    label: `dispute ${id}`,
+    objectType: 'dispute',
+    id,
+    status,
+    flagged: status === 'open',
+    settled: true,
+    ours: disputePosition(status, amount, currency),
+    posted: entries.position,
+    gateway: taken ? disputePosition('lost', amount, currency) : new Map(),
+    gatewayPaid: false,
+    gatewayText: taken ? 'chargeback taken' : 'no chargeback',
+  };
+}
+
 /** Every event of the feed, in commit order (the shop key sees every object type). */
 async function readFeed(w: InvariantWorld): Promise<Array<Record<string, unknown>> | string> {
   const all: Array<Record<string, unknown>> = [];
@@ -393,11 +459,14 @@ const FAILURE_EVENTS: Record<string, readonly string[]> = {
   invoice: ['invoice.rejected'],
   refund: ['refund.failed'],
   payout: ['payout.failed', 'payout.rejected', 'payout.cancelled'],
+  dispute: [],
 };
 const NOT_A_STATUS =
   /\.(attention_raised|attention_resolved|refund_updated|hold_expiring|hold_updated)$/;
 const eventOfStatus = (objectType: string, status: string): string =>
-  `${objectType}.${status.toLowerCase()}`;
+  objectType === 'dispute' && status === 'open'
+    ? 'dispute.opened'
+    : `${objectType}.${status.toLowerCase()}`;
 
 export interface InvariantOptions {
   /**
@@ -450,6 +519,55 @@ export async function checkInvariants(
     const r = await readPayout(w, id);
     if (typeof r === 'string') fail({ invariant: 'position', object: `payout ${id}`, detail: r });
     else reports.push(r);
+  }
+  const disputesByInvoice = new Map<string, Array<[string, boolean]>>();
+  for (const [id, d] of tracked.disputes ?? [])
+    disputesByInvoice.set(d.invoice, [...(disputesByInvoice.get(d.invoice) ?? []), [id, d.taken]]);
+  for (const [invoiceId, ids] of disputesByInvoice) {
+    const rows = await readDisputes(w, invoiceId);
+    if (typeof rows === 'string') {
+      fail({ invariant: 'position', object: `invoice ${invoiceId}`, detail: rows });
+      continue;
+    }
+    for (const [id, taken] of ids) {
+      const r = await readDispute(w, id, rows.get(id), taken);
+      if (typeof r === 'string') fail({ invariant: 'position', object: `dispute ${id}`, detail: r });
+      else reports.push(r);
+    }
+  }
+
+  // 6. The refund cap with disputes: for a paid invoice, the refunds not FAILED and the disputes
+  // open, lost or accepted never exceed the amount, and the invoice's disputedAmount is the sum
+  // of those disputes.
+  const capInvoices = new Set([...byInvoice.keys(), ...disputesByInvoice.keys()]);
+  for (const invoiceId of capInvoices) {
+    const inv = await w.api('GET', `/api/v1/invoices/${encodeURIComponent(invoiceId)}`);
+    if (inv.status !== 200) continue;
+    const refunds = await readRefunds(w, invoiceId);
+    const disputes = await readDisputes(w, invoiceId);
+    if (typeof refunds === 'string' || typeof disputes === 'string') continue;
+    const sum = (rows: Iterable<Record<string, unknown>>, counts: (s: string) => boolean): Decimal =>
+      [...rows]
+        .filter((r) => counts(String(r.status)))
+        .reduce((acc, r) => acc.plus(String(r.amount)), new Decimal(0));
+    const refunded = sum(refunds.values(), (st) => st !== 'FAILED');
+    const disputed = sum(disputes.values(), (st) => st === 'open' || st === 'lost' || st === 'accepted');
+    if (!disputed.eq(String(inv.body.disputedAmount ?? '0')))
+      fail({
+        invariant: 'cap',
+        object: `invoice ${invoiceId}`,
+        detail: `disputedAmount ${String(inv.body.disputedAmount)}, its disputes open, lost or accepted ${disputed.toFixed(2)}`,
+      });
+    if (
+      inv.body.status === 'succeeded' &&
+      !(tracked.corrected?.has(invoiceId) ?? false) &&
+      refunded.plus(disputed).gt(String(inv.body.amount))
+    )
+      fail({
+        invariant: 'cap',
+        object: `invoice ${invoiceId}`,
+        detail: `refunds not FAILED ${refunded.toFixed(2)} + disputes ${disputed.toFixed(2)} above the paid ${String(inv.body.amount)}`,
+      });
   }
 
   // 1. Every object's entries sum to the position its state implies.

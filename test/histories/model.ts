@@ -70,7 +70,18 @@ export type Step =
   | { do: 'top-up'; amount: string }
   | { do: 'reconcile' }
   | { do: 'restart'; during?: ObjectRef }
-  | { do: 'wait'; ms: number };
+  | { do: 'wait'; ms: number }
+  /**
+   * The gateway's manager reports a chargeback of a paid invoice: the operator records the
+   * dispute, and once it is recorded the gateway takes the amount off the payment shop's
+   * balance (`POST /sandbox/invoices/…/chargeback`).
+   */
+  | { do: 'dispute'; name: string; invoice: string; amount: string }
+  /**
+   * The gateway decides a dispute and the operator records it: lost or accepted, the chargeback
+   * stays; won, the gateway gives the amount back (a chargeback the gateway never took is won).
+   */
+  | { do: 'resolve-dispute'; dispute: string; outcome: 'won' | 'lost' | 'accepted' };
 
 export interface GeneratorFlags {
   /** Operator accepts (with and without the gateway's word). */
@@ -81,9 +92,17 @@ export interface GeneratorFlags {
   faults: boolean;
   /** SIGKILL and restart of the service. */
   restarts: boolean;
+  /** Chargebacks: disputes recorded on paid invoices and resolved (interleaved, see withDisputes). */
+  disputes: boolean;
 }
 
-export const ALL_ON: GeneratorFlags = { accept: true, restate: true, faults: true, restarts: true };
+export const ALL_ON: GeneratorFlags = {
+  accept: true,
+  restate: true,
+  faults: true,
+  restarts: true,
+  disputes: true,
+};
 
 /** mulberry32: a small, fast, seedable PRNG (32-bit state), good enough to draw histories. */
 export class Rng {
@@ -475,7 +494,57 @@ export function generate(seed: number, length: number, flags: GeneratorFlags): S
         break;
     }
   }
-  return steps;
+  return flags.disputes ? withDisputes(seed, steps) : steps;
+}
+
+/**
+ * The history with chargebacks interleaved: after a step that leaves an invoice paid (an
+ * instant payment, the payer's Pay, a hold charged), now and then a dispute of part of it, and
+ * later its resolution. Drawn from a PRNG of its own (seeded from the seed), so the steps the
+ * generator drew are the same with and without disputes: a seed that once found a hole still
+ * replays it, with chargebacks around it.
+ */
+export function withDisputes(seed: number, steps: readonly Step[]): Step[] {
+  const rng = new Rng((seed ^ 0x5eedd15) >>> 0);
+  const amounts = new Map<string, number>();
+  const paid: string[] = [];
+  const open: string[] = [];
+  const out: Step[] = [];
+  let n = 0;
+  for (const step of steps) {
+    out.push(step);
+    if (step.do === 'invoice') {
+      amounts.set(step.name, minorOf(step.amount));
+      if (!step.twoStep && (step.kind === 'instant' || step.kind === 'refund_failed'))
+        paid.push(step.name);
+    } else if (step.do === 'pay' || step.do === 'charge') {
+      if (!paid.includes(step.invoice)) paid.push(step.invoice);
+    }
+    if (paid.length > 0 && rng.chance(0.12)) {
+      const invoice = rng.pick(paid);
+      const minor = amounts.get(invoice) ?? 100_00;
+      const name = `d${++n}`;
+      out.push({
+        do: 'dispute',
+        name,
+        invoice,
+        amount: amountOf(rng.chance(0.2) ? minor : rng.int(1_00, Math.max(1_00, Math.floor(minor / 2)))),
+      });
+      open.push(name);
+    } else if (open.length > 0 && rng.chance(0.15)) {
+      const dispute = open.splice(rng.int(0, open.length - 1), 1)[0];
+      out.push({
+        do: 'resolve-dispute',
+        dispute,
+        outcome: rng.weighted<'won' | 'lost' | 'accepted'>([
+          [2, 'lost'],
+          [1, 'accepted'],
+          [1, 'won'],
+        ]),
+      });
+    }
+  }
+  return out;
 }
 
 const ref = (o: ObjectRef): string => `${o.type} ${o.name}`;
@@ -535,5 +604,9 @@ export function describe(step: Step): string {
         : 'service SIGKILLed and restarted';
     case 'wait':
       return `wait ${step.ms} ms`;
+    case 'dispute':
+      return `gateway reports a chargeback ${step.name} of ${step.amount} on invoice ${step.invoice}: the operator records the dispute, the gateway takes the amount`;
+    case 'resolve-dispute':
+      return `gateway decides dispute ${step.dispute} ${step.outcome}: the operator resolves it${step.outcome === 'won' ? ', the gateway gives the amount back' : ''}`;
   }
 }

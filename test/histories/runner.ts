@@ -51,6 +51,14 @@ class Play {
   readonly invoices = new Set<string>();
   readonly refunds = new Map<string, string>();
   readonly payouts = new Set<string>();
+  /**
+   * Disputes by logical name: the service's id once recorded, the invoice, and whether the
+   * gateway took the chargeback (and did not give it back on a won dispute).
+   */
+  readonly disputes = new Map<
+    string,
+    { id: string | null; invoice: string; amount: string; taken: boolean }
+  >();
   /** The create bodies, for the shop's conflicting repeats. */
   private readonly bodies = new Map<string, { path: string; body: Record<string, unknown> }>();
   readonly log: string[] = [];
@@ -63,6 +71,7 @@ class Play {
 
   /** The logical name of a real id, for the shortening pass. */
   nameOf(id: string): string | null {
+    for (const [name, d] of this.disputes) if (d.id === id) return name;
     return id.startsWith(`${this.prefix}-`) ? id.slice(this.prefix.length + 1) : null;
   }
 
@@ -329,6 +338,57 @@ class Play {
       case 'wait':
         await sleep(step.ms);
         return 'ok';
+      case 'dispute': {
+        const invoice = this.id(step.invoice);
+        const d = { id: null as string | null, invoice, amount: step.amount, taken: false };
+        this.disputes.set(step.name, d);
+        // The operator's repeat of a lost answer is the same request (the gateway's reference).
+        const body = {
+          amount: step.amount,
+          reason: 'chargeback reported by the gateway manager',
+          reportedAt: new Date().toISOString(),
+          gatewayReference: this.id(step.name),
+          note: 'the history records it',
+        };
+        // The operator looks at the invoice first (the service asks the gateway about it).
+        await this.world.api('GET', `/api/v1/invoices/${encodeURIComponent(invoice)}?refresh=true`);
+        const path = `/api/v1/admin/invoices/${encodeURIComponent(invoice)}/disputes`;
+        let a = await this.world.admin('POST', path, body);
+        for (let i = 0; i < 2 && (a.status === 0 || a.status >= 500); i++) {
+          await sleep(300);
+          a = await this.world.admin('POST', path, body);
+        }
+        if (a.status !== 201) return brief(a);
+        d.id = String(a.body.id);
+        const taken = await this.controlQuiet(
+          'POST',
+          `/invoices/${encodeURIComponent(invoice)}/chargeback`,
+          { amount: step.amount },
+        );
+        d.taken = taken === 'ok';
+        return `${brief(a)}, gateway chargeback ${taken}`;
+      }
+      case 'resolve-dispute': {
+        const d = this.disputes.get(step.dispute);
+        if (!d || d.id === null) return 'no dispute recorded';
+        // The operator records the gateway's decision: one never taken is won.
+        const outcome = d.taken ? step.outcome : 'won';
+        const a = await this.world.admin(
+          'POST',
+          `/api/v1/admin/disputes/${encodeURIComponent(d.id)}/resolve`,
+          { outcome, note: 'the history resolves it' },
+        );
+        if (a.status === 200 && outcome === 'won' && d.taken) {
+          const back = await this.controlQuiet('POST', '/balances/drift', {
+            currency: 643,
+            amount: d.amount,
+            shopId: SHOP_ID,
+          });
+          if (back === 'ok') d.taken = false;
+          return `${brief(a)}, gateway gives it back ${back}`;
+        }
+        return `${brief(a)}${outcome !== step.outcome ? ` (as ${outcome}: the gateway never took it)` : ''}`;
+      }
     }
   }
 
@@ -430,7 +490,21 @@ export async function runHistory(steps: Step[], opts: RunOptions = {}): Promise<
     await play.settle(opts.settleMs ?? 40_000);
     const report = await checkInvariants(
       play.invariantWorld(),
-      { invoices: play.invoices, refunds: play.refunds, payouts: play.payouts },
+      {
+        invoices: play.invoices,
+        refunds: play.refunds,
+        payouts: play.payouts,
+        disputes: [...play.disputes.values()].flatMap((d) =>
+          d.id === null ? [] : [[d.id, { invoice: d.invoice, taken: d.taken }] as const],
+        ),
+        corrected: new Set(
+          steps.flatMap((s) =>
+            s.do === 'accept' && s.object.type === 'refund'
+              ? [play.refunds.get(play.id(s.object.name)) ?? '']
+              : [],
+          ),
+        ),
+      },
       { settled: true },
     );
     // Name objects by their logical names, so a report reads against the step list.
@@ -482,6 +556,10 @@ function namesOf(step: Step): string[] {
       return [step.object.name];
     case 'restart':
       return step.during ? [step.during.name] : [];
+    case 'dispute':
+      return [step.name, step.invoice];
+    case 'resolve-dispute':
+      return [step.dispute];
     default:
       return [];
   }
@@ -559,6 +637,9 @@ export async function shorten(
     for (const s of steps) if (s.do === 'refund' && named.has(s.name)) named.add(s.invoice);
     for (const s of steps)
       if (s.do === 'refunds-concurrent' && s.names.some((n) => named.has(n))) named.add(s.invoice);
+    // A dispute's invoice comes with it, and a disputed invoice's disputes with it.
+    for (const s of steps) if (s.do === 'dispute' && named.has(s.name)) named.add(s.invoice);
+    for (const s of steps) if (s.do === 'dispute' && named.has(s.invoice)) named.add(s.name);
     const focus = keepTime(
       steps,
       failed.stepMs,

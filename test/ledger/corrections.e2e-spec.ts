@@ -489,21 +489,32 @@ describe('the position rule in SQL and the state machines in TypeScript agree', 
     const { FINAL_INVOICE_STATUSES } = await import('../../src/invoices/invoice.state');
     const { FINAL_REFUND_STATUSES } = await import('../../src/refunds/refund.state');
     const { PAYOUT_FINAL_STATUSES } = await import('../../src/payouts/payout.state');
+    const { FINAL_DISPUTE_STATUSES, CHARGEBACK_STATUSES } = await import('../../src/disputes/dispute.state');
     const sorted = (xs: readonly string[]): string[] => [...xs].sort();
     expect(sorted(POSITION_FINALS.invoice)).toEqual(
       sorted([...new Set([...FINAL_INVOICE_STATUSES, 'expired'])]),
     );
     expect(sorted(POSITION_FINALS.refund)).toEqual(sorted(FINAL_REFUND_STATUSES));
     expect(sorted(POSITION_FINALS.payout)).toEqual(sorted(PAYOUT_FINAL_STATUSES));
+    expect(sorted(POSITION_FINALS.dispute)).toEqual(sorted(FINAL_DISPUTE_STATUSES));
     // And the database holds those lists: a correction away from each final status is one.
     const fn = await q<{ src: string }>(
-      `SELECT string_agg(prosrc, ' ') AS src FROM pg_proc WHERE proname IN ('ledger_follow_invoice', 'ledger_follow_refund', 'ledger_follow_payout')`,
+      `SELECT string_agg(prosrc, ' ') AS src FROM pg_proc WHERE proname IN ('ledger_follow_invoice', 'ledger_follow_refund', 'ledger_follow_payout', 'ledger_follow_dispute')`,
     );
     for (const s of [
       ...POSITION_FINALS.invoice,
       ...POSITION_FINALS.refund,
       ...POSITION_FINALS.payout,
+      ...POSITION_FINALS.dispute,
     ])
       expect(fn[0].src).toContain(`'${s}'`);
+    // A dispute's position is a chargeback exactly for the chargeback statuses of dispute.state.ts.
+    const positions = await q<{ status: string; legs: number }>(
+      `SELECT s AS status, cardinality(ledger_position_dispute(ROW(NULL, NULL, NULL, NULL, NULL, 10, 643, NULL, s,
+                NULL, NULL, NULL, '[]', NULL, NULL, NULL, NULL, NULL, '{}')::disputes)) AS legs
+         FROM unnest($1::varchar[]) s ORDER BY s`,
+      [['open', 'won', 'lost', 'accepted']],
+    );
+    expect(positions.filter((p) => p.legs > 0).map((p) => p.status)).toEqual(sorted(CHARGEBACK_STATUSES));
   });
 });

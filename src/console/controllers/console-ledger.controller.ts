@@ -5,7 +5,7 @@ import { parseCurrencyInput } from '../../common/currency';
 import { DomainError, ValidationFailed } from '../../common/errors';
 import { logger } from '../../common/logger';
 import { Public } from '../../common/public.decorator';
-import { ACCOUNTS } from '../../ledger/ledger.chart';
+import { ACCOUNTS, LEDGER_OBJECT_TYPES } from '../../ledger/ledger.chart';
 import { entriesCsv, LedgerService } from '../../ledger/ledger.service';
 import type { EntryView } from '../../ledger/dto/ledger.dto';
 import { itemsCsv } from '../../reconciliation/reconciliation.controller';
@@ -13,7 +13,6 @@ import { ReconciliationService } from '../../reconciliation/reconciliation.servi
 import type { ConsoleSession } from '../console-sessions';
 import { ConsoleWeb, field, queryText } from '../console-web';
 
-const LEDGER_OBJECT_TYPES = ['invoice', 'refund', 'payout'];
 /** The most entries one console download holds (the API pages past it). */
 const ENTRIES_EXPORT_CAP = 10_000;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -63,7 +62,7 @@ export function ledgerQuery(
     return { error: 'From: a day on or before to.' };
   return {
     query: {
-      objectType: LEDGER_OBJECT_TYPES.includes(f.objectType) ? f.objectType : undefined,
+      objectType: (LEDGER_OBJECT_TYPES as readonly string[]).includes(f.objectType) ? f.objectType : undefined,
       objectId: f.objectId === '' ? undefined : f.objectId,
       account: f.account === '' ? undefined : f.account,
       currency,

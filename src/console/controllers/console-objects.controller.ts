@@ -12,6 +12,8 @@ import { statusFromGatewayNumber as payoutStatusOfNumber } from '../../payouts/p
 import { Public } from '../../common/public.decorator';
 import type { EntryView } from '../../ledger/dto/ledger.dto';
 import { LedgerService } from '../../ledger/ledger.service';
+import { DisputesService } from '../../disputes/disputes.service';
+import { clock } from '../../common/clock';
 import { Amount, moneyText } from '../../common/money';
 import { ConsoleActions, FINAL_STATUSES } from '../console-actions';
 import { fieldLabel, fmtField, type DetailField } from '../console-fields';
@@ -54,12 +56,16 @@ export function objectActions(type: ObjectType, o: Record<string, unknown>): Rec
     finalStatuses: FINAL_STATUSES[type],
     // A fresh id for each showing of the refund form: the same form sent twice is one refund.
     shopRefundId: type === 'invoice' ? `console-${randomBytes(12).toString('base64url')}` : null,
+    // A paid invoice can be disputed; the form's Idempotency-Key is fresh for each showing too.
+    dispute: type === 'invoice' && status === 'succeeded',
+    disputeKey: type === 'invoice' ? `console-${randomBytes(12).toString('base64url')}` : null,
+    now: clock.date().toISOString(),
   };
 }
 
 /**
  * An invoice's money at a glance: paid (its amount once succeeded), refunded, refund pending,
- * still refundable, and the payer's fee (payer price − amount, when paid in the invoice's currency).
+ * disputed (open, lost or accepted), still refundable, and the payer's fee (payer price − amount, when paid in the invoice's currency).
  */
 export function moneyAtAGlance(o: Record<string, unknown>): Array<[string, string, number]> {
   const currency = Number(o.currency);
@@ -69,6 +75,7 @@ export function moneyAtAGlance(o: Record<string, unknown>): Array<[string, strin
     ['Paid', moneyText(paid, currency), currency],
     ['Refunded', text(o.refundedAmount), currency],
     ['Refund pending', text(o.refundPendingAmount), currency],
+    ['Disputed', text(o.disputedAmount), currency],
     ['Refundable', text(o.refundableAmount), currency],
   ];
   const sameCurrency = o.psCurrency === null || o.psCurrency === undefined || Number(o.psCurrency) === currency;
@@ -89,6 +96,7 @@ export class ConsoleObjectsController {
     private readonly data: ConsoleService,
     private readonly actions: ConsoleActions,
     private readonly ledger: LedgerService,
+    private readonly disputes: DisputesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -185,6 +193,7 @@ export class ConsoleObjectsController {
       fmtField(k, v, object, statusName),
     ]);
     const refunds = type === 'invoice' ? await this.data.refundsOf(id) : null;
+    const disputes = type === 'invoice' ? await this.disputes.ofInvoice(id) : null;
     await this.web.send(res, 'detail', {
       title: `${type[0].toUpperCase()}${type.slice(1)} ${id}`,
       glance: type === 'invoice' ? moneyAtAGlance(object) : null,
@@ -197,21 +206,34 @@ export class ConsoleObjectsController {
       actions: objectActions(type, object),
       approval: type === 'payout' ? await this.actions.approvalOf(id) : null,
       refunds,
+      disputes,
       deliveries: await this.data.deliveriesOf(type, id),
       // The object's entries in the books (newest first), as the Ledger page shows them; an
-      // invoice's with those of its refunds.
-      ledger: await this.entriesOf(type, id, (refunds ?? []).map((r) => r.shopRefundId)),
+      // invoice's with those of its refunds and disputes.
+      ledger: await this.entriesOf(
+        type,
+        id,
+        (refunds ?? []).map((r) => r.shopRefundId),
+        (disputes ?? []).map((d) => d.id),
+      ),
       ledgerHref: `/admin/ui/ledger?objectType=${type}&objectId=${encodeURIComponent(id)}`,
     });
   }
 
-  /** The object's ledger entries and its refunds', newest first. */
-  private async entriesOf(type: ObjectType, id: string, refundIds: string[]): Promise<EntryView[]> {
+  /** The object's ledger entries and its refunds' and disputes', newest first. */
+  private async entriesOf(
+    type: ObjectType,
+    id: string,
+    refundIds: string[],
+    disputeIds: string[] = [],
+  ): Promise<EntryView[]> {
     const own = (await this.ledger.entries({ objectType: type, objectId: id, limit: 50 })).items;
-    const ofRefunds = await Promise.all(
-      refundIds.map(async (r) => (await this.ledger.entries({ objectType: 'refund', objectId: r, limit: 20 })).items),
-    );
-    return [...own, ...ofRefunds.flat()].sort((a, b) => Number(b.id) - Number(a.id));
+    const of = (objectType: string, ids: string[]): Promise<EntryView[][]> =>
+      Promise.all(
+        ids.map(async (r) => (await this.ledger.entries({ objectType, objectId: r, limit: 20 })).items),
+      );
+    const [ofRefunds, ofDisputes] = [await of('refund', refundIds), await of('dispute', disputeIds)];
+    return [...own, ...ofRefunds.flat(), ...ofDisputes.flat()].sort((a, b) => Number(b.id) - Number(a.id));
   }
 
   /** Refund an invoice from its page: the admin API's create, with its validation and rules. */

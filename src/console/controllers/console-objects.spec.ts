@@ -3,7 +3,7 @@ import { dayIn } from './console-reports.controller';
 
 describe('objectActions: what an object page offers', () => {
   const cases: Array<[string, 'invoice' | 'refund' | 'payout', Record<string, unknown>, string[]]> = [
-    ['succeeded invoice', 'invoice', { status: 'succeeded', needsAttention: false }, ['recheck', 'refund']],
+    ['succeeded invoice', 'invoice', { status: 'succeeded', needsAttention: false }, ['recheck', 'refund', 'dispute']],
     ['held invoice', 'invoice', { status: 'held', needsAttention: false }, ['recheck', 'hold']],
     ['flagged held invoice', 'invoice', { status: 'held', needsAttention: true }, ['recheck', 'hold', 'accept']],
     ['rejected invoice', 'invoice', { status: 'rejected', needsAttention: false }, ['recheck']],
@@ -13,15 +13,16 @@ describe('objectActions: what an object page offers', () => {
   ];
   it.each(cases)('%s', (_name, type, object, offered) => {
     const a = objectActions(type, object);
-    const on = ['recheck', 'refund', 'hold', 'decide', 'accept'].filter((k) => a[k] === true);
+    const on = ['recheck', 'refund', 'dispute', 'hold', 'decide', 'accept'].filter((k) => a[k] === true);
     expect(on).toEqual(offered);
     expect(a.shopRefundId === null).toBe(type !== 'invoice');
   });
 
-  it('a fresh refund id each time the page is shown', () => {
-    const a = objectActions('invoice', { status: 'succeeded' }).shopRefundId;
-    const b = objectActions('invoice', { status: 'succeeded' }).shopRefundId;
-    expect(a).not.toBe(b);
+  it('a fresh refund id and dispute key each time the page is shown', () => {
+    const a = objectActions('invoice', { status: 'succeeded' });
+    const b = objectActions('invoice', { status: 'succeeded' });
+    expect(a.shopRefundId).not.toBe(b.shopRefundId);
+    expect(a.disputeKey).not.toBe(b.disputeKey);
   });
 });
 

@@ -78,7 +78,7 @@ const legsBalanced = (accounts: readonly string[]): string => `CREATE OR REPLACE
  * INSERT … ON CONFLICT DO NOTHING that finds the row already there writes nothing, and must post
  * nothing): before it, the row only takes its position.
  */
-const followFunction = (type: string, idColumn: string, kind: string): string => `CREATE FUNCTION ledger_follow_${type}() RETURNS trigger LANGUAGE plpgsql AS $$
+export const followFunction = (type: string, idColumn: string, kind: string): string => `CREATE FUNCTION ledger_follow_${type}() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE
         pos ledger_leg[] := ledger_position_${type}(NEW);
         posted ledger_leg[] := CASE WHEN TG_OP = 'UPDATE' THEN OLD.ledger_legs ELSE '{}' END;
@@ -96,13 +96,15 @@ const followFunction = (type: string, idColumn: string, kind: string): string =>
 
 /**
  * The final statuses as the position rule reads them (a change away from one is a correction).
- * The same lists as invoice.state.ts, refund.state.ts and payout.state.ts: a test holds them
+ * The same lists as invoice.state.ts, refund.state.ts, payout.state.ts and dispute.state.ts: a test holds them
  * equal (test/ledger/ledger-positions.e2e-spec.ts). `expired` is an invoice's lapsed hold.
  */
 export const POSITION_FINALS = {
   invoice: ['succeeded', 'rejected', 'unheld', 'expired'],
   refund: ['SUCCESS', 'FAILED'],
   payout: ['succeeded', 'failed', 'rejected', 'cancelled'],
+  /** A dispute's position and trigger: migration 1796600000200-DisputesAndChargebacks. */
+  dispute: ['won', 'lost', 'accepted'],
 } as const;
 
 /**

@@ -28,6 +28,7 @@ import { Ledger1795900000060 } from './1795900000060-Ledger';
 import { LedgerLegsInline1795900000070 } from './1795900000070-LedgerLegsInline';
 import { LedgerAdjustmentKeys1795900000080 } from './1795900000080-LedgerAdjustmentKeys';
 import { LedgerPositions1796500000010 } from './1796500000010-LedgerPositions';
+import { DisputesAndChargebacks1796600000200 } from './1796600000200-DisputesAndChargebacks';
 import { PayoutApprovalSight1796600000300 } from './1796600000300-PayoutApprovalSight';
 import { EventTraceParent1795900000090 } from './1795900000090-EventTraceParent';
 import { ServiceClockAndHoldPolicy1796300000001 } from './1796300000001-ServiceClockAndHoldPolicy';
@@ -68,5 +69,6 @@ export const MIGRATIONS = [
   ServiceClockAndHoldPolicy1796300000001,
   NotificationKindInKey1796400000010,
   LedgerPositions1796500000010,
+  DisputesAndChargebacks1796600000200,
   PayoutApprovalSight1796600000300,
 ];

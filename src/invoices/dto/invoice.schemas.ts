@@ -112,7 +112,15 @@ export class InvoiceSchema {
   refundPendingAmount: string;
   @ApiProperty({
     description:
-      'What a new refund may still take: amount − refundedAmount − refundPendingAmount (every refund that is not FAILED counts). ' +
+      'Sum of the disputes (chargebacks) recorded on the invoice that are open, lost or accepted: held or taken back by the payer’s bank, ' +
+      'so not refundable (decimal string with the amount scale)',
+    example: '0.00',
+  })
+  disputedAmount: string;
+  @ApiProperty({
+    description:
+      'What a new refund may still take: amount − refundedAmount − refundPendingAmount − disputedAmount (every refund that is not FAILED ' +
+      'and every dispute open, lost or accepted counts). ' +
       'Zero ("0.00") for an invoice that is not succeeded, since only a paid invoice can be refunded; never below zero. ' +
       'Decimal string with the amount scale',
     example: '50.00',

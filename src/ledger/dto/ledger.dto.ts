@@ -11,7 +11,7 @@ import {
   Min,
 } from 'class-validator';
 import { IsDateTime } from '../../common/validators';
-import { ACCOUNTS, ENTRY_KINDS } from '../ledger.chart';
+import { ACCOUNTS, ENTRY_KINDS, LEDGER_OBJECT_TYPES } from '../ledger.chart';
 
 const blank = ({ value }: { value: unknown }): unknown => (value === '' ? undefined : value);
 
@@ -27,10 +27,10 @@ export class BalancesQuery {
 }
 
 export class EntriesQuery {
-  @ApiPropertyOptional({ enum: ['invoice', 'refund', 'payout'] })
+  @ApiPropertyOptional({ enum: LEDGER_OBJECT_TYPES })
   @IsOptional()
   @Transform(blank)
-  @IsIn(['invoice', 'refund', 'payout'])
+  @IsIn(LEDGER_OBJECT_TYPES)
   objectType?: string;
 
   @ApiPropertyOptional({ description: "The shop's id of the object" })
@@ -111,7 +111,7 @@ export class EntryView {
   @ApiProperty({ example: '42' }) id: string;
   @ApiProperty({ format: 'date-time', example: '2026-01-15T10:00:00.000Z' }) createdAt: string;
   @ApiProperty({ enum: ENTRY_KINDS, example: 'invoice.succeeded' }) kind: string;
-  @ApiPropertyOptional({ enum: ['invoice', 'refund', 'payout'], example: 'invoice' })
+  @ApiPropertyOptional({ enum: LEDGER_OBJECT_TYPES, example: 'invoice' })
   objectType?: string;
   @ApiPropertyOptional({ description: "The shop's id of the object", example: 'order-1001' })
   objectId?: string;
@@ -148,7 +148,7 @@ export class BalancesView {
 }
 
 export class PositionMismatchView {
-  @ApiProperty({ enum: ['invoice', 'refund', 'payout'], example: 'invoice' }) objectType: string;
+  @ApiProperty({ enum: LEDGER_OBJECT_TYPES, example: 'invoice' }) objectType: string;
   @ApiProperty({ description: "The shop's id of the object", example: 'order-1001' })
   objectId: string;
   @ApiProperty({

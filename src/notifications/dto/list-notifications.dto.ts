@@ -38,15 +38,15 @@ export class ListNotificationsQuery extends PageQuery {
 
 export class ListEventsQuery extends PageQuery {
   @ApiPropertyOptional({
-    enum: ['invoice', 'refund', 'payout', 'notification'],
+    enum: ['invoice', 'refund', 'payout', 'notification', 'dispute'],
     example: 'invoice',
   })
   @IsOptional()
-  @IsIn(['invoice', 'refund', 'payout', 'notification'])
+  @IsIn(['invoice', 'refund', 'payout', 'notification', 'dispute'])
   entityType?: string;
 
   @ApiPropertyOptional({
-    description: "The shop's id of the object (shopOrderId, shopRefundId, shopPaymentId)",
+    description: "The shop's id of the object (shopOrderId, shopRefundId, shopPaymentId; a dispute's dp_ id)",
     example: 'order-1001',
   })
   @IsOptional()

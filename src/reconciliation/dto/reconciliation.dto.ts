@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { LEDGER_OBJECT_TYPES } from '../../ledger/ledger.chart';
 import { ITEM_KINDS } from '../reconciliation.rules';
 
 export class RunReconciliationDto {
@@ -61,7 +62,7 @@ export class BalanceComparisonSchema {
 
 export class ReconciliationItemSchema {
   @ApiProperty({ enum: ITEM_KINDS, example: 'balance' }) kind: string;
-  @ApiPropertyOptional({ enum: ['invoice', 'refund', 'payout'], example: 'payout' })
+  @ApiPropertyOptional({ enum: LEDGER_OBJECT_TYPES, example: 'payout' })
   objectType?: string;
   @ApiPropertyOptional({ description: "The shop's id of the object", example: 'payout-1001' })
   objectId?: string;

@@ -1,6 +1,7 @@
 /**
  * Creating a refund (POST .../refunds): idempotent by shopRefundId, guarded by the invoice's row
- * lock so the refunds that count never exceed the paid amount (fitsPaidAmount); phase 1 of the
+ * lock so the refunds that count and the invoice's disputes never exceed the paid amount
+ * (fitsPaidAmount); phase 1 of the
  * atomic phases here, the call and its answer in send-refund.ts.
  */
 import { transactionFor, type By } from '../../common/actor';
@@ -145,8 +146,19 @@ function reserve(
         amount: string;
       }>
     ).map((r) => Amount.fromText(r.amount));
-    if (!fitsPaidAmount(invoice.amount, counted, amount)) {
-      throw new RefundExceedsPaidAmount(shopOrderId, invoice.amount, Amount.sum(counted), amount);
+    // The disputes' share (open, lost or accepted), kept on the invoice row by every dispute
+    // change under this same lock (src/disputes): a refund and a dispute at once never together
+    // exceed what was paid.
+    const disputed = invoice.disputedAmount;
+    if (!fitsPaidAmount(invoice.amount, [...counted, disputed], amount)) {
+      throw new RefundExceedsPaidAmount(
+        shopOrderId,
+        invoice.amount,
+        Amount.sum(counted),
+        amount,
+        disputed,
+        invoice.currency,
+      );
     }
     const { reconcileGraceS, reconcileMaxS } = d.config.refunds;
     const inserted = (await m.query(INSERT_REFUND_SQL, [

@@ -97,6 +97,12 @@ export class CurrencyBooksSchema {
     description: 'Payouts that became succeeded that day, by shop currency; amount: the write-off',
   })
   payouts: PayoutTallySchema;
+  @ApiProperty({
+    type: TallySchema,
+    description:
+      'Disputes that became lost or accepted that day: chargebacks (their chargebacks debits), in the invoice currency',
+  })
+  chargebacks: TallySchema;
   @ApiProperty({ type: ReportFeesSchema }) fees: ReportFeesSchema;
 }
 sameShape<CurrencyBooks, CurrencyBooksSchema>(true);
