@@ -79,6 +79,7 @@ export const UNPREFIXED = [
   'metrics',
   'webhooks/gateway',
   'pay/:shopOrderId',
+  'pay/l/:id',
   ...CONSOLE_ROUTES,
 ];
 

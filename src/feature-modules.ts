@@ -13,6 +13,7 @@ import { ReportsModule } from './reports/reports.module';
 import { PaymentTokensModule } from './payment-tokens/payment-tokens.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
+import { PaymentLinksModule } from './payment-links/payment-links.module';
 
 /** The business modules, each adding itself here (one line per module). */
-export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule, AttentionModule, ConsoleModule, EventsModule, ReportsModule, PaymentTokensModule, LedgerModule, ReconciliationModule];
+export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule, AttentionModule, ConsoleModule, EventsModule, ReportsModule, PaymentTokensModule, LedgerModule, ReconciliationModule, PaymentLinksModule];

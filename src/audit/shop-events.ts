@@ -2,7 +2,13 @@ import type { DataSource, EntityManager } from 'typeorm';
 
 /** Objects that have shop events. */
 export type EventObjectType =
-  'invoice' | 'refund' | 'payout' | 'payout_batch' | 'payment_token' | 'reconciliation';
+  | 'invoice'
+  | 'refund'
+  | 'payout'
+  | 'payout_batch'
+  | 'payment_token'
+  | 'reconciliation'
+  | 'payment_link';
 export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = [
   'invoice',
   'refund',
@@ -10,6 +16,7 @@ export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = [
   'payout_batch',
   'payment_token',
   'reconciliation',
+  'payment_link',
 ];
 /** Objects with an attention flag (a payout batch or a payment token has none). */
 const FLAGGED_OBJECT_TYPES: readonly EventObjectType[] = ['invoice', 'refund', 'payout'];
@@ -21,7 +28,7 @@ export type AttentionChange = 'attention_raised' | 'attention_resolved';
  * Events about an object that are not a status change: an invoice's refund sums
  * changed (`invoice.refund_updated`), its hold expires soon (`invoice.hold_expiring`).
  */
-export type ObjectNotice = 'refund_updated' | 'hold_expiring' | 'hold_updated' | 'approved';
+export type ObjectNotice = 'refund_updated' | 'hold_expiring' | 'hold_updated' | 'approved' | 'created';
 /** `invoice.hold_updated`: a hold's `holdExpiresAt` was learnt or changed. */
 export const INVOICE_NOTICES: readonly ObjectNotice[] = ['refund_updated', 'hold_expiring', 'hold_updated'];
 /** A payout's (last) admin approval: `payout.approved`, then it is sent. */
@@ -66,6 +73,8 @@ export const SHOP_EVENT_TYPES: readonly string[] = [
   'payment_token.revoked',
   // A run of the books' reconciliation with the gateway: its result (status and items).
   'reconciliation.completed',
+  // A payment link made (`created`, a notice: it is born active), then its one final status.
+  ...['created', 'paid', 'expired', 'deactivated'].map((s) => `payment_link.${s}`),
 ];
 
 /**

@@ -9,6 +9,7 @@ import { PaymentTokenEntity } from '../payment-tokens/payment-token.entity';
 import { PaywayConfigEntity } from '../payway-config/payway-config.entity';
 import { RefundEntity } from '../refunds/refund.entity';
 import { SavedSearchEntity } from '../console/saved-search.entity';
+import { PaymentLinkAttemptEntity, PaymentLinkEntity } from '../payment-links/payment-link.entity';
 
 export const ENTITIES = [
   InvoiceEntity,
@@ -23,4 +24,6 @@ export const ENTITIES = [
   PayoutBatchRowEntity,
   PaymentTokenEntity,
   SavedSearchEntity,
+  PaymentLinkEntity,
+  PaymentLinkAttemptEntity,
 ];

@@ -12,6 +12,7 @@ import { PayoutView } from '../payouts/dto/payout.view';
 import { PayoutBatchSummarySchema } from '../payouts/dto/payout-batch.schemas';
 import { RefundView } from '../refunds/dto/refund.view';
 import { PaymentTokenView } from '../payment-tokens/dto/payment-token.view';
+import { PaymentLinkSchema } from '../payment-links/dto/payment-link.view';
 
 /** A shop event as the feed returns it and webhooks POST it (shared/API.md, Shop events). */
 export interface ShopEvent {
@@ -107,6 +108,17 @@ export class PaymentTokenEventSchema extends ShopEventBase {
   data: PaymentTokenView;
 }
 
+@ApiSchema({ name: 'PaymentLinkEvent' })
+export class PaymentLinkEventSchema extends ShopEventBase {
+  @ApiProperty({ enum: typesOf('payment_link'), example: 'payment_link.paid' }) type: string;
+  @ApiProperty({ enum: ['payment_link'], example: 'payment_link' }) objectType: 'payment_link';
+  @ApiProperty({
+    type: PaymentLinkSchema,
+    description: 'The link as its GET returned it at that moment (its objectId is the link id)',
+  })
+  data: PaymentLinkSchema;
+}
+
 /**
  * An event's schema: one of the four, told apart by `objectType`, so a generated client can
  * switch on `objectType` (or on `type`) and read `data` typed, without a cast.
@@ -118,6 +130,7 @@ export const SHOP_EVENT_SCHEMA = {
     { $ref: getSchemaPath('PayoutEvent') },
     { $ref: getSchemaPath('PayoutBatchEvent') },
     { $ref: getSchemaPath('PaymentTokenEvent') },
+    { $ref: getSchemaPath('PaymentLinkEvent') },
   ],
   discriminator: {
     propertyName: 'objectType',
@@ -127,6 +140,7 @@ export const SHOP_EVENT_SCHEMA = {
       payout: getSchemaPath('PayoutEvent'),
       payout_batch: getSchemaPath('PayoutBatchEvent'),
       payment_token: getSchemaPath('PaymentTokenEvent'),
+      payment_link: getSchemaPath('PaymentLinkEvent'),
     },
   },
 };
@@ -139,6 +153,7 @@ export const ApiShopEventModels = (): ClassDecorator & MethodDecorator =>
     PayoutEventSchema,
     PayoutBatchEventSchema,
     PaymentTokenEventSchema,
+    PaymentLinkEventSchema,
   );
 
 @ApiShopEventModels()
