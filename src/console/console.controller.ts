@@ -1,4 +1,5 @@
 import { ConsoleHomeController } from './controllers/console-home.controller';
+import { ConsoleLinksController } from './controllers/console-links.controller';
 import { ConsoleInboxController } from './controllers/console-inbox.controller';
 import { ConsoleLedgerController } from './controllers/console-ledger.controller';
 import { ConsoleObjectsController } from './controllers/console-objects.controller';
@@ -18,6 +19,7 @@ export const CONSOLE_CONTROLLERS = [
   ConsoleReportsController,
   ConsoleObjectsController,
   ConsoleLedgerController,
+  ConsoleLinksController,
 ];
 
 /** Every console route, outside the /api/v1 prefix (bootstrap.ts excludes exactly these). */
@@ -40,6 +42,9 @@ export const CONSOLE_ROUTES = [
   'admin/ui/sessions/revoke',
   'admin/ui/payment-tokens',
   'admin/ui/payment-tokens/:id/revoke',
+  'admin/ui/payment-links',
+  'admin/ui/payment-links/:id',
+  'admin/ui/payment-links/:id/deactivate',
   'admin/ui/reports/daily',
   'admin/ui/reports/daily.csv',
   'admin/ui/lists/:list/export.csv',

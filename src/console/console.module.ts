@@ -18,6 +18,7 @@ import { ConsoleWeb } from './console-web';
 import { addConsoleNotFound } from './console-not-found';
 import { RefundsModule } from '../refunds/refunds.module';
 import { ReconciliationModule } from '../reconciliation/reconciliation.module';
+import { PaymentLinksModule } from '../payment-links/payment-links.module';
 
 /** The operators' console at /admin: server-rendered pages, sessions, CSRF-protected actions. */
 @Module({
@@ -32,6 +33,7 @@ import { ReconciliationModule } from '../reconciliation/reconciliation.module';
     RefundsModule,
     LedgerModule,
     ReconciliationModule,
+    PaymentLinksModule,
   ],
   controllers: CONSOLE_CONTROLLERS,
   providers: [ConsoleService, ConsoleSessions, ConsoleActions, ConsoleSavedSearches, ConsoleWeb],

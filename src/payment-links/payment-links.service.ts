@@ -22,6 +22,26 @@ import { payByLink, showLink, type LinkPage, type PayForm } from './operations/p
 import { linkFromRow, log, viewsOf, type PaymentLinkDeps } from './operations/payment-link-deps';
 import { getPaymentLink, listPaymentLinks } from './operations/read-payment-links';
 import { NEXT_EXPIRY } from './payment-link-sql';
+import { rowIdOf } from './payment-link.rules';
+import { moneyText } from '../common/money';
+
+export interface LinkInvoiceRow {
+  shopOrderId: string;
+  status: string;
+  amount: string;
+  currency: number;
+  payway: string;
+  createdAt: string;
+}
+
+export interface LinkHistoryRow {
+  type: string | null;
+  fromStatus: string | null;
+  toStatus: string;
+  cause: string;
+  keyId: string | null;
+  at: string;
+}
 
 /** How often the expiry job looks for links whose time has come. */
 const EXPIRY_EVERY_MS = 30_000;
@@ -91,6 +111,42 @@ export class PaymentLinksService implements OnApplicationBootstrap {
   async nextDueAt(): Promise<Date | null> {
     const rows = (await this.deps.dataSource.query(NEXT_EXPIRY)) as Array<{ at: Date | null }>;
     return rows[0]?.at ?? null;
+  }
+
+  /** A link's invoices as the console lists them, oldest first. */
+  async invoicesOf(publicId: string): Promise<LinkInvoiceRow[]> {
+    const rowId = rowIdOf(publicId);
+    if (rowId === null) return [];
+    const rows = (await this.deps.dataSource.query(
+      `SELECT shop_order_id, status, amount, currency, payway, created_at FROM invoices
+        WHERE payment_link_id = $1 AND shop_id = $2 ORDER BY created_at, shop_order_id`,
+      [rowId, this.deps.shopId],
+    )) as Array<{ shop_order_id: string; status: string; amount: string; currency: number; payway: string; created_at: Date }>;
+    return rows.map((r) => ({
+      shopOrderId: r.shop_order_id,
+      status: r.status,
+      amount: moneyText(r.amount, r.currency),
+      currency: r.currency,
+      payway: r.payway,
+      createdAt: r.created_at.toISOString(),
+    }));
+  }
+
+  /** A link's audit trail (its events), oldest first. */
+  async historyOf(publicId: string): Promise<LinkHistoryRow[]> {
+    const rows = (await this.deps.dataSource.query(
+      `SELECT type, from_status, to_status, cause, key_id, created_at FROM events
+        WHERE entity_type = 'payment_link' AND entity_id = $1 ORDER BY created_at, id`,
+      [publicId],
+    )) as Array<{ type: string | null; from_status: string | null; to_status: string; cause: string; key_id: string | null; created_at: Date }>;
+    return rows.map((r) => ({
+      type: r.type,
+      fromStatus: r.from_status,
+      toStatus: r.to_status,
+      cause: r.cause,
+      keyId: r.key_id,
+      at: r.created_at.toISOString(),
+    }));
   }
 
   show(id: string, payway: string | undefined): Promise<LinkPage> {
