@@ -39,6 +39,7 @@ const EVENT_SCHEMAS: ReadonlyArray<[string, string]> = [
   ['payout_batch', 'PayoutBatchEvent'],
   ['payment_token', 'PaymentTokenEvent'],
   ['reconciliation', 'ReconciliationEvent'],
+  ['payment_link', 'PaymentLinkEvent'],
 ];
 
 const EVENT_BASE = {

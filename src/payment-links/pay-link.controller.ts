@@ -2,6 +2,7 @@ import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
+import { ApiProblems, PROBLEM_JSON, PROBLEMS } from '../common/openapi';
 import { PublicPerAddressLimited } from '../common/public.decorator';
 import type { PayForm } from './operations/pay-by-link';
 import { renderLinkPage } from './pay-link-page';
@@ -21,6 +22,10 @@ const MAX_FIELDS = 40;
 const LINK_ID = { name: 'id', example: 'plink_0b6f6a523c1e4a8f9a7e2d5c1f0e9b11' };
 const HTML = {
   'text/html': { schema: { type: 'string' }, example: '<!doctype html><h1>Pay</h1>…' },
+};
+
+const PROBLEMS_400 = {
+  [PROBLEM_JSON]: { schema: { $ref: '#/components/schemas/ProblemDetails' }, example: PROBLEMS[400].example },
 };
 
 /** The payer's page of a payment link (outside /api/v1, no key, the `/pay` address budget). */
@@ -44,6 +49,7 @@ export class PayLinkController {
   @ApiResponse({ status: 404, description: 'No such link (an HTML page)', content: HTML })
   @ApiResponse({ status: 409, description: 'A payment of this single-use link is in progress (an HTML page)', content: HTML })
   @ApiResponse({ status: 410, description: 'The link expired or was deactivated (an HTML page)', content: HTML })
+  @ApiProblems(429)
   async show(@Param('id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     const q = req.query as Record<string, unknown>;
     const payway = typeof q.payway === 'string' && q.payway.length <= 150 ? q.payway : undefined;
@@ -60,10 +66,19 @@ export class PayLinkController {
   })
   @ApiParam(LINK_ID)
   @ApiProduces('text/html')
-  @ApiResponse({ status: 303, description: 'Location: the invoice payer page' })
-  @ApiResponse({ status: 400, description: 'The form refused, each field named (an HTML page)', content: HTML })
+  @ApiResponse({ status: 303, description: 'Location: the invoice payer page, or the link page (a payer-less payway)' })
+  @ApiResponse({ status: 200, description: 'The receipt of a link already paid', content: HTML })
+  @ApiResponse({
+    status: 400,
+    description:
+      'The form refused, each field named (an HTML page); a body the edge refuses before (a NUL, a reserved key) is problem+json',
+    content: { ...HTML, ...PROBLEMS_400 },
+  })
+  @ApiResponse({ status: 404, description: 'No such link (an HTML page)', content: HTML })
   @ApiResponse({ status: 409, description: 'A payment of this single-use link is in progress (an HTML page)', content: HTML })
   @ApiResponse({ status: 410, description: 'The link expired or was deactivated (an HTML page)', content: HTML })
+  @ApiResponse({ status: 502, description: 'The gateway refused to start the payment (an HTML page)', content: HTML })
+  @ApiProblems(429)
   async pay(@Param('id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
     send(res, await this.links.pay(id, formOf(req.body)));
   }

@@ -274,7 +274,7 @@ export async function payByLink(
     if (e instanceof IdempotencyConflict)
       return { kind: 'failed', link: summary, status: 409, message: 'This form was already sent with other values. Reload the page and try again.' };
     if (e instanceof DomainError)
-      return { kind: 'failed', link: summary, status: e.status >= 500 ? 502 : e.status, message: 'The payment could not be started. Please try again later.' };
+      return { kind: 'failed', link: summary, status: e.status >= 500 ? 502 : 409, message: 'The payment could not be started. Please try again later.' };
     throw e;
   }
 }
