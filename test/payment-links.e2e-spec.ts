@@ -97,6 +97,37 @@ describe('payment links', () => {
     expect(await events(String(made.id))).toEqual(['payment_link.created']);
   });
 
+  it('is made once per Idempotency-Key: a repeat answers the link, other fields are 409 naming them, concurrent repeats make one', async () => {
+    const body = { amount: '150.00', currency: 643, description: 'Once', payways: [PAYMENT.card] };
+    const before = await count('payment_links');
+    const first = await ctx.http.post('/api/v1/payment-links').set(auth()).set('Idempotency-Key', 'once-1').send(body).expect(201);
+    const again = await ctx.http
+      .post('/api/v1/payment-links')
+      .set(auth())
+      .set('Idempotency-Key', 'once-1')
+      .send({ ...body, amount: '150.0', currency: 'RUB' })
+      .expect(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    const other = await ctx.http
+      .post('/api/v1/payment-links')
+      .set(auth())
+      .set('Idempotency-Key', 'once-1')
+      .send({ ...body, description: 'Twice' })
+      .expect(409);
+    expect((other.body as { errors: Array<{ field: string }> }).errors.map((e) => e.field)).toEqual(['description']);
+    const racing = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        ctx.http.post('/api/v1/payment-links').set(auth()).set('Idempotency-Key', 'once-2').send(body),
+      ),
+    );
+    expect(new Set(racing.map((r) => (r.body as Json).id)).size).toBe(1);
+    expect(await count('payment_links')).toBe(before + 2);
+    expect(await events(String(first.body.id))).toEqual(['payment_link.created']);
+    const bad = await ctx.http.post('/api/v1/payment-links').set(auth()).set('Idempotency-Key', 'a b').send(body).expect(400);
+    expect((bad.body as { errors: Array<{ field: string }> }).errors[0].field).toBe('Idempotency-Key');
+  });
+
   it('pages the list with a cursor', async () => {
     for (let i = 0; i < 3; i++) await link();
     const first = (await ctx.http.get('/api/v1/payment-links?limit=2').set(auth()).expect(200)).body as {

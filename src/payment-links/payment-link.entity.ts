@@ -20,6 +20,11 @@ import type { PaymentLinkStatus } from './payment-link.state';
 @Check('ck_payment_links_amount', `"amount" > 0`)
 @Check('ck_payment_links_status', `"status" IN ('active','paid','expired','deactivated')`)
 @Index('ix_payment_links_created', ['shopId', 'createdAt', 'id'])
+/** A create repeated with its `Idempotency-Key` finds the link it made. */
+@Index('uq_payment_links_idempotency', ['shopId', 'idempotencyKey'], {
+  unique: true,
+  where: 'idempotency_key IS NOT NULL',
+})
 @Index('ix_payment_links_expiry', ['expiresAt'], {
   where: `status = 'active' AND expires_at IS NOT NULL`,
 })
@@ -40,6 +45,14 @@ export class PaymentLinkEntity {
   /** keyId of the key that created it. */
   @Column({ name: 'created_by', type: 'varchar', length: 16, nullable: true }) createdBy:
     string | null;
+  /** The create's `Idempotency-Key`, when it sent one. */
+  @Column({ name: 'idempotency_key', type: 'varchar', length: 255, nullable: true })
+  idempotencyKey: string | null;
+  /** The create's fields as compared with a repeat's (amounts by value). */
+  @Column({ name: 'request_facts', type: 'jsonb', nullable: true }) requestFacts: Record<
+    string,
+    unknown
+  > | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', default: () => 'clock_now()' })
   createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', default: () => 'clock_now()' })

@@ -1,7 +1,9 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import {
   ApiBearerAuth,
   ApiCreatedResponse,
+  ApiHeader,
   ApiOkResponse,
   ApiOperation,
   ApiParam,
@@ -9,7 +11,7 @@ import {
 } from '@nestjs/swagger';
 import { Scopes } from '../common/access.decorator';
 import { Acting, type Actor } from '../common/actor';
-import { ValidationFailed } from '../common/errors';
+import { REPLAYED_HEADER, ValidationFailed } from '../common/errors';
 import { ApiProblems, pageOf } from '../common/openapi';
 import type { Page } from '../common/pagination';
 import { CreatePaymentLinkDto, ListPaymentLinksQuery } from './dto/create-payment-link.dto';
@@ -21,6 +23,17 @@ const LINK_ID = {
   description: 'The link id (`plink_…`)',
   example: 'plink_0b6f6a523c1e4a8f9a7e2d5c1f0e9b11',
 };
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** The create's Idempotency-Key: absent, or one header of printable ASCII (else a 400 naming it). */
+function idempotencyKeyOf(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  if (typeof header === 'string' && KEY.test(header)) return header;
+  throw new ValidationFailed([
+    { field: 'Idempotency-Key', message: 'must be one header of 1 to 255 printable ASCII characters' },
+  ]);
+}
 
 @ApiTags('payment links')
 @ApiBearerAuth()
@@ -41,10 +54,24 @@ export class PaymentLinksController {
       '`<id>-<n>` (carrying `paymentLinkId`). A single-use link is paid at most once (`paid`); a reusable one stays ' +
       'active. Event `payment_link.created`.',
   })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description:
+      'Makes the create once: a repeat with the same key and fields answers the link as it is now (Idempotent-Replayed: true); other fields are 409 naming them. 1-255 printable ASCII characters.',
+    example: 'link-2026-01-15-0001',
+  })
   @ApiCreatedResponse({ type: PaymentLinkSchema })
-  @ApiProblems(400)
-  create(@Body() dto: CreatePaymentLinkDto, @Acting() by: Actor): Promise<PaymentLinkView> {
-    return this.links.create(dto, by);
+  @ApiProblems(400, 409)
+  async create(
+    @Body() dto: CreatePaymentLinkDto,
+    @Headers('idempotency-key') key: string | string[] | undefined,
+    @Res({ passthrough: true }) res: FastifyReply,
+    @Acting() by: Actor,
+  ): Promise<PaymentLinkView> {
+    const made = await this.links.create(dto, by, idempotencyKeyOf(key));
+    if (made.replayed) res.header(REPLAYED_HEADER, 'true');
+    return made.link;
   }
 
   @Get()

@@ -14,7 +14,7 @@ import { scheduleJob } from '../jobs/schedule';
 import { PaywayConfigService } from '../payway-config/payway-config.service';
 import type { CreatePaymentLinkDto, ListPaymentLinksQuery } from './dto/create-payment-link.dto';
 import type { PaymentLinkView } from './dto/payment-link.view';
-import { createPaymentLink } from './operations/create-payment-link';
+import { createPaymentLink, type LinkCreated } from './operations/create-payment-link';
 import { deactivatePaymentLink } from './operations/deactivate-payment-link';
 import { expireDueLinks } from './operations/expire-payment-links';
 import { followInvoice } from './operations/follow-invoices';
@@ -86,8 +86,8 @@ export class PaymentLinksService implements OnApplicationBootstrap {
     scheduleJob(this.scheduler, 'payment-link-expiry', EXPIRY_EVERY_MS, () => this.expireDue(), log);
   }
 
-  create(dto: CreatePaymentLinkDto, by: By): Promise<PaymentLinkView> {
-    return createPaymentLink(this.deps, dto, by);
+  create(dto: CreatePaymentLinkDto, by: By, idempotencyKey?: string): Promise<LinkCreated> {
+    return createPaymentLink(this.deps, dto, by, idempotencyKey);
   }
 
   get(id: string): Promise<PaymentLinkView> {

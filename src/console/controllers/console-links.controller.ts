@@ -1,5 +1,6 @@
 import { Controller, Get, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, NotFound, ValidationFailed } from '../../common/errors';
 import { Public } from '../../common/public.decorator';
@@ -52,6 +53,7 @@ export class ConsoleLinksController {
       statuses: PAYMENT_LINK_STATUSES,
       rows: (await this.links.list({ status, limit: 200 })).items,
       form: {},
+      formKey: `console-${randomBytes(12).toString('base64url')}`,
     });
   }
 
@@ -66,7 +68,9 @@ export class ConsoleLinksController {
       payways: field(req, 'payways', 20_000),
       expiresAt: field(req, 'expiresAt', 64).trim(),
       reusable: field(req, 'reusable', 8),
+      formKey: field(req, 'formKey', 64),
     };
+    const key = form.formKey;
     const payways = form.payways
       .split(/[\r\n]+/)
       .map((p) => p.trim())
@@ -84,7 +88,8 @@ export class ConsoleLinksController {
         },
         { type: 'body', metatype: CreatePaymentLinkDto, data: '' },
       )) as CreatePaymentLinkDto;
-      made = await this.links.create(dto, this.actions.operator(session));
+      // The form's key is made when the page is shown: the same form sent twice is one link.
+      made = (await this.links.create(dto, this.actions.operator(session), key || undefined)).link;
     } catch (e) {
       if (!(e instanceof DomainError)) throw e;
       await this.refused(res, session, e, form);
@@ -114,6 +119,8 @@ export class ConsoleLinksController {
         statuses: PAYMENT_LINK_STATUSES,
         rows: (await this.links.list({ limit: 200 })).items,
         form,
+        // Nothing was made: the corrected form is the same form (its key kept).
+        formKey: form.formKey,
         flash: { kind: 'error', text: `Not made. ${why(e, 'The payment link was refused.')}` },
       },
       e.status,

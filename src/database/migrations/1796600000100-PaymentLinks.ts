@@ -4,7 +4,7 @@ import { PAYMENT_LINK_STATUSES } from '../../payment-links/payment-link.state';
 
 /**
  * Payment links: a link (amount, currency, description, the payways it offers, single-use or
- * reusable, an optional expiry) and its attempts, one per payer's form (the attempt token), each
+ * reusable, an optional expiry; made once per `Idempotency-Key`, a unique index) and its attempts, one per payer's form (the attempt token), each
  * numbered: attempt n of link L makes the invoice `<L>-<n>`. The invoices a link made carry
  * `payment_link_id`; a single-use link's invoice also takes the link's one slot
  * (`payment_link_slot`, unique) until it ends unpaid, so two attempts at once make at most one
@@ -28,6 +28,8 @@ export class PaymentLinks1796600000100 implements MigrationInterface {
          "metadata" jsonb NOT NULL DEFAULT '{}',
          "attempts" integer NOT NULL DEFAULT 0,
          "created_by" character varying(16),
+         "idempotency_key" character varying(255),
+         "request_facts" jsonb,
          "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT clock_now(),
          "updated_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT clock_now(),
          CONSTRAINT "PK_payment_links" PRIMARY KEY ("id"),
@@ -36,6 +38,9 @@ export class PaymentLinks1796600000100 implements MigrationInterface {
     );
     await q.query(
       `CREATE INDEX "ix_payment_links_created" ON "payment_links" ("shop_id", "created_at", "id")`,
+    );
+    await q.query(
+      `CREATE UNIQUE INDEX "uq_payment_links_idempotency" ON "payment_links" ("shop_id", "idempotency_key") WHERE idempotency_key IS NOT NULL`,
     );
     await q.query(
       `CREATE INDEX "ix_payment_links_expiry" ON "payment_links" ("expires_at") WHERE status = 'active' AND expires_at IS NOT NULL`,
