@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { ADMIN_KEY, admin, auth, SHOP_KEY, startTestApp, TestContext, unvalidatedHttp } from './support/app';
 import { sandboxPost, sleep } from './support/hostile';
+import { hidden, signIn } from './console/console-session';
 import { PAYMENT } from './support/payways';
 
 type Json = Record<string, unknown>;
@@ -342,6 +343,47 @@ describe('payment links', () => {
       const res = await page(path).expect(404);
       expect(res.headers['content-type']).toContain('text/html');
     }
+  });
+
+  it('a crash between numbering an attempt and writing its invoice: the same form makes that invoice, no number is lost twice', async () => {
+    const id = String((await link({ payways: [PAYMENT.card] })).id);
+    // The attempt as numbering left it, its invoice never written (the process stopped).
+    await db.query(`UPDATE payment_links SET attempts = 1 WHERE id = $1`, [rowOf(id)]);
+    await db.query(`INSERT INTO payment_link_attempts (link_id, token, n) VALUES ($1, 'crashed-attempt-token-1', 1)`, [rowOf(id)]);
+    expect(await linkInvoices(id)).toEqual([]);
+    // The link is not blocked by the lost attempt: only an invoice holds the slot.
+    await page(`/pay/l/${id}`).expect(200);
+    await post(id, { payway: PAYMENT.card, attempt: 'crashed-attempt-token-1' }).expect(303);
+    expect((await linkInvoices(id)).map((i) => i.shop_order_id)).toEqual([`${id}-1`]);
+    // Another payer's form now: refused while invoice 1 may still be paid, and nothing written.
+    await post(id, { payway: PAYMENT.card, attempt: 'another-attempt-token-2' }).expect(409);
+    expect(await linkInvoices(id)).toHaveLength(1);
+  });
+
+  it('the console form: needs its CSRF token, names a wrong field, and one form sent twice is one link', async () => {
+    const { jar, csrf } = await signIn(ctx, ADMIN_KEY);
+    const cookie = jar.header();
+    const shown = await ctx.http.get('/admin/ui/payment-links').set('Cookie', cookie).expect(200);
+    const formKey = hidden(shown.text, 'formKey');
+    const form = { formKey, amount: '75.00', currency: 'RUB', description: 'Console link', payways: PAYMENT.card };
+    const send = (f: Record<string, string>) =>
+      ctx.http.post('/admin/ui/payment-links').set('Cookie', cookie).type('form').send(f).redirects(0);
+    const before = await count('payment_links');
+    await send(form).expect(403);
+    const wrong = await send({ ...form, _csrf: csrf, payways: 'no_such_payway' }).expect(400);
+    expect(wrong.text).toContain('payways[0]: no_such_payway is not a known payment way');
+    expect(await count('payment_links')).toBe(before);
+    const first = await send({ ...form, _csrf: csrf }).expect(303);
+    const second = await send({ ...form, _csrf: csrf }).expect(303);
+    expect(second.headers.location).toBe(first.headers.location);
+    expect(await count('payment_links')).toBe(before + 1);
+    const id = String(first.headers.location).split('/').pop()!;
+    const made = await getLink(id);
+    expect(made).toMatchObject({ amount: '75.00', currency: 643, description: 'Console link', payways: [PAYMENT.card] });
+    // The operator's key is what the audit trail records.
+    const row = (await db.query(`SELECT key_id FROM events WHERE entity_type = 'payment_link' AND entity_id = $1`, [id]))
+      .rows[0] as { key_id: string };
+    expect(row.key_id).toHaveLength(12);
   });
 
   it('admin keys see the links too; a read-only view of the invoices carries paymentLinkId', async () => {
