@@ -50,6 +50,9 @@ it.each([
   ['invoice.awaiting_payer', 'awaiting_payer'],
   ['refund.waiting', 'WAITING'],
   ['invoice.refund_updated', 'succeeded'],
+  ['payment_link.created', 'active'],
+  ['payment_link.deactivated', 'deactivated'],
+  ['payment_link.paid', 'paid'],
 ])(
   'trigger %s drives a real flow and prints its event',
   async (type, status) => {

@@ -60,7 +60,39 @@ const TRIGGERS: Record<string, (o: Options) => Promise<{ objectId: string; nudge
     const { orderId, nudge } = await refundOf(o);
     return { objectId: orderId, nudge };
   },
+  'payment_link.created': async (o) => ({ objectId: (await paymentLink(o)).id }),
+  'payment_link.deactivated': async (o) => {
+    const { id } = await paymentLink(o);
+    await call(o, 'POST', `/api/v1/payment-links/${id}/deactivate`);
+    return { objectId: id };
+  },
+  'payment_link.paid': async (o) => {
+    const { id } = await paymentLink(o);
+    // The payer's form, as the page posts it; the payway pays at once, without the payer.
+    const res = await fetch(new URL(`/pay/l/${id}`, o.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ payway: LINK_PAYWAY, attempt: `cli-${randomUUID()}` }).toString(),
+      redirect: 'manual',
+    });
+    if (res.status !== 303) throw new Error(`the payment link's form answered ${res.status}`);
+    return { objectId: id, nudge: `/api/v1/invoices/${id}-1?refresh=true` };
+  },
 };
+
+/** A payer-less payway of the sandbox: a link's invoice on it is paid at once. */
+const LINK_PAYWAY = 'card_core_payin_rub[mock_server,success]';
+
+/** A single-use payment link on LINK_PAYWAY. */
+async function paymentLink(o: Options): Promise<{ id: string }> {
+  const link = (await call(o, 'POST', '/api/v1/payment-links', {
+    amount: '100.00',
+    currency: 643,
+    description: 'cli payment link',
+    payways: [LINK_PAYWAY],
+  })) as { id: string };
+  return { id: link.id };
+}
 
 /** A paid invoice and a refund of part of it. */
 async function refundOf(o: Options): Promise<{ objectId: string; orderId: string; nudge: string }> {
