@@ -338,6 +338,12 @@ describe('payment links', () => {
     expect(html).not.toContain('<script>');
     expect(html).not.toContain('<b>x</b>');
     for (const secret of [SHOP_KEY, ADMIN_KEY, other]) expect(html).not.toContain(secret);
+    // What a payer types comes back escaped too (a refused form shows it again).
+    const wallet = String((await link({ payways: [PAYMENT.wallet] })).id);
+    const typed = await post(wallet, { payway: PAYMENT.wallet, attempt: 'xss-attempt-token-0001', 'extras.phone': '"><script>alert(2)</script>' }).expect(400);
+    expect(typed.text).not.toContain('<script>');
+    expect(typed.text).toContain('value="&quot;&gt;&lt;script&gt;alert(2)&lt;/script&gt;"');
+    expect(typed.headers['content-security-policy']).toContain("default-src 'none'");
     // Unknown or mis-spelled ids: the same HTML page, never JSON.
     for (const path of [`/pay/l/${id.toUpperCase()}`, '/pay/l/plink_00000000000000000000000000000000', '/pay/l/nothing']) {
       const res = await page(path).expect(404);
@@ -399,5 +405,32 @@ describe('payment links', () => {
         .expect(201)
     ).body as Json;
     expect(own).not.toHaveProperty('paymentLinkId');
+  });
+});
+
+describe("payment link pages: the /pay address budget", () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await startTestApp({ env: { RATE_LIMIT_PUBLIC_PER_IP_RPS: '1', TRUST_PROXY: '1' } });
+  });
+  afterAll(() => ctx?.close());
+
+  it('the link page is rate-limited per address, from the same budget as /pay', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await ctx.http.get('/pay/l/nothing').set('X-Forwarded-For', '7.7.7.7');
+      statuses.push(res.status);
+      if (res.status === 429) {
+        expect(res.headers['content-type']).toContain('application/problem+json');
+        expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      }
+    }
+    expect(statuses.slice(0, 2)).toEqual([404, 404]);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(4);
+    // The same address on /pay: the budget is spent there too.
+    expect((await ctx.http.get('/pay/nothing?t=x').set('X-Forwarded-For', '7.7.7.7')).status).toBe(429);
+    // The form too; another address has its own budget.
+    expect((await ctx.http.post('/pay/l/nothing').type('form').send({ payway: 'x' }).set('X-Forwarded-For', '7.7.7.7')).status).toBe(429);
+    expect((await ctx.http.get('/pay/l/nothing').set('X-Forwarded-For', '7.7.7.8')).status).toBe(404);
   });
 });
