@@ -275,6 +275,26 @@ describe('payment links', () => {
     expect((await getLink(id)).status).toBe('paid');
   });
 
+  it("the reconciler's path: an invoice settled by the invoice reconciler (no notification, no refresh) makes its link paid", async () => {
+    const id = String((await link({ payways: [PAYMENT.cardSuccess] })).id);
+    await post(id, { payway: PAYMENT.cardSuccess, attempt: 'reconciler-attempt-token' }).expect(303);
+    await db.query(`UPDATE invoices SET next_check_at = clock_now() WHERE shop_order_id = $1`, [`${id}-1`]);
+    const { InvoiceReconciler } = await import('../src/invoices/invoice-reconciler');
+    const reconciler = ctx.service.app.get(InvoiceReconciler, { strict: false });
+    for (let i = 0; i < 20 && (await linkInvoices(id))[0].status !== 'succeeded'; i++) {
+      await reconciler.runOnce();
+      await sleep(50);
+    }
+    expect((await linkInvoices(id))[0].status).toBe('succeeded');
+    expect((await getLink(id)).status).toBe('paid');
+    const paidEvent = (
+      await db.query(`SELECT cause, data FROM events WHERE entity_type = 'payment_link' AND entity_id = $1 AND type = 'payment_link.paid'`, [id])
+    ).rows as Array<{ cause: string; data: Json }>;
+    expect(paidEvent).toHaveLength(1);
+    expect(paidEvent[0].cause).toBe('reconciliation');
+    expect(paidEvent[0].data).toMatchObject({ status: 'paid', invoices: [`${id}-1`] });
+  });
+
   it('a reusable link is paid twice and stays active', async () => {
     const id = String((await link({ payways: [PAYMENT.cardSuccess], reusable: true })).id);
     for (const attempt of ['reusable-attempt-token-a', 'reusable-attempt-token-b'])
