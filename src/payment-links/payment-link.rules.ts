@@ -126,6 +126,5 @@ export function checkNamedPayways(
     for (const p of problems)
       errors.push({ field: p.field === 'payway' ? `payways[${i}]` : p.field, message: p.message });
   });
-  // One amount for every payway: the same bound broken twice is said once per payway named.
   return errors;
 }
