@@ -81,6 +81,7 @@ export const UNPREFIXED = [
   'metrics',
   'webhooks/gateway',
   'pay/:shopOrderId',
+  'pay/l/:id',
   ...CONSOLE_ROUTES,
 ];
 

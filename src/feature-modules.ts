@@ -14,6 +14,7 @@ import { PaymentTokensModule } from './payment-tokens/payment-tokens.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { DisputesModule } from './disputes/disputes.module';
+import { PaymentLinksModule } from './payment-links/payment-links.module';
 
 /** The business modules, each adding itself here (one line per module). */
-export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule, AttentionModule, ConsoleModule, EventsModule, ReportsModule, PaymentTokensModule, LedgerModule, ReconciliationModule, DisputesModule];
+export const FEATURE_MODULES: Type[] = [PayoutsModule, BalanceModule, RefundsModule, InvoiceReconciliationModule, NotificationsModule, PaywayConfigModule, InvoicesModule, AttentionModule, ConsoleModule, EventsModule, ReportsModule, PaymentTokensModule, LedgerModule, ReconciliationModule, DisputesModule, PaymentLinksModule];

@@ -68,6 +68,14 @@ const STATUS_OF: Record<string, string | undefined> = {
   'invoice.unheld': 'unheld',
   'invoice.expired': 'expired',
   'invoice.refund_updated': 'succeeded',
+  'payment_link.created': 'active',
+  'payment_link.deactivated': 'deactivated',
+  'payment_link.expired': 'expired',
+  'payment_link.paid': 'paid',
+  'dispute.opened': 'open',
+  'dispute.won': 'won',
+  'dispute.lost': 'lost',
+  'dispute.accepted': 'accepted',
 };
 
 it.each(SHOP_EVENT_TYPES.filter((t) => t !== 'invoice.pending').map((t) => [t]))(

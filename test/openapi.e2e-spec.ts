@@ -99,8 +99,11 @@ export function contractProblems(doc: Json): string[] {
       const errors = statuses.filter((s) => /^[45]\d\d$/.test(s));
       if (errors.length === 0 && !NO_PROBLEMS.has(route))
         out.push(`${route}: no problem+json error responses`);
+      // A page for people (the payer's pages) answers its refusals as pages too.
+      const page = success.some((s) => op.responses[s].content?.['text/html'] !== undefined);
       for (const s of errors) {
         const content = op.responses[s].content ?? {};
+        if (page && content['text/html'] && !content[PROBLEM_JSON]) continue;
         if (!content[PROBLEM_JSON]) out.push(`${route} ${s}: not application/problem+json`);
         else
           out.push(
@@ -242,6 +245,11 @@ export function byObject(event: ShopEvent): string {
       const type: 'dispute.opened' | 'dispute.won' | 'dispute.lost' | 'dispute.accepted' = event.type;
       return [type, event.data.id, event.data.invoice, status, event.data.amount].join(' ');
     }
+    case 'payment_link': {
+      const status: 'active' | 'paid' | 'expired' | 'deactivated' = event.data.status;
+      const paidBy: string[] = event.data.invoices;
+      return [event.type, event.data.id, event.data.amount, status, paidBy.join(',')].join(' ');
+    }
     default: {
       const none: never = event;
       return none;
@@ -291,6 +299,8 @@ export function receive(body: string): string {
       return event.data.date + ' ' + event.data.status;
     case 'dispute':
       return event.data.invoice + ' ' + event.data.status;
+    case 'payment_link':
+      return event.data.id + ' ' + event.data.status;
     default: {
       const none: never = event;
       return none;
@@ -462,8 +472,9 @@ describe('OpenAPI contract', () => {
       'payment_token',
       'reconciliation',
       'dispute',
+      'payment_link',
     ]);
-    expect(union.oneOf).toHaveLength(7);
+    expect(union.oneOf).toHaveLength(8);
     expect(schemas.ReconciliationEvent.properties!.data.required).toEqual(['id', 'date', 'status']);
     // Nowhere else is the union spelled out inline.
     const text = JSON.stringify({ ...served, components: { schemas: { ...schemas, ShopEvent: undefined } } });
@@ -520,6 +531,7 @@ describe('OpenAPI contract', () => {
         payment_token: '#/components/schemas/PaymentTokenEvent',
         reconciliation: '#/components/schemas/ReconciliationEvent',
         dispute: '#/components/schemas/DisputeEvent',
+        payment_link: '#/components/schemas/PaymentLinkEvent',
       },
     });
     expect(schemas.PayoutBatchEvent.properties!.type.enum).toEqual(['payout_batch.completed']);
@@ -534,6 +546,7 @@ describe('OpenAPI contract', () => {
       ['payout', 'PayoutEvent', 'PayoutView'],
       ['payment_token', 'PaymentTokenEvent', 'PaymentToken'],
       ['dispute', 'DisputeEvent', 'DisputeView'],
+      ['payment_link', 'PaymentLinkEvent', 'PaymentLink'],
     ]) {
       const props = schemas[name].properties!;
       expect(props.objectType.enum).toEqual([objectType]);

@@ -6,6 +6,7 @@ export type AuditEntityType =
   | 'payout'
   | 'payout_batch'
   | 'payment_token'
+  | 'payment_link'
   | 'notification'
   | 'reconciliation'
   | 'dispute';

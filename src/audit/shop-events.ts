@@ -8,7 +8,8 @@ export type EventObjectType =
   | 'payout_batch'
   | 'payment_token'
   | 'reconciliation'
-  | 'dispute';
+  | 'dispute'
+  | 'payment_link';
 export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = [
   'invoice',
   'refund',
@@ -17,6 +18,7 @@ export const EVENT_OBJECT_TYPES: readonly EventObjectType[] = [
   'payment_token',
   'reconciliation',
   'dispute',
+  'payment_link',
 ];
 
 /**
@@ -36,7 +38,7 @@ export type AttentionChange = 'attention_raised' | 'attention_resolved';
  * Events about an object that are not a status change: an invoice's refund sums
  * changed (`invoice.refund_updated`), its hold expires soon (`invoice.hold_expiring`).
  */
-export type ObjectNotice = 'refund_updated' | 'hold_expiring' | 'hold_updated' | 'approved';
+export type ObjectNotice = 'refund_updated' | 'hold_expiring' | 'hold_updated' | 'approved' | 'created';
 /** `invoice.hold_updated`: a hold's `holdExpiresAt` was learnt or changed. */
 export const INVOICE_NOTICES: readonly ObjectNotice[] = ['refund_updated', 'hold_expiring', 'hold_updated'];
 /** A payout's (last) admin approval: `payout.approved`, then it is sent. */
@@ -83,6 +85,8 @@ export const SHOP_EVENT_TYPES: readonly string[] = [
   'reconciliation.completed',
   // A chargeback recorded by an operator, and what the gateway decided.
   ...['opened', 'won', 'lost', 'accepted'].map((s) => `dispute.${s}`),
+  // A payment link made (`created`, a notice: it is born active), then its one final status.
+  ...['created', 'paid', 'expired', 'deactivated'].map((s) => `payment_link.${s}`),
 ];
 
 /**

@@ -13,6 +13,7 @@ import { PayoutBatchRunner } from '../payouts/payout-batch-runner';
 import { PayoutPoller } from '../payouts/payout-poller';
 import { ReconciliationJob } from '../reconciliation/reconciliation-job';
 import { RefundReconciler } from '../refunds/refund-reconciler';
+import { PaymentLinksService } from '../payment-links/payment-links.service';
 
 const log = logger.child({ component: 'sandbox-clock' });
 
@@ -147,6 +148,7 @@ export class SandboxClock {
     const times = [
       await this.app.get(HoldExpiryJob, { strict: false }).nextDueAt(),
       await this.app.get(HoldPolicyJob, { strict: false }).nextDueAt(),
+      await this.app.get(PaymentLinksService, { strict: false }).nextDueAt(),
     ]
       .filter((d): d is Date => d !== null)
       .map((d) => d.getTime());
@@ -168,6 +170,7 @@ export class SandboxClock {
       { name: 'hold-policy', run: () => get(HoldPolicyJob).runOnce() },
       { name: 'invoice-reconciler', run: () => get(InvoiceReconciler).runOnce() },
       { name: 'refund-reconciler', run: () => get(RefundReconciler).runOnce() },
+      { name: 'payment-link-expiry', run: () => get(PaymentLinksService).expireDue() },
       { name: 'payout-poller', run: () => get(PayoutPoller).runOnce() },
       { name: 'payout-batch-runner', run: () => get(PayoutBatchRunner).runOnce() },
       { name: 'shop-webhooks', run: () => get(WebhookDispatcher).runOnce() },

@@ -44,6 +44,7 @@ const EVENT_SCHEMAS: ReadonlyArray<[string, string]> = [
   ['payment_token', 'PaymentTokenEvent'],
   ['reconciliation', 'ReconciliationEvent'],
   ['dispute', 'DisputeEvent'],
+  ['payment_link', 'PaymentLinkEvent'],
 ];
 
 const EVENT_BASE = {

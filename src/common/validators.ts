@@ -59,11 +59,12 @@ export function paywayCharsetProblem(value: unknown): string {
 }
 
 /** A payway as the gateway accepts it: at most 150 characters of its charset. */
-export function IsPayway(): PropertyDecorator {
+export function IsPayway(opts: Pick<ValidationOptions, 'each'> = {}): PropertyDecorator {
   return applyDecorators(
-    IsString(),
-    MaxLength(150),
+    IsString(opts),
+    MaxLength(150, opts),
     Matches(PAYWAY_PATTERN, {
+      ...opts,
       message: (args) => paywayCharsetProblem(args.value),
     }),
   );

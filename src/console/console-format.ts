@@ -59,6 +59,8 @@ export function objectHref(type: string | null | undefined, id: string | null | 
       return `/admin/ui/batches/${at}`;
     case 'payment_token':
       return '/admin/ui/payment-tokens';
+    case 'payment_link':
+      return `/admin/ui/payment-links/${at}`;
     default:
       return null;
   }

@@ -50,6 +50,7 @@ export const NAV: Array<[string, string]> = [
   ['/admin/ui/payouts', 'Payouts'],
   ['/admin/ui/batches', 'Payout batches'],
   ['/admin/ui/payment-tokens', 'Payment tokens'],
+  ['/admin/ui/payment-links', 'Payment links'],
   ['/admin/ui/notifications', 'Notifications'],
   ['/admin/ui/deliveries', 'Webhook deliveries'],
   ['/admin/ui/reports/daily', 'Daily report'],

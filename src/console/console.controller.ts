@@ -1,5 +1,6 @@
 import { ConsoleDisputesController } from './controllers/console-disputes.controller';
 import { ConsoleHomeController } from './controllers/console-home.controller';
+import { ConsoleLinksController } from './controllers/console-links.controller';
 import { ConsoleInboxController } from './controllers/console-inbox.controller';
 import { ConsoleLedgerController } from './controllers/console-ledger.controller';
 import { ConsoleObjectsController } from './controllers/console-objects.controller';
@@ -20,6 +21,7 @@ export const CONSOLE_CONTROLLERS = [
   ConsoleObjectsController,
   ConsoleLedgerController,
   ConsoleDisputesController,
+  ConsoleLinksController,
 ];
 
 /** Every console route, outside the /api/v1 prefix (bootstrap.ts excludes exactly these). */
@@ -42,6 +44,9 @@ export const CONSOLE_ROUTES = [
   'admin/ui/sessions/revoke',
   'admin/ui/payment-tokens',
   'admin/ui/payment-tokens/:id/revoke',
+  'admin/ui/payment-links',
+  'admin/ui/payment-links/:id',
+  'admin/ui/payment-links/:id/deactivate',
   'admin/ui/reports/daily',
   'admin/ui/reports/daily.csv',
   'admin/ui/lists/:list/export.csv',

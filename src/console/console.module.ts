@@ -19,6 +19,7 @@ import { addConsoleNotFound } from './console-not-found';
 import { RefundsModule } from '../refunds/refunds.module';
 import { ReconciliationModule } from '../reconciliation/reconciliation.module';
 import { DisputesModule } from '../disputes/disputes.module';
+import { PaymentLinksModule } from '../payment-links/payment-links.module';
 
 /** The operators' console at /admin: server-rendered pages, sessions, CSRF-protected actions. */
 @Module({
@@ -34,6 +35,7 @@ import { DisputesModule } from '../disputes/disputes.module';
     LedgerModule,
     ReconciliationModule,
     DisputesModule,
+    PaymentLinksModule,
   ],
   controllers: CONSOLE_CONTROLLERS,
   providers: [ConsoleService, ConsoleSessions, ConsoleActions, ConsoleSavedSearches, ConsoleWeb],

@@ -10,6 +10,7 @@ import { PaywayConfigEntity } from '../payway-config/payway-config.entity';
 import { RefundEntity } from '../refunds/refund.entity';
 import { SavedSearchEntity } from '../console/saved-search.entity';
 import { DisputeEntity } from '../disputes/dispute.entity';
+import { PaymentLinkAttemptEntity, PaymentLinkEntity } from '../payment-links/payment-link.entity';
 
 export const ENTITIES = [
   InvoiceEntity,
@@ -25,4 +26,6 @@ export const ENTITIES = [
   PaymentTokenEntity,
   SavedSearchEntity,
   DisputeEntity,
+  PaymentLinkEntity,
+  PaymentLinkAttemptEntity,
 ];

@@ -99,6 +99,16 @@ function triggerContext(o: Options): TriggerContext {
       return ((await call(o, method, path, body, { key: o.adminKey })) ?? {}) as Record<string, unknown>;
     },
     sandbox: (method, path, body) => sandboxCall(o, method, path, body),
+    payerForm: async (path, fields) => {
+      const res = await fetch(new URL(path, o.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(fields).toString(),
+        redirect: 'manual',
+      });
+      await res.arrayBuffer();
+      return res.status;
+    },
     waitFor: (type, objectIds, nudge) => waitFor(o, type, objectIds, nudge),
     log: (line) => console.error(line),
   };

@@ -13,6 +13,7 @@ import { PayoutBatchSummarySchema } from '../payouts/dto/payout-batch.schemas';
 import { RefundView } from '../refunds/dto/refund.view';
 import { PaymentTokenView } from '../payment-tokens/dto/payment-token.view';
 import { DisputeView } from '../disputes/dto/dispute.view';
+import { PaymentLinkSchema } from '../payment-links/dto/payment-link.view';
 
 /** A shop event as the feed returns it and webhooks POST it (shared/API.md, Shop events). */
 export interface ShopEvent {
@@ -120,6 +121,17 @@ export class DisputeEventSchema extends ShopEventBase {
   data: DisputeView;
 }
 
+@ApiSchema({ name: 'PaymentLinkEvent' })
+export class PaymentLinkEventSchema extends ShopEventBase {
+  @ApiProperty({ enum: typesOf('payment_link'), example: 'payment_link.paid' }) type: string;
+  @ApiProperty({ enum: ['payment_link'], example: 'payment_link' }) objectType: 'payment_link';
+  @ApiProperty({
+    type: PaymentLinkSchema,
+    description: 'The link as its GET returned it at that moment (its objectId is the link id)',
+  })
+  data: PaymentLinkSchema;
+}
+
 /**
  * An event's schema: one of the four, told apart by `objectType`, so a generated client can
  * switch on `objectType` (or on `type`) and read `data` typed, without a cast.
@@ -132,6 +144,7 @@ export const SHOP_EVENT_SCHEMA = {
     { $ref: getSchemaPath('PayoutBatchEvent') },
     { $ref: getSchemaPath('PaymentTokenEvent') },
     { $ref: getSchemaPath('DisputeEvent') },
+    { $ref: getSchemaPath('PaymentLinkEvent') },
   ],
   discriminator: {
     propertyName: 'objectType',
@@ -142,6 +155,7 @@ export const SHOP_EVENT_SCHEMA = {
       payout_batch: getSchemaPath('PayoutBatchEvent'),
       payment_token: getSchemaPath('PaymentTokenEvent'),
       dispute: getSchemaPath('DisputeEvent'),
+      payment_link: getSchemaPath('PaymentLinkEvent'),
     },
   },
 };
@@ -155,6 +169,7 @@ export const ApiShopEventModels = (): ClassDecorator & MethodDecorator =>
     PayoutBatchEventSchema,
     PaymentTokenEventSchema,
     DisputeEventSchema,
+    PaymentLinkEventSchema,
   );
 
 @ApiShopEventModels()

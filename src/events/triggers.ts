@@ -14,6 +14,8 @@ export interface TriggerContext {
   admin(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>>;
   /** A sandbox control route (`/sandbox/…`); its `data`, or null when it is not there (404). */
   sandbox(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown> | null>;
+  /** A form posted as a payer's browser posts it (no key); the answer's status. */
+  payerForm(path: string, fields: Record<string, string>): Promise<number>;
   /** Waits for an event of `type` about one of `objectIds` (asking `nudge` meanwhile). */
   waitFor(type: string, objectIds: string[], nudge?: string): Promise<unknown>;
   log(line: string): void;
@@ -68,6 +70,33 @@ async function held(t: TriggerContext, lifetimeS?: number): Promise<string> {
   } finally {
     if (lifetimeS !== undefined) await t.sandbox('POST', '/sandbox/settings', { holdLifetimeS: before });
   }
+}
+
+/** A single-use payment link on a payer-less payway (a link's invoice on it is paid at once). */
+async function paymentLink(t: TriggerContext, extra: Record<string, unknown> = {}): Promise<string> {
+  const link = await t.api('POST', '/api/v1/payment-links', {
+    amount: '100.00',
+    currency: 643,
+    description: 'events cli payment link',
+    payways: [CARD_PAID],
+    ...extra,
+  });
+  return String(link.id);
+}
+
+/** A dispute of a paid invoice, resolved as `outcome` unless it is left open. */
+async function dispute(t: TriggerContext, outcome?: 'won' | 'lost' | 'accepted'): Promise<Triggered> {
+  const orderId = await paid(t);
+  const d = await t.admin('POST', `/api/v1/admin/invoices/${at(orderId)}/disputes`, {
+    amount: '10.00',
+    reason: 'fraudulent',
+    reportedAt: new Date().toISOString(),
+    note: 'events cli',
+  });
+  const id = String(d.id);
+  if (outcome !== undefined)
+    await t.admin('POST', `/api/v1/admin/disputes/${at(id)}/resolve`, { outcome, note: 'events cli' });
+  return { objectIds: [id] };
 }
 
 /** An invoice still open at the gateway whose record then says `status` (3 or 5). */
@@ -266,6 +295,27 @@ export const TRIGGERS: Record<string, Flow> = {
     await t.api('DELETE', `/api/v1/payment-tokens/${at(token.id)}`);
     return { objectIds: [token.id] };
   },
+  'payment_link.created': async (t) => ({ objectIds: [await paymentLink(t)] }),
+  'payment_link.deactivated': async (t) => {
+    const id = await paymentLink(t);
+    await t.api('POST', `/api/v1/payment-links/${at(id)}/deactivate`);
+    return { objectIds: [id] };
+  },
+  'payment_link.expired': async (t) => {
+    const id = await paymentLink(t, { expiresAt: new Date(Date.now() + 3000).toISOString() });
+    // A read of a link past its time expires it (the job does too, within its interval).
+    return { objectIds: [id], nudge: `/api/v1/payment-links/${at(id)}` };
+  },
+  'payment_link.paid': async (t) => {
+    const id = await paymentLink(t);
+    const status = await t.payerForm(`/pay/l/${at(id)}`, { payway: CARD_PAID, attempt: `cli-${randomUUID()}` });
+    if (status !== 303) throw new Error(`the payment link's form answered ${status}`);
+    return { objectIds: [id], nudge: refreshOf(`${id}-1`) };
+  },
+  'dispute.opened': (t) => dispute(t),
+  'dispute.won': (t) => dispute(t, 'won'),
+  'dispute.lost': (t) => dispute(t, 'lost'),
+  'dispute.accepted': (t) => dispute(t, 'accepted'),
   'reconciliation.completed': async (t) => {
     const run = await t.admin('POST', '/api/v1/admin/reconciliations', {});
     return { objectIds: [String(run.id)] };

@@ -16,10 +16,11 @@ export const INSERT_CLAIMED = statement(
   `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, request_facts, metadata, status,
      amount, currency, payway, payer_price, ps_currency, description, two_step, pay_token,
      save_payment_token, used_payment_token, payment_token_info, extras, client_ip, success_url,
-     failed_url, call_owner, call_started_at, call_lease_until, next_check_at, check_deadline)
+     failed_url, call_owner, call_started_at, call_lease_until, next_check_at, check_deadline,
+     payment_link_id, payment_link_slot)
    VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, 'pending', $6::numeric, $7, $8, $9::numeric, $10, $11,
      $12, $13, $14, $15, $16::jsonb, $17::jsonb, $18, $19, $20, $21, clock_now(),
-     clock_now() + make_interval(secs => $22), $23, $24)
+     clock_now() + make_interval(secs => $22), $23, $24, $25::uuid, $26::uuid)
    ON CONFLICT DO NOTHING
    RETURNING *, xmin::text AS row_version`,
 );
@@ -50,6 +51,8 @@ const CLAIM_PARAM_TYPES = [
   'float8',
   'timestamptz',
   'timestamptz',
+  'uuid',
+  'uuid',
 ] as const;
 
 /**
@@ -62,10 +65,11 @@ export const INSERT_CLAIMED_MANY = statement(
   `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, request_facts, metadata, status,
      amount, currency, payway, payer_price, ps_currency, description, two_step, pay_token,
      save_payment_token, used_payment_token, payment_token_info, extras, client_ip, success_url,
-     failed_url, call_owner, call_started_at, call_lease_until, next_check_at, check_deadline)
+     failed_url, call_owner, call_started_at, call_lease_until, next_check_at, check_deadline,
+     payment_link_id, payment_link_slot)
    SELECT v.p1, v.p2, v.p3, v.p4, v.p5, 'pending', v.p6, v.p7, v.p8, v.p9, v.p10, v.p11, v.p12,
      v.p13, v.p14, v.p15, v.p16, v.p17, v.p18, v.p19, v.p20, v.p21, clock_now(),
-     clock_now() + make_interval(secs => v.p22), v.p23, v.p24
+     clock_now() + make_interval(secs => v.p22), v.p23, v.p24, v.p25, v.p26
    FROM unnest(${CLAIM_PARAM_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
      AS v(${CLAIM_PARAM_TYPES.map((_, i) => `p${i + 1}`).join(', ')})
    ON CONFLICT DO NOTHING
@@ -110,6 +114,7 @@ export const INVOICE_VIEW_COLUMNS = [
   'hold_expires_at',
   'needs_attention',
   'attention_reason',
+  'payment_link_id',
 ] as const;
 
 /**

@@ -16,6 +16,7 @@ import {
   TransitionDecision,
 } from './invoice.state';
 import { clock } from '../common/clock';
+import { slotFreedBy, tellLinkedFollower } from './invoice-followers';
 
 const audit = new AuditService();
 
@@ -92,13 +93,16 @@ export async function transitionInvoice(
   const final = isFinal(to);
   const updatedAt = extra.updatedAt ?? clock.date();
   const changes: TransitionExtra &
-    Partial<Pick<InvoiceEntity, 'status' | 'processedAt' | 'nextCheckAt' | 'leaseUntil'>> = {
+    Partial<
+      Pick<InvoiceEntity, 'status' | 'processedAt' | 'nextCheckAt' | 'leaseUntil' | 'paymentLinkSlot'>
+    > = {
     status: to,
     gatewayStatus: extra.gatewayStatus ?? gatewayNumberOf(to) ?? invoice.gatewayStatus,
     // A hold's expiry comes with invoice/check only: the check is made right away.
     ...(to === 'held' && invoice.holdExpiresAt === null ? { nextCheckAt: clock.date() } : {}),
     ...extra,
     ...(final ? { processedAt: clock.date(), nextCheckAt: null, leaseUntil: null } : {}),
+    ...slotFreedBy(invoice, to, final),
     updatedAt,
   };
   Object.assign(invoice, changes);
@@ -149,6 +153,7 @@ export async function transitionInvoice(
       ...(JSON.stringify(written) === JSON.stringify(data) ? { table: 'invoices' as const } : {}),
     });
   }
+  await tellLinkedFollower(manager, invoice, { from, to, cause });
   return decision;
 }
 
@@ -185,6 +190,7 @@ export async function acceptInvoiceStatus(
     processedAt: clock.date(),
     nextCheckAt: null,
     leaseUntil: null,
+    ...slotFreedBy(invoice, to, true),
   };
   await manager.update(InvoiceEntity, { id: invoice.id }, changes);
   Object.assign(invoice, changes);
@@ -197,4 +203,5 @@ export async function acceptInvoiceStatus(
     cause: 'admin',
     details: { ...details, correction: true },
   });
+  await tellLinkedFollower(manager, invoice, { from, to, cause: 'admin' });
 }

@@ -54,6 +54,15 @@ export interface PaymentTokenInfo {
 @Index('ix_invoices_hold_expiry', ['holdExpiresAt'], {
   where: `hold_expires_at IS NOT NULL AND processed_at IS NULL`,
 })
+/** A payment link's invoices, oldest first. */
+@Index('ix_invoices_payment_link', ['paymentLinkId', 'createdAt'], {
+  where: 'payment_link_id IS NOT NULL',
+})
+/** A single-use link has one slot: at most one of its invoices that may still be paid. */
+@Index('uq_invoices_payment_link_slot', ['paymentLinkSlot'], {
+  unique: true,
+  where: 'payment_link_slot IS NOT NULL',
+})
 // GIN for `metadata @> …` list filters.
 @Index('ix_invoices_metadata', ['metadata'], { type: 'gin' })
 export class InvoiceEntity extends GatewayObjectColumns {
@@ -155,6 +164,14 @@ export class InvoiceEntity extends GatewayObjectColumns {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', default: () => 'clock_now()' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', default: () => 'clock_now()' }) updatedAt: Date;
   @Column({ name: 'processed_at', type: 'timestamptz', nullable: true }) processedAt: Date | null;
+  /** The payment link (its row id) whose payer's form made this invoice; null for the shop's own. */
+  @Column({ name: 'payment_link_id', type: 'uuid', nullable: true }) paymentLinkId: string | null;
+  /**
+   * A single-use link's one slot (its row id), held while this invoice may still be paid; freed
+   * (null) when it ends unpaid. Unique: two attempts at once cannot both hold it.
+   */
+  @Column({ name: 'payment_link_slot', type: 'uuid', nullable: true }) paymentLinkSlot:
+    string | null;
   /** When our invoice/unhold was sent: a 6 reported after it is the released hold (`unheld`). */
   @Column({ name: 'unhold_requested_at', type: 'timestamptz', nullable: true })
   unholdRequestedAt: Date | null;

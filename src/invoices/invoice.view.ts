@@ -43,6 +43,8 @@ export interface InvoiceView {
   /** An operator must look (shared/API.md, Admin: attention). */
   needsAttention: boolean;
   attentionReason: string | null;
+  /** The payment link whose payer's form made it (`plink_…`); absent for the shop's own invoices. */
+  paymentLinkId?: string;
 }
 
 /**
@@ -79,6 +81,7 @@ export const INVOICE_VIEW_FIELDS = [
   'holdExpiresAt',
   'needsAttention',
   'attentionReason',
+  'paymentLinkId',
 ] as const satisfies ReadonlyArray<keyof InvoiceEntity>;
 
 /** What the view is built from: a whole invoice, or the view read's columns of one. */
@@ -130,8 +133,14 @@ export function toInvoiceView(
     holdExpiresAt: inv.holdExpiresAt ? inv.holdExpiresAt.toISOString() : null,
     needsAttention: inv.needsAttention,
     attentionReason: inv.attentionReason ?? null,
+    ...(inv.paymentLinkId ? { paymentLinkId: paymentLinkPublicId(inv.paymentLinkId) } : {}),
   };
   return view;
+}
+
+/** A payment link's public id: `plink_` and its row's uuid without dashes. */
+export function paymentLinkPublicId(rowId: string): string {
+  return `plink_${rowId.replace(/-/g, '')}`;
 }
 
 export function payUrlOf(publicBaseUrl: string, shopOrderId: string, payToken: string): string {

@@ -18,7 +18,7 @@ import type { InvoiceView, InvoiceViewSource } from './invoice.view';
 import type { PayerStep } from './redirect-page';
 import { CHARGE, chargeInvoice } from './operations/charge-invoice';
 import { settleHold } from './operations/settle-hold';
-import { CreateInvoice } from './operations/create-invoice';
+import { CreateInvoice, type InvoiceOrigin } from './operations/create-invoice';
 import {
   invoiceDeps,
   invoiceFromRow,
@@ -28,13 +28,14 @@ import {
 } from './operations/invoice-deps';
 import { listInvoices } from './operations/list-invoices';
 import { payerStep } from './operations/payer-step';
-import { quoteInvoice, type QuoteView } from './operations/quote-invoice';
+import { quoteInvoice, validateAgainstPayway, type QuoteView } from './operations/quote-invoice';
 import { checkAndApply } from './operations/recheck-invoice';
 import { resolvePaymentTokenFrom } from './operations/resolve-payment-token';
 import { UNHOLD, unholdInvoice } from './operations/unhold-invoice';
 
 export type { QuoteField, QuoteView } from './operations/quote-invoice';
 export type { StoredResponse } from './operations/invoice-deps';
+export { PaymentLinkSlotTaken, type InvoiceOrigin } from './operations/create-invoice';
 
 /**
  * Payments, as the controllers and other modules call them. Each operation lives in its own file
@@ -73,8 +74,17 @@ export class InvoicesService {
   }
 
   /** Idempotent by shopOrderId, in atomic phases (operations/create-invoice.ts). */
-  create(dto: CreateInvoiceDto, by: By): Promise<StoredResponse> {
-    return this.creates.create(dto, by);
+  create(dto: CreateInvoiceDto, by: By, origin?: InvoiceOrigin): Promise<StoredResponse> {
+    return this.creates.create(dto, by, origin);
+  }
+
+  /**
+   * What a create checks before anything is written, without creating: the payway known and
+   * active, the amount within its bounds and the extras its add-on fields (a payment link's
+   * form checks the payer's fields with it, word for word as `POST /invoices` would).
+   */
+  async checkCreate(dto: CreateInvoiceDto): Promise<void> {
+    await validateAgainstPayway(this.ctx, dto, true);
   }
 
   resolvePaymentTokenFrom(dto: CreateInvoiceDto): Promise<CreateInvoiceDto> {

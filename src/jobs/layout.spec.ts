@@ -17,7 +17,7 @@ import { dirname, join, normalize, relative } from 'node:path';
  * `npm run lint`). Read from the sources, so a new import that breaks it fails here.
  */
 const SRC = join(process.cwd(), 'src');
-const DOMAINS = ['invoices', 'refunds', 'payouts', 'notifications', 'payway-config', 'attention'];
+const DOMAINS = ['invoices', 'refunds', 'payouts', 'notifications', 'payway-config', 'attention', 'payment-links'];
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -33,6 +33,7 @@ import { PayoutApprovalSight1796600000300 } from './1796600000300-PayoutApproval
 import { EventTraceParent1795900000090 } from './1795900000090-EventTraceParent';
 import { ServiceClockAndHoldPolicy1796300000001 } from './1796300000001-ServiceClockAndHoldPolicy';
 import { NotificationKindInKey1796400000010 } from './1796400000010-NotificationKindInKey';
+import { PaymentLinks1796600000100 } from './1796600000100-PaymentLinks';
 
 /** Every migration, in order. Add new ones here (generated with `npm run migration:generate`). */
 export const MIGRATIONS = [
@@ -69,6 +70,7 @@ export const MIGRATIONS = [
   ServiceClockAndHoldPolicy1796300000001,
   NotificationKindInKey1796400000010,
   LedgerPositions1796500000010,
+  PaymentLinks1796600000100,
   DisputesAndChargebacks1796600000200,
   PayoutApprovalSight1796600000300,
 ];

@@ -159,6 +159,12 @@ export class InvoiceSchema {
   @ApiProperty({ description: 'An operator must look (see GET /admin/attention)', example: false })
   needsAttention: boolean;
   @ApiProperty({ type: String, nullable: true, example: null }) attentionReason: string | null;
+  @ApiPropertyOptional({
+    description: 'The payment link whose payer page made this invoice; absent for invoices the shop created',
+    example: 'plink_0b6f6a523c1e4a8f9a7e2d5c1f0e9b11',
+    pattern: '^plink_[0-9a-f]{32}$',
+  })
+  paymentLinkId?: string;
 }
 sameShape<InvoiceView, InvoiceSchema>(true);
 

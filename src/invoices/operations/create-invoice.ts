@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { transactionFor, type By } from '../../common/actor';
 import { BatchedWrite } from '../../common/batched-write';
-import { NotFound, RequestInProgress, TokenRevoked } from '../../common/errors';
+import { DomainError, NotFound, RequestInProgress, TokenRevoked } from '../../common/errors';
 import {
   differingFields,
   differs,
@@ -62,6 +62,28 @@ import { priceInPaywayCurrency, validateAgainstPayway, type PaywayPrice } from '
  * The call runs in the one runner (runGatewayOperation); phase 3 is create-invoice-answer.ts.
  */
 
+/**
+ * Where an invoice comes from when it is not the shop's own create: a payment link's payer page
+ * (its row id). A single-use link's invoice takes the link's one slot (a unique column), so while
+ * one of its invoices may still be paid, another attempt's row is not written.
+ */
+export interface InvoiceOrigin {
+  paymentLinkId: string;
+  singleUse: boolean;
+}
+
+/** A single-use link already has an invoice that may still be paid (or was paid). */
+export class PaymentLinkSlotTaken extends DomainError {
+  constructor() {
+    super(
+      'payment-link-in-progress',
+      409,
+      'Payment link in use',
+      'another payment of this single-use link is in progress or done',
+    );
+  }
+}
+
 /** A create request's idempotency fingerprint and the canonical facts it was made of. */
 interface RequestIdentity {
   fingerprint: string;
@@ -80,7 +102,7 @@ export class CreateInvoice {
    * between phases leaves a claim whose lease runs out; the repeat or the reconciler then asks
    * invoice/check, never sends the create again.
    */
-  async create(dto: CreateInvoiceDto, by: By): Promise<StoredResponse> {
+  async create(dto: CreateInvoiceDto, by: By, origin?: InvoiceOrigin): Promise<StoredResponse> {
     const ctx = this.ctx;
     // The request's facts, once: its fingerprint and the row's stored facts are both made of them.
     const facts = invoiceRequestFacts(dto);
@@ -101,9 +123,11 @@ export class CreateInvoice {
       throw err;
     }
     const tokenInfo = dto.paymentToken ? await shownInfoOfToken(ctx, dto.paymentToken) : null;
-    const claimed = await this.insertClaimed(dto, { fingerprint, facts }, tokenInfo, priced);
+    const claimed = await this.insertClaimed(dto, { fingerprint, facts }, tokenInfo, priced, origin);
     if (claimed === null) {
       const existing = await findInvoice(ctx, dto.shopOrderId);
+      // Nothing under this id: the row was refused by the link's slot, held by another invoice.
+      if (!existing && origin?.singleUse) throw new PaymentLinkSlotTaken();
       if (!existing) throw new NotFound('Invoice', dto.shopOrderId);
       return this.answerRepeat(existing, dto, fingerprint, by);
     }
@@ -116,10 +140,11 @@ export class CreateInvoice {
     request: RequestIdentity,
     tokenInfo: PaymentTokenInfo | null,
     priced: PaywayPrice,
+    origin?: InvoiceOrigin,
   ): Promise<Claimed | null> {
     const ctx = this.ctx;
     if (dto.paymentToken === undefined)
-      return this.insertClaimedIn(ctx.dataSource.manager, dto, request, tokenInfo, priced);
+      return this.insertClaimedIn(ctx.dataSource.manager, dto, request, tokenInfo, priced, origin);
     // The token's registry entry stays locked until the row is in: a revocation committed first
     // refuses this invoice, one committed after it finds the invoice already accepted.
     const token = dto.paymentToken;
@@ -152,8 +177,9 @@ export class CreateInvoice {
     request: RequestIdentity,
     tokenInfo: PaymentTokenInfo | null,
     priced: PaywayPrice,
+    origin?: InvoiceOrigin,
   ): Promise<Claimed | null> {
-    const params = this.claimParams(dto, request, tokenInfo, priced);
+    const params = this.claimParams(dto, request, tokenInfo, priced, origin);
     // Outside a transaction the turn's claims share one statement (BatchedWrite).
     const row = m.queryRunner
       ? ((await run(await clientOf(m), INSERT_CLAIMED, params))[0] ?? null)
@@ -168,6 +194,7 @@ export class CreateInvoice {
     { fingerprint, facts }: RequestIdentity,
     tokenInfo: PaymentTokenInfo | null,
     priced: PaywayPrice,
+    origin?: InvoiceOrigin,
   ): unknown[] {
     const ctx = this.ctx;
     return [
@@ -196,6 +223,8 @@ export class CreateInvoice {
       // Should the answer be lost (crash, time-out), reconciliation settles it with invoice/check.
       secondsFromNow(ctx.config.invoices.reconcileGraceS),
       secondsFromNow(ctx.config.invoices.reconcileMaxS),
+      origin?.paymentLinkId ?? null,
+      origin?.singleUse ? origin.paymentLinkId : null,
     ];
   }
 
