@@ -9,6 +9,15 @@ export const INVOICE_FINAL_STATUSES = ['succeeded', 'rejected', 'unheld', 'expir
 
 export const REFUND_STATUSES = ['WAITING', 'SUCCESS', 'FAILED'] as const;
 export const REFUND_FINAL_STATUSES = ['SUCCESS', 'FAILED'] as const;
+/**
+ * Rule "which refunds count toward what was paid": every refund not FAILED. Of those, SUCCESS is
+ * refunded (refunded_amount) and WAITING pending (refund_pending_amount); the refund cap, the
+ * disputable amount and the invoice's sums all read these sets.
+ */
+export const REFUND_REFUNDED = 'SUCCESS';
+export const REFUND_PENDING = 'WAITING';
+export const REFUND_COUNTED_STATUSES = [REFUND_REFUNDED, REFUND_PENDING] as const;
+
 /** A refund submit whose outcome is still open: sent or being sent, the gateway's answer not had. */
 export const REFUND_OPEN_SUBMIT_STATES = ['pending', 'unknown'] as const;
 

@@ -1,7 +1,14 @@
+import { REFUND_COUNTED_STATUSES } from '../domain/statuses';
+
 /** The refunds table's statements (plain parameterised SQL). */
 
-/** The amounts of an invoice's refunds that count toward what was paid (not FAILED). */
-export const COUNTED_REFUNDS_SQL = `SELECT amount::text AS amount FROM refunds WHERE invoice_pk = $1 AND status <> 'FAILED'`;
+/** The amounts of an invoice's refunds that count toward what was paid (REFUND_COUNTED_STATUSES, bound as $2). */
+export const COUNTED_REFUNDS_SQL = `SELECT amount::text AS amount FROM refunds WHERE invoice_pk = $1 AND status = ANY($2::text[])`;
+
+/** COUNTED_REFUNDS_SQL's parameters for one invoice. */
+export function countedRefundsParams(invoicePk: string): [string, readonly string[]] {
+  return [invoicePk, REFUND_COUNTED_STATUSES];
+}
 
 /**
  * A new refund, WAITING and pending, with the claim on its gateway call (owner, start, lease);

@@ -5,6 +5,7 @@ import { updateWithEvent } from '../audit/event-write';
 import { rememberForCommit } from '../audit/shop-event-snapshots';
 import { registerSnapshotLoader, shopEventTypeOf } from '../audit/shop-events';
 import { entityFromRow } from '../common/sql';
+import { REFUND_PENDING, REFUND_REFUNDED } from '../domain/statuses';
 import { toRefundView } from './dto/refund.view';
 import { RefundEntity, RefundStatus } from './refund.entity';
 import { decideRefundTransition, isFinalRefund } from './refund.state';
@@ -131,12 +132,12 @@ export async function syncRefundSums(
 ): Promise<boolean> {
   const [rows] = (await manager.query(
     `UPDATE invoices i SET refunded_amount = s.refunded, refund_pending_amount = s.pending, updated_at = clock_now()
-       FROM (SELECT COALESCE(SUM(amount) FILTER (WHERE status = 'SUCCESS'), 0) AS refunded,
-                    COALESCE(SUM(amount) FILTER (WHERE status = 'WAITING'), 0) AS pending
+       FROM (SELECT COALESCE(SUM(amount) FILTER (WHERE status = $2), 0) AS refunded,
+                    COALESCE(SUM(amount) FILTER (WHERE status = $3), 0) AS pending
                FROM refunds WHERE invoice_pk = $1) s
       WHERE i.id = $1 AND (i.refunded_amount <> s.refunded OR i.refund_pending_amount <> s.pending)
       RETURNING i.shop_order_id, i.status, i.refunded_amount::text AS refunded, i.refund_pending_amount::text AS pending`,
-    [refund.invoicePk],
+    [refund.invoicePk, REFUND_REFUNDED, REFUND_PENDING],
   )) as [
     Array<{ shop_order_id: string; status: string; refunded: string; pending: string }>,
     number,

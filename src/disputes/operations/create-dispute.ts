@@ -19,7 +19,7 @@ import { entityFromRow } from '../../common/sql';
 import { instantOf } from '../../common/date-time';
 import { lockInvoice } from '../../invoices/invoice-transitions';
 import { parseIdempotencyKey } from '../../ledger/ledger.chart';
-import { COUNTED_REFUNDS_SQL } from '../../refunds/refund-sql';
+import { COUNTED_REFUNDS_SQL, countedRefundsParams } from '../../refunds/refund-sql';
 import { DisputeEntity, type DisputeNote } from '../dispute.entity';
 import { COUNTED_DISPUTE_STATUSES } from '../dispute.state';
 import {
@@ -84,7 +84,7 @@ export async function createDispute(
       throw new InvalidState('Invoice', shopOrderId, invoice.status, 'dispute');
     const tooFine = minorUnitsProblem(dto.amount, invoice.currency);
     if (tooFine) throw new ValidationFailed([{ field: 'amount', message: tooFine }]);
-    const refunds = await amounts(m, COUNTED_REFUNDS_SQL, [invoice.id]);
+    const refunds = await amounts(m, COUNTED_REFUNDS_SQL, countedRefundsParams(invoice.id));
     const disputes = await amounts(m, COUNTED_DISPUTES_SQL, [invoice.id, COUNTED_DISPUTE_STATUSES]);
     if (!fitsDisputable(invoice, refunds, disputes, amount)) {
       const left = moneyText(disputableAmountOf(invoice, refunds, disputes), invoice.currency);

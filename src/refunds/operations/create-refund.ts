@@ -31,7 +31,7 @@ import {
   type Reserved,
   type CreateResult,
 } from './refund-deps';
-import { COUNTED_REFUNDS_SQL, INSERT_REFUND_SQL } from '../refund-sql';
+import { COUNTED_REFUNDS_SQL, countedRefundsParams, INSERT_REFUND_SQL } from '../refund-sql';
 import { answerRepeat, sendRefund } from './send-refund';
 import { fitsPaidAmount } from '../refund.rules';
 
@@ -142,7 +142,7 @@ function reserve(
     if (tooFine) throw new ValidationFailed([{ field: 'amount', message: tooFine }]);
     if (invoice.invoiceId === null) throw new InvoiceIdNotKnown(shopOrderId);
     const counted = (
-      (await m.query(COUNTED_REFUNDS_SQL, [invoice.id])) as Array<{
+      (await m.query(COUNTED_REFUNDS_SQL, countedRefundsParams(invoice.id))) as Array<{
         amount: string;
       }>
     ).map((r) => Amount.fromText(r.amount));
