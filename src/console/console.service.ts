@@ -1,3 +1,4 @@
+import { eventTitle, type TimelineObject } from './timeline-words';
 import { utc } from './console-format';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -286,12 +287,13 @@ export class ConsoleService {
           delivery_count: number;
         }>)
       : [];
+    const object = await this.timelineObject(type, shopId);
     const entries: TimelineEntry[] = [
       ...events.map((e) => ({
         at: e.created_at,
         kind: 'event' as const,
-        title: `${e.from_status ?? '—'} → ${e.to_status} (${e.cause})`,
-        detail: e.details ? JSON.stringify(e.details) : '',
+        title: eventTitle(object, e.from_status, e.to_status, e.cause),
+        detail: e.details ? JSON.stringify(e.details, null, 2) : '',
       })),
       ...notifications.map((n) => ({
         at: n.received_at,
@@ -302,6 +304,17 @@ export class ConsoleService {
       })),
     ];
     return entries.sort((a, b) => a.at.getTime() - b.at.getTime());
+  }
+
+  /** What a timeline line names of its object: its id, amount and currency. */
+  private async timelineObject(type: ObjectType, shopId: string): Promise<TimelineObject> {
+    const sql: Record<ObjectType, string> = {
+      invoice: `SELECT amount::text AS amount, currency FROM invoices WHERE shop_order_id = $1 LIMIT 1`,
+      refund: `SELECT amount::text AS amount, currency FROM refunds WHERE shop_refund_id = $1 LIMIT 1`,
+      payout: `SELECT amount::text AS amount, shop_currency AS currency FROM payouts WHERE shop_payment_id = $1 LIMIT 1`,
+    };
+    const [row] = (await this.dataSource.query(sql[type], [shopId])) as Array<{ amount: string; currency: number }>;
+    return { type, id: shopId, amount: row?.amount ?? null, currency: row?.currency ?? null };
   }
 
   /** An invoice's refunds (invoices and their refunds are the payment shop's), oldest first. */

@@ -151,6 +151,9 @@ describe('admin console in a browser', () => {
     expect(timeline.length).toBeGreaterThanOrEqual(2);
     expect(timeline.join('\n')).toContain('succeeded');
     expect(timeline.join('\n')).toContain('notification');
+    // In words, each raw detail folded under its line.
+    expect(timeline.join('\n')).toMatch(/Invoice \S+ of [\d.]+ RUB (created|succeeded)/);
+    expect(timeline.join('\n')).not.toMatch(/ → /);
     // The stored description is shown as text, not markup.
     expect(await page.locator('dd >> text=Console <b>order</b>').count()).toBe(1);
     await check(page, 'invoice-detail');
