@@ -223,9 +223,11 @@ describe('hostile input against the running app', () => {
           lastCounts = after;
           const problems = [
             res.status >= 500 && `status ${res.status}`,
-            // The admin console (/admin…) is a browser UI: it answers refusals with HTML pages.
+            // The admin console (/admin…) and a payment link's payer page (/pay/l/…) are browser
+            // pages: they answer refusals with HTML pages.
             res.status >= 400 &&
               !template.startsWith('/admin') &&
+              !template.startsWith('/pay/l/') &&
               !res.contentType.startsWith('application/problem+json') &&
               `content-type ${res.contentType}`,
             res.status >= 400 && after !== before && `rows ${before} → ${after}`,

@@ -161,8 +161,11 @@ const blockRoot: Logger | null = mainDestination
     )
   : null;
 
+/** The root the line loggers are children of (the main logger in pretty mode). */
+export const lineRoot: Logger = blockRoot ?? logger;
+
 export function lineLogger(component: string): Logger {
-  return (blockRoot ?? logger).child({ component });
+  return lineRoot.child({ component });
 }
 
 export const accessLogger: Logger = lineLogger('access');

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { logger } from '../common/logger';
+import { lineRoot, logger } from '../common/logger';
 import { gatewayCallDuration } from '../metrics/metrics';
 import { GatewayService } from './gateway.service';
 import {
@@ -304,12 +304,16 @@ describe('responses are parsed exactly', () => {
 describe('observability', () => {
   it('logs one line per call without body, card, sign or secret, and observes the duration', async () => {
     const lines: unknown[] = [];
-    const child = jest.spyOn(logger, 'child').mockReturnValue({
+    // The call line goes to the line logger (values made here only), warnings to the main one.
+    const sink = {
       info: (obj: unknown) => lines.push(obj),
       warn: (obj: unknown) => lines.push(obj),
-    } as unknown as ReturnType<typeof logger.child>);
+    } as unknown as ReturnType<typeof logger.child>;
+    const child = jest.spyOn(logger, 'child').mockReturnValue(sink);
+    const lineChild = jest.spyOn(lineRoot, 'child').mockReturnValue(sink);
     const g = new GatewayService(gatewayTestConfig(fake.baseUrl), CLOCK);
     child.mockRestore();
+    lineChild.mockRestore();
     await g.createInvoice({ ...invoice, card });
     g.onModuleDestroy();
 
