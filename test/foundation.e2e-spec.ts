@@ -24,6 +24,8 @@ const PUBLIC = [
   /^\/metrics$/,
   /^\/webhooks\/gateway$/,
   /^\/pay\/:shopOrderId$/,
+  // A payment link's payer page: no key, the /pay budget (test/payment-links).
+  /^\/pay\/l\/:id$/,
   /^\/docs/,
   /^\/admin(\/|$)/,
 ];
