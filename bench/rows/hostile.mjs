@@ -128,7 +128,7 @@ const create = (extra = {}) => ({ shopOrderId: `hostile-${runTag}-${seq++}`, amo
 /** 7,000 short unknown names: a body just under the 64 kB limit. */
 const names = (n = 7000) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i.toString(36)}`, 0]));
 
-/** Where the names go (test/hostile-input.e2e-spec.ts's cases, and metadata), and the field its one error names. */
+/** Where the names go (test/hostile/hostile-input.e2e-spec.ts's cases, and metadata), and the field its one error names. */
 const CASES = [
   ['extras', () => create({ extras: names() }), 'extras'],
   ['metadata', () => create({ metadata: names() }), 'metadata'],
@@ -137,7 +137,7 @@ const CASES = [
   ['clientInfo', () => create({ clientInfo: names() }), 'clientInfo'],
 ];
 
-/** test/payout-batches-hostile.e2e-spec.ts's upload: 4,000 metadata columns and 200 rows, 1.5 MB, refused by its header. */
+/** test/payouts/payout-batches-hostile.e2e-spec.ts's upload: 4,000 metadata columns and 200 rows, 1.5 MB, refused by its header. */
 function csvUpload() {
   const keys = Array.from({ length: 4000 }, (_, k) => `metadata.k${k}`);
   const header = ['shopPaymentId', 'amount', 'amountType', 'shopCurrency', 'payway', 'account', ...keys].join(',');

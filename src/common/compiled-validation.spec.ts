@@ -210,7 +210,7 @@ describe('compiled validation (a quick yes, class-validator for the rest)', () =
           ]);
           // One difference, on purpose: a key named like an inherited member, which Nest's pipe
           // drops without a word, is refused beside whatever else Nest's pipe finds
-          // (inherited-names.ts; test/inherited-names.e2e-spec.ts names each case by hand).
+          // (inherited-names.ts; test/http/inherited-names.e2e-spec.ts names each case by hand).
           const inherited = inheritedNameErrors(JSON.parse(json), cls);
           if (inherited.length > 0) inheritedInputs++;
           const expected: Outcome =

@@ -5,7 +5,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
  * acts and the clock that openapi-receivers.ts writes: faults, the request and notification
  * logs, settings, payee refusals, restatements, balances, charge on unhold, reset. Each is
  * served by the sandbox on its own port (`servers`), answers `{result, data}` or `{result:
- * false, message}`, and carries an example. test/sandbox-openapi.e2e-spec.ts walks the
+ * false, message}`, and carries an example. test/sandbox/sandbox-openapi.e2e-spec.ts walks the
  * sandbox's routers and fails on a route missing here.
  */
 

@@ -17,7 +17,7 @@ import { PROBLEM_BASE } from './problem.filter';
  * OpenAPI building blocks for routes. A new route needs: its request DTO with an `example` on
  * every property, a response schema class (`@ApiOkResponse({ type: XView })`, or
  * `pageOf(XView)` for lists) with an `example` on every property, and `@ApiProblems(...)` naming
- * the error statuses it can answer. test/openapi.e2e-spec.ts fails, naming the route, otherwise.
+ * the error statuses it can answer. test/docs/openapi.e2e-spec.ts fails, naming the route, otherwise.
  */
 
 export const PROBLEM_JSON = 'application/problem+json';

@@ -86,7 +86,7 @@ export function jsonb(value: unknown): string | null {
  * The constructor matters for speed: it defines every declared field, so the object keeps V8's
  * fast properties. Built from `Object.create(prototype)` instead, the 50-odd properties set by a
  * computed name turned it into a dictionary after the twelfth, and every later read, copy and
- * spread of the row paid a hash lookup per field (`test/view-read.e2e-spec.ts` holds it).
+ * spread of the row paid a hash lookup per field (`test/invoices/view-read.e2e-spec.ts` holds it).
  */
 export class RowMapper<T extends ObjectLiteral> {
   private readonly columns: readonly ColumnMetadata[];

@@ -31,7 +31,7 @@ export function watchEnd(start: Date, watch: WatchWindow): Date {
  * seconds only), WATCH_MAX_S passed as the parameter `maxSParam` (`$3`). Every scheduling
  * statement that asks "is this row still watched" uses it, with the column its watch starts at
  * (`created_at`; a payout's send time where its watch starts there), so a change to the rule
- * changes every path; test/watch-sql.e2e-spec.ts holds the two to the same answers on PostgreSQL.
+ * changes every path; test/database/watch-sql.e2e-spec.ts holds the two to the same answers on PostgreSQL.
  */
 export function watchRunsSql(startColumn: string, maxSParam: string): string {
   if (!/^[a-z_][a-z0-9_.]*$/.test(startColumn) || !/^\$[0-9]+$/.test(maxSParam))

@@ -123,3 +123,10 @@ describe('import circles', () => {
     });
   });
 });
+
+describe('end-to-end suites by module', () => {
+  it('every suite sits in the folder of what it tests (test/<module>/…), none flat in test/', () => {
+    const flat = readdirSync(join(process.cwd(), 'test')).filter((f) => f.endsWith('.e2e-spec.ts'));
+    expect(flat).toEqual([]);
+  });
+});

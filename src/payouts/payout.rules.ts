@@ -119,7 +119,7 @@ export function capShare(p: {
   return controlWriteOff(p) ?? p.amount;
 }
 
-/** capShare over a stored `payouts` row, in SQL (test/payout-rules-sql.e2e-spec.ts holds the two together). */
+/** capShare over a stored `payouts` row, in SQL (test/database/rules-sql.e2e-spec.ts holds the two together). */
 export const CAP_SHARE_SQL = `CASE WHEN amount_type = 'ps_amount' THEN COALESCE(shop_write_off, amount) ELSE amount END`;
 
 /**

@@ -25,7 +25,7 @@ import { PayoutsService } from './payouts.service';
  * Payouts. The control rules every path obeys (single creates, batch rows, the console,
  * approvals, the accept guard, the poller and its quiet rounds, recheck, reconciliation) live in
  * one place each, in payout.rules.ts (their SQL forms beside them, held to the same answers by
- * test/rules-sql.e2e-spec.ts):
+ * test/database/rules-sql.e2e-spec.ts):
  * - is this gateway record ours (and its status mapping): `readPayoutRecord`;
  * - the day a payout counts on against the caps (its send stamp's UTC day): `SEND_STAMP_SQL`,
  *   `capDayOf` / `capDaySql`, read by `COUNTS_ON_TODAY_SQL` and `capDayLockKey`

@@ -97,7 +97,7 @@ export const followFunction = (type: string, idColumn: string, kind: string): st
 /**
  * The final statuses as the position rule reads them (a change away from one is a correction).
  * The same lists as invoice.state.ts, refund.state.ts, payout.state.ts and dispute.state.ts: a test holds them
- * equal (test/ledger/ledger-positions.e2e-spec.ts). `expired` is an invoice's lapsed hold.
+ * equal (test/ledger/corrections.e2e-spec.ts). `expired` is an invoice's lapsed hold.
  */
 export const POSITION_FINALS = {
   invoice: ['succeeded', 'rejected', 'unheld', 'expired'],
