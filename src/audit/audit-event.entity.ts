@@ -7,7 +7,9 @@ export type AuditEntityType =
   | 'payout_batch'
   | 'payment_token'
   | 'notification'
-  | 'reconciliation';
+  | 'reconciliation'
+  /** An operator's act on the deliveries to one address (entity id: the address as shown). */
+  | 'webhook_delivery';
 /** What caused a change. */
 export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' | 'admin';
 

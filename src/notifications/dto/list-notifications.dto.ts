@@ -38,11 +38,11 @@ export class ListNotificationsQuery extends PageQuery {
 
 export class ListEventsQuery extends PageQuery {
   @ApiPropertyOptional({
-    enum: ['invoice', 'refund', 'payout', 'notification'],
+    enum: ['invoice', 'refund', 'payout', 'notification', 'webhook_delivery'],
     example: 'invoice',
   })
   @IsOptional()
-  @IsIn(['invoice', 'refund', 'payout', 'notification'])
+  @IsIn(['invoice', 'refund', 'payout', 'notification', 'webhook_delivery'])
   entityType?: string;
 
   @ApiPropertyOptional({

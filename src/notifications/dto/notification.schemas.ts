@@ -61,7 +61,7 @@ sameShape<NotificationView, NotificationSchema>(true);
 @ApiSchema({ name: 'Event' })
 export class EventSchema {
   @ApiProperty({ example: '812' }) id: string;
-  @ApiProperty({ enum: ['invoice', 'refund', 'payout', 'notification'], example: 'invoice' })
+  @ApiProperty({ enum: ['invoice', 'refund', 'payout', 'notification', 'webhook_delivery'], example: 'invoice' })
   entityType: string;
   @ApiProperty({ description: "The shop's id of the object", example: 'order-1001' })
   entityId: string;
