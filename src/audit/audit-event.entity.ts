@@ -9,7 +9,9 @@ export type AuditEntityType =
   | 'payment_link'
   | 'notification'
   | 'reconciliation'
-  | 'dispute';
+  | 'dispute'
+  /** An operator's act on the deliveries to one address (entity id: the address as shown). */
+  | 'webhook_delivery';
 /** What caused a change. */
 export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' | 'admin';
 

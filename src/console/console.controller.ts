@@ -39,6 +39,7 @@ export const CONSOLE_ROUTES = [
   'admin/ui/notifications/:id/replay',
   'admin/ui/deliveries',
   'admin/ui/deliveries/redeliver',
+  'admin/ui/deliveries/drop-unconfigured',
   'admin/ui/events/:id/redeliver',
   'admin/ui/sessions',
   'admin/ui/sessions/revoke',

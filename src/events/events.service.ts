@@ -14,6 +14,9 @@ import { toShopEvent, type ShopEvent } from './event.view';
 import { EVENT_ID_PATTERN } from '../audit/event-id';
 import { objectTypeOfEventType } from './feed-scope';
 import { instantOf } from '../common/date-time';
+import { AuditService } from '../audit/audit.service';
+import type { By } from '../common/actor';
+import { type DroppedDeliveries, dropUnconfiguredDeliveries } from './unconfigured-deliveries';
 
 export interface DeliveryView {
   id: string;
@@ -133,7 +136,13 @@ export class EventsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly relay: EventRelay,
+    private readonly audit: AuditService,
   ) {}
+
+  /** Deliveries still owed to an address SHOP_WEBHOOK_URL no longer names: dropped (./unconfigured-deliveries.ts). */
+  dropUnconfigured(by: By): Promise<DroppedDeliveries> {
+    return dropUnconfiguredDeliveries(this.dataSource, this.audit, this.config.shopEvents.urls, by);
+  }
 
   /**
    * Events after the cursor in position order. The relay catches up first (waiting for a run in

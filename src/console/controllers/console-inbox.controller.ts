@@ -1,4 +1,5 @@
 import { shownAddress } from '../../common/redact';
+import { SCOPES } from '../../common/actor';
 import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -88,7 +89,7 @@ export class ConsoleInboxController {
     // A delivery to an address SHOP_WEBHOOK_URL no longer names is still retried: say so. Both
     // sides as shown (without user information or query): the rows' addresses come so.
     const configured = new Set(this.config.shopEvents.urls.map(shownAddress));
-    const unconfigured = rows.filter((d) => !configured.has(d.url) && d.state !== 'delivered').length;
+    const unconfigured = rows.filter((d) => !configured.has(d.url) && (d.state === 'pending' || d.state === 'failed')).length;
     await this.web.send(res, 'deliveries', {
       title: 'Webhook deliveries',
       session,
@@ -181,6 +182,36 @@ export class ConsoleInboxController {
     await this.web.done(res, session, '/admin/ui/deliveries', {
       kind: 'ok',
       text: `${n} ${state} deliver${n === 1 ? 'y' : 'ies'} queued again.`,
+    });
+  }
+
+  /**
+   * Drops every delivery still owed to an address SHOP_WEBHOOK_URL no longer names (a ticked
+   * confirmation): dead, never sent again, audited with the operator's key.
+   */
+  @Post('admin/ui/deliveries/drop-unconfigured')
+  async dropUnconfigured(@Req() req: FastifyRequest, @Res() res: FastifyReply): Promise<void> {
+    const session = await this.web.formSession(req, res);
+    if (!session) return;
+    if (field(req, 'confirm', 8) !== 'yes') {
+      await this.web.message(
+        res,
+        400,
+        'Not dropped',
+        'Tick the box to confirm: dropped deliveries are never sent again (the events stay in the feed).',
+        session,
+        '/admin/ui/deliveries',
+      );
+      return;
+    }
+    const done = await this.events.dropUnconfigured({ keyId: session.keyId, role: 'admin', scopes: SCOPES });
+    logger.info({ keyId: session.keyId, dropped: done.dropped, addresses: done.addresses }, 'console dropped deliveries to unconfigured addresses');
+    await this.web.done(res, session, '/admin/ui/deliveries', {
+      kind: 'ok',
+      text:
+        done.dropped === 0
+          ? 'Nothing dropped: no delivery owed to an address that is no longer configured is waiting (one being sent right now is left to finish).'
+          : `${done.dropped} deliver${done.dropped === 1 ? 'y' : 'ies'} dropped (${done.addresses.map((a) => `${a.url}: ${a.count}`).join(', ')}): never sent again.`,
     });
   }
 

@@ -38,11 +38,11 @@ export class ListNotificationsQuery extends PageQuery {
 
 export class ListEventsQuery extends PageQuery {
   @ApiPropertyOptional({
-    enum: ['invoice', 'refund', 'payout', 'notification', 'dispute'],
+    enum: ['invoice', 'refund', 'payout', 'notification', 'dispute', 'webhook_delivery'],
     example: 'invoice',
   })
   @IsOptional()
-  @IsIn(['invoice', 'refund', 'payout', 'notification', 'dispute'])
+  @IsIn(['invoice', 'refund', 'payout', 'notification', 'dispute', 'webhook_delivery'])
   entityType?: string;
 
   @ApiPropertyOptional({

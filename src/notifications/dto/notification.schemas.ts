@@ -62,7 +62,7 @@ sameShape<NotificationView, NotificationSchema>(true);
 export class EventSchema {
   @ApiProperty({ example: '812' }) id: string;
   @ApiProperty({
-    enum: ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token', 'notification', 'reconciliation', 'dispute'],
+    enum: ['invoice', 'refund', 'payout', 'payout_batch', 'payment_token', 'notification', 'reconciliation', 'dispute', 'webhook_delivery'],
     example: 'invoice',
   })
   entityType: string;
