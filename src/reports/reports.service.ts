@@ -141,8 +141,9 @@ export class ReportsService {
               count(x.fee)::int AS fee_count, COALESCE(SUM(x.fee), 0)::text AS fee
          FROM (
            -- The day's sums are the ledger's postings of the day (docs/api.md, "Books"): a
-           -- payment is an invoice.succeeded entry's debit of gateway_payment_shop, a refund a
-           -- refund.succeeded entry's debit of sales, a payout a payout.succeeded entry's credit
+           -- payment is an invoice.succeeded entry's debit of gateway_payment_shop, a refund its
+           -- refund.succeeded entry's debit (whichever account ledger_position_refund debits: the
+           -- report does not name it again), a payout a payout.succeeded entry's credit
            -- of agent_frozen (the write-off). The day is the object's own final time (written
            -- in the transaction that posts its entry). Fees: the payer price is in the payway's currency
            -- (ps_currency), so a payment fee only where that is the invoice's own currency; a
@@ -158,7 +159,7 @@ export class ReportsService {
            SELECT 'refunds', lp.currency, lp.amount, NULL
              FROM ledger_entries e CROSS JOIN LATERAL unnest(e.legs) lp
              JOIN refunds r ON r.id = e.object_pk, day
-            WHERE e.kind = 'refund.succeeded' AND lp.account = 'sales' AND r.shop_id = $3
+            WHERE e.kind = 'refund.succeeded' AND lp.amount > 0 AND r.shop_id = $3
               AND r.processed_at >= day.from_at AND r.processed_at < day.as_of
            UNION ALL
            SELECT 'payouts', lp.currency, -lp.amount,
