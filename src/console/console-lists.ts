@@ -1,3 +1,4 @@
+import { DELIVERY_STATES } from '../events/delivery-states';
 import type { DataSource } from 'typeorm';
 import { moneyText } from '../common/money';
 import { afterCursorSql } from '../common/pagination';
@@ -237,8 +238,7 @@ const NOTIFICATIONS: ConsoleList = {
   },
 };
 
-export const DELIVERY_STATES = ['pending', 'failed', 'dead', 'delivered'] as const;
-
+export 
 const DELIVERIES: ConsoleList = {
   name: 'deliveries',
   path: '/admin/ui/deliveries',

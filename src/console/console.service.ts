@@ -1,3 +1,4 @@
+import { OWED_DELIVERIES_SQL } from '../events/delivery-states';
 import { eventTitle, type TimelineObject } from './timeline-words';
 import { utc } from './console-format';
 import { Inject, Injectable } from '@nestjs/common';
@@ -415,7 +416,7 @@ export class ConsoleService {
       [new Date(now.getTime() - 23 * 3_600_000 - (now.getTime() % 3_600_000))],
     )) as Array<{ hour: Date; total: number; succeeded: number }>;
     const [deliveries] = (await this.dataSource.query(
-      `SELECT count(*) FILTER (WHERE state IN ('pending', 'failed'))::int AS pending,
+      `SELECT count(*) FILTER (WHERE state IN (${OWED_DELIVERIES_SQL}))::int AS pending,
               count(*) FILTER (WHERE state = 'dead')::int AS dead FROM webhook_deliveries`,
     )) as Array<{ pending: number; dead: number }>;
     const [approvals] = (await this.dataSource.query(

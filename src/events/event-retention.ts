@@ -1,3 +1,4 @@
+import { OWED_DELIVERIES_SQL } from './delivery-states';
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -36,7 +37,7 @@ export const ADVANCE_FEED_HORIZON_SQL = `WITH h AS (
     SELECT e.id, e.position,
            e.created_at < clock_now() - make_interval(days => $1)
              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                              WHERE d.event_id = e.id AND d.state IN ('pending', 'failed'))
+                              WHERE d.event_id = e.id AND d.state IN (${OWED_DELIVERIES_SQL}))
              AS prunable
       FROM events e, h
      WHERE e.position > h.position

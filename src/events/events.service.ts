@@ -1,3 +1,4 @@
+import { OWED_DELIVERIES_SQL } from './delivery-states';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -65,9 +66,9 @@ export const WAITING_FOR_SQL = `
   LEFT JOIN LATERAL (
     SELECT COALESCE(pe.public_id, pe.id::text) AS waiting_event, p.sequence AS waiting_sequence
       FROM webhook_deliveries p JOIN events pe ON pe.id = p.event_id
-     WHERE d.state IN ('pending', 'failed')
+     WHERE d.state IN (${OWED_DELIVERIES_SQL})
        AND p.url = d.url AND p.entity_type = d.entity_type AND p.entity_id = d.entity_id
-       AND p.sequence < d.sequence AND p.state IN ('pending', 'failed')
+       AND p.sequence < d.sequence AND p.state IN (${OWED_DELIVERIES_SQL})
      ORDER BY p.sequence LIMIT 1) w ON true`;
 
 /** What a bulk redelivery starts over. */

@@ -1,3 +1,4 @@
+import { OWED_DELIVERIES_SQL } from './delivery-states';
 import type { DataSource } from 'typeorm';
 import type { AuditService } from '../audit/audit.service';
 import { type By, transactionFor } from '../common/actor';
@@ -28,7 +29,7 @@ export async function dropUnconfiguredDeliveries(
 ): Promise<DroppedDeliveries> {
   const configured = new Set(configuredUrls.map(shownAddress));
   const owed = (await dataSource.query(
-    `SELECT DISTINCT url FROM webhook_deliveries WHERE state IN ('pending', 'failed')`,
+    `SELECT DISTINCT url FROM webhook_deliveries WHERE state IN (${OWED_DELIVERIES_SQL})`,
   )) as Array<{ url: string }>;
   const gone = owed.map((r) => r.url).filter((u) => !configured.has(shownAddress(u)));
   if (gone.length === 0) return { dropped: 0, addresses: [] };
@@ -36,7 +37,7 @@ export async function dropUnconfiguredDeliveries(
     const rows = (await m.query(
       `UPDATE webhook_deliveries SET state = 'dead', last_error = $2, lease_until = NULL, lease_owner = NULL,
               updated_at = clock_now()
-        WHERE url = ANY($1::text[]) AND state IN ('pending', 'failed')
+        WHERE url = ANY($1::text[]) AND state IN (${OWED_DELIVERIES_SQL})
           AND (lease_until IS NULL OR lease_until < clock_now())
         RETURNING url`,
       [gone, DROPPED_NOTE],

@@ -1,3 +1,4 @@
+import { OWED_DELIVERIES_SQL } from './delivery-states';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
@@ -107,13 +108,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
       `UPDATE webhook_deliveries d SET lease_until = clock_now() + make_interval(secs => $2), lease_owner = $3
         WHERE d.id IN (
           SELECT c.id FROM webhook_deliveries c
-           WHERE c.state IN ('pending', 'failed') AND c.next_attempt_at <= clock_now()
+           WHERE c.state IN (${OWED_DELIVERIES_SQL}) AND c.next_attempt_at <= clock_now()
              AND (c.lease_until IS NULL OR c.lease_until < clock_now())
              AND c.url = ANY($4::text[])
              AND NOT EXISTS (
                SELECT 1 FROM webhook_deliveries p
                 WHERE p.url = c.url AND p.entity_type = c.entity_type AND p.entity_id = c.entity_id
-                  AND p.sequence < c.sequence AND p.state IN ('pending', 'failed'))
+                  AND p.sequence < c.sequence AND p.state IN (${OWED_DELIVERIES_SQL}))
            ORDER BY c.next_attempt_at, c.id
            LIMIT $1
            FOR UPDATE SKIP LOCKED)
@@ -233,7 +234,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap {
     const [row] = (await this.dataSource.query(
       `SELECT COALESCE(EXTRACT(EPOCH FROM clock_now() - MIN(e.created_at)), 0)::float8 AS lag
          FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-        WHERE d.state IN ('pending', 'failed')`,
+        WHERE d.state IN (${OWED_DELIVERIES_SQL})`,
     )) as Array<{ lag: number }>;
     shopWebhookLag.set(row.lag);
   }

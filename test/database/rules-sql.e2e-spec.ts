@@ -21,6 +21,7 @@ import {
 } from '../../src/payouts/payout.rules';
 import { PAYOUT_STATUSES } from '../../src/payouts/payout.state';
 import { createTestDatabase } from '../support/database';
+import { OWED_DELIVERY_STATES } from '../../src/events/delivery-states';
 
 /**
  * Each rule that a statement needs is defined once in TypeScript and reaches SQL from that
@@ -181,5 +182,19 @@ describe('whether a refund is open', () => {
     expect(isOpenRefund({ status: 'WAITING', submitState: 'accepted' })).toBe(true);
     expect(isOpenRefund({ status: 'SUCCESS', submitState: 'unknown' })).toBe(true);
     expect(isOpenRefund({ status: 'FAILED', submitState: 'rejected' })).toBe(false);
+  });
+
+  it('the owed delivery states are the ones the partial indexes over owed deliveries hold', async () => {
+    // The statements write OWED_DELIVERIES_SQL into their predicates so that these indexes match.
+    const { rows } = await db.query<{ indexname: string; indexdef: string }>(
+      `SELECT indexname, indexdef FROM pg_indexes
+        WHERE tablename = 'webhook_deliveries' AND indexname IN ('ix_webhook_deliveries_due', 'ix_webhook_deliveries_object')`,
+    );
+    expect(rows).toHaveLength(2);
+    for (const r of rows) {
+      const where = r.indexdef.slice(r.indexdef.indexOf('WHERE'));
+      const states = [...where.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]).sort();
+      expect([r.indexname, states]).toEqual([r.indexname, [...OWED_DELIVERY_STATES].sort()]);
+    }
   });
 });

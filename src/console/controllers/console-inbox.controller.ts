@@ -1,3 +1,4 @@
+import { DELIVERY_STATES } from '../../events/delivery-states';
 import { shownAddress } from '../../common/redact';
 import { SCOPES } from '../../common/actor';
 import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
@@ -16,7 +17,6 @@ import { ConsoleActions } from '../console-actions';
 import { ConsoleService } from '../console.service';
 import { ConsoleWeb, field, params, queryText, refusal, SESSION_COOKIE } from '../console-web';
 
-const DELIVERY_STATES = ['pending', 'failed', 'dead', 'delivered'] as const;
 
 /**
  * What comes in and goes out: the notifications inbox (replay), webhook deliveries (redeliver one

@@ -53,8 +53,8 @@ export class EventFeedQuery {
   objectId?: string;
 }
 
-export const DELIVERY_STATES = ['pending', 'failed', 'dead', 'delivered'] as const;
-export type DeliveryState = (typeof DELIVERY_STATES)[number];
+export { DELIVERY_STATES, type DeliveryState } from '../delivery-states';
+import { DELIVERY_STATES, type DeliveryState } from '../delivery-states';
 
 export class ListDeliveriesQuery extends PageQuery {
   @ApiPropertyOptional({ enum: DELIVERY_STATES })
