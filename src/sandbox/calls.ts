@@ -1,13 +1,7 @@
 import type { GatewayCall } from '../config/config';
 import { inputConfigJson, outputConfigJson } from './payway-catalogue';
-import {
-  invoiceCharge,
-  invoiceCheck,
-  invoiceCreate,
-  invoiceHold,
-  invoiceTry,
-  invoiceUnhold,
-} from './invoices';
+import { invoiceCharge, invoiceUnhold } from './holds';
+import { invoiceCheck, invoiceCreate, invoiceHold, invoiceTry } from './invoices';
 import {
   checkAccount,
   shopBalance,

@@ -1,7 +1,8 @@
 import express, { Request, Response, Router } from 'express';
 import { DEFAULT_GATEWAY_CALLS } from '../config/config';
 import { CALL_FAULTS, isFaultName } from './faults';
-import { completePayment, invoiceGroup, invoiceRecord, PayerAction } from './invoices';
+import { completePayment, PayerAction } from './invoices';
+import { invoiceGroup, invoiceRecord } from './invoice-record';
 import { Decimal } from './decimal';
 import { JsonOut, moneyJson, toJsonText } from './json-text';
 import { payeeKey } from './payouts';

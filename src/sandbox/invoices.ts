@@ -14,20 +14,20 @@ import type { OutcomeScenario } from './faults';
 import { JsonObject, JsonOut, moneyJson } from './json-text';
 import {
   absent,
-  gatewayTime,
   invalid,
   maskAccount,
   notUnique,
   refused,
   RequestFields,
 } from './protocol';
+import { lapseIfExpired, scheduleLapse } from './holds';
+import { invoiceRecord, notifyInvoice } from './invoice-record';
 import type { CallContext, CallHandler, SandboxRuntime } from './runtime';
 import { DELAYS_MS } from './runtime';
 import {
   awaitsPayment,
   INVOICE_STATUS,
   Invoice,
-  invoiceStatusText,
   PaymentToken,
 } from './sandbox.state';
 
@@ -40,8 +40,6 @@ import {
 const PAYER_PAGE_CARD_MASK = '411111******1111';
 const INVOICE_LIFETIME_MS = 24 * 3_600_000;
 const TOKEN_LIFETIME_MS = 365 * 24 * 3_600_000;
-/** A hold lasts a week unless the settings say otherwise (`holdLifetimeS`). */
-export const HOLD_LIFETIME_S = 7 * 24 * 3600;
 
 /**
  * Amount and currency of an order, and the amount in the payway's currency: an order in another
@@ -238,12 +236,6 @@ export function scheduleCompletion(rt: SandboxRuntime, invoice: Invoice): void {
   });
 }
 
-/** Scenarios whose outcome the gateway does not notify (the shop asks invoice/check). */
-function notifies(invoice: Invoice): boolean {
-  const s = invoice.payway.scenarios;
-  return !(s.has('success') || s.has('rejected') || s.has('refund_failed'));
-}
-
 export interface Redirect {
   method: 'GET' | 'POST';
   url: string;
@@ -350,104 +342,6 @@ function issueToken(rt: SandboxRuntime, invoice: Invoice, now: Date): void {
   invoice.issuedToken = token.token;
 }
 
-/** `ps_data`: JSON text with the masked account and, after success, the issued token. */
-function psData(invoice: Invoice): string {
-  const data: Record<string, string> = {};
-  if (invoice.cardMask !== undefined) data.account = invoice.cardMask;
-  if (invoice.issuedToken !== undefined) data.payment_token = invoice.issuedToken;
-  return JSON.stringify(data);
-}
-
-function tokenJson(rt: SandboxRuntime, invoice: Invoice): JsonOut {
-  const token =
-    invoice.issuedToken === undefined ? undefined : rt.state.tokens.get(invoice.issuedToken);
-  if (token === undefined) return null;
-  return {
-    token: token.token,
-    status: 'SUCCESS',
-    expires_at: gatewayTime(token.expiresAt),
-    account: token.accountMask,
-    card_info: { ...token.cardInfo },
-  };
-}
-
-/** The invoice record; `forCheck` adds the fields only invoice/check returns. */
-export function invoiceRecord(rt: SandboxRuntime, invoice: Invoice, forCheck: boolean): JsonOut {
-  const record: Record<string, JsonOut> = {
-    shop_order_id: invoice.shopOrderId,
-    shop_id: invoice.shopId,
-    status: invoice.status,
-    payment_id: invoice.id,
-    ps_data: psData(invoice),
-    ps_currency: invoice.paywayConfig.currency,
-    payway: invoice.payway.requested,
-    description: invoice.description,
-    created: gatewayTime(invoice.created),
-    updated: gatewayTime(invoice.updated),
-    processed: invoice.processed === undefined ? null : gatewayTime(invoice.processed),
-    shop_currency: invoice.currency,
-    shop_amount: moneyJson(invoice.amount),
-    client_price: moneyJson(invoice.clientPrice),
-    error_code: invoice.errorCode,
-    shop_refund: moneyJson(rt.state.refundedAmount(invoice.id)),
-    settlement_currency: invoice.currency,
-    settlement_rate: null,
-  };
-  if (!forCheck) return record;
-  return {
-    ...record,
-    expires_at: gatewayTime(invoice.expiresAt),
-    is_unique: true,
-    payment_token: tokenJson(rt, invoice),
-  };
-}
-
-/** Payment notification for the invoice's current status, to the URL its status calls for. */
-export function notifyInvoice(rt: SandboxRuntime, invoice: Invoice): void {
-  if (!notifies(invoice)) return;
-  const rejected = invoice.status === INVOICE_STATUS.REJECTED;
-  const url = rejected
-    ? (invoice.urls.callbackRejected ?? invoice.urls.callback)
-    : invoice.urls.callback;
-  rt.notifier.send({
-    type: 'invoice',
-    group: invoiceGroup(invoice.shopOrderId),
-    url: url ?? null,
-    scenarios: invoice.payway.scenarios,
-    final: rejected || invoice.status === INVOICE_STATUS.PAID,
-    fields: {
-      shop_id: invoice.shopId,
-      shop_order_id: invoice.shopOrderId,
-      description: invoice.description,
-      shop_amount: moneyJson(invoice.amount),
-      shop_refund: moneyJson(rt.state.refundedAmount(invoice.id)),
-      shop_currency: invoice.currency,
-      payment_id: invoice.id,
-      client_price: moneyJson(invoice.clientPrice),
-      ps_currency: invoice.paywayConfig.currency,
-      payway: invoice.payway.requested,
-      ps_data: psData(invoice),
-      created: gatewayTime(invoice.created),
-      updated: gatewayTime(invoice.updated),
-      status: invoiceStatusText(invoice.status),
-      addons: JSON.stringify(invoice.addons),
-    },
-  });
-}
-
-export function invoiceGroup(shopOrderId: string): string {
-  return `invoice:${shopOrderId}`;
-}
-
-/** The invoice named by `invoice_id` of an operation; refused when unknown. */
-export function invoiceForOperation(ctx: CallContext): Invoice {
-  const id = ctx.fields.int('invoice_id');
-  const invoice = ctx.rt.state.invoices.get(id);
-  if (invoice === undefined || invoice.shopId !== ctx.shopId)
-    throw refused(`invoice ${id} is not found`);
-  return invoice;
-}
-
 export const invoiceCreate: CallHandler = (ctx) => createInvoice(ctx, false);
 export const invoiceHold: CallHandler = (ctx) => createInvoice(ctx, true);
 
@@ -459,54 +353,3 @@ export const invoiceCheck: CallHandler = (ctx) => {
   lapseIfExpired(ctx.rt, invoice);
   return invoiceRecord(ctx.rt, invoice, true);
 };
-
-/**
- * A hold lapses at its `expires_at` as the gateway's does: the funds go back to the payer and
- * the record shows the released status (6, there is no status of its own), notified like any
- * other change; a charge after it is refused (the invoice is no longer held). Run by the hold's
- * own timer, by the sandbox clock's advance, and before any call reads the hold (a restarted
- * sandbox's hold lapses too). True when it lapsed now.
- */
-export function lapseIfExpired(rt: SandboxRuntime, invoice: Invoice): boolean {
-  if (invoice.status !== INVOICE_STATUS.HELD || clock.now() < invoice.expiresAt.getTime()) return false;
-  invoice.status = INVOICE_STATUS.REJECTED;
-  invoice.updated = invoice.expiresAt;
-  invoice.processed = invoice.expiresAt;
-  rt.state.settleHold(invoice.shopId, invoice.currency, invoice.amount, false);
-  notifyInvoice(rt, invoice);
-  return true;
-}
-
-/** The hold's lapse, due at its `expires_at` on the clock. */
-export function scheduleLapse(rt: SandboxRuntime, invoice: Invoice): void {
-  if (invoice.status !== INVOICE_STATUS.HELD) return;
-  rt.scheduler.afterReal(invoice.expiresAt.getTime() - clock.now(), () => {
-    lapseIfExpired(rt, invoice);
-  });
-}
-
-/** Second step of a two-step payment, for held invoices only: charged → paid. */
-export const invoiceCharge: CallHandler = (ctx) => settleHeld(ctx, true);
-
-/**
- * Cancels a hold, for held invoices only: the money returns to the payer → 6 (a released hold
- * has no status of its own). A hold with a charge still queued is charged instead → 4.
- */
-export const invoiceUnhold: CallHandler = (ctx) => settleHeld(ctx, false);
-
-function settleHeld(ctx: CallContext, charge: boolean): JsonOut {
-  ctx.fields.now();
-  const invoice = invoiceForOperation(ctx);
-  lapseIfExpired(ctx.rt, invoice);
-  if (invoice.status !== INVOICE_STATUS.HELD) {
-    throw refused(`invoice ${invoice.id} is not held (status ${invoice.status})`);
-  }
-  const now = clock.date();
-  const charged = charge || invoice.chargeOnUnhold === true;
-  invoice.status = charged ? INVOICE_STATUS.PAID : INVOICE_STATUS.REJECTED;
-  invoice.updated = now;
-  invoice.processed = now;
-  ctx.rt.state.settleHold(invoice.shopId, invoice.currency, invoice.amount, charged);
-  notifyInvoice(ctx.rt, invoice);
-  return invoiceRecord(ctx.rt, invoice, false);
-}

@@ -1,7 +1,7 @@
 import { currencyAlpha } from './payway-catalogue';
 import { clock } from '../common/clock';
 import { MONEY_SCALE } from './decimal';
-import { invoiceForOperation } from './invoices';
+import { invoiceForOperation } from './invoice-record';
 import type { JsonOut } from './json-text';
 import { absent, gatewayTime, notUnique, refused } from './protocol';
 import type { CallHandler, SandboxRuntime } from './runtime';

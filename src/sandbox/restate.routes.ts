@@ -1,6 +1,6 @@
 import express, { Request, Response, Router } from 'express';
 import { invoiceByOrderOrId } from './control.routes';
-import { invoiceRecord } from './invoices';
+import { invoiceRecord } from './invoice-record';
 import { JsonOut, toJsonText } from './json-text';
 import { refundRecord } from './refunds';
 import type { SandboxRuntime } from './runtime';
