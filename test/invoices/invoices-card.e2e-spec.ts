@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import type { TestContext } from '../support/app';
 import { PAYMENT } from '../support/payways';
+import { logFileText } from '../support/log-file';
 
 /**
  * Card data is passed to the gateway and kept nowhere: not in any text or JSON column of any
@@ -154,14 +155,17 @@ describe('card data is never stored or logged', () => {
 
     // Sealed values (k1.<key id>.<nonce>.<tag>.<ciphertext>, base64url) are random text that may
     // spell anything, "cvv" or the CVV's digits included: they are not clear data, so leave them out.
-    const dump = (await dumpDatabase()).replace(/k1\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+){3}/g, '<sealed>');
+    const dump = (await dumpDatabase()).replace(
+      /k1\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+){3}/g,
+      '<sealed>',
+    );
     expect(dump).toContain(withoutInfo); // the dump really covers the invoices
     expect(dump).toContain('555555******4444'); // the masked form is all there is
     expect(dump).not.toContain(CARD_NUMBER);
     expect(dump).not.toMatch(new RegExp(`(^|[^0-9a-f])${CVV}([^0-9a-f]|$)`, 'm'));
     expect(dump).not.toMatch(/cvv/i);
 
-    const log = readFileSync(logFile, 'utf8');
+    const log = await logFileText(logFile);
     expect(log).toContain('gateway call'); // the capture works
     expect(log).not.toContain(CARD_NUMBER);
     expect(log).not.toMatch(new RegExp(`(^|[^0-9a-f])${CVV}([^0-9a-f]|$)`, 'm'));

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import type { TestContext } from '../support/app';
 import { PAYMENT } from '../support/payways';
+import { logFileText } from '../support/log-file';
 import { eventually } from '../support/webhook-receiver';
 
 /**
@@ -166,21 +167,21 @@ describe('OpenTelemetry tracing', () => {
       [...otlp.contentTypes].some((c) => c.startsWith('POST /v1/traces application/json')),
     ).toBe(true);
 
-    const line = readFileSync(logFile, 'utf8')
-      .split('\n')
-      .find(
+    await eventually(async () => {
+      const lines = (await logFileText(logFile)).split('\n');
+      const line = lines.find(
         (l) => l.includes('"component":"access"') && l.includes('"requestId":"traced-create-1"'),
       );
-    expect(JSON.parse(line!)).toMatchObject({ traceId: TRACE_ID, route: '/api/v1/invoices' });
-    const gatewayLine = readFileSync(logFile, 'utf8')
-      .split('\n')
-      .find(
+      expect(line).toBeDefined();
+      expect(JSON.parse(line!)).toMatchObject({ traceId: TRACE_ID, route: '/api/v1/invoices' });
+      const gatewayLine = lines.find(
         (l) =>
           l.includes('"msg":"gateway call"') &&
           l.includes('"path":"invoice/create"') &&
           l.includes(TRACE_ID),
       );
-    expect(gatewayLine).toBeDefined();
+      expect(gatewayLine).toBeDefined();
+    }, 5000);
   });
 
   it('a malformed or all-zero traceparent starts a new trace; it is never passed on', async () => {

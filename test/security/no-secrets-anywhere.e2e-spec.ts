@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,7 @@ import { Client } from 'pg';
 import type { SandboxHandle } from '../../src/sandbox/sandbox.server';
 import type { TestContext } from '../support/app';
 import { PAYMENT, PAYOUT } from '../support/payways';
+import { logFileText } from '../support/log-file';
 
 /**
  * The proof: a session of every money flow (card payment with 3-D Secure data, a saved and a
@@ -319,7 +320,7 @@ describe('no secret in any row, log line or response', () => {
     expect((await call('get', '/docs-json', { as: 'none' })).status).toBe(404);
 
     const dump = await dumpDatabase();
-    const log = readFileSync(logFile, 'utf8');
+    const log = await logFileText(logFile);
     const responses = bodies.join('\n');
     // The captures cover what they should.
     expect(dump).toContain(recurrent);
