@@ -22,7 +22,7 @@ const ROOT = process.cwd();
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export async function waitFor<T>(
-  what: string,
+  what: string | (() => string),
   probe: () => Promise<T | undefined>,
   maxMs: number,
 ): Promise<T> {
@@ -30,7 +30,9 @@ export async function waitFor<T>(
   for (;;) {
     const v = await probe();
     if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    // A function is read at the time-out: what was still missing then, the output until then.
+    if (Date.now() > until)
+      throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await sleep(50);
   }
 }
