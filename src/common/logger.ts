@@ -162,10 +162,13 @@ export const logger: Logger = createLogger(mainDestination, undefined, { pretty 
 export type LineValue = string | number | boolean | undefined;
 
 /**
- * The lines of a fixed shape made only of values the service makes or checks: the access line
- * (method, route pattern, status, duration, key id, a safe request id, an address) and the
- * gateway call line (path, shop id, duration, result, error code, trace id). Nothing a caller or
- * the gateway writes reaches them, so they skip the redaction pass, and their text is made here
+ * The lines of a fixed shape made of values the service makes or checks: the access line
+ * (method, route pattern, status, duration, key id, a safe request id, an address), the gateway
+ * call line (path, shop id, duration, result, error code, trace id) and the line of a received
+ * notification (its kind, our id, status; the gateway's order id passed through scrubText by the
+ * caller, as the main logger would scrub it). No key of theirs is a sensitive name and nothing a
+ * caller or the gateway writes reaches them unscrubbed, so they skip the redaction pass's walk,
+ * and their text is made here
  * in one pass: the same line the main logger writes (level, time, pid, component, the fields in
  * order, msg; an undefined field left out), through the same destination at the same level,
  * without pino's per-line machinery (about 8 µs a line under P1's profile). Pretty output (a
