@@ -299,7 +299,7 @@ async function readInvoice(shopOrderId) {
   const { rows } = await pool.query({
     name: 'read-invoice',
     text: `SELECT shop_order_id, invoice_id, payment_id, status, gateway_status, amount, currency, payway, description,
-                  two_step, metadata, payer_price, ps_currency, refunded_amount, refund_pending_amount, redirect,
+                  two_step, metadata, payer_price, ps_currency, refunded_amount, refund_pending_amount, disputed_amount, redirect,
                   pay_token, payment_token IS NOT NULL AS has_token, payment_token_info, created_at, updated_at,
                   processed_at, hold_expires_at, needs_attention, attention_reason
              FROM invoices WHERE shop_id = $1 AND shop_order_id = $2`,
@@ -310,7 +310,7 @@ async function readInvoice(shopOrderId) {
   const scale = r.amount.includes('.') ? r.amount.length - r.amount.indexOf('.') - 1 : 0;
   const info = r.payment_token_info;
   // Only a succeeded invoice is refundable; the bench's rows are not, so no decimal arithmetic.
-  const refundable = r.status === 'succeeded' && r.refunded_amount === '0' && r.refund_pending_amount === '0' ? r.amount : '0';
+  const refundable = r.status === 'succeeded' && r.refunded_amount === '0' && r.refund_pending_amount === '0' && r.disputed_amount === '0' ? r.amount : '0';
   return {
     shopOrderId: r.shop_order_id,
     invoiceId: r.invoice_id,
@@ -328,6 +328,7 @@ async function readInvoice(shopOrderId) {
     psCurrency: r.ps_currency,
     refundedAmount: withScale(r.refunded_amount, scale),
     refundPendingAmount: withScale(r.refund_pending_amount, scale),
+    disputedAmount: withScale(r.disputed_amount, scale),
     refundableAmount: withScale(refundable, scale),
     refundStatus: r.refunded_amount === '0' ? 'none' : 'partial',
     redirect: r.redirect,

@@ -39,9 +39,11 @@ export async function profile() {
     measured = await createLoad(service.url, 'prof', 64, DURATION_S, service.pid);
     answered = measured.ok;
   }
-  await stopProcess(service);
+  const stopping = Date.now();
+  await stopProcess(service, 120_000);
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-  if (!file) throw new Error('no CPU profile written');
+  if (!file) throw new Error(`no CPU profile written (stopped in ${Date.now() - stopping} ms, exit ${service.child.exitCode} signal ${service.child.signalCode})`);
+  console.log(`stopped in ${Date.now() - stopping} ms`);
   const summary = summariseProfile(JSON.parse(readFileSync(join(dir, file), 'utf8')));
   details.profile = { file: join(dir, file), ...summary };
   console.log(`\nCPU profile of the ${PROFILE_PATH} path (self time${answered === null ? '' : `; ${fmt(answered)} creates answered 2xx in the measured load`}):`);

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { randomBytesPooled } from './random-token';
 
 /**
  * The data-encryption key ring (`DATA_ENCRYPTION_KEYS`): secrets kept at rest (payout accounts,
@@ -94,7 +95,7 @@ export class KeyRing {
 
   seal(plaintext: string, ctx: SealContext): string {
     const keyId = this.primaryId;
-    const nonce = randomBytes(NONCE_BYTES);
+    const nonce = randomBytesPooled(NONCE_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.sealKeys.get(keyId)!, nonce);
     cipher.setAAD(aad(keyId, ctx));
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);

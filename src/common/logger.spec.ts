@@ -2,7 +2,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger, NEST_START_CONTEXTS, scrubText, wantsPrettyLogs } from './logger';
+import pino from 'pino';
+import {
+  createLogger,
+  LineLogger,
+  NEST_START_CONTEXTS,
+  scrubText,
+  wantsPrettyLogs,
+} from './logger';
 
 function capture(): { stream: Writable; lines: () => string[] } {
   const chunks: string[] = [];
@@ -55,7 +62,8 @@ describe('logger redaction', () => {
 
 describe('start-up lines', () => {
   it("Nest's route map and module loading are debug lines, not the default level's", () => {
-    for (const c of ['RouterExplorer', 'RoutesResolver', 'InstanceLoader']) expect(NEST_START_CONTEXTS.has(c)).toBe(true);
+    for (const c of ['RouterExplorer', 'RoutesResolver', 'InstanceLoader'])
+      expect(NEST_START_CONTEXTS.has(c)).toBe(true);
   });
 });
 
@@ -79,7 +87,10 @@ describe('log format', () => {
       await new Promise<void>((resolve) => log.flush(() => resolve()));
       // The transport's worker writes on its own thread: wait for the line to land.
       const end = Date.now() + 10_000;
-      while (Date.now() < end && !(existsSync(file) && readFileSync(file, 'utf8').includes('gateway call'))) {
+      while (
+        Date.now() < end &&
+        !(existsSync(file) && readFileSync(file, 'utf8').includes('gateway call'))
+      ) {
         await new Promise((r) => setTimeout(r, 50));
       }
       const text = readFileSync(file, 'utf8');
@@ -90,5 +101,79 @@ describe('log format', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('fixed-shape lines (LineLogger)', () => {
+  // The line pino wrote for the same values before (the main logger's format without redaction).
+  const pinoLine = (stream: Writable, level: string, component: string) =>
+    pino(
+      {
+        level,
+        base: { pid: process.pid },
+        timestamp: pino.stdTimeFunctions.isoTime,
+        formatters: { level: (label) => ({ level: label }) },
+      },
+      stream,
+    ).child({ component });
+  const sameTime = (line: string) => line.replace(/"time":"[^"]+"/, '"time":"T"');
+
+  it('writes exactly the line pino writes: field order, undefined fields left out, escaping, numbers', () => {
+    const values = [
+      {
+        method: 'POST',
+        route: '/api/v1/invoices',
+        status: 201,
+        durationMs: 1.25,
+        keyId: undefined,
+        requestId: 'r-1',
+        ip: '127.0.0.1',
+      },
+      {
+        path: 'invoice/create',
+        shopId: 2001,
+        durationMs: 0,
+        result: 'ok',
+        errorCode: undefined,
+        traceId: 'a"b\\c\u2028\u0001é',
+      },
+      { flag: true, n: -0.5, big: 12345678901234, nan: Number.NaN },
+    ];
+    for (const fields of values) {
+      const ours = capture();
+      const theirs = capture();
+      new LineLogger('gateway', ours.stream as unknown as pino.DestinationStream, 'info').info(
+        fields,
+        'gateway "call"',
+      );
+      pinoLine(theirs.stream, 'info', 'gateway').info(fields, 'gateway "call"');
+      expect(ours.lines().map(sameTime)).toEqual(theirs.lines().map(sameTime));
+      expect(JSON.parse(ours.lines()[0]).time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
+  });
+
+  it('keeps to the level: nothing below it, warnings at info and warn', () => {
+    const out = capture();
+    const warnOnly = new LineLogger(
+      'access',
+      out.stream as unknown as pino.DestinationStream,
+      'warn',
+    );
+    expect(warnOnly.isLevelEnabled('info')).toBe(false);
+    warnOnly.info({ status: 200 }, 'request');
+    warnOnly.warn({ status: 500 }, 'request');
+    expect(out.lines()).toHaveLength(1);
+    expect(JSON.parse(out.lines()[0])).toMatchObject({
+      level: 'warn',
+      component: 'access',
+      status: 500,
+    });
+    const silent = new LineLogger(
+      'access',
+      out.stream as unknown as pino.DestinationStream,
+      'silent',
+    );
+    silent.warn({ status: 500 }, 'request');
+    expect(out.lines()).toHaveLength(1);
   });
 });

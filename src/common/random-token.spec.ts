@@ -1,4 +1,4 @@
-import { randomToken } from './random-token';
+import { randomBytesPooled, randomToken } from './random-token';
 
 describe('randomToken', () => {
   it('gives base64url text of the asked number of bytes', () => {
@@ -27,5 +27,20 @@ describe('randomToken', () => {
 
   it('refuses a size that is not a positive integer', () => {
     for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => randomToken(bad)).toThrow(RangeError);
+  });
+});
+
+describe('randomBytesPooled', () => {
+  it('gives buffers of their own: later draws and refills never change one handed out', () => {
+    const first = randomBytesPooled(12);
+    const copy = Buffer.from(first);
+    const seen = new Set<string>([first.toString('hex')]);
+    // 10,000 nonces of 12 bytes cross the 4 KB pool about 30 times.
+    for (let i = 0; i < 10_000; i++) seen.add(randomBytesPooled(12).toString('hex'));
+    expect(first.equals(copy)).toBe(true);
+    expect(first).toHaveLength(12);
+    expect(seen.size).toBe(10_001);
+    expect(randomBytesPooled(5000)).toHaveLength(5000);
+    for (const bad of [0, -1, 1.5]) expect(() => randomBytesPooled(bad)).toThrow(RangeError);
   });
 });

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
+import { randomBytesPooled } from './random-token';
 
 /**
  * Keys derived from the gateway secret (`deriveKey`: the payout request fingerprints written
@@ -34,7 +35,7 @@ export function deriveKey(secret: string, purpose: string): Buffer {
 }
 
 export function seal(plaintext: string, key: Buffer): string {
-  const nonce = randomBytes(NONCE_BYTES);
+  const nonce = randomBytesPooled(NONCE_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, nonce);
   cipher.setAAD(Buffer.from(VERSION));
   const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { lineRoot, logger } from '../common/logger';
+import { LineLogger, logger } from '../common/logger';
 import { gatewayCallDuration } from '../metrics/metrics';
 import { GatewayService } from './gateway.service';
 import {
@@ -310,11 +310,13 @@ describe('observability', () => {
       warn: (obj: unknown) => lines.push(obj),
     } as unknown as ReturnType<typeof logger.child>;
     const child = jest.spyOn(logger, 'child').mockReturnValue(sink);
-    const lineChild = jest.spyOn(lineRoot, 'child').mockReturnValue(sink);
+    const callLine = jest
+      .spyOn(LineLogger.prototype, 'info')
+      .mockImplementation((obj: unknown) => void lines.push(obj));
     const g = new GatewayService(gatewayTestConfig(fake.baseUrl), CLOCK);
     child.mockRestore();
-    lineChild.mockRestore();
     await g.createInvoice({ ...invoice, card });
+    callLine.mockRestore();
     g.onModuleDestroy();
 
     expect(lines).toHaveLength(1);

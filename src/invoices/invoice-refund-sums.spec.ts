@@ -1,6 +1,7 @@
 import { Amount } from '../common/money';
 import type { InvoiceStatus } from './invoice.state';
-import { refundSumsOf, type RefundSums } from './invoice-refund-sums';
+import fc from 'fast-check';
+import { refundableAmountOf, refundSumsOf, type RefundSums } from './invoice-refund-sums';
 
 type WithoutDisputes = Omit<RefundSums, 'disputedAmount'>;
 
@@ -145,7 +146,9 @@ describe('invoice refund sums', () => {
       },
     ],
   ])('%s', (_name, amount, status, refunded, pending, expected) => {
-    expect(sums(amount, status, refunded, pending, _name.startsWith('JPY') ? 392 : 643)).toEqual(expected);
+    expect(sums(amount, status, refunded, pending, _name.startsWith('JPY') ? 392 : 643)).toEqual(
+      expected,
+    );
   });
 
   it.each<InvoiceStatus>([
@@ -185,5 +188,38 @@ describe('invoice refund sums', () => {
       refundStatus: 'partial',
     });
     expect(of('60.00', '0', '50.00').refundableAmount).toBe('0.00');
+  });
+});
+
+describe('refundableAmountOf with nothing counted', () => {
+  it('gives what the subtraction gives, value and digits, whatever the zeros are written as', () => {
+    const decimal = fc
+      .tuple(fc.bigInt({ min: 0n, max: 10n ** 12n }), fc.integer({ min: 0, max: 4 }))
+      .map(([units, scale]) => {
+        const text = units.toString().padStart(scale + 1, '0');
+        return scale === 0 ? text : `${text.slice(0, -scale)}.${text.slice(-scale)}`;
+      });
+    const zero = fc.constantFrom('0', '0.0', '0.00', '0.000', '0.0000');
+    const status = fc.constantFrom<InvoiceStatus>(
+      'succeeded',
+      'awaiting_payer',
+      'rejected',
+      'held',
+    );
+    fc.assert(
+      fc.property(
+        decimal,
+        fc.array(fc.oneof(zero, decimal), { maxLength: 3 }),
+        status,
+        (a, c, st) => {
+          const inv = { amount: Amount.fromText(a), status: st };
+          const counted = c.map((x) => Amount.fromText(x));
+          const left = inv.amount.minus(Amount.sum([...counted]));
+          const expected = st === 'succeeded' && left.isPositive() ? left : Amount.zero();
+          expect(refundableAmountOf(inv, counted).toString()).toBe(expected.toString());
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -71,6 +71,10 @@ export function refundableAmountOf(
   inv: { amount: Amount; status: InvoiceStatus },
   counted: readonly Amount[],
 ): Amount {
+  // Nothing counted (most invoices): the amount itself, without arithmetic; the very Amount the
+  // subtraction makes when no counted zero has more digits than the amount.
+  if (counted.every((a) => a.isZero() && a.scale <= inv.amount.scale))
+    return inv.status === 'succeeded' && inv.amount.isPositive() ? inv.amount : Amount.zero();
   const left = inv.amount.minus(Amount.sum([...counted]));
   return inv.status === 'succeeded' && left.isPositive() ? left : Amount.zero();
 }

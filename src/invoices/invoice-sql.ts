@@ -7,9 +7,55 @@ import { statement } from '../common/sql';
  */
 
 /**
+ * The columns an invoice's view reads (INVOICE_VIEW_FIELDS, by their database names): the view
+ * read below selects them, and a status change returns them for the view of the row it left.
+ */
+export const INVOICE_VIEW_COLUMNS = [
+  'id',
+  'shop_order_id',
+  'invoice_id',
+  'payment_id',
+  'status',
+  'gateway_status',
+  'amount',
+  'currency',
+  'payway',
+  'description',
+  'two_step',
+  'metadata',
+  'payer_price',
+  'ps_currency',
+  'refunded_amount',
+  'refund_pending_amount',
+  'disputed_amount',
+  'redirect',
+  'pay_token',
+  'payment_token_info',
+  'payment_token',
+  'created_at',
+  'updated_at',
+  'processed_at',
+  'hold_expires_at',
+  'needs_attention',
+  'attention_reason',
+  'payment_link_id',
+] as const;
+
+/**
+ * What phase 1 returns of the row it inserted: the view's columns, the stored answer's code and a
+ * payment link's slot, which is all the usual answer reads of it (answerUsual and the status
+ * change it writes, create-invoice-answer.ts and invoice-transitions.ts). Any other path reads
+ * the row again under its lock. Every column returned is parsed and hydrated, and `*` was twice
+ * as many (request facts, call claim, check schedule: written here, never read back).
+ */
+export const CLAIMED_COLUMNS = [...INVOICE_VIEW_COLUMNS, 'response_code', 'payment_link_slot'] as const;
+
+const CLAIMED_RETURNING = `${CLAIMED_COLUMNS.join(', ')}, xmin::text AS row_version`;
+
+/**
  * Phase 1: the row and the claim on its gateway call, one statement; nothing when the shop's id
- * exists already. Returns the whole row and its version (`xmin`), so phase 3 can write the answer
- * without reading the row again, on condition that nothing changed it in between.
+ * exists already. Returns CLAIMED_COLUMNS and the row's version (`xmin`), so phase 3 can write the
+ * answer without reading the row again, on condition that nothing changed it in between.
  */
 export const INSERT_CLAIMED = statement(
   'invoice_insert_claimed',
@@ -22,7 +68,7 @@ export const INSERT_CLAIMED = statement(
      $12, $13, $14, $15, $16::jsonb, $17::jsonb, $18, $19, $20, $21, clock_now(),
      clock_now() + make_interval(secs => $22), $23, $24, $25::uuid, $26::uuid)
    ON CONFLICT DO NOTHING
-   RETURNING *, xmin::text AS row_version`,
+   RETURNING ${CLAIMED_RETURNING}`,
 );
 
 /** INSERT_CLAIMED's parameters by position, with the array type each has in INSERT_CLAIMED_MANY. */
@@ -73,7 +119,7 @@ export const INSERT_CLAIMED_MANY = statement(
    FROM unnest(${CLAIM_PARAM_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
      AS v(${CLAIM_PARAM_TYPES.map((_, i) => `p${i + 1}`).join(', ')})
    ON CONFLICT DO NOTHING
-   RETURNING *, xmin::text AS row_version`,
+   RETURNING ${CLAIMED_RETURNING}`,
 );
 
 /** One invoice by the shop's id (reads and a repeat's look-up). */
@@ -82,40 +128,6 @@ export const BY_SHOP_ORDER_ID = statement(
   `SELECT * FROM invoices WHERE shop_id = $1 AND shop_order_id = $2`,
 );
 
-/**
- * The columns an invoice's view reads (INVOICE_VIEW_FIELDS, by their database names): the view
- * read below selects them, and a status change returns them for the view of the row it left.
- */
-export const INVOICE_VIEW_COLUMNS = [
-  'id',
-  'shop_order_id',
-  'invoice_id',
-  'payment_id',
-  'status',
-  'gateway_status',
-  'amount',
-  'currency',
-  'payway',
-  'description',
-  'two_step',
-  'metadata',
-  'payer_price',
-  'ps_currency',
-  'refunded_amount',
-  'refund_pending_amount',
-  'disputed_amount',
-  'redirect',
-  'pay_token',
-  'payment_token_info',
-  'payment_token',
-  'created_at',
-  'updated_at',
-  'processed_at',
-  'hold_expires_at',
-  'needs_attention',
-  'attention_reason',
-  'payment_link_id',
-] as const;
 
 /**
  * Invoices by the shop's ids, only the columns their view reads (INVOICE_VIEW_FIELDS; the e2e

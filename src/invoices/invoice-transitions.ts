@@ -121,8 +121,9 @@ export async function transitionInvoice(
     rowId: invoice.id,
     version,
     changes,
-    // The row is read back only for its view (below).
-    returning: INVOICE_VIEW_COLUMNS,
+    // The row is read back only for its view (below), which a committed view or no event
+    // makes needless: then the id alone comes back (every column returned is parsed).
+    returning: data !== null && committedView === undefined ? INVOICE_VIEW_COLUMNS : [],
     event: {
       entityType: 'invoice',
       entityId: invoice.shopOrderId,

@@ -151,3 +151,52 @@ it('reads asked at the same moment each answer their own invoice, or 404 (Batche
     });
   });
 });
+
+it("every column of every entity is hydrated as the driver's prepareHydratedValue makes it", () => {
+  const ds = ctx.service.app.get(DataSource);
+  const raws: unknown[] = [
+    null,
+    '',
+    'text',
+    '12.34',
+    '-0.01',
+    '2026-12-02T10:00:00.000Z',
+    0,
+    42,
+    true,
+    false,
+    new Date('2026-12-02T10:00:00Z'),
+    { a: 1 },
+    ['x'],
+  ];
+  // An invalid Date is not equal to itself: compare dates by their text.
+  const norm = (v: unknown): unknown =>
+    v instanceof Date ? `Date(${Number.isNaN(v.getTime()) ? 'invalid' : v.toISOString()})` : v;
+  let columns = 0;
+  for (const meta of ds.entityMetadatas) {
+    for (const c of meta.columns) {
+      columns++;
+      for (const raw of raws) {
+        let expected: unknown;
+        try {
+          expected = norm(ds.driver.prepareHydratedValue(raw, c));
+        } catch (e) {
+          expected = e;
+        }
+        let actual: unknown;
+        try {
+          const entity = entityFromRow(ds, meta.target, { [c.databaseName]: raw });
+          actual = norm((entity as Record<string, unknown>)[c.propertyName]);
+        } catch (e) {
+          actual = e;
+        }
+        expect({ column: `${meta.tableName}.${c.databaseName}`, raw, value: actual }).toEqual({
+          column: `${meta.tableName}.${c.databaseName}`,
+          raw,
+          value: expected,
+        });
+      }
+    }
+  }
+  expect(columns).toBeGreaterThan(100);
+});

@@ -32,6 +32,7 @@ const CREATE_PATH = '/api/v1/invoices';
 
 /** A row this request inserted and claimed (phase 1), with its version for phase 3. */
 export interface Claimed {
+  /** The row's CLAIMED_COLUMNS (invoice-sql.ts) only: what the usual answer reads of it. */
   inv: InvoiceEntity;
   /** The row's `xmin` as phase 1 wrote it. */
   version: string;

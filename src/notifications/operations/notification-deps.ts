@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { BatchedWrite } from '../../common/batched-write';
 import { KeyRing } from '../../common/key-ring';
-import { logger } from '../../common/logger';
+import { lineLogger, logger } from '../../common/logger';
 import { RateLimiter } from '../../common/rate-limit';
 import { type AppConfig } from '../../config/config';
 import { GatewayShops } from '../../gateway';
@@ -21,6 +21,9 @@ export interface NotificationDeps {
 }
 
 export const log = logger.child({ component: 'notifications' });
+
+/** The line each received notification gets (receive-notification.ts), written by lineLogger. */
+export const receivedLog = lineLogger('notifications');
 
 export const TYPE_MAX = 32;
 

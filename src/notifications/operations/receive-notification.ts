@@ -17,6 +17,7 @@ import {
 import { kindMisfit, notificationKindOf } from '../notification.rules';
 import {
   log,
+  receivedLog,
   TYPE_MAX,
   type NotificationDeps,
   type IncomingNotification,
@@ -25,6 +26,7 @@ import {
 } from './notification-deps';
 import { TRIM_UNVERIFIED } from '../notification-sql';
 import { storeAndApply, upsert } from './store-notification';
+import { scrubText } from '../../common/redact';
 
 export async function receiveNotification(
   d: NotificationDeps,
@@ -111,11 +113,14 @@ export async function receiveNotification(
     type: metricType,
     result: result.duplicate ? 'duplicate' : result.status,
   });
-  log.info(
+  // The one line per notification, of a fixed shape: the gateway's order id scrubbed as the main
+  // logger would scrub it, the rest values of ours (lineLogger).
+  const shopOrderId = check.fields.shop_order_id;
+  receivedLog.info(
     {
       type,
       notificationId: result.id,
-      shopOrderId: check.fields.shop_order_id,
+      shopOrderId: shopOrderId === undefined ? undefined : scrubText(shopOrderId),
       status: result.status,
       duplicate: result.duplicate,
     },
@@ -127,7 +132,9 @@ export async function receiveNotification(
 /** The `type` as given, bounded, for the log line (never stored). */
 function typeText(raw: string | readonly string[] | undefined): string | string[] | null {
   if (raw === undefined) return null;
-  return typeof raw === 'string' ? raw.slice(0, TYPE_MAX) : raw.slice(0, 4).map((v) => v.slice(0, TYPE_MAX));
+  return typeof raw === 'string'
+    ? raw.slice(0, TYPE_MAX)
+    : raw.slice(0, 4).map((v) => v.slice(0, TYPE_MAX));
 }
 
 async function storeUnverified(
