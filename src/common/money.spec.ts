@@ -116,8 +116,24 @@ describe('plainMoneyText (the string steps of moneyText)', () => {
     return d.decimalPlaces() > digits ? d.toFixed() : d.toFixed(digits);
   };
   const cases = [
-    '0', '-0', '0.0', '-0.000', '00', '007', '007.500', '1', '10', '100.10', '150000', '1080.22',
-    '0.001', '-0.001', '12.3456789', '999999999999999999.99999999', '-1000000', '5.000000001',
+    '0',
+    '-0',
+    '0.0',
+    '-0.000',
+    '00',
+    '007',
+    '007.500',
+    '1',
+    '10',
+    '100.10',
+    '150000',
+    '1080.22',
+    '0.001',
+    '-0.001',
+    '12.3456789',
+    '999999999999999999.99999999',
+    '-1000000',
+    '5.000000001',
   ];
 
   it.each(cases.flatMap((c) => [0, 2, 3].map((digits) => [c, digits] as const)))(
@@ -139,12 +155,96 @@ describe('plainMoneyText (the string steps of moneyText)', () => {
       const frac = next(3) === 0 ? '' : `.${digitsText(1 + next(9))}`;
       const text = `${next(4) === 0 ? '-' : ''}${int}${frac}`;
       const digits = next(4);
-      expect([text, digits, plainMoneyText(text, digits)]).toEqual([text, digits, byDecimal(text, digits)]);
+      expect([text, digits, plainMoneyText(text, digits)]).toEqual([
+        text,
+        digits,
+        byDecimal(text, digits),
+      ]);
     }
   });
 
   it('leaves any other text to decimal.js (exponents, signs, spaces)', () => {
-    for (const t of ['1e3', '+5', ' 5', '5.', '.5', 'abc', '']) expect(plainMoneyText(t, 2)).toBeNull();
+    for (const t of ['1e3', '+5', ' 5', '5.', '.5', 'abc', ''])
+      expect(plainMoneyText(t, 2)).toBeNull();
     expect(moneyText('1e3', 643)).toBe('1000.00');
+  });
+});
+
+describe('Amount read as written (no decimal.js until arithmetic)', () => {
+  // What decimal.js made of the text before (the service's settings): the reference.
+  const D64 = Decimal.clone({
+    precision: 64,
+    rounding: Decimal.ROUND_HALF_UP,
+    toExpNeg: -64,
+    toExpPos: 64,
+  });
+  const eager = (t: string) => {
+    const d = new D64(t);
+    const plain = /^-?\d+(\.\d+)?$/.test(t.trim()) ? t.trim() : d.toFixed();
+    const scale = (plain.split('.')[1] ?? '').length;
+    return { d, scale, text: d.toFixed(scale) };
+  };
+  const signed = fc.tuple(fc.boolean(), decimalText).map(([neg, t]) => (neg ? `-${t}` : t));
+  const odd = fc.constantFrom(
+    '-0',
+    '-0.00',
+    '007.50',
+    '0.0',
+    '1e-7',
+    '-1E+3',
+    ' 5 ',
+    '+4.20',
+    '00',
+    '-000.000',
+  );
+
+  it('writes, signs and compares every text exactly as decimal.js did', () => {
+    fc.assert(
+      fc.property(fc.oneof(signed, odd), fc.oneof(signed, odd), (a, b) => {
+        // Text decimal.js refuses is refused the same.
+        for (const t of [a, b]) {
+          let refused: boolean;
+          try {
+            refused = !new D64(t).isFinite();
+          } catch {
+            refused = true;
+          }
+          if (refused) {
+            expect(() => Amount.fromText(t)).toThrow(InvalidAmountError);
+            return;
+          }
+        }
+        const [x, y] = [Amount.fromText(a), Amount.fromText(b)];
+        const [ex, ey] = [eager(a), eager(b)];
+        expect(x.toString()).toBe(ex.text);
+        expect(x.scale).toBe(ex.scale);
+        expect(x.isZero()).toBe(ex.d.isZero());
+        expect(x.isNegative()).toBe(ex.d.lt(0));
+        expect(x.isPositive()).toBe(ex.d.gt(0));
+        expect(x.cmp(y)).toBe(ex.d.cmp(ey.d));
+        expect(x.plus(y).toString()).toBe(ex.d.plus(ey.d).toFixed(Math.max(ex.scale, ey.scale)));
+        expect(x.minus(y).toString()).toBe(ex.d.minus(ey.d).toFixed(Math.max(ex.scale, ey.scale)));
+        expect(x.withScale(6).toString()).toBe(ex.d.toFixed(Math.max(ex.scale, 6)));
+        expect(x.canonicalText()).toBe(ex.d.toFixed());
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('two amounts are equal (toEqual) exactly when their text and scale are', () => {
+    expect(Amount.fromText('100.10')).toEqual(Amount.parse('100.10'));
+    expect(Amount.fromText('100.10')).not.toEqual(Amount.parse('100.1'));
+    expect(Amount.fromText('100.10')).not.toEqual(Amount.parse('100.20'));
+    // One used in arithmetic (its decimal.js form made) is still equal to one that was not.
+    const used = Amount.fromText('5.00');
+    used.plus(Amount.parse('1'));
+    expect(used).toEqual(Amount.fromText('5.00'));
+    expect(Amount.zero(2)).toEqual(Amount.parse('0.00'));
+    expect(Amount.parse('3').plus(Amount.parse('0.50'))).toEqual(Amount.parse('3.50'));
+  });
+
+  it('refuses what is not a finite decimal', () => {
+    for (const bad of ['', 'abc', '1.2.3', 'NaN', 'Infinity', '-'])
+      expect(() => Amount.fromText(bad)).toThrow(InvalidAmountError);
   });
 });

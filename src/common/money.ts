@@ -20,10 +20,29 @@ type Decimal = InstanceType<typeof Decimal>;
  * decimal.js; no binary float ever touches a value.
  */
 export class Amount {
+  /**
+   * The value's decimal.js form, made when arithmetic first needs it: an amount read from the
+   * database or a request and written out again (a view, an event, a CSV) never needs it. A
+   * private field, so equality of two amounts (and a test's) is that of their text and scale.
+   */
+  #decimal: Decimal | undefined;
+
   private constructor(
-    private readonly value: Decimal,
+    /** The value written with exactly `scale` fractional digits: decimal.js's toFixed(scale). */
+    private readonly text: string,
     readonly scale: number,
-  ) {}
+    decimal?: Decimal,
+  ) {
+    this.#decimal = decimal;
+  }
+
+  private static of(value: Decimal, scale: number): Amount {
+    return new Amount(value.toFixed(scale), scale, value);
+  }
+
+  private get value(): Decimal {
+    return (this.#decimal ??= new Decimal(this.text));
+  }
 
   /** Largest number of fractional digits accepted from a shop or the gateway. */
   static readonly MAX_SCALE = 8;
@@ -31,6 +50,14 @@ export class Amount {
   static readonly MAX_INTEGER_DIGITS = 18;
 
   private static readonly PATTERN = /^(0|[1-9]\d*)(\.\d+)?$/;
+
+  /**
+   * Text that is already what toFixed writes for its own scale: an optional minus, no leading
+   * zero, and not a negative zero (toFixed writes "0.00" for "-0.00").
+   */
+  private static readonly AS_WRITTEN = /^(-(?=[\d.]*[1-9]))?(0|[1-9]\d*)(\.\d+)?$/;
+
+  private static readonly ZERO = /^0(\.0+)?$/;
 
   /** True for a plain non-negative decimal string within the size limits ("100", "0.5", "100.10"). */
   static isValid(text: unknown): text is string {
@@ -42,8 +69,7 @@ export class Amount {
   /** Parses a decimal string; throws `InvalidAmountError` for anything else (numbers included). */
   static parse(text: unknown): Amount {
     if (!Amount.isValid(text)) throw new InvalidAmountError(text);
-    const frac = text.split('.')[1] ?? '';
-    return new Amount(new Decimal(text), frac.length);
+    return new Amount(text, fractionDigits(text));
   }
 
   /**
@@ -51,6 +77,9 @@ export class Amount {
    * negative or with an exponent ("1e-7"); the scale is that of the value's exact digits.
    */
   static fromText(text: string): Amount {
+    // What PostgreSQL writes for a numeric (and most of what the gateway sends) is the text
+    // itself: no decimal.js at all until arithmetic asks for it.
+    if (Amount.AS_WRITTEN.test(text)) return new Amount(text, fractionDigits(text));
     let d: Decimal;
     try {
       d = new Decimal(text);
@@ -59,20 +88,19 @@ export class Amount {
     }
     if (!d.isFinite()) throw new InvalidAmountError(text);
     const plain = /^-?\d+(\.\d+)?$/.test(text.trim()) ? text.trim() : d.toFixed();
-    const frac = plain.split('.')[1] ?? '';
-    return new Amount(d, frac.length);
+    return Amount.of(d, fractionDigits(plain));
   }
 
   static zero(scale = 0): Amount {
-    return new Amount(new Decimal(0), scale);
+    return new Amount(scale === 0 ? '0' : `0.${'0'.repeat(scale)}`, scale);
   }
 
   plus(other: Amount): Amount {
-    return new Amount(this.value.plus(other.value), Math.max(this.scale, other.scale));
+    return Amount.of(this.value.plus(other.value), Math.max(this.scale, other.scale));
   }
 
   minus(other: Amount): Amount {
-    return new Amount(this.value.minus(other.value), Math.max(this.scale, other.scale));
+    return Amount.of(this.value.minus(other.value), Math.max(this.scale, other.scale));
   }
 
   cmp(other: Amount): -1 | 0 | 1 {
@@ -93,24 +121,31 @@ export class Amount {
   lte(other: Amount): boolean {
     return this.value.lte(other.value);
   }
+  // The sign tests read the text, which toFixed wrote: zero is "0" or "0.00…", never "-0".
   isZero(): boolean {
-    return this.value.isZero();
+    return Amount.ZERO.test(this.text);
   }
   isPositive(): boolean {
-    return this.value.gt(0);
+    return !this.isNegative() && !this.isZero();
   }
   isNegative(): boolean {
-    return this.value.lt(0);
+    return this.text.startsWith('-');
   }
 
   /** The same value written with at least `scale` fractional digits (never fewer than its own). */
   withScale(scale: number): Amount {
-    return new Amount(this.value, Math.max(this.scale, scale));
+    if (scale <= this.scale) return this;
+    const pad = '0'.repeat(scale - this.scale);
+    return new Amount(
+      this.scale === 0 ? `${this.text}.${pad}` : `${this.text}${pad}`,
+      scale,
+      this.#decimal,
+    );
   }
 
   /** Exact decimal text with this amount's scale, never with an exponent. */
   toString(): string {
-    return this.value.toFixed(this.scale);
+    return this.text;
   }
 
   toJSON(): string {
@@ -125,6 +160,12 @@ export class Amount {
   static sum(amounts: Amount[]): Amount {
     return amounts.reduce((acc, a) => acc.plus(a), Amount.zero());
   }
+}
+
+/** The number of digits after the point of plain decimal text. */
+function fractionDigits(text: string): number {
+  const point = text.indexOf('.');
+  return point < 0 ? 0 : text.length - point - 1;
 }
 
 export class InvalidAmountError extends Error {

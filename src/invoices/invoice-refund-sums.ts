@@ -51,12 +51,17 @@ export function refundSumsOf(inv: {
     refundPendingAmount: moneyText(inv.refundPendingAmount, inv.currency),
     disputedAmount: moneyText(inv.disputedAmount, inv.currency),
     refundableAmount: moneyText(refundable, inv.currency),
-    refundStatus: inv.refundedAmount.gte(inv.amount)
-      ? 'full'
-      : inv.refundedAmount.isPositive()
-        ? 'partial'
-        : 'none',
+    refundStatus: refundProgressOf(inv.refundedAmount, inv.amount),
   };
+}
+
+/**
+ * `full` once the SUCCESS sum reaches the amount, `partial` above zero, `none` at zero; nothing
+ * refunded (most invoices) is told by the signs alone, without decimal arithmetic.
+ */
+function refundProgressOf(refunded: Amount, amount: Amount): RefundProgress {
+  if (refunded.isZero()) return amount.isPositive() ? 'none' : 'full';
+  return refunded.gte(amount) ? 'full' : refunded.isPositive() ? 'partial' : 'none';
 }
 
 /**
