@@ -2,13 +2,13 @@ import { Client } from 'pg';
 import { PayoutPoller } from '../../src/payouts/payout-poller';
 import { admin, ADMIN_KEY, auth, startTestApp, TestContext } from '../support/app';
 import { PAYOUT } from '../support/payways';
+import { ADMIN_KEY_2, admin2 } from '../support/payouts';
 import { hidden, signIn } from '../console/console-session';
 
 /**
  * Payouts at or above PAYOUT_APPROVAL_THRESHOLD wait for admin keys and nothing is
  * sent until then; above PAYOUT_DUAL_APPROVAL_THRESHOLD two distinct admin keys must approve.
  */
-const ADMIN_KEY_2 = 'test-admin-key-second-0123456789';
 const CARD = '4111111111111111';
 const ENV = {
   PAYOUT_POLL_INTERVAL_S: '0.2',
@@ -17,7 +17,6 @@ const ENV = {
   PAYOUT_APPROVAL_THRESHOLD: '643:5000.00',
   PAYOUT_DUAL_APPROVAL_THRESHOLD: '643:20000',
 };
-const admin2 = (): Record<string, string> => ({ Authorization: `Bearer ${ADMIN_KEY_2}` });
 
 let ctx: TestContext;
 let db: Client;

@@ -3,6 +3,7 @@ import { PayoutBatchRunner } from '../../src/payouts/payout-batch-runner';
 import { PayoutBatchesService } from '../../src/payouts/payout-batches.service';
 import { admin, auth, startTestApp, TestContext } from '../support/app';
 import { PAYOUT } from '../support/payways';
+import { payoutBody, TEST_CARD } from '../support/payouts';
 
 /**
  * Payout batches against hostile and careless callers, on the running service and the sandbox:
@@ -10,26 +11,15 @@ import { PAYOUT } from '../support/payways';
  * card number, a CSV with thousands of object columns, a dry run of thousands of empty rows,
  * the rows created under the submitting key, and a dry run that prices rows in another currency.
  */
-const CARD = '4111111111111111';
+const CARD = TEST_CARD;
 let ctx: TestContext;
 let db: Client;
 let seq = 0;
 const uid = (): string => `${Date.now()}-${++seq}`;
 
-function row(
-  shopPaymentId: string,
-  overrides: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    shopPaymentId,
-    amount: '100.00',
-    amountType: 'ps_amount',
-    shopCurrency: 643,
-    payway: PAYOUT.card,
-    account: CARD,
-    ...overrides,
-  };
-}
+/** A batch row: 100.00 as `ps_amount` to the test card; `overrides` win. */
+const row = (shopPaymentId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> =>
+  payoutBody(shopPaymentId, '100.00', { amountType: 'ps_amount', ...overrides });
 
 const post = (body: unknown, query = '') =>
   ctx.http

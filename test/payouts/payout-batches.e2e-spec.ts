@@ -2,33 +2,22 @@ import { Client } from 'pg';
 import { PayoutBatchRunner } from '../../src/payouts/payout-batch-runner';
 import { ADMIN_KEY, auth, SHOP_KEY, startTestApp, TestContext } from '../support/app';
 import { signIn } from '../console/console-session';
-import { PAYOUT } from '../support/payways';
+import { payoutBody, TEST_CARD } from '../support/payouts';
 
 /**
  * Payout batches against the sandbox and a real PostgreSQL, the runner driven by
  * hand: JSON and CSV, dry run, replay and conflict, limits at the edge, the completion event,
  * and no recipient in clear at rest.
  */
-const CARD = '4111111111111111';
+const CARD = TEST_CARD;
 let ctx: TestContext;
 let db: Client;
 let seq = 0;
 const uid = (): string => `${Date.now()}-${++seq}`;
 
-function row(
-  shopPaymentId: string,
-  overrides: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    shopPaymentId,
-    amount: '100.00',
-    amountType: 'ps_amount',
-    shopCurrency: 643,
-    payway: PAYOUT.card,
-    account: CARD,
-    ...overrides,
-  };
-}
+/** A batch row: 100.00 as `ps_amount` to the test card; `overrides` win. */
+const row = (shopPaymentId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> =>
+  payoutBody(shopPaymentId, '100.00', { amountType: 'ps_amount', ...overrides });
 
 function toCsv(rows: Array<Record<string, unknown>>): string {
   const header = [

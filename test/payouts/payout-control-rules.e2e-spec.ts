@@ -4,6 +4,7 @@ import { PayoutPoller } from '../../src/payouts/payout-poller';
 import { admin, ADMIN_KEY, auth, startTestApp, type TestContext } from '../support/app';
 import { createTestDatabase } from '../support/database';
 import { PAYOUT } from '../support/payways';
+import { ADMIN_KEY_2, bearer, callsFor, payoutBody, TEST_CARD, uniqueId } from '../support/payouts';
 
 /**
  * The payout control rules (docs/api.md, "Control rules"; src/payouts/payout.rules.ts) on every
@@ -12,39 +13,15 @@ import { PAYOUT } from '../support/payways';
  * approval checks the caps; its watch runs from its send; approvals count only while their key
  * is configured, and never the creating key's.
  */
-const ADMIN_KEY_2 = 'test-admin-key-second-0123456789';
 const ADMIN_KEY_3 = 'test-admin-key-third-01234567890';
-const CARD = '4111111111111111';
-const bearer = (key: string): Record<string, string> => ({ Authorization: `Bearer ${key}` });
+const CARD = TEST_CARD;
 
-let seq = 0;
-const newId = (p: string): string => `${p}-${Date.now()}-${++seq}`;
+const newId = uniqueId;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 type Row = Record<string, unknown>;
 
-function body(
-  shopPaymentId: string,
-  amount: string,
-  over: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    shopPaymentId,
-    amount,
-    amountType: 'shop_amount',
-    shopCurrency: 643,
-    payway: PAYOUT.card,
-    account: CARD,
-    ...over,
-  };
-}
-
-function createsSent(ctx: TestContext, shopPaymentId: string): number {
-  return ctx.sandbox.state.requests.filter(
-    (r) =>
-      r.path === 'withdraw/create' &&
-      (r.body as Record<string, unknown>).shop_payment_id === shopPaymentId,
-  ).length;
-}
+const body = payoutBody;
+const createsSent = (ctx: TestContext, id: string): number => callsFor(ctx, 'withdraw/create', id);
 
 async function payoutRow(db: Client, shopPaymentId: string): Promise<Row> {
   const r = await db.query(`SELECT * FROM payouts WHERE shop_payment_id = $1`, [shopPaymentId]);

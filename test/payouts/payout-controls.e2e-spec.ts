@@ -1,58 +1,23 @@
 import { Client } from 'pg';
 import { Decimal } from '../../src/sandbox/decimal';
-import { admin, auth, PAYOUT_SHOP_ID, startTestApp, TestContext } from '../support/app';
+import { admin, auth, PAYOUT_SHOP_ID, TestContext } from '../support/app';
 import { PAYOUT } from '../support/payways';
+import { appWithDb, callsFor, payoutBody, payoutRowCount, TEST_CARD, uniqueId } from '../support/payouts';
 
 /**
  * Daily caps that hold under concurrency (PAYOUT_DAILY_CAP,
  * PAYOUT_RECIPIENT_DAILY_CAP) and the agent shop's balance checked before a payout is sent
  * (BALANCE_CACHE_S), against the sandbox and a real PostgreSQL.
  */
-const CARD_A = '4111111111111111';
+const CARD_A = TEST_CARD;
 const CARD_B = '5555555555554444';
 const CARD_C = '4000000000000002';
 
-let seq = 0;
-const newId = (p: string): string => `${p}-${Date.now()}-${++seq}`;
-
-function body(
-  shopPaymentId: string,
-  amount: string,
-  overrides: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    shopPaymentId,
-    amount,
-    // The write-off is the amount itself: what a cap counts is known to the cent.
-    amountType: 'shop_amount',
-    shopCurrency: 643,
-    payway: PAYOUT.card,
-    account: CARD_A,
-    ...overrides,
-  };
-}
-
-function createsSent(ctx: TestContext, shopPaymentId: string): number {
-  return ctx.sandbox.state.requests.filter(
-    (r) =>
-      r.path === 'withdraw/create' &&
-      (r.body as Record<string, unknown>).shop_payment_id === shopPaymentId,
-  ).length;
-}
-
-async function rowCount(db: Client, shopPaymentId: string): Promise<number> {
-  const r = await db.query(`SELECT count(*)::int AS n FROM payouts WHERE shop_payment_id = $1`, [
-    shopPaymentId,
-  ]);
-  return (r.rows[0] as { n: number }).n;
-}
-
-async function open(env: Record<string, string>): Promise<{ ctx: TestContext; db: Client }> {
-  const ctx = await startTestApp({ env });
-  const db = new Client({ connectionString: ctx.databaseUrl });
-  await db.connect();
-  return { ctx, db };
-}
+const newId = uniqueId;
+const body = payoutBody;
+const createsSent = (ctx: TestContext, id: string): number => callsFor(ctx, 'withdraw/create', id);
+const rowCount = payoutRowCount;
+const open = appWithDb;
 
 describe('PAYOUT_DAILY_CAP under concurrency', () => {
   let ctx: TestContext;

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { admin, ADMIN_KEY, auth, startTestApp, TestContext } from '../support/app';
 import { PAYOUT } from '../support/payways';
+import { ADMIN_KEY_2, admin2 } from '../support/payouts';
 import { hidden, signIn } from '../console/console-session';
 
 /**
@@ -9,7 +10,6 @@ import { hidden, signIn } from '../console/console-session';
  * approval of an account the gateway says cannot be credited needs a note (422
  * payee-check-failed, nothing approved, nothing sent); each approval keeps what it was shown.
  */
-const ADMIN_KEY_2 = 'test-admin-key-second-0123456789';
 const CARD = '4111111111111111';
 /** The sandbox's check_account says no to an account ending in 0000 (withdraw/create takes it). */
 const NO_SUCH_CARD = '4276380012340000';
@@ -20,7 +20,6 @@ const ENV = {
   PAYOUT_APPROVAL_THRESHOLD: '643:5000.00',
   PAYOUT_DUAL_APPROVAL_THRESHOLD: '643:20000',
 };
-const admin2 = (): Record<string, string> => ({ Authorization: `Bearer ${ADMIN_KEY_2}` });
 
 let ctx: TestContext;
 let db: Client;

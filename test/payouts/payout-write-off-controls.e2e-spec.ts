@@ -3,6 +3,7 @@ import { PayoutBatchRunner } from '../../src/payouts/payout-batch-runner';
 import { Decimal } from '../../src/sandbox/decimal';
 import { admin, ADMIN_KEY, auth, PAYOUT_SHOP_ID, startTestApp, TestContext } from '../support/app';
 import { PAYOUT } from '../support/payways';
+import { ADMIN_KEY_2, admin2, callsFor, TEST_CARD, uniqueId } from '../support/payouts';
 
 /**
  * One figure for the approval thresholds, the daily caps and the balance check: the write-off.
@@ -11,13 +12,10 @@ import { PAYOUT } from '../support/payways';
  * the balance check is on, at create, in batches (dry run and runner) and at approval. When the
  * quote cannot be had, the create is refused (503, retryable), never weighed by its amount.
  */
-const ADMIN_KEY_2 = 'test-admin-key-second-0123456789';
-const admin2 = (): Record<string, string> => ({ Authorization: `Bearer ${ADMIN_KEY_2}` });
-const CARD = '4111111111111111';
+const CARD = TEST_CARD;
 const CARD_B = '5555555555554444';
 
-let seq = 0;
-const newId = (p: string): string => `${p}-${Date.now()}-${++seq}`;
+const newId = uniqueId;
 
 function body(
   shopPaymentId: string,
@@ -35,12 +33,7 @@ function body(
   };
 }
 
-const callsOf = (ctx: TestContext, path: string, id?: string): number =>
-  ctx.sandbox.state.requests.filter(
-    (r) =>
-      r.path === path &&
-      (id === undefined || (r.body as Record<string, unknown>).shop_payment_id === id),
-  ).length;
+const callsOf = callsFor;
 
 async function fault(ctx: TestContext, path: string, fault: string, times = 1): Promise<void> {
   const res = await fetch(`${ctx.sandbox.origin}/sandbox/faults`, {
