@@ -15,6 +15,8 @@ import { details, row } from '../lib/state.mjs';
 
 const SHARES = [0.5, 0.8];
 const HYPERSWITCH_P90_MS = 30;
+/** A bare p90 above this many times its p90 at the lower rate is the bare script falling behind. */
+const FELL_BEHIND = 5;
 
 export async function openRows(peakFromP1) {
   const baseline = await startBaseline(await createDatabase(dbServer.serverUrl, 'bench_open_baseline'));
@@ -33,7 +35,17 @@ export async function openRows(peakFromP1) {
         const url = who === 'bare' ? baseline.url : service.url;
         loads[who] = await openLoad(url, { rate, durationS: DURATION_S, requestOf: invoiceRequest(`open-${who}-${i}`) });
       }
-      results.push({ share, rate, peak, ...loads });
+      // The bare script fell behind at this rate (a pause of its own, a checkpoint): its figure
+      // is no reference. It runs once more; should it fall behind again, the row says so and
+      // its goal is not met on it.
+      const lower = results.at(-1)?.bare;
+      const behind = (b) => lower !== undefined && b.p90 > FELL_BEHIND * lower.p90;
+      let bareAgain = false;
+      if (behind(loads.bare)) {
+        bareAgain = true;
+        loads.bare = await openLoad(baseline.url, { rate, durationS: DURATION_S, requestOf: invoiceRequest(`open-bare-${i}-again`) });
+      }
+      results.push({ share, rate, peak, ...loads, bareAgain, bareBehind: behind(loads.bare) });
     }
   } finally {
     await stopProcess(baseline);
@@ -44,16 +56,21 @@ export async function openRows(peakFromP1) {
     const s = r.service;
     const b = r.bare;
     const clean = s.non2xx + s.errors + s.timeouts === 0 && b.non2xx + b.errors + b.timeouts === 0;
+    const reference = r.bareBehind
+      ? `; the bare script fell behind at this rate twice (p90 over ${FELL_BEHIND} × its p90 at the lower rate): no reference`
+      : r.bareAgain
+        ? '; the bare script ran twice (it fell behind the first time)'
+        : '';
     const ratio = ratioOf(s.p90, b.p90);
     const failuresText = clean ? '' : ` (service ${s.non2xx} non-2xx, ${s.errors} errors, ${s.timeouts} time-outs; bare ${b.non2xx}, ${b.errors}, ${b.timeouts})`;
     row(
       `OPEN creates at ${Math.round(r.share * 100)} % of the peak (${fmt(r.rate)} of ${fmt(r.peak)} req/s), open loop: p90`,
       `service p50 ${fmt(s.p50, 1)}, p90 ${fmt(s.p90, 1)}, p99 ${fmt(s.p99, 1)} ms vs bare ${fmt(b.p50, 1)}, ${fmt(b.p90, 1)}, ${fmt(b.p99, 1)} ms; ` +
         `${fmt(s.okRate)} vs ${fmt(b.okRate)} 2xx/s; p90 ${fmt(s.p90, 1)} ms beside Hyperswitch's published ${HYPERSWITCH_P90_MS} ms; ` +
-        `generator late by ≤ ${fmt(Math.max(s.latenessP99, b.latenessP99), 1)} ms (p99)${failuresText}`,
+        `generator late by ≤ ${fmt(Math.max(s.latenessP99, b.latenessP99), 1)} ms (p99)${failuresText}${reference}`,
       '≤ 1.5 × bare p90',
       atMost(ratio),
-      clean && ratio !== null && ratio <= 1.5,
+      clean && !r.bareBehind && ratio !== null && ratio <= 1.5,
     );
   }
 }
