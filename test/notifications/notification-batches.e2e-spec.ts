@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { signNotificationFields } from '../../src/gateway';
-import { auth, SECRET, SHOP_ID, startTestApp, TestContext } from '../support/app';
+import { auth, startTestApp, TestContext } from '../support/app';
+import { paymentNotification } from '../support/notifications';
 import { PAYMENT } from '../support/payways';
 
 /**
@@ -51,24 +51,13 @@ async function awaiting(n: number): Promise<Array<{ shopOrderId: string; invoice
 
 /** The gateway's success notification for an invoice, signed. */
 function success(inv: { shopOrderId: string; invoiceId: string }): Record<string, string> {
-  const fields: Record<string, string> = {
-    shop_id: String(SHOP_ID),
-    shop_order_id: inv.shopOrderId,
+  return paymentNotification(inv.shopOrderId, {
     description: 'Tea',
     shop_amount: '10.00',
-    shop_refund: '0',
-    shop_currency: '643',
     payment_id: inv.invoiceId,
     client_price: '10.40',
-    ps_currency: '643',
-    payway: PAYMENT.card,
     ps_data: '{}',
-    created: '2026-01-01T10:00:00+03:00',
-    updated: '2026-01-01T10:05:00+03:00',
-    status: 'success',
-    addons: '{}',
-  };
-  return { ...fields, sign: signNotificationFields(fields, SECRET) };
+  });
 }
 
 /** Over fetch's keep-alive pool: requests on open connections reach the service in one turn. */

@@ -5,6 +5,7 @@ import { KeyRing } from '../../src/common/key-ring';
 import { notificationSignString, signNotificationFields } from '../../src/gateway';
 import { rekeyNotifications } from '../../src/notifications/notification-rekey';
 import { SECRET, SHOP_ID, startTestApp, TestContext } from '../support/app';
+import { paymentNotification } from '../support/notifications';
 import { PAYMENT } from '../support/payways';
 
 /**
@@ -37,27 +38,8 @@ async function invoice(): Promise<string> {
   return shopOrderId;
 }
 
-/** A payment notification as the gateway sends it, signed by the spec's rule. */
-function paid(shopOrderId: string): Record<string, string> {
-  const fields: Record<string, string> = {
-    shop_id: String(SHOP_ID),
-    shop_order_id: shopOrderId,
-    description: 'order',
-    shop_amount: '100.00',
-    shop_refund: '0',
-    shop_currency: '643',
-    payment_id: '987654',
-    client_price: '104.00',
-    ps_currency: '643',
-    payway: PAYMENT.card,
-    ps_data: '{"account":"411111******1111"}',
-    created: '2026-01-01T10:00:00+03:00',
-    updated: '2026-01-01T10:05:00+03:00',
-    status: 'success',
-    addons: '{}',
-  };
-  return { ...fields, sign: signNotificationFields(fields, SECRET) };
-}
+/** A payment notification as the gateway sends it, signed (test/support/notifications.ts). */
+const paid = (shopOrderId: string): Record<string, string> => paymentNotification(shopOrderId);
 
 /** A refund notification as the sandbox sends it, signed. */
 function refunded(shopOrderId: string): Record<string, string> {

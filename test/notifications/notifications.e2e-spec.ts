@@ -5,7 +5,7 @@ import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { KeyRing } from '../../src/common/key-ring';
 import { rekeyNotifications } from '../../src/notifications/notification-rekey';
-import { GatewayService, signNotificationFields } from '../../src/gateway';
+import { GatewayService } from '../../src/gateway';
 import {
   admin,
   PAYOUT_SECRET,
@@ -16,6 +16,7 @@ import {
   TestContext,
   tokenOf,
 } from '../support/app';
+import { paymentNotification } from '../support/notifications';
 import { PAYMENT } from '../support/payways';
 
 /**
@@ -122,32 +123,8 @@ async function waitFor<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 10
   }
 }
 
-/** A payment notification as the gateway sends it (all values text), signed by the spec's rule. */
-function notification(
-  shopOrderId: string,
-  overrides: Record<string, string> = {},
-  secret = SECRET,
-): Record<string, string> {
-  const fields: Record<string, string> = {
-    shop_id: String(SHOP_ID),
-    shop_order_id: shopOrderId,
-    description: 'order',
-    shop_amount: '100.00',
-    shop_refund: '0',
-    shop_currency: '643',
-    payment_id: '987654',
-    client_price: '104.00',
-    ps_currency: '643',
-    payway: PAYMENT.card,
-    ps_data: '{"account":"411111******1111"}',
-    created: '2026-01-01T10:00:00+03:00',
-    updated: '2026-01-01T10:05:00+03:00',
-    status: 'success',
-    addons: '{}',
-    ...overrides,
-  };
-  return { ...fields, sign: signNotificationFields(fields, secret) };
-}
+/** A payment notification as the gateway sends it, signed (test/support/notifications.ts). */
+const notification = paymentNotification;
 
 function postJson(body: Record<string, string>, type = 'invoice') {
   return ctx.http
