@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { admin, auth, startTestApp, TestContext } from '../support/app';
 import { PAYMENT } from '../support/payways';
+import { eventually } from '../support/webhook-receiver';
 
 /**
  * A chargeback end to end against the books: the sandbox (the gateway's manager) takes a
@@ -25,18 +26,6 @@ describe('a chargeback reconciled (single shop, sandbox + PostgreSQL)', () => {
     await ctx?.close();
   });
 
-  async function eventually(check: () => Promise<void>, timeoutMs = 10000): Promise<void> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        await check();
-        return;
-      } catch (e) {
-        if (Date.now() > until) throw e;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  }
 
   async function reconcile(): Promise<{
     status: string;

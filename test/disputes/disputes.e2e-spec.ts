@@ -5,6 +5,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { admin, ADMIN_KEY, auth, SHOP_KEY, startTestApp, TestContext } from '../support/app';
 import { rawRequest } from '../support/hostile';
 import { PAYMENT } from '../support/payways';
+import { eventually } from '../support/webhook-receiver';
 
 const PROBLEM = 'https://problems.piastrix-orchestrator.dev/';
 const keyId = (k: string): string => createHash('sha256').update(k).digest('hex').slice(0, 12);
@@ -36,18 +37,6 @@ describe('disputes and chargebacks (sandbox + PostgreSQL)', () => {
 
   // ------------------------------------------------------------ helpers
 
-  async function eventually(check: () => Promise<void>, timeoutMs = 10000): Promise<void> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        await check();
-        return;
-      } catch (e) {
-        if (Date.now() > until) throw e;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  }
 
   /** Builder: an invoice paid through the service's own API (the sandbox completes it). */
   async function paidInvoice(amount = '100.00'): Promise<string> {

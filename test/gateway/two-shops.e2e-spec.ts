@@ -15,6 +15,7 @@ import {
   TestContext,
 } from '../support/app';
 import { PAYMENT, PAYOUT } from '../support/payways';
+import { eventually } from '../support/webhook-receiver';
 
 /**
  * Two gateway shops end to end: payments, refunds and payment ways through the payment shop,
@@ -38,18 +39,6 @@ const AGENT_PATHS = new Set([
   'withdraw/shop_payment_status',
 ]);
 
-async function eventually(check: () => Promise<void>, ms = 10000): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (e) {
-      if (Date.now() > until) throw e;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
 
 /** The payer presses Pay on the sandbox's page. */
 async function payerPays(ctx: TestContext, invoiceId: unknown): Promise<void> {

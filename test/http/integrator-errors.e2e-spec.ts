@@ -6,6 +6,7 @@ import { signNotificationFields } from '../../src/gateway';
 import { admin, auth, SECRET, SHOP_ID, startTestApp, TestContext } from '../support/app';
 import { PAYMENT, PAYOUT } from '../support/payways';
 import { rawRequest, sandboxRequests } from '../support/hostile';
+import { eventually } from '../support/webhook-receiver';
 
 /**
  * Errors that teach, replays that say so, metadata, and idempotency conflicts (capped, and no
@@ -83,18 +84,6 @@ const createRefund = (shopOrderId: string, body: unknown) =>
     .set(auth())
     .send(body as object);
 
-async function eventually(check: () => Promise<void>, timeoutMs = 10000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (e) {
-      if (Date.now() > until) throw e;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
 
 /** An invoice paid at once (the sandbox completes it without a payer). */
 async function paidInvoice(): Promise<{ shopOrderId: string; invoiceId: string }> {

@@ -7,6 +7,7 @@ import { admin, ADMIN_KEY, auth, SHOP_ID, startTestApp, TestContext } from '../s
 import { signIn } from '../console/console-session';
 import { booksAgainstChart } from '../support/ledger-chart';
 import { PAYMENT, PAYOUT } from '../support/payways';
+import { eventually } from '../support/webhook-receiver';
 
 /**
  * The books from the outside, beyond ledger.e2e-spec.ts: each object's console page shows its
@@ -18,19 +19,7 @@ import { PAYMENT, PAYOUT } from '../support/payways';
  */
 const ENV = { PAYOUT_POLL_INTERVAL_S: '0.2', PAYOUT_POLL_MAX_S: '30' };
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function eventually<T>(check: () => Promise<T>, ms = 15000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (e) {
-      if (Date.now() > until) throw e;
-      await sleep(100);
-    }
-  }
-}
 
 interface World {
   ctx: TestContext;

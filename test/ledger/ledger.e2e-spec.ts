@@ -14,6 +14,7 @@ import { ReconciliationJob } from '../../src/reconciliation/reconciliation-job';
 import { admin, ADMIN_KEY, auth, startTestApp, TestContext } from '../support/app';
 import { signIn } from '../console/console-session';
 import { PAYMENT } from '../support/payways';
+import { eventually } from '../support/webhook-receiver';
 
 /**
  * The books end to end against the sandbox and a real PostgreSQL: a day of mixed traffic posts
@@ -30,19 +31,7 @@ const TO_CARD = 'qiwi_topup_rub_to_card';
 let ctx: TestContext;
 let db: Client;
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function eventually<T>(check: () => Promise<T>, ms = 15000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (e) {
-      if (Date.now() > until) throw e;
-      await sleep(100);
-    }
-  }
-}
 
 async function q<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
   return (await db.query(sql, params)).rows as T[];

@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { PayoutPoller } from '../../src/payouts/payout-poller';
 import { admin, auth, PAYOUT_SHOP_ID, startTestApp, TestContext } from '../support/app';
 import { PAYMENT, PAYOUT } from '../support/payways';
+import { eventually } from '../support/webhook-receiver';
 
 /**
  * Reconciliation tells the truth: the balance and the books read at one instant (a payout sent
@@ -18,17 +19,6 @@ let db: Client;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function eventually<T>(check: () => Promise<T>, ms = 15000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (e) {
-      if (Date.now() > until) throw e;
-      await sleep(100);
-    }
-  }
-}
 
 interface Rec {
   status: string;

@@ -8,6 +8,7 @@ import { RefundReconciler } from '../../src/refunds/refund-reconciler';
 import { acceptRefundStatus, lockRefundById } from '../../src/refunds/refund-transitions';
 import { admin, auth, SECRET, SHOP_ID, startTestApp, TestContext } from '../support/app';
 import { PAYMENT } from '../support/payways';
+import { eventually } from '../support/webhook-receiver';
 
 interface SandboxRequest {
   path: string;
@@ -111,18 +112,6 @@ describe('refunds (sandbox + PostgreSQL)', () => {
     return (r.rows[0] as { v: string }).v;
   }
 
-  async function eventually(check: () => Promise<void>, timeoutMs = 10000): Promise<void> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        await check();
-        return;
-      } catch (e) {
-        if (Date.now() > until) throw e;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  }
 
   /** A refund notification as the gateway sends it (all values text), signed by the spec's rule. */
   function refundNotice(
