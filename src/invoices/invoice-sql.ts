@@ -128,7 +128,6 @@ export const BY_SHOP_ORDER_ID = statement(
   `SELECT * FROM invoices WHERE shop_id = $1 AND shop_order_id = $2`,
 );
 
-
 /**
  * Invoices by the shop's ids, only the columns their view reads (INVOICE_VIEW_FIELDS; the e2e
  * test "the view read selects exactly the view's fields" holds the two lists equal): the reads

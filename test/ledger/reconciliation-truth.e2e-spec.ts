@@ -3,8 +3,9 @@ import { money } from '../../src/sandbox/decimal';
 import { Client } from 'pg';
 import { PayoutPoller } from '../../src/payouts/payout-poller';
 import { admin, auth, PAYOUT_SHOP_ID, startTestApp, TestContext } from '../support/app';
-import { PAYMENT, PAYOUT } from '../support/payways';
+import { PAYMENT } from '../support/payways';
 import { eventually } from '../support/webhook-receiver';
+import { payoutBody } from '../support/payouts';
 
 /**
  * Reconciliation tells the truth: the balance and the books read at one instant (a payout sent
@@ -13,7 +14,6 @@ import { eventually } from '../support/webhook-receiver';
  * record is a `foreign_record` item), and a refund the gateway holds that we do not know is
  * `missing_ours`.
  */
-const CARD = '4111111111111111';
 let ctx: TestContext;
 let db: Client;
 
@@ -43,16 +43,6 @@ async function settings(body: Record<string, unknown>): Promise<void> {
   expect(res.status).toBe(200);
 }
 
-function payoutBody(shopPaymentId: string, amount: string): Record<string, unknown> {
-  return {
-    shopPaymentId,
-    amount,
-    amountType: 'shop_amount',
-    shopCurrency: 643,
-    payway: PAYOUT.card,
-    account: CARD,
-  };
-}
 
 async function settled(shopPaymentId: string): Promise<void> {
   const poller = ctx.service.app.get(PayoutPoller);

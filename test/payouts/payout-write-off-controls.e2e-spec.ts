@@ -2,8 +2,7 @@ import { Client } from 'pg';
 import { PayoutBatchRunner } from '../../src/payouts/payout-batch-runner';
 import { Decimal } from '../../src/sandbox/decimal';
 import { admin, ADMIN_KEY, auth, PAYOUT_SHOP_ID, startTestApp, TestContext } from '../support/app';
-import { PAYOUT } from '../support/payways';
-import { ADMIN_KEY_2, admin2, callsFor, TEST_CARD, uniqueId } from '../support/payouts';
+import { ADMIN_KEY_2, admin2, callsFor, payoutBody, uniqueId } from '../support/payouts';
 
 /**
  * One figure for the approval thresholds, the daily caps and the balance check: the write-off.
@@ -12,26 +11,16 @@ import { ADMIN_KEY_2, admin2, callsFor, TEST_CARD, uniqueId } from '../support/p
  * the balance check is on, at create, in batches (dry run and runner) and at approval. When the
  * quote cannot be had, the create is refused (503, retryable), never weighed by its amount.
  */
-const CARD = TEST_CARD;
 const CARD_B = '5555555555554444';
 
 const newId = uniqueId;
 
-function body(
+/** A create's body as `ps_amount`, weighed by the write-off withdraw/try quotes. */
+const body = (
   shopPaymentId: string,
   amount: string,
   overrides: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    shopPaymentId,
-    amount,
-    amountType: 'ps_amount',
-    shopCurrency: 643,
-    payway: PAYOUT.card,
-    account: CARD,
-    ...overrides,
-  };
-}
+): Record<string, unknown> => payoutBody(shopPaymentId, amount, { amountType: 'ps_amount', ...overrides });
 
 const callsOf = callsFor;
 
