@@ -5,14 +5,15 @@ import { actingKeyOf, traceParentOf } from '../common/actor';
 import type { RowScope } from './shop-event-snapshots';
 import { BatchedWrite } from '../common/batched-write';
 import type { Pool, PoolClient } from 'pg';
-import { clientOf, poolOf, run, type Statement } from '../common/sql';
+import { clientOf, planEachTime, poolOf, run, type Statement } from '../common/sql';
 import type { AuditCause, AuditEntityType } from './audit-event.entity';
 
 /**
  * One round trip for a status change: the object's row UPDATE and its audit entry /
  * shop event INSERT (with the object's next sequence) in one statement, a CTE, inside the
  * caller's transaction (which holds the row lock, as for AuditService.record). The statement
- * is built once per table and set of columns, and prepared by name on each connection.
+ * is built once per table and set of columns, and prepared by name on each connection; the
+ * statement for a batch of such changes is planned at each execution (changesStatement).
  */
 
 interface ColumnWrite {
@@ -116,10 +117,7 @@ export async function updateWithEvent(
     if (!col) throw new Error(`updateWithEvent: ${w.table} has no column for ${p}`);
     set.push(col);
   }
-  const returning =
-    w.returning === undefined
-      ? 'u.*'
-      : ['id', ...w.returning.filter((c) => c !== 'id')].map((c) => `u.${c}`).join(', ');
+  const returning = returningOf(w);
   // The statement's identity: the table, the columns set in order (their parameters and casts
   // follow from them), the version guard and the columns returned.
   const guarded = w.version !== undefined;
@@ -148,26 +146,7 @@ export async function updateWithEvent(
     return out;
   };
   let rows: Record<string, unknown>[];
-  const queued = (): QueuedChange => {
-    const columns: Record<string, unknown> = {};
-    for (let i = 0; i < set.length; i++)
-      columns[set[i].databaseName] = set[i].toJson(w.changes[props[i]]);
-    return {
-      values,
-      row: {
-        id__: w.rowId,
-        version__: w.version,
-        set__: columns,
-        ev__: {
-          ...w.event,
-          details: w.event.details,
-          data: w.event.data ?? undefined,
-          keyId,
-          traceParent: traceParent ?? undefined,
-        },
-      },
-    };
-  };
+  const queued = (): QueuedChange => ({ values, row: batchRow(w, set, props, keyId, traceParent) });
   const shape = { ds: m.connection, w, key, single: st, returning };
   if (guarded && !m.queryRunner) {
     // A conditional write outside a transaction (a create's answer): the turn's share a statement.
@@ -189,6 +168,60 @@ export async function updateWithEvent(
   }
   const { event_id__: eventId, ...row } = rows[0];
   return { eventId: eventId as string, row };
+}
+
+/** The written row's columns a change returns (`RowChangeWithEvent.returning`), as SQL. */
+function returningOf(w: RowChangeWithEvent): string {
+  return w.returning === undefined
+    ? 'u.*'
+    : ['id', ...w.returning.filter((c) => c !== 'id')].map((c) => `u.${c}`).join(', ');
+}
+
+/**
+ * The statement a batch of changes shaped like `w` is written with, and its parameters for
+ * `changes` (each `{ rowId, version, changes, event }` as `w`'s own): what the batcher sends,
+ * for the test of its plan.
+ */
+export function batchStatementFor(
+  ds: DataSource,
+  w: RowChangeWithEvent,
+  rows: readonly RowChangeWithEvent[],
+): { statement: Statement; values: unknown[] } {
+  const cols = columnsOf(ds, w.target);
+  const props = Object.keys(w.changes).filter((p) => w.changes[p] !== undefined);
+  const set = props.map((p) => cols.get(p)!);
+  return {
+    statement: changesStatement(ds, w, set, returningOf(w)),
+    values: [
+      JSON.stringify(rows.map((r) => batchRow(r, set, props, null, null))),
+      rows.map((r) => r.rowId),
+    ],
+  };
+}
+
+/** One change as an element of the batch statement's JSON array (changesStatement's `$1`). */
+function batchRow(
+  w: RowChangeWithEvent,
+  set: readonly ColumnWrite[],
+  props: readonly string[],
+  keyId: string | null,
+  traceParent: string | null,
+): Record<string, unknown> {
+  const columns: Record<string, unknown> = {};
+  for (let i = 0; i < set.length; i++)
+    columns[set[i].databaseName] = set[i].toJson(w.changes[props[i]]);
+  return {
+    id__: w.rowId,
+    version__: w.version,
+    set__: columns,
+    ev__: {
+      ...w.event,
+      details: w.event.details,
+      data: w.event.data ?? undefined,
+      keyId,
+      traceParent: traceParent ?? undefined,
+    },
+  };
 }
 
 /**
@@ -286,7 +319,7 @@ function batcherFor(
   let batcher = perOwner.get(key);
   if (batcher) return batcher;
   const inTransaction = 'client' in on;
-  const many = changesStatement(ds, w, key, set, returning);
+  const many = changesStatement(ds, w, set, returning);
   const scopeOf = (c: QueuedChange): RowScope => ({ table: w.table, rowId: c.row.id__ as string });
   batcher = new BatchedWrite<QueuedChange, Record<string, unknown>[]>({
     name: inTransaction ? 'status_change_in_transaction' : 'status_change',
@@ -296,7 +329,7 @@ function batcherFor(
         ? runScoped(on.client, single, c.values(), scopeOf(c))
         : run(on.pool, single, c.values()),
     many: async (changes) => {
-      const values = [JSON.stringify(changes.map((c) => c.row))];
+      const values = [JSON.stringify(changes.map((c) => c.row)), changes.map((c) => c.row.id__)];
       const rows =
         'client' in on
           ? await runScoped(on.client, many, values, changes.map(scopeOf))
@@ -317,17 +350,19 @@ function batcherFor(
 /**
  * updateWithEvent's statement for several rows: each element of the JSON array `$1` is one row's
  * id, version, new column values (read as the table's row type, so each takes its column's type)
- * and event. Each event's id is drawn first, so each row is returned with its own event's id.
+ * and event; `$2` the same ids as an array (the rows are found by their index: planEachTime).
+ * Each event's id is drawn first, so each row is returned with its own event's id.
  */
 function changesStatement(
   ds: DataSource,
   w: RowChangeWithEvent,
-  key: string,
   set: readonly ColumnWrite[],
   returning: string,
 ): Statement {
   const idType = ds.getMetadata(w.target).primaryColumns[0].type;
-  const id = `v.id__::${typeof idType === 'string' ? idType : 'bigint'}`;
+  const idSql = typeof idType === 'string' ? idType : 'bigint';
+  const id = `v.id__::${idSql}`;
+  const idArray = `${idSql}[]`;
   const ev = (f: string) => `v.ev__->>'${f}'`;
   const text = `WITH v AS MATERIALIZED (
       SELECT x->>'id__' AS id__, x->>'version__' AS version__, x->'ev__' AS ev__,
@@ -335,7 +370,7 @@ function changesStatement(
              jsonb_populate_record(NULL::${w.table}, x->'set__') AS r
         FROM jsonb_array_elements($1::jsonb) AS x),
     u AS (UPDATE ${w.table} t SET ${set.map((c) => `${c.databaseName} = (v.r).${c.databaseName}`).join(', ')}
-        FROM v WHERE t.id = ${id}${w.version !== undefined ? ' AND t.xmin = v.version__::xid' : ''}
+        FROM v WHERE t.id = ANY($2::${idArray}) AND t.id = ${id}${w.version !== undefined ? ' AND t.xmin = v.version__::xid' : ''}
       RETURNING t.*),
     e AS (INSERT INTO events (id, entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, trace_parent, sequence)
       SELECT v.ev_id__, ${ev('entityType')}, ${ev('entityId')}, ${ev('fromStatus')}, ${ev('toStatus')},
@@ -348,8 +383,6 @@ function changesStatement(
       RETURNING id)
     SELECT v.id__ AS row_id__, e.id AS event_id__, ${returning}
       FROM v JOIN u ON u.id = ${id} JOIN e ON e.id = v.ev_id__`;
-  return {
-    name: `upd_evt_many_${createHash('sha1').update(key).digest('hex').slice(0, 16)}`,
-    text,
-  };
+  // Planned at each execution, the batch's ids ($2) counted: see planEachTime.
+  return planEachTime(text);
 }

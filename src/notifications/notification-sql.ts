@@ -1,4 +1,4 @@
-import { statement } from '../common/sql';
+import { planEachTime, statement } from '../common/sql';
 
 /**
  * The inbox's statements (plain SQL, prepared once per connection). The upsert: a new
@@ -64,9 +64,12 @@ export const UPSERT_MANY_LOCKING_INVOICES = statement(
         FOR UPDATE) i ON true`,
 );
 
-/** RECORD_OUTCOME for several notifications: parameter n is the array of its parameter n. */
-export const RECORD_OUTCOMES = statement(
-  'notification_record_outcomes',
+/**
+ * RECORD_OUTCOME for several notifications: parameter n is the array of its parameter n. Planned
+ * at each execution (planEachTime): a generic plan made while the inbox was small kept scanning
+ * the whole of it for each batch.
+ */
+export const RECORD_OUTCOMES = planEachTime(
   `UPDATE notifications n
       SET status = v.status, outcome = v.outcome,
           applied_at = CASE WHEN v.status = 'applied' THEN clock_now() END,
