@@ -1,13 +1,11 @@
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { batchStatementFor, type RowChangeWithEvent } from '../../src/audit/event-write';
-import { dataSourceOptions } from '../../src/database/data-source';
-import { runMigrations } from '../../src/database/migrate';
 import { InvoiceEntity } from '../../src/invoices/invoice.entity';
 import {
   RECORD_OUTCOMES,
   UPSERT_MANY_LOCKING_INVOICES,
 } from '../../src/notifications/notification-sql';
-import { createTestDatabase } from '../support/database';
+import { openMigratedDataSource } from '../support/data-source';
 
 /**
  * Batches of status changes find their rows by index at any size of the table, and are planned
@@ -17,14 +15,11 @@ import { createTestDatabase } from '../support/database';
  * made on a table of a thousand analysed rows hashed a sequential scan; the batch's ids, bound as
  * an array the planner counts, make it an index scan.
  */
-let db: { url: string; drop(): Promise<void> };
 let ds: DataSource;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  ds = new DataSource(dataSourceOptions(db.url, 2));
-  await ds.initialize();
-  await runMigrations(ds);
+  ({ ds, close } = await openMigratedDataSource());
   await ds.query(
     `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, pay_token,
        request_facts)
@@ -36,8 +31,7 @@ beforeAll(async () => {
 }, 120000);
 
 afterAll(async () => {
-  await ds?.destroy();
-  await db?.drop();
+  await close?.();
 });
 
 interface PlanNode {

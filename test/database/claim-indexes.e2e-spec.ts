@@ -1,23 +1,18 @@
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/data-source';
-import { runMigrations } from '../../src/database/migrate';
+import type { DataSource } from 'typeorm';
 import { CHECK_AT_HOLD_EXPIRY_SQL, CLAIM_HOLD_WARNINGS_SQL } from '../../src/invoices/hold-expiry';
 import { SCHEDULE_OPEN_INVOICES_SQL } from '../../src/invoices/invoice-reconciler';
 import { claimSql } from '../../src/jobs/claim';
-import { createTestDatabase } from '../support/database';
+import { openMigratedDataSource } from '../support/data-source';
 
 /**
  * The reconcilers' claim queries use indexes. On 100,000 final invoices (and a few
  * open ones) none of the statements the jobs run every tick plans a sequential scan.
  */
-let db: { url: string; drop(): Promise<void> };
 let ds: DataSource;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  ds = new DataSource(dataSourceOptions(db.url, 2));
-  await ds.initialize();
-  await runMigrations(ds);
+  ({ ds, close } = await openMigratedDataSource());
   await ds.query(
     `INSERT INTO invoices (shop_id, shop_order_id, request_fingerprint, status, amount, currency, payway, pay_token, processed_at)
      SELECT 1001, 'final-' || g, repeat('0', 64), CASE g % 3 WHEN 0 THEN 'succeeded' WHEN 1 THEN 'rejected' ELSE 'unheld' END,
@@ -34,8 +29,7 @@ beforeAll(async () => {
 }, 180000);
 
 afterAll(async () => {
-  await ds?.destroy();
-  await db?.drop();
+  await close?.();
 });
 
 interface PlanNode {
