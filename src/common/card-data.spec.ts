@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { cardDataProblems, holdsCardNumber, namesCvv } from './card-data';
 
 describe('card data the service never takes', () => {
@@ -24,6 +25,36 @@ describe('card data the service never takes', () => {
     '4111  1111 1111 1111 (two spaces)',
   ])('leaves %p alone', (text) => {
     expect(holdsCardNumber(text)).toBe(false);
+  });
+
+  it('leaves UUIDs alone, whose dashed digit groups once read as card numbers', () => {
+    // Each was refused before: its dashes joined its digit groups into a Luhn-valid run.
+    for (const u of [
+      'a833759d-8c56-4372-9672-5010fecd17b2',
+      'bc401004-2020-4953-9b58-032a598e6986',
+      '62d58547-9254-4884-8fdd-27c11d617234',
+    ]) {
+      expect(
+        [u, `ref-${u}`, `order ${u.toUpperCase()} paid`, `${u},${u}`].filter(holdsCardNumber),
+      ).toEqual([]);
+    }
+    for (let i = 0; i < 20000; i++) {
+      const u = randomUUID();
+      if (holdsCardNumber(`ref-${u}`)) throw new Error(`${u} read as a card number`);
+    }
+  });
+
+  it('still finds a card number beside a UUID, glued to one, or in groups that end at one', () => {
+    const u = 'a833759d-8c56-4372-9672-5010fecd17b2';
+    for (const text of [
+      `${u} 4111 1111 1111 1111`,
+      `4111111111111111 ${u}`,
+      `4111-1111-1111-1111-${u}`,
+      `${u}4111111111111111`,
+      `4111111111111111${u}`,
+      `${u}-4111-1111-1111-1111`,
+    ])
+      expect([text, holdsCardNumber(text)]).toEqual([text, true]);
   });
 
   it('names a card verification value key in any case', () => {
