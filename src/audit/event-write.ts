@@ -192,11 +192,13 @@ export function batchStatementFor(
   const set = props.map((p) => cols.get(p)!);
   return {
     statement: changesStatement(ds, w, set, returningOf(w)),
-    values: [
-      JSON.stringify(rows.map((r) => batchRow(r, set, props, null, null))),
-      rows.map((r) => r.rowId),
-    ],
+    values: batchValues(rows.map((r) => batchRow(r, set, props, null, null))),
   };
+}
+
+/** changesStatement's parameters for these rows (batchRow): the rows as JSON, and their ids. */
+function batchValues(rows: readonly Record<string, unknown>[]): unknown[] {
+  return [JSON.stringify(rows), rows.map((r) => r.id__)];
 }
 
 /** One change as an element of the batch statement's JSON array (changesStatement's `$1`). */
@@ -329,7 +331,7 @@ function batcherFor(
         ? runScoped(on.client, single, c.values(), scopeOf(c))
         : run(on.pool, single, c.values()),
     many: async (changes) => {
-      const values = [JSON.stringify(changes.map((c) => c.row)), changes.map((c) => c.row.id__)];
+      const values = batchValues(changes.map((c) => c.row));
       const rows =
         'client' in on
           ? await runScoped(on.client, many, values, changes.map(scopeOf))

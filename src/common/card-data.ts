@@ -16,7 +16,8 @@ const DIGIT_GROUPS = /\d+(?:[ -]\d+)*/g;
 
 export const CARD_NUMBER_MESSAGE =
   'must not hold a card number: the service never stores one (card data goes in `card` only)';
-export const CVV_KEY_MESSAGE = 'names a card verification value, which the service never stores';
+export const CVV_KEY_MESSAGE =
+  'names a card verification value, which the service never stores';
 
 /**
  * Whether `text` holds a run of 13 to 19 digits (spaces or dashes allowed between them) that

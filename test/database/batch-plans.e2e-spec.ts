@@ -6,6 +6,7 @@ import {
   UPSERT_MANY_LOCKING_INVOICES,
 } from '../../src/notifications/notification-sql';
 import { openMigratedDataSource } from '../support/data-source';
+import { planOf, scansOf } from '../support/plans';
 
 /**
  * Batches of status changes find their rows by index at any size of the table, and are planned
@@ -33,26 +34,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await close?.();
 });
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-
-/** Every node of a JSON plan that reads `table`, by its node type. */
-function scansOf(node: PlanNode, table: string, out: string[] = []): string[] {
-  if (node['Relation Name'] === table) out.push(node['Node Type']);
-  for (const child of node.Plans ?? []) scansOf(child, table, out);
-  return out;
-}
-
-async function planOf(text: string, values: unknown[]): Promise<PlanNode> {
-  const rows = (await ds.query(`EXPLAIN (FORMAT JSON) ${text}`, values)) as Array<{
-    'QUERY PLAN': Array<{ Plan: PlanNode }>;
-  }>;
-  return rows[0]['QUERY PLAN'][0].Plan;
-}
 
 function answerOf(row: { id: string; version: string; shop_order_id: string }): RowChangeWithEvent {
   return {
@@ -89,7 +70,7 @@ it('a batch of create answers reads its invoices by index, on a thousand analyse
   // Unnamed: pg sends it as the unnamed statement, which PostgreSQL plans for these values.
   expect(statement.name).toBeUndefined();
   // The UPDATE itself (ModifyTable) names the table too; the reads under it are what count.
-  const reads = scansOf(await planOf(statement.text, values), 'invoices').filter(
+  const reads = scansOf(await planOf(ds, statement.text, values), 'invoices').filter(
     (s) => s !== 'ModifyTable',
   );
   expect(reads.length).toBeGreaterThan(0);

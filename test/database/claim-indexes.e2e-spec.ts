@@ -3,6 +3,7 @@ import { CHECK_AT_HOLD_EXPIRY_SQL, CLAIM_HOLD_WARNINGS_SQL } from '../../src/inv
 import { SCHEDULE_OPEN_INVOICES_SQL } from '../../src/invoices/invoice-reconciler';
 import { claimSql } from '../../src/jobs/claim';
 import { openMigratedDataSource } from '../support/data-source';
+import { planOf, seqScans, type PlanNode } from '../support/plans';
 
 /**
  * The reconcilers' claim queries use indexes. On 100,000 final invoices (and a few
@@ -32,23 +33,7 @@ afterAll(async () => {
   await close?.();
 });
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-
-function seqScans(node: PlanNode): string[] {
-  const own = node['Node Type'] === 'Seq Scan' ? [node['Relation Name'] ?? '?'] : [];
-  return [...own, ...(node.Plans ?? []).flatMap(seqScans)];
-}
-
-async function plan(sql: string, params: unknown[]): Promise<PlanNode> {
-  const rows = (await ds.query(`EXPLAIN (FORMAT JSON) ${sql}`, params)) as Array<{
-    'QUERY PLAN': Array<{ Plan: PlanNode }>;
-  }>;
-  return rows[0]['QUERY PLAN'][0].Plan;
-}
+const plan = (sql: string, params: unknown[]): Promise<PlanNode> => planOf(ds, sql, params);
 
 it('scheduling and claiming due invoices never scan the whole table', async () => {
   const schedule = await plan(SCHEDULE_OPEN_INVOICES_SQL, [120, 172800, 604800]);
