@@ -41,45 +41,69 @@ export function invoiceSecretFieldsSent(dto: CreateInvoiceDto): Partial<CreateIn
  * which fields differ.
  */
 export function invoiceRequestFacts(dto: CreateInvoiceDto): Record<string, unknown> {
+  return JSON.parse(canonicalFactsText(dto)) as Record<string, unknown>;
+}
+
+/** invoiceRequestFacts as its canonical JSON text (keys sorted at every level). */
+function canonicalFactsText(dto: CreateInvoiceDto): string {
   const hasExtras =
     dto.extras !== undefined && dto.extras !== null && Object.keys(dto.extras).length > 0;
   const hasMetadata =
     dto.metadata !== undefined && dto.metadata !== null && Object.keys(dto.metadata).length > 0;
-  return JSON.parse(
-    canonicalJson({
-      amount: Amount.isValid(dto.amount) ? Amount.parse(dto.amount).canonicalText() : dto.amount,
-      currency: dto.currency,
-      payway: dto.payway,
-      description: dto.description ?? null,
-      twoStep: dto.twoStep ?? false,
-      extras: hasExtras ? dto.extras : null,
-      clientIp: dto.clientIp ?? null,
-      clientInfo: dto.clientInfo ?? null,
-      savePaymentToken: dto.savePaymentToken ?? false,
-      successUrl: dto.successUrl ?? null,
-      failedUrl: dto.failedUrl ?? null,
-      metadata: hasMetadata ? dto.metadata : null,
-      // Only when sent: the facts (and fingerprints) of creates without it stay as they were.
-      ...(dto.holdPolicy !== undefined ? { holdPolicy: dto.holdPolicy } : {}),
-    }),
-  ) as Record<string, unknown>;
+  return canonicalJson({
+    amount: Amount.isValid(dto.amount) ? Amount.parse(dto.amount).canonicalText() : dto.amount,
+    currency: dto.currency,
+    payway: dto.payway,
+    description: dto.description ?? null,
+    twoStep: dto.twoStep ?? false,
+    extras: hasExtras ? dto.extras : null,
+    clientIp: dto.clientIp ?? null,
+    clientInfo: dto.clientInfo ?? null,
+    savePaymentToken: dto.savePaymentToken ?? false,
+    successUrl: dto.successUrl ?? null,
+    failedUrl: dto.failedUrl ?? null,
+    metadata: hasMetadata ? dto.metadata : null,
+    // Only when sent: the facts (and fingerprints) of creates without it stay as they were.
+    ...(dto.holdPolicy !== undefined ? { holdPolicy: dto.holdPolicy } : {}),
+  });
+}
+
+/** The secret fields a repeat must match too (the token, or the invoice it was taken from). */
+function secretOf(dto: CreateInvoiceDto): Record<string, unknown> {
+  return dto.paymentTokenFrom !== undefined
+    ? { paymentTokenFrom: dto.paymentTokenFrom }
+    : { paymentToken: dto.paymentToken ?? null };
 }
 
 /**
  * The fingerprint of rows written since the facts above and the secret fields a
  * repeat must match too (the token, or the invoice it was taken from), card excluded as before.
  * `v: 2` keeps it apart from the older form. `facts`: invoiceRequestFacts(dto), passed by a
- * caller that has it already (a create stores them too).
+ * caller that has it already.
  */
 export function requestFingerprintV2(
   dto: CreateInvoiceDto,
   facts: Record<string, unknown> = invoiceRequestFacts(dto),
 ): string {
-  const secret =
-    dto.paymentTokenFrom !== undefined
-      ? { paymentTokenFrom: dto.paymentTokenFrom }
-      : { paymentToken: dto.paymentToken ?? null };
-  return sha256Hex(canonicalJson({ v: 2, facts, secret }));
+  return sha256Hex(canonicalJson({ v: 2, facts, secret: secretOf(dto) }));
+}
+
+/**
+ * What a create stores of its request, in one canonical pass: the facts' canonical text (the
+ * row's request_facts) and the fingerprint requestFingerprintV2 makes of them. Canonical text is
+ * its own canonical form once parsed (keys sorted, numbers and strings as JSON.stringify writes
+ * them), so the fingerprint's text is the facts' text put in its sorted place (facts, secret, v)
+ * instead of being made again: the spec holds the two equal.
+ */
+export function invoiceRequestIdentity(dto: CreateInvoiceDto): {
+  factsJson: string;
+  fingerprint: string;
+} {
+  const factsJson = canonicalFactsText(dto);
+  const fingerprint = sha256Hex(
+    `{"facts":${factsJson},"secret":${canonicalJson(secretOf(dto))},"v":2}`,
+  );
+  return { factsJson, fingerprint };
 }
 
 function clientInfoBody(ci: ClientInfoDto | undefined): ClientInfo | undefined {

@@ -24,7 +24,7 @@ import {
   gatewayCreateRequest,
   invoiceRequestFacts,
   requestFingerprint,
-  requestFingerprintV2,
+  invoiceRequestIdentity,
   INVOICE_SECRET_FIELDS,
   invoiceSecretFieldsSent,
 } from '../invoice-request';
@@ -87,7 +87,8 @@ export class PaymentLinkSlotTaken extends DomainError {
 /** A create request's idempotency fingerprint and the canonical facts it was made of. */
 interface RequestIdentity {
   fingerprint: string;
-  facts: Record<string, unknown>;
+  /** The request's facts as canonical JSON text (invoiceRequestIdentity). */
+  factsJson: string;
 }
 
 export class CreateInvoice {
@@ -105,8 +106,7 @@ export class CreateInvoice {
   async create(dto: CreateInvoiceDto, by: By, origin?: InvoiceOrigin): Promise<StoredResponse> {
     const ctx = this.ctx;
     // The request's facts, once: its fingerprint and the row's stored facts are both made of them.
-    const facts = invoiceRequestFacts(dto);
-    const fingerprint = requestFingerprintV2(dto, facts);
+    const { factsJson, fingerprint } = invoiceRequestIdentity(dto);
     // Look-up first in effect: configuration only judges a new row. Checking the (cached)
     // configuration before the look-up saves a round trip on the hot path; a refusal is only
     // answered once we know no earlier copy of this request exists.
@@ -123,7 +123,7 @@ export class CreateInvoice {
       throw err;
     }
     const tokenInfo = dto.paymentToken ? await shownInfoOfToken(ctx, dto.paymentToken) : null;
-    const claimed = await this.insertClaimed(dto, { fingerprint, facts }, tokenInfo, priced, origin);
+    const claimed = await this.insertClaimed(dto, { fingerprint, factsJson }, tokenInfo, priced, origin);
     if (claimed === null) {
       const existing = await findInvoice(ctx, dto.shopOrderId);
       // Nothing under this id: the row was refused by the link's slot, held by another invoice.
@@ -191,7 +191,7 @@ export class CreateInvoice {
   /** INSERT_CLAIMED's parameters for one create. */
   private claimParams(
     dto: CreateInvoiceDto,
-    { fingerprint, facts }: RequestIdentity,
+    { fingerprint, factsJson }: RequestIdentity,
     tokenInfo: PaymentTokenInfo | null,
     priced: PaywayPrice,
     origin?: InvoiceOrigin,
@@ -201,7 +201,7 @@ export class CreateInvoice {
       ctx.shopId,
       dto.shopOrderId,
       fingerprint,
-      jsonb(facts),
+      factsJson,
       jsonb(metadataOf(dto.metadata)),
       Amount.parse(dto.amount).toString(),
       dto.currency,
