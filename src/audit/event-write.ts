@@ -23,6 +23,7 @@ interface ColumnWrite {
   toDb: (value: unknown) => unknown;
   /** The value as JSON for jsonb_populate_record (a batch's row): jsonb columns as they are. */
   toJson: (value: unknown) => unknown;
+  jsonb: boolean;
 }
 
 const built = new Map<string, Statement>();
@@ -55,6 +56,7 @@ function columnWrite(c: ColumnMetadata): ColumnWrite {
       const v: unknown = transformer ? transformer.to(value) : value;
       return v === undefined ? null : v;
     },
+    jsonb: type === 'jsonb',
   };
 }
 
@@ -97,6 +99,12 @@ export interface RowChangeWithEvent {
     type: string | null;
     /** The object's view as committed (the shop event's data). */
     data: Record<string, unknown> | null;
+    /**
+     * The property of `changes` (a jsonb column: a create's stored answer) whose value is `data`
+     * as JSON: the event's data is then written from that column's value instead of being
+     * serialised a second time.
+     */
+    dataIs?: string;
   };
 }
 
@@ -117,6 +125,7 @@ export async function updateWithEvent(
     if (!col) throw new Error(`updateWithEvent: ${w.table} has no column for ${p}`);
     set.push(col);
   }
+  const dataAt = dataColumnOf(w, props, set);
   const returning = returningOf(w);
   // The statement's identity: the table, the columns set in order (their parameters and casts
   // follow from them), the version guard and the columns returned.
@@ -130,6 +139,7 @@ export async function updateWithEvent(
   const values = (): unknown[] => {
     const out: unknown[] = [w.rowId];
     for (let i = 0; i < set.length; i++) out.push(set[i].toDb(w.changes[props[i]]));
+    const dataText = dataAt >= 0 ? out[1 + dataAt] : undefined;
     if (guarded) out.push(w.version);
     out.push(
       w.event.entityType,
@@ -139,14 +149,17 @@ export async function updateWithEvent(
       w.event.cause,
       JSON.stringify(w.event.details),
       w.event.type,
-      w.event.data === null ? null : JSON.stringify(w.event.data),
+      w.event.data === null ? null : (dataText ?? JSON.stringify(w.event.data)),
       keyId,
       traceParent,
     );
     return out;
   };
   let rows: Record<string, unknown>[];
-  const queued = (): QueuedChange => ({ values, row: batchRow(w, set, props, keyId, traceParent) });
+  const queued = (): QueuedChange => ({
+    values,
+    row: batchRow(w, set, props, keyId, traceParent, dataAt),
+  });
   const shape = { ds: m.connection, w, key, single: st, returning };
   if (guarded && !m.queryRunner) {
     // A conditional write outside a transaction (a create's answer): the turn's share a statement.
@@ -192,7 +205,9 @@ export function batchStatementFor(
   const set = props.map((p) => cols.get(p)!);
   return {
     statement: changesStatement(ds, w, set, returningOf(w)),
-    values: batchValues(rows.map((r) => batchRow(r, set, props, null, null))),
+    values: batchValues(
+      rows.map((r) => batchRow(r, set, props, null, null, dataColumnOf(r, props, set))),
+    ),
   };
 }
 
@@ -201,13 +216,37 @@ function batchValues(rows: readonly Record<string, unknown>[]): unknown[] {
   return [JSON.stringify(rows), rows.map((r) => r.id__)];
 }
 
-/** One change as an element of the batch statement's JSON array (changesStatement's `$1`). */
+/**
+ * The index in `set` of the column the event's data is (RowChangeWithEvent.event.dataIs), or -1
+ * when the data is serialised on its own.
+ */
+function dataColumnOf(
+  w: RowChangeWithEvent,
+  props: readonly string[],
+  set: readonly ColumnWrite[],
+): number {
+  const name = w.event.dataIs;
+  if (name === undefined || w.event.data === null) return -1;
+  const at = props.indexOf(name);
+  if (at < 0 || !set[at].jsonb || w.changes[name] === null)
+    throw new Error(
+      `updateWithEvent: the event's data is no jsonb value set on ${w.table}: ${name}`,
+    );
+  return at;
+}
+
+/**
+ * One change as an element of the batch statement's JSON array (changesStatement's `$1`). An
+ * event whose data is a column set here (`dataAt`, see dataColumnOf) names that column instead of
+ * carrying the same JSON again.
+ */
 function batchRow(
   w: RowChangeWithEvent,
   set: readonly ColumnWrite[],
   props: readonly string[],
   keyId: string | null,
   traceParent: string | null,
+  dataAt: number,
 ): Record<string, unknown> {
   const columns: Record<string, unknown> = {};
   for (let i = 0; i < set.length; i++)
@@ -219,7 +258,9 @@ function batchRow(
     ev__: {
       ...w.event,
       details: w.event.details,
-      data: w.event.data ?? undefined,
+      data: dataAt >= 0 ? undefined : (w.event.data ?? undefined),
+      dataIs: undefined,
+      dataFrom__: dataAt >= 0 ? set[dataAt].databaseName : undefined,
       keyId,
       traceParent: traceParent ?? undefined,
     },
@@ -352,7 +393,8 @@ function batcherFor(
 /**
  * updateWithEvent's statement for several rows: each element of the JSON array `$1` is one row's
  * id, version, new column values (read as the table's row type, so each takes its column's type)
- * and event; `$2` the same ids as an array (the rows are found by their index: planEachTime).
+ * and event (its data, or `dataFrom__`: the column set whose value it is); `$2` the same ids as an
+ * array (the rows are found by their index: planEachTime).
  * Each event's id is drawn first, so each row is returned with its own event's id.
  */
 function changesStatement(
@@ -367,7 +409,7 @@ function changesStatement(
   const idArray = `${idSql}[]`;
   const ev = (f: string) => `v.ev__->>'${f}'`;
   const text = `WITH v AS MATERIALIZED (
-      SELECT x->>'id__' AS id__, x->>'version__' AS version__, x->'ev__' AS ev__,
+      SELECT x->>'id__' AS id__, x->>'version__' AS version__, x->'ev__' AS ev__, x->'set__' AS set__,
              nextval(pg_get_serial_sequence('events', 'id')) AS ev_id__,
              jsonb_populate_record(NULL::${w.table}, x->'set__') AS r
         FROM jsonb_array_elements($1::jsonb) AS x),
@@ -376,7 +418,8 @@ function changesStatement(
       RETURNING t.*),
     e AS (INSERT INTO events (id, entity_type, entity_id, from_status, to_status, cause, details, type, data, key_id, trace_parent, sequence)
       SELECT v.ev_id__, ${ev('entityType')}, ${ev('entityId')}, ${ev('fromStatus')}, ${ev('toStatus')},
-             ${ev('cause')}, v.ev__->'details', ${ev('type')}, v.ev__->'data', ${ev('keyId')}, ${ev('traceParent')},
+             ${ev('cause')}, v.ev__->'details', ${ev('type')},
+             COALESCE(v.ev__->'data', v.set__->(${ev('dataFrom__')})), ${ev('keyId')}, ${ev('traceParent')},
              CASE WHEN ${ev('type')} IS NULL THEN NULL ELSE
                (SELECT COALESCE(MAX(s.sequence), 0) + 1 FROM events s
                  WHERE s.entity_type = ${ev('entityType')} AND s.entity_id = ${ev('entityId')} AND s.sequence IS NOT NULL)

@@ -133,6 +133,10 @@ export async function transitionInvoice(
       details,
       type,
       data: data === null ? null : { ...data },
+      // A create's answer: the committed view is the stored answer itself, written once.
+      ...(committedView !== undefined && extra.responseBody === committedView
+        ? { dataIs: 'responseBody' }
+        : {}),
     },
   });
   if (data !== null && committedView === undefined) {

@@ -188,6 +188,79 @@ it("changes of one turn: one statement, each row its own event and the actor's k
   }
 });
 
+/** A change that stores an answer whose event carries the same view (a create's answer). */
+function storeAnswer(inv: { id: string; version: string }, shopOrderId: string, view: Json) {
+  return updateWithEvent(managerFor(ds, undefined), {
+    table: 'invoices',
+    target: InvoiceEntity,
+    rowId: inv.id,
+    version: inv.version,
+    changes: { responseBody: { ...view }, updatedAt: new Date() },
+    returning: [],
+    event: {
+      entityType: 'invoice',
+      entityId: shopOrderId,
+      fromStatus: 'awaiting_payer',
+      toStatus: 'awaiting_payer',
+      cause: 'api',
+      details: { batchedTest: 'answer' },
+      // Data goes with a type (ck_events_typed): the shop event this answer would be.
+      type: 'invoice.awaiting_payer',
+      data: view,
+      dataIs: 'responseBody',
+    },
+  });
+}
+
+it('an event whose data is the stored answer (dataIs) carries that answer, alone and in a batch', async () => {
+  const views = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      n: i,
+      text: `"quoted" \\ ✓ ${i}`,
+      nested: { a: [1, null] },
+    }));
+  for (const n of [1, 3]) {
+    const invs = await awaitingInvoices(n);
+    const vs = views(n);
+    const written = await Promise.all(
+      invs.map((inv, i) => storeAnswer(inv, inv.shopOrderId, vs[i])),
+    );
+    if (n > 1) {
+      const versions = await Promise.all(invs.map((inv) => row(inv.shopOrderId)));
+      expect(new Set(versions.map((r) => r.version)).size).toBe(1); // one statement
+    }
+    for (const [i, inv] of invs.entries()) {
+      const r = await db.query(
+        `SELECT e.data, i.response_body FROM events e JOIN invoices i ON i.id = $2
+          WHERE e.id = $1`,
+        [written[i].eventId, inv.id],
+      );
+      expect(r.rows).toEqual([{ data: vs[i], response_body: vs[i] }]);
+    }
+  }
+  // Naming a value that is no jsonb column set by the change is a mistake, never a silent copy.
+  const [inv] = await awaitingInvoices(1);
+  await expect(
+    updateWithEvent(managerFor(ds, undefined), {
+      table: 'invoices',
+      target: InvoiceEntity,
+      rowId: inv.id,
+      changes: { description: 'x' },
+      event: {
+        entityType: 'invoice',
+        entityId: inv.shopOrderId,
+        fromStatus: 'awaiting_payer',
+        toStatus: 'awaiting_payer',
+        cause: 'api',
+        details: {},
+        type: 'invoice.awaiting_payer',
+        data: { a: 1 },
+        dataIs: 'description',
+      },
+    }),
+  ).rejects.toThrow(/no jsonb value/);
+});
+
 it('a row changed since it was read is not written; the rest of its batch is', async () => {
   const invs = await awaitingInvoices(3);
   await db.query(`UPDATE invoices SET description = 'moved' WHERE id = $1`, [invs[1].id]);

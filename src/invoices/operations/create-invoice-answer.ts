@@ -111,14 +111,16 @@ async function answerUsual(
   const after: InvoiceViewSource = { ...inv, ...facts, status: to, gatewayStatus, updatedAt };
   const body = invoiceView(ctx, after);
   const stored = storedAnswer(201, body);
+  const view: Record<string, unknown> = { ...body };
   await transitionInvoice(
     m,
     inv,
     to,
     'gateway',
     { call, invoiceId: facts.invoiceId },
-    { ...facts, gatewayStatus, ...stored.columns, updatedAt },
-    { ...body },
+    { ...facts, gatewayStatus, ...stored.columns, responseBody: view, updatedAt },
+    // The stored answer itself: the event's data is written from it (event-write's dataIs).
+    view,
     version,
   );
   return stored.answer;
