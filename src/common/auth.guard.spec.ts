@@ -10,6 +10,7 @@ import { RateLimitStore } from './rate-limit-store';
 const SHOP = 'shop-key-0123456789abcdef';
 const READER = 'read-key-0123456789abcdef';
 const ADMIN = 'admin-key-0123456789abcdef';
+const PAYOUTER = 'payouts-key-0123456789abcdef';
 
 @Controller('x')
 class Undeclared {
@@ -31,12 +32,23 @@ class Open {
   @Get() page(): void {}
 }
 
+/** One handler under two controllers (inheritance): each controller's own rule applies. */
+class SharedBase {
+  @Post() create(): void {}
+}
+@Scopes('payouts')
+@Controller('p')
+class PayoutsShared extends SharedBase {}
+@AdminOnly()
+@Controller('q')
+class AdminShared extends SharedBase {}
+
 function guard(): AuthGuard {
   const config = loadConfig({
     GATEWAY_BASE_URL: 'https://pay.example.com/gateway/v1/',
     GATEWAY_SHOP_ID: '1',
     GATEWAY_SECRET_KEY: 'secret',
-    API_KEYS: `${SHOP}:payments,${READER}:read`,
+    API_KEYS: `${SHOP}:payments,${READER}:read,${PAYOUTER}:payouts`,
     ADMIN_API_KEYS: ADMIN,
     PUBLIC_BASE_URL: 'https://payments.example.com',
     DATA_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
@@ -75,6 +87,21 @@ describe('AuthGuard', () => {
   it('lets the read scope call GET handlers only', async () => {
     expect(await g.canActivate(context(Payments, 'list', READER))).toBe(true);
     await expect(g.canActivate(context(Payments, 'create', READER))).rejects.toThrow(Forbidden);
+  });
+
+  it('reads each route rule once, and keeps a handler shared by two controllers apart', async () => {
+    const fresh = guard();
+    const refused = (c: ExecutionContext) => expect(fresh.canActivate(c)).rejects.toThrow(Forbidden);
+    // Alternating, so an answer remembered for one controller would be given to the other.
+    for (let i = 0; i < 3; i++) {
+      expect(await fresh.canActivate(context(PayoutsShared, 'create', PAYOUTER))).toBe(true);
+      await refused(context(PayoutsShared, 'create', SHOP));
+      await refused(context(AdminShared, 'create', PAYOUTER));
+      expect(await fresh.canActivate(context(AdminShared, 'create', ADMIN))).toBe(true);
+      await refused(context(Payments, 'create', READER));
+      expect(await fresh.canActivate(context(Payments, 'list', READER))).toBe(true);
+      await refused(context(Undeclared, 'list', ADMIN));
+    }
   });
 
   it('opens @Public routes without a key', async () => {
