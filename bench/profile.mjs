@@ -30,7 +30,8 @@ export const STAGES = [
   ['events and audit', (f, u) => /src\/(audit|events)\//.test(u)],
   ['answer', (f, u) => /node_modules\/fastify\/lib\/reply\.js|fast-json-stringify|router-response-controller/.test(u) || /\.view\.js|-answer\.js|src\/common\/(money|stored-answer)\.js/.test(u)],
   ['edge', (f, u) => /src\/common\/(http-edge|upload-gate|routed-path|rate-limit|auth\.guard|actor|problem\.filter)\.js/.test(u) || /node_modules\/(fastify|@fastify|find-my-way|@nestjs|light-my-request|avvio)\//.test(u) || /node:_http_server|node:_http_common|node:_http_incoming/.test(u)],
-  ['handler', (f, u) => /\/dist\/src\//.test(u)],
+  // The bare script's own code is its handler (it has no other stage of its own).
+  ['handler', (f, u) => /\/dist\/src\//.test(u) || /bench\/baseline\.mjs/.test(u)],
   ['garbage collector', (f) => f === '(garbage collector)'],
 ];
 

@@ -97,9 +97,9 @@ export async function startService(databaseUrl, extra = {}, nodeArgs = []) {
   return proc;
 }
 
-export async function startBaseline(databaseUrl, extra = {}) {
+export async function startBaseline(databaseUrl, extra = {}, nodeArgs = []) {
   const port = await freePort();
-  const proc = spawnProcess('baseline', ['bench/baseline.mjs'], {
+  const proc = spawnProcess('baseline', [...nodeArgs, 'bench/baseline.mjs'], {
     ...extra,
     PORT: String(port),
     DATABASE_URL: databaseUrl,

@@ -5,7 +5,7 @@ import { createDatabase, stopProcess } from '../support.mjs';
 import { stagesOf, summariseProfile } from '../profile.mjs';
 import { fmt } from '../lib/format.mjs';
 import { createLoad, warmAndLoad } from '../lib/load.mjs';
-import { dbServer, sandboxControl, startService } from '../lib/processes.mjs';
+import { dbServer, sandboxControl, startBaseline, startService } from '../lib/processes.mjs';
 import { DURATION_S, PROFILE_PATH } from '../lib/settings.mjs';
 import { details, row } from '../lib/state.mjs';
 import { notificationBodies, notificationLoad, seedP3Invoices } from './notifications.mjs';
@@ -56,15 +56,39 @@ export async function profile() {
   const { stages } = stagesOf(JSON.parse(readFileSync(join(dir, file), 'utf8')), FIRST_FRAME[PROFILE_PATH]);
   const cpuUs = measured?.cpuMsPerOk ?? measured?.r?.cpuMsPerOk ?? null;
   details.profile.stages = stages;
+  // The create path: the bare script profiled under the same load, so each stage of the service
+  // stands beside the same stage of the bare script (its node:http edge, pg statements and
+  // gateway call; its own code counts as its handler).
+  const bare = PROFILE_PATH === 'create' ? await bareCreateProfile() : null;
+  if (bare) details.profile.bare = bare;
+  const usOf = (st, cpu) => (cpu === null ? null : (st.percent / 100) * cpu * 1000);
   for (const st of stages) {
+    const b = bare?.stages.find((x) => x.name === st.name);
+    const bareUs = b ? usOf(b, bare.cpuMsPerOk) : null;
     row(
       `PROFILE ${PROFILE_PATH}: ${st.name} (information)`,
-      `${fmt(st.percent, 1)} % of busy time${cpuUs === null ? '' : `, ${fmt((st.percent / 100) * cpuUs * 1000)} µs of ${fmt(cpuUs * 1000)} µs CPU per 2xx`}`,
+      `${fmt(st.percent, 1)} % of busy time${cpuUs === null ? '' : `, ${fmt(usOf(st, cpuUs))} µs of ${fmt(cpuUs * 1000)} µs CPU per 2xx`}` +
+        (bare && bareUs !== null ? `; bare script ${fmt(bareUs)} µs of ${fmt(bare.cpuMsPerOk * 1000)} µs` : ''),
       'information',
       '',
       null,
     );
   }
+}
+
+/** The bare script under P1's create load with --cpu-prof: its stages and CPU per 2xx. */
+async function bareCreateProfile() {
+  const dir = join('.data', 'bench-profiles-bare');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const db = await createDatabase(dbServer.serverUrl, 'bench_profile_bare');
+  const bare = await startBaseline(db, {}, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  const measured = await createLoad(bare.url, 'profb', 64, DURATION_S, bare.pid);
+  await stopProcess(bare, 60_000);
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) throw new Error('no CPU profile of the bare script written');
+  const { stages } = stagesOf(JSON.parse(readFileSync(join(dir, file), 'utf8')), 'bench/baseline.mjs');
+  return { file: join(dir, file), stages, cpuMsPerOk: measured.cpuMsPerOk };
 }
 
 /** The frame that marks the start of each path's load in its profile (start-up is left out). */
