@@ -7,6 +7,7 @@ import {
 import type { ValidatorOptions } from 'class-validator';
 import { closestField } from './closest';
 import { planOf, passesQuickly, quickCheckApplies } from './compiled-validation';
+import { quickInstance } from './compiled-transform';
 import { FieldError, ValidationFailed } from './errors';
 import { inheritedNameErrors } from './inherited-names';
 import { METADATA_CONSTRAINT, METADATA_FILTER_CONSTRAINT, metadataProblems } from './metadata';
@@ -123,11 +124,26 @@ function suggestFieldNames(errors: ValidationError[], object: unknown, budget: {
  * exist"), beside whatever else is wrong with the value.
  */
 class ServiceValidationPipe extends QuickValidationPipe {
+  /** The options class-validator is called with satisfy the quick check's (see validate). */
+  private readonly quick = quickCheckApplies({
+    ...this.validatorOptions,
+    validationError: { target: false, ...this.validatorOptions.validationError },
+  });
+
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const metatype = metadata.metatype;
-    const inherited =
-      metatype !== undefined && this.toValidate(metadata) ? inheritedNameErrors(value, metatype) : [];
-    if (inherited.length === 0) return super.transform(value, metadata);
+    const validated = metatype !== undefined && this.toValidate(metadata);
+    const inherited = validated ? inheritedNameErrors(value, metatype) : [];
+    if (inherited.length === 0) {
+      // A plain body that passes: the instance plainToInstance would make, checked by the
+      // compiled rules, without Nest's walks over it (compiled-transform.ts). Anything else, and
+      // every refusal, goes through Nest's pipe as before.
+      if (validated && this.quick) {
+        const instance = quickInstance(value, metatype);
+        if (instance !== undefined && passesQuickly(instance)) return instance;
+      }
+      return super.transform(value, metadata);
+    }
     let rest: FieldError[] = [];
     try {
       await super.transform(value, metadata);
