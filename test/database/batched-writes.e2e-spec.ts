@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
-import { batchChangesIn, RowChanged, updateWithEvent } from '../../src/audit/event-write';
+import {
+  batchChangesIn,
+  RowChanged,
+  updateWithEvent,
+  type RowChangeWithEvent,
+} from '../../src/audit/event-write';
 import { clientOf } from '../../src/common/sql';
 import { managerFor, type By } from '../../src/common/actor';
 import { InvoiceEntity } from '../../src/invoices/invoice.entity';
@@ -51,6 +56,25 @@ async function row(shopOrderId: string): Promise<Json & { id: string; version: s
   return r.rows[0] as Json & { id: string; version: string };
 }
 
+/** The audit event of a change that leaves an invoice awaiting its payer (these tests move no status). */
+function awaitingEvent(
+  shopOrderId: string,
+  details: Json,
+  shop: Partial<Pick<RowChangeWithEvent['event'], 'type' | 'data' | 'dataIs'>> = {},
+): RowChangeWithEvent['event'] {
+  return {
+    entityType: 'invoice',
+    entityId: shopOrderId,
+    fromStatus: 'awaiting_payer',
+    toStatus: 'awaiting_payer',
+    cause: 'api',
+    details,
+    type: null,
+    data: null,
+    ...shop,
+  };
+}
+
 /** A status-less change of an invoice's description, with an audit entry, conditional on `version`. */
 function changeDescription(
   inv: { id: string; version?: string },
@@ -68,16 +92,7 @@ function changeDescription(
     ...(inTransaction ? {} : { version: inv.version }),
     changes: { description, updatedAt: new Date() },
     returning: ['description'],
-    event: {
-      entityType: 'invoice',
-      entityId: shopOrderId,
-      fromStatus: 'awaiting_payer',
-      toStatus: 'awaiting_payer',
-      cause: 'api',
-      details: { batchedTest: description.slice(0, 20) },
-      type: null,
-      data: null,
-    },
+    event: awaitingEvent(shopOrderId, { batchedTest: description.slice(0, 20) }),
   });
 }
 
@@ -197,18 +212,12 @@ function storeAnswer(inv: { id: string; version: string }, shopOrderId: string, 
     version: inv.version,
     changes: { responseBody: { ...view }, updatedAt: new Date() },
     returning: [],
-    event: {
-      entityType: 'invoice',
-      entityId: shopOrderId,
-      fromStatus: 'awaiting_payer',
-      toStatus: 'awaiting_payer',
-      cause: 'api',
-      details: { batchedTest: 'answer' },
-      // Data goes with a type (ck_events_typed): the shop event this answer would be.
-      type: 'invoice.awaiting_payer',
-      data: view,
-      dataIs: 'responseBody',
-    },
+    // Data goes with a type (ck_events_typed): the shop event this answer would be.
+    event: awaitingEvent(
+      shopOrderId,
+      { batchedTest: 'answer' },
+      { type: 'invoice.awaiting_payer', data: view, dataIs: 'responseBody' },
+    ),
   });
 }
 
@@ -246,17 +255,11 @@ it('an event whose data is the stored answer (dataIs) carries that answer, alone
       target: InvoiceEntity,
       rowId: inv.id,
       changes: { description: 'x' },
-      event: {
-        entityType: 'invoice',
-        entityId: inv.shopOrderId,
-        fromStatus: 'awaiting_payer',
-        toStatus: 'awaiting_payer',
-        cause: 'api',
-        details: {},
-        type: 'invoice.awaiting_payer',
-        data: { a: 1 },
-        dataIs: 'description',
-      },
+      event: awaitingEvent(
+        inv.shopOrderId,
+        {},
+        { type: 'invoice.awaiting_payer', data: { a: 1 }, dataIs: 'description' },
+      ),
     }),
   ).rejects.toThrow(/no jsonb value/);
 });
