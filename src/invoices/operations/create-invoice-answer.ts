@@ -54,9 +54,9 @@ function createOutcome(result: InvoiceCreateResult): {
   return { redirect, to: redirect ? 'awaiting_payer' : 'created' };
 }
 
-/** The facts a create's answer writes on the row, its call claim released. */
-function createFacts(result: InvoiceCreateResult) {
-  return { invoiceId: String(result.id), redirect: createOutcome(result).redirect, ...NO_CALL };
+/** The facts a create's answer writes on the row (its redirect: createOutcome's), its call claim released. */
+function createFacts(result: InvoiceCreateResult, redirect: RedirectData | null) {
+  return { invoiceId: String(result.id), redirect, ...NO_CALL };
 }
 
 /**
@@ -101,9 +101,9 @@ async function answerUsual(
   result: InvoiceCreateResult,
   version?: string,
 ): Promise<StoredResponse | null> {
-  const { to } = createOutcome(result);
+  const { to, redirect } = createOutcome(result);
   if (inv.responseCode !== null || !decideTransition(inv.status, to).allowed) return null;
-  const facts = createFacts(result);
+  const facts = createFacts(result, redirect);
   const updatedAt = clock.date();
   const gatewayStatus = gatewayNumberOf(to) ?? inv.gatewayStatus;
   // A plain copy: the view reads fields only (a spread copies a row's 50-odd fields several
@@ -136,9 +136,9 @@ export async function createAnswered(
 ): Promise<StoredResponse> {
   const usual = await answerUsual(ctx, m, inv, call, result);
   if (usual !== null) return usual;
-  const { to } = createOutcome(result);
+  const { to, redirect } = createOutcome(result);
   const details = { call, invoiceId: String(result.id) };
-  const facts = createFacts(result);
+  const facts = createFacts(result, redirect);
   await m.update(InvoiceEntity, { id: inv.id }, facts);
   Object.assign(inv, facts);
   await transitionInvoice(m, inv, to, 'gateway', details);
