@@ -105,9 +105,12 @@ function makePlan(cls: Class): TransformPlan | null {
       transforms.push(t.transformFn as TransformFn);
     }
     const type = defaultMetadataStorage.findTypeMetadata(cls, name);
+    // A type that depends on the object it is made for (the function reads its argument) or is
+    // chosen by a discriminator is not one class: no plan.
+    if (type !== undefined && (type.typeFunction.length > 0 || type.options?.discriminator))
+      return null;
     // `@Type(() => Object)` makes a plain object what an untyped property makes of it.
     const target = type === undefined ? Object : (type.typeFunction() as unknown);
-    if (type?.options?.discriminator !== undefined) return null;
     if (target === Object) {
       properties.set(name, { nested: null, transforms });
       continue;

@@ -3,7 +3,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { ValidationPipe, type ArgumentMetadata } from '@nestjs/common';
-import { plainToInstance } from 'class-transformer';
+import { plainToInstance, Type } from 'class-transformer';
+import { IsString, ValidateNested } from 'class-validator';
 import { getMetadataStorage } from 'class-validator/cjs/metadata/MetadataStorage';
 import { passesQuickly, planOf } from './compiled-validation';
 import { quickInstance, transformPlanOf } from './compiled-transform';
@@ -299,6 +300,36 @@ describe('compiled validation (a quick yes, class-validator for the rest)', () =
     // The create's usual body is made quickly (the point of it).
     const body = JSON.parse(inputsOf(CreateInvoiceDto)[0]) as object;
     expect(quickInstance(body, CreateInvoiceDto)).toBeInstanceOf(CreateInvoiceDto);
+  });
+
+  it('a class whose @Type reads its object, or chooses by a discriminator, gets no plan', () => {
+    class Inner {
+      @IsString() name!: string;
+    }
+    class ByObject {
+      @ValidateNested()
+      @Type((o) => (o?.object ? Inner : Inner))
+      inner!: Inner;
+    }
+    class ByDiscriminator {
+      @ValidateNested()
+      @Type(() => Inner, {
+        discriminator: { property: 'kind', subTypes: [{ name: 'a', value: Inner }] },
+      })
+      inner!: Inner;
+    }
+    class Plain {
+      @ValidateNested()
+      @Type(() => Inner)
+      inner!: Inner;
+    }
+    expect(transformPlanOf(Inner)).not.toBeNull();
+    expect(transformPlanOf(ByObject)).toBeNull();
+    expect(transformPlanOf(ByDiscriminator)).toBeNull();
+    expect(quickInstance({ inner: { name: 'x' } }, Plain)).toEqual(
+      plainToInstance(Plain, { inner: { name: 'x' } }),
+    );
+    expect((quickInstance({ inner: { name: 'x' } }, Plain) as Plain).inner).toBeInstanceOf(Inner);
   });
 
   it('the quick instance gives up on what is not plain', () => {
