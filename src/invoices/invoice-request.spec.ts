@@ -1,11 +1,18 @@
 import fc from 'fast-check';
 import type { CreateInvoiceDto } from './dto/create-invoice.dto';
 import { canonicalJson } from '../common/idempotency';
-import {
-  invoiceRequestFacts,
-  invoiceRequestIdentity,
-  requestFingerprintV2,
-} from './invoice-request';
+import { sha256Hex } from '../common/sha256';
+import { invoiceRequestFacts, invoiceRequestIdentity } from './invoice-request';
+
+/** The v2 fingerprint as it was first made, verbatim: stored rows hold hashes of its output. */
+function requestFingerprintV2(dto: CreateInvoiceDto): string {
+  const facts = invoiceRequestFacts(dto);
+  const secret =
+    dto.paymentTokenFrom !== undefined
+      ? { paymentTokenFrom: dto.paymentTokenFrom }
+      : { paymentToken: dto.paymentToken ?? null };
+  return sha256Hex(canonicalJson({ v: 2, facts, secret }));
+}
 
 /** Keys that JSON.parse reorders (integer-like), that sort oddly, or that look reserved. */
 const key = fc.oneof(

@@ -68,41 +68,26 @@ function canonicalFactsText(dto: CreateInvoiceDto): string {
   });
 }
 
-/** The secret fields a repeat must match too (the token, or the invoice it was taken from). */
-function secretOf(dto: CreateInvoiceDto): Record<string, unknown> {
-  return dto.paymentTokenFrom !== undefined
-    ? { paymentTokenFrom: dto.paymentTokenFrom }
-    : { paymentToken: dto.paymentToken ?? null };
-}
-
-/**
- * The fingerprint of rows written since the facts above and the secret fields a
- * repeat must match too (the token, or the invoice it was taken from), card excluded as before.
- * `v: 2` keeps it apart from the older form. `facts`: invoiceRequestFacts(dto), passed by a
- * caller that has it already.
- */
-export function requestFingerprintV2(
-  dto: CreateInvoiceDto,
-  facts: Record<string, unknown> = invoiceRequestFacts(dto),
-): string {
-  return sha256Hex(canonicalJson({ v: 2, facts, secret: secretOf(dto) }));
-}
-
 /**
  * What a create stores of its request, in one canonical pass: the facts' canonical text (the
- * row's request_facts) and the fingerprint requestFingerprintV2 makes of them. Canonical text is
- * its own canonical form once parsed (keys sorted, numbers and strings as JSON.stringify writes
- * them), so the fingerprint's text is the facts' text put in its sorted place (facts, secret, v)
- * instead of being made again: the spec holds the two equal.
+ * row's request_facts) and the fingerprint of rows written since the facts: SHA-256 of
+ * `{v: 2, facts, secret}` canonical, where `secret` is what a repeat must match too (the token,
+ * or the invoice it was taken from; card excluded as before) and `v: 2` keeps it apart from the
+ * older form. Canonical text is its own canonical form once parsed (keys sorted, numbers and
+ * strings as JSON.stringify writes them), so the fingerprint's text is the facts' text put in its
+ * sorted place (facts, secret, v) instead of being made again: the spec holds it to the object's
+ * canonical JSON, as the fingerprint was first made.
  */
 export function invoiceRequestIdentity(dto: CreateInvoiceDto): {
   factsJson: string;
   fingerprint: string;
 } {
   const factsJson = canonicalFactsText(dto);
-  const fingerprint = sha256Hex(
-    `{"facts":${factsJson},"secret":${canonicalJson(secretOf(dto))},"v":2}`,
-  );
+  const secret =
+    dto.paymentTokenFrom !== undefined
+      ? { paymentTokenFrom: dto.paymentTokenFrom }
+      : { paymentToken: dto.paymentToken ?? null };
+  const fingerprint = sha256Hex(`{"facts":${factsJson},"secret":${canonicalJson(secret)},"v":2}`);
   return { factsJson, fingerprint };
 }
 
