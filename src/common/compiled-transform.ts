@@ -19,11 +19,13 @@ import { planOf } from './compiled-validation';
  * - an array anywhere (class-transformer makes arrays its own way), a value that is no JSON value;
  * - a nested value under `@Type` that is not a plain object, or whose class has no plan.
  *
- * A class gets no plan (never quick) when it holds what this does not make: `@Expose`,
- * `@Exclude`, `@Transform`, a `@Type` to anything but a planned class (Number, Date, a
- * discriminator), a property its prototype has (a method or accessor), or no validation plan.
- * The differential test (compiled-transform.spec.ts) holds the copy to plainToInstance on every
- * DTO: the same classes at every level, the same own properties, the same values.
+ * A class's `@Transform` functions are called as class-transformer calls them. A class gets no
+ * plan (never quick) when it holds what this does not make: `@Expose`, `@Exclude`, a transform
+ * tied to groups or versions, a `@Type` to anything but a planned class or Object (Number, Date,
+ * a discriminator, a type chosen by the object), a property its prototype has (a method or
+ * accessor), or no validation plan. The differential test (compiled-validation.spec.ts) holds the
+ * copy to plainToInstance on every DTO: the same classes at every level, the same own
+ * properties, the same values.
  */
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- class-transformer's key type
@@ -65,6 +67,7 @@ const TRANSFORM_OPTIONS = {
   version: undefined,
 };
 
+const PLAIN_TO_CLASS = TransformationType.PLAIN_TO_CLASS;
 const plans = new Map<Class, TransformPlan | null>();
 const PLANNING = null;
 
@@ -82,11 +85,10 @@ export function transformPlanOf(cls: Class): TransformPlan | null {
 function makePlan(cls: Class): TransformPlan | null {
   const validation = planOf(cls);
   if (validation === null) return null;
-  const toClass = TransformationType.PLAIN_TO_CLASS;
   if (
     defaultMetadataStorage.getStrategy(cls) !== 'none' ||
-    defaultMetadataStorage.getExposedProperties(cls, toClass).length > 0 ||
-    defaultMetadataStorage.getExcludedProperties(cls, toClass).length > 0
+    defaultMetadataStorage.getExposedProperties(cls, PLAIN_TO_CLASS).length > 0 ||
+    defaultMetadataStorage.getExcludedProperties(cls, PLAIN_TO_CLASS).length > 0
   )
     return null;
   const properties = new Map<string, PropertyPlan>();
@@ -97,7 +99,7 @@ function makePlan(cls: Class): TransformPlan | null {
     if (name in cls.prototype || typeof made[name] === 'function') return null;
     if (defaultMetadataStorage.findExposeMetadataByCustomName(cls, name) !== undefined) return null;
     const transforms: TransformFn[] = [];
-    for (const t of defaultMetadataStorage.findTransformMetadatas(cls, name, toClass)) {
+    for (const t of defaultMetadataStorage.findTransformMetadatas(cls, name, PLAIN_TO_CLASS)) {
       // Versions and groups are options this pipe never sets: a transform tied to them is skipped
       // or not by rules not copied here.
       const o = t.options ?? {};
@@ -150,12 +152,10 @@ export function quickInstance(value: unknown, cls: Class): object | undefined {
   return out;
 }
 
-const PLAIN_TO_CLASS = TransformationType.PLAIN_TO_CLASS;
-
 /** A value under a property without `@Type`: a JSON primitive as is, a plain object copied. */
 function copied(v: unknown): unknown {
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
-  if (typeof v === 'number') return v;
+  if (v === null || typeof v === 'string' || typeof v === 'boolean' || typeof v === 'number')
+    return v;
   if (!isPlainObject(v)) return undefined;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(v)) {
