@@ -232,12 +232,20 @@ describe('OpenTelemetry tracing', () => {
   it('a webhook delivery continues the trace of the request whose write recorded its event', async () => {
     const trace = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
     const shopOrderId = `traced-event-${Date.now()}`;
-    await ctx.http
+    // The payer declines on the sandbox's page after the create has answered: with a rejection
+    // notified at creation, the notification could land before the create's answer was written
+    // (as on a loaded CI machine), and then the request's write is no status change and no event.
+    const created = await ctx.http
       .post('/api/v1/invoices')
       .set(app.auth())
       .set('traceparent', `00-${trace}-${PARENT_ID}-01`)
-      .send({ shopOrderId, amount: '100.00', currency: 643, payway: PAYMENT.cardRejected })
+      .send({ shopOrderId, amount: '100.00', currency: 643, payway: PAYMENT.card })
       .expect(201);
+    const declined = await fetch(
+      `${ctx.sandbox.origin}/sandbox/invoices/${String(created.body.invoiceId)}/decline`,
+      { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' },
+    );
+    expect(declined.ok).toBe(true);
     const db = new Client({ connectionString: ctx.databaseUrl });
     await db.connect();
     try {
