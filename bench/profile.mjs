@@ -36,13 +36,44 @@ export const STAGES = [
 ];
 
 /**
- * Busy time by stage (STAGES), counting only the samples from the first one whose stack holds a
- * frame of `fromUrl` (the path's own handler: start-up work before the load is left out).
+ * The samples of the load, as [node id, µs]: from the first one whose stack holds a frame of
+ * `fromUrl` (the path's own handler), leaving out start-up wherever it falls. A module's own
+ * top-level code has its file's URL too, so loading the handler's module would otherwise start
+ * the count, and the start-up that follows (the service's bootstrap, 1.5 s of an 11 s profile)
+ * would be counted as work of the edge. Start-up is a stack under module loading
+ * (node:internal/modules) or under the service's `startService`.
  */
-export function stagesOf(profile, fromUrl) {
+export function loadSamples(profile, fromUrl) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const memo = (test) => {
+    const seen = new Map();
+    const of = (id) => {
+      if (seen.has(id)) return seen.get(id);
+      const up = parent.get(id);
+      const v = test(byId.get(id).callFrame) || (up !== undefined && of(up));
+      seen.set(id, v);
+      return v;
+    };
+    return of;
+  };
+  const startUp = memo((f) => f.functionName === 'startService' || f.url.startsWith('node:internal/modules/'));
+  const holdsUrl = memo((f) => fromUrl !== undefined && f.url.includes(fromUrl));
+  const deltas = profile.timeDeltas ?? [];
+  const out = [];
+  let started = fromUrl === undefined;
+  (profile.samples ?? []).forEach((id, i) => {
+    if (startUp(id)) return;
+    if (!started) started = holdsUrl(id);
+    if (started) out.push([id, deltas[i + 1] ?? deltas[i] ?? 0]);
+  });
+  return { byId, parent, samples: out };
+}
+
+/** Busy time by stage (STAGES), over the load's samples (loadSamples). */
+export function stagesOf(profile, fromUrl) {
+  const { byId, parent, samples } = loadSamples(profile, fromUrl);
   const stage = new Map();
   const stageOf = (id) => {
     if (stage.has(id)) return stage.get(id);
@@ -53,28 +84,15 @@ export function stagesOf(profile, fromUrl) {
     stage.set(id, s);
     return s;
   };
-  const holds = new Map();
-  const holdsUrl = (id) => {
-    if (holds.has(id)) return holds.get(id);
-    const up = parent.get(id);
-    const h = byId.get(id).callFrame.url.includes(fromUrl) || (up !== undefined && holdsUrl(up));
-    holds.set(id, h);
-    return h;
-  };
-  const deltas = profile.timeDeltas ?? [];
   const totals = new Map();
-  let started = fromUrl === undefined;
   let total = 0;
-  (profile.samples ?? []).forEach((id, i) => {
-    if (!started) started = holdsUrl(id);
-    if (!started) return;
+  for (const [id, us] of samples) {
     const name = byId.get(id).callFrame.functionName;
-    if (name === '(idle)' || name === '(program)') return;
-    const us = deltas[i + 1] ?? deltas[i] ?? 0;
+    if (name === '(idle)' || name === '(program)') continue;
     total += us;
     const s = stageOf(id);
     totals.set(s, (totals.get(s) ?? 0) + us);
-  });
+  }
   // Every stage is named, those with no sample too (tracing's hooks, when tracing is off, cost nil).
   for (const [name] of STAGES) if (!totals.has(name)) totals.set(name, 0);
   return {
@@ -83,11 +101,12 @@ export function stagesOf(profile, fromUrl) {
   };
 }
 
-export function summariseProfile(profile) {
+/** Self time by function and by area, over the load's samples (loadSamples; all of them without `fromUrl`). */
+export function summariseProfile(profile, fromUrl) {
+  const { samples } = loadSamples(profile, fromUrl);
   const self = new Map();
   for (const node of profile.nodes) self.set(node.id, 0);
-  const deltas = profile.timeDeltas ?? [];
-  (profile.samples ?? []).forEach((id, i) => self.set(id, self.get(id) + (deltas[i + 1] ?? deltas[i] ?? 0)));
+  for (const [id, us] of samples) self.set(id, self.get(id) + us);
   const byFunction = new Map();
   const byArea = new Map();
   let total = 0;

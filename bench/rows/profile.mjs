@@ -44,7 +44,7 @@ export async function profile() {
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error(`no CPU profile written (stopped in ${Date.now() - stopping} ms, exit ${service.child.exitCode} signal ${service.child.signalCode})`);
   console.log(`stopped in ${Date.now() - stopping} ms`);
-  const summary = summariseProfile(JSON.parse(readFileSync(join(dir, file), 'utf8')));
+  const summary = summariseProfile(JSON.parse(readFileSync(join(dir, file), 'utf8')), FIRST_FRAME[PROFILE_PATH]);
   details.profile = { file: join(dir, file), ...summary };
   console.log(`\nCPU profile of the ${PROFILE_PATH} path (self time${answered === null ? '' : `; ${fmt(answered)} creates answered 2xx in the measured load`}):`);
   for (const f of summary.functions.slice(0, 15)) console.log(`  ${fmt(f.percent, 1).padStart(5)} %  ${f.name}`);
