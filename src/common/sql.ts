@@ -82,11 +82,55 @@ export async function clientOf(m: EntityManager): Promise<PoolClient> {
 }
 
 /**
- * Rows of parameters as one array per parameter (row i's parameter n is element i of array n):
- * the parameters of a statement that reads several rows through `unnest`.
+ * Rows of parameters as one array per parameter (row i's parameter n is element i of array n),
+ * each written as its PostgreSQL array literal (arrayLiteral): the parameters of a statement that
+ * reads several rows through `unnest($n::type[])`.
  */
-export function byColumn(rows: readonly (readonly unknown[])[]): unknown[][] {
-  return rows[0].map((_, i) => rows.map((r) => r[i]));
+export function byColumn(rows: readonly (readonly unknown[])[]): string[] {
+  return rows[0].map((_, i) => arrayLiteral(rows.map((r) => r[i])));
+}
+
+/**
+ * A one-dimensional array parameter as its PostgreSQL literal, the text `pg` would send for it
+ * (its utils' arrayString), made in one pass: each element quoted, `\` and `"` escaped by one
+ * replacement instead of two, a Date as its ISO instant (`pg` writes the same instant in the
+ * process's local offset, a time-zone look-up per element). Under the create benchmark pg's own
+ * took 10 µs of each create, in the batched claim's 26 arrays.
+ */
+export function arrayLiteral(values: readonly unknown[]): string {
+  let text = '{';
+  for (let i = 0; i < values.length; i++) text += (i > 0 ? ',' : '') + arrayElement(values[i]);
+  return `${text}}`;
+}
+
+const NEEDS_ESCAPE = /[\\"]/;
+const BACKSLASH = /\\/g;
+const QUOTE = /"/g;
+
+function arrayElement(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  let text: string;
+  switch (typeof value) {
+    case 'string':
+      text = value;
+      break;
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      text = String(value);
+      break;
+    default:
+      if (!(value instanceof Date))
+        // A nested array, a buffer or an object: no batch statement sends one.
+        throw new Error(
+          `arrayLiteral: no array element of type ${Object.prototype.toString.call(value)}`,
+        );
+      if (Number.isNaN(value.getTime())) throw new Error('arrayLiteral: an invalid Date');
+      text = value.toISOString();
+  }
+  // Most elements have nothing to escape: found by one search, not rebuilt by a replacement.
+  if (!NEEDS_ESCAPE.test(text)) return `"${text}"`;
+  return `"${text.replace(BACKSLASH, '\\\\').replace(QUOTE, '\\"')}"`;
 }
 
 /** A jsonb parameter: written as JSON text, so an array is never taken for a PostgreSQL array. */
