@@ -5,7 +5,8 @@ import { actingKeyOf, traceParentOf } from '../common/actor';
 import type { RowScope } from './shop-event-snapshots';
 import { BatchedWrite } from '../common/batched-write';
 import type { Pool, PoolClient } from 'pg';
-import { clientOf, planEachTime, poolOf, run, type Statement } from '../common/sql';
+import { JsonText } from '../common/json-text';
+import { arrayLiteral, clientOf, planEachTime, poolOf, run, type Statement } from '../common/sql';
 import type { AuditCause, AuditEntityType } from './audit-event.entity';
 
 /**
@@ -49,7 +50,12 @@ function columnWrite(c: ColumnMetadata): ColumnWrite {
     param: (n) => `$${n}${cast}`,
     toDb: (value) => {
       const v = transformer ? transformer.to(value) : value;
-      if (type === 'jsonb') return v === null || v === undefined ? null : JSON.stringify(v);
+      if (type === 'jsonb')
+        return v === null || v === undefined
+          ? null
+          : v instanceof JsonText
+            ? v.text
+            : JSON.stringify(v);
       return v;
     },
     toJson: (value) => {
@@ -158,7 +164,7 @@ export async function updateWithEvent(
   let rows: Record<string, unknown>[];
   const queued = (): QueuedChange => ({
     values,
-    row: batchRow(w, set, props, keyId, traceParent, dataAt),
+    ...batchRow(w, set, props, keyId, traceParent, dataAt),
   });
   const shape = { ds: m.connection, w, key, single: st, returning };
   if (guarded && !m.queryRunner) {
@@ -211,9 +217,29 @@ export function batchStatementFor(
   };
 }
 
-/** changesStatement's parameters for these rows (batchRow): the rows as JSON, and their ids. */
-function batchValues(rows: readonly Record<string, unknown>[]): unknown[] {
-  return [JSON.stringify(rows), rows.map((r) => r.id__)];
+/**
+ * changesStatement's parameters for these rows (batchRow): the rows as one JSON array, each
+ * column whose JSON is made already (JsonText: a create's stored answer) put in its row's
+ * `set__` as that text rather than serialised again; and the rows' ids.
+ */
+function batchValues(rows: readonly BatchRow[]): unknown[] {
+  let json = '[';
+  for (let i = 0; i < rows.length; i++) {
+    const { row, raw } = rows[i];
+    if (raw.length === 0) {
+      json += (i > 0 ? ',' : '') + JSON.stringify(row);
+      continue;
+    }
+    // The row's keys in its order, set__ closed after its made columns: only whole JSON values
+    // are joined, never a search in the text.
+    let set = JSON.stringify(row.set__).slice(0, -1);
+    for (const [name, text] of raw)
+      set += `${set.length > 1 ? ',' : ''}${JSON.stringify(name)}:${text}`;
+    const version =
+      row.version__ === undefined ? '' : `,"version__":${JSON.stringify(row.version__)}`;
+    json += `${i > 0 ? ',' : ''}{"id__":${JSON.stringify(row.id__)}${version},"set__":${set}},"ev__":${JSON.stringify(row.ev__)}}`;
+  }
+  return [`${json}]`, arrayLiteral(rows.map((r) => r.row.id__))];
 }
 
 /**
@@ -247,11 +273,15 @@ function batchRow(
   keyId: string | null,
   traceParent: string | null,
   dataAt: number,
-): Record<string, unknown> {
+): BatchRow {
   const columns: Record<string, unknown> = {};
-  for (let i = 0; i < set.length; i++)
-    columns[set[i].databaseName] = set[i].toJson(w.changes[props[i]]);
-  return {
+  const raw: Array<[string, string]> = [];
+  for (let i = 0; i < set.length; i++) {
+    const value = w.changes[props[i]];
+    if (set[i].jsonb && value instanceof JsonText) raw.push([set[i].databaseName, value.text]);
+    else columns[set[i].databaseName] = set[i].toJson(value);
+  }
+  const row = {
     id__: w.rowId,
     version__: w.version,
     set__: columns,
@@ -265,6 +295,21 @@ function batchRow(
       traceParent: traceParent ?? undefined,
     },
   };
+  return { row, raw };
+}
+
+/**
+ * One change as an element of the batch statement's JSON array: `row` as JSON.stringify writes
+ * it, and `raw` the columns of its `set__` whose JSON text is made already (JsonText).
+ */
+interface BatchRow {
+  row: {
+    id__: string;
+    version__?: string;
+    set__: Record<string, unknown>;
+    ev__: Record<string, unknown>;
+  };
+  raw: Array<[string, string]>;
 }
 
 /**
@@ -298,11 +343,9 @@ function singleStatement(
 }
 
 /** One conditional row change with its event, queued for a batch (updateWithEvent's values too). */
-interface QueuedChange {
+interface QueuedChange extends BatchRow {
   /** The single-row statement's parameters (built when it is sent alone). */
   values: () => unknown[];
-  /** The same change as one element of the batch statement's JSON array. */
-  row: Record<string, unknown>;
 }
 
 type ChangeBatcher = BatchedWrite<QueuedChange, Record<string, unknown>[]>;
@@ -372,7 +415,7 @@ function batcherFor(
         ? runScoped(on.client, single, c.values(), scopeOf(c))
         : run(on.pool, single, c.values()),
     many: async (changes) => {
-      const values = batchValues(changes.map((c) => c.row));
+      const values = batchValues(changes);
       const rows =
         'client' in on
           ? await runScoped(on.client, many, values, changes.map(scopeOf))

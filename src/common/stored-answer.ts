@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { REPLAYED_HEADER } from './errors';
+import type { JsonText } from './json-text';
 
 /**
  * The idempotent replay in one place: what a create stores for an identical repeat (its status
@@ -12,6 +13,8 @@ import { REPLAYED_HEADER } from './errors';
 export interface StoredAnswer<B = unknown> {
   code: number;
   body: B;
+  /** The body's JSON text, when this request made it already (sent as it is). */
+  text?: string;
   /** Given to a repeat (sent with `Idempotent-Replayed: true`), not made by this request. */
   replayed?: boolean;
 }
@@ -31,6 +34,20 @@ export function storedAnswer<B>(
   body: B,
 ): { columns: StoredAnswerColumns<B>; answer: StoredAnswer<B> } {
   return { columns: { responseCode: code, responseBody: body }, answer: { code, body } };
+}
+
+/**
+ * storedAnswer with the body's JSON made once (JsonText): the row stores that text and the reply
+ * sends it, instead of each serialising the body again.
+ */
+export function storedAnswerText<B>(
+  code: number,
+  body: JsonText<B>,
+): { columns: StoredAnswerColumns<JsonText<B>>; answer: StoredAnswer<B> } {
+  return {
+    columns: { responseCode: code, responseBody: body },
+    answer: { code, body: body.value, text: body.text },
+  };
 }
 
 /** The answer stored on a row, or null when none is stored yet. */
@@ -61,7 +78,12 @@ export function sendStoredAnswer<B>(
 ): B {
   res.status(answer.code);
   if (answer.replayed === true) res.header(REPLAYED_HEADER, 'true');
-  if (answer.code < 400) return answer.body;
+  if (answer.code < 400) {
+    if (answer.text === undefined) return answer.body;
+    // The text JSON.stringify(body) gives, sent as fastify sends a serialised body.
+    res.type('application/json; charset=utf-8');
+    return answer.text as B;
+  }
   res.type('application/problem+json');
   return { ...(answer.body as object), requestId: req.correlationId } as B;
 }

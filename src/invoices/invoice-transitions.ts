@@ -4,6 +4,7 @@ import type { AuditCause } from '../audit/audit-event.entity';
 import { updateWithEvent } from '../audit/event-write';
 import { rememberForCommit } from '../audit/shop-event-snapshots';
 import { registerSnapshotLoader, shopEventTypeOf, snapshotContextOf } from '../audit/shop-events';
+import { JsonText } from '../common/json-text';
 import { clientOf, entityFromRow, poolOf, run } from '../common/sql';
 import { InvoiceEntity } from './invoice.entity';
 import { BY_ID, INVOICE_VIEW_COLUMNS, LOCK_BY_SHOP_ORDER_ID } from './invoice-sql';
@@ -94,7 +95,10 @@ export async function transitionInvoice(
   const updatedAt = extra.updatedAt ?? clock.date();
   const changes: TransitionExtra &
     Partial<
-      Pick<InvoiceEntity, 'status' | 'processedAt' | 'nextCheckAt' | 'leaseUntil' | 'paymentLinkSlot'>
+      Pick<
+        InvoiceEntity,
+        'status' | 'processedAt' | 'nextCheckAt' | 'leaseUntil' | 'paymentLinkSlot'
+      >
     > = {
     status: to,
     gatewayStatus: extra.gatewayStatus ?? gatewayNumberOf(to) ?? invoice.gatewayStatus,
@@ -134,7 +138,7 @@ export async function transitionInvoice(
       type,
       data: data === null ? null : { ...data },
       // A create's answer: the committed view is the stored answer itself, written once.
-      ...(committedView !== undefined && extra.responseBody === committedView
+      ...(committedView !== undefined && storedViewIs(extra.responseBody, committedView)
         ? { dataIs: 'responseBody' }
         : {}),
     },
@@ -160,6 +164,11 @@ export async function transitionInvoice(
   }
   await tellLinkedFollower(manager, invoice, { from, to, cause });
   return decision;
+}
+
+/** The stored answer is the committed view itself (as it is, or with its JSON text). */
+function storedViewIs(stored: unknown, view: Record<string, unknown>): boolean {
+  return stored === view || (stored instanceof JsonText && stored.value === view);
 }
 
 /** Loads an invoice with a row lock for the rest of the transaction. */

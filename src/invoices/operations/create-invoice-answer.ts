@@ -3,7 +3,8 @@ import { managerFor, type By } from '../../common/actor';
 import { RowChanged } from '../../audit/event-write';
 import type { DomainError } from '../../common/errors';
 import { toProblem } from '../../common/problem.filter';
-import { storedAnswer, storedAnswerOf } from '../../common/stored-answer';
+import { JsonText } from '../../common/json-text';
+import { storedAnswer, storedAnswerOf, storedAnswerText } from '../../common/stored-answer';
 import { GatewayError, isOutcomeUnknown } from '../../gateway/gateway.errors';
 import type { InvoiceCreateResult } from '../../gateway/gateway.types';
 import { InvoiceEntity, type RedirectData } from '../invoice.entity';
@@ -109,21 +110,21 @@ async function answerUsual(
   // A plain copy: the view reads fields only (a spread copies a row's 50-odd fields several
   // times faster than Object.assign onto an entity prototype; profiled under P1).
   const after: InvoiceViewSource = { ...inv, ...facts, status: to, gatewayStatus, updatedAt };
-  const body = invoiceView(ctx, after);
-  const stored = storedAnswer(201, body);
-  const view: Record<string, unknown> = { ...body };
+  // The view's JSON, made once: the reply sends it, the row stores it, and the event's data is
+  // written from the stored column (event-write's dataIs).
+  const view = new JsonText<Record<string, unknown>>({ ...invoiceView(ctx, after) });
+  const stored = storedAnswerText(201, view);
   await transitionInvoice(
     m,
     inv,
     to,
     'gateway',
     { call, invoiceId: facts.invoiceId },
-    { ...facts, gatewayStatus, ...stored.columns, responseBody: view, updatedAt },
-    // The stored answer itself: the event's data is written from it (event-write's dataIs).
-    view,
+    { ...facts, gatewayStatus, ...stored.columns, updatedAt },
+    view.value,
     version,
   );
-  return stored.answer;
+  return stored.answer as StoredResponse;
 }
 
 /** Phase 3 of a create the gateway answered (the row is locked by the caller). */
