@@ -12,6 +12,7 @@ import { capFieldErrors, ValidationFailed, type FieldError } from './errors';
 import { inheritedNameErrors } from './inherited-names';
 import { createValidationPipe, VALIDATION_PIPE_OPTIONS } from './validation';
 import { CreateInvoiceDto, QuoteInvoiceDto } from '../invoices/dto/create-invoice.dto';
+import { valueDifference } from './testing/value-difference';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- class-validator's key type
 type Class = Function;
 
@@ -134,29 +135,6 @@ function inputsOf(cls: Class): string[] {
     out.add(body === '{}' ? `{"${extra}":{}}` : `${body.slice(0, -1)},"${extra}":{}}`);
   }
   return [...out];
-}
-
-/**
- * Where two values differ as plainToInstance's makings can: the prototype at every level, the own
- * property names (one set to undefined included), and the values (Object.is). Null: no difference.
- */
-function structuralDifference(a: unknown, b: unknown, at: string): string | null {
-  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null)
-    return Object.is(a, b) ? null : `${at}: ${String(a)} vs ${String(b)}`;
-  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return `${at}: another prototype`;
-  if (Array.isArray(a) !== Array.isArray(b)) return `${at}: array or not`;
-  const keys = (o: object) => Reflect.ownKeys(o).map(String).sort();
-  if (!isDeepStrictEqual(keys(a), keys(b)))
-    return `${at}: keys ${keys(a).join()} vs ${keys(b).join()}`;
-  for (const k of keys(a)) {
-    const d = structuralDifference(
-      (a as Record<string, unknown>)[k],
-      (b as Record<string, unknown>)[k],
-      `${at}.${k}`,
-    );
-    if (d !== null) return d;
-  }
-  return null;
 }
 
 /** The instance class-validator is given: the body without its prototype keys (as the pipe strips them), transformed. */
@@ -290,7 +268,13 @@ describe('compiled validation (a quick yes, class-validator for the rest)', () =
           if (got === undefined) continue;
           quick++;
           const want = plainToInstance(cls as never, JSON.parse(json) as object) as object;
-          const difference = structuralDifference(got, want, cls.name);
+          // plainToInstance's makings: own keys as a set, each level's prototype the same object.
+          const difference = valueDifference(
+            got,
+            want,
+            { keyOrder: false, prototypes: 'identity' },
+            cls.name,
+          );
           if (difference !== null) expect({ json, difference }).toEqual({ json, difference: null });
         }
       }

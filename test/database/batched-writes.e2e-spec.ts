@@ -116,7 +116,9 @@ async function auditEntries(shopOrderId: string): Promise<Json[]> {
 }
 
 /** A create over fetch's keep-alive pool: the connections of one round are open for the next. */
-async function createOverPool(shopOrderId: string): Promise<{ status: number; body: Json }> {
+async function createOverPool(
+  shopOrderId: string,
+): Promise<{ status: number; body: Json; contentType: string | null }> {
   const res = await fetch(`${ctx.url}/api/v1/invoices`, {
     method: 'POST',
     headers: { ...auth(), 'content-type': 'application/json' },
