@@ -105,29 +105,47 @@ export const LOG_BLOCK_BYTES = 15 * 1024;
 export const LOG_FLUSH_MS = 200;
 
 function blockDestination(): pino.DestinationStream & { flush(cb?: () => void): void } {
-  const sonic = pino.destination({
-    dest: process.env.LOG_FILE ?? 1,
-    sync: true,
-    minLength: LOG_BLOCK_BYTES,
-    periodicFlush: LOG_FLUSH_MS,
-  });
-  atExit.add(sonic);
-  return {
+  // The block is kept here, as the lines themselves, and handed to sonic-boom whole: given the
+  // lines one by one with a minLength, sonic-boom measured the UTF-8 length of its whole pending
+  // buffer at every line (flattening it), 10-15 µs of each create's two lines under P1's load.
+  const sonic = pino.destination({ dest: process.env.LOG_FILE ?? 1, sync: true });
+  let lines: string[] = [];
+  let size = 0;
+  const writeBlock = (): void => {
+    if (lines.length === 0) return;
+    const block = lines.length === 1 ? lines[0] : lines.join('');
+    lines = [];
+    size = 0;
+    sonic.write(block);
+  };
+  setInterval(writeBlock, LOG_FLUSH_MS).unref();
+  const destination = {
     write(line: string): void {
-      sonic.write(line);
+      lines.push(line);
+      // UTF-16 units: the block's size in bytes to within the odd non-ASCII character.
+      size += line.length;
       // JSON lines start with their level (the level formatter comes first).
-      if (!(
-        line.startsWith('{"level":"info"') ||
-        line.startsWith('{"level":"debug"') ||
-        line.startsWith('{"level":"trace"')
-      ))
-        sonic.flushSync();
+      if (
+        size >= LOG_BLOCK_BYTES ||
+        !(
+          line.startsWith('{"level":"info"') ||
+          line.startsWith('{"level":"debug"') ||
+          line.startsWith('{"level":"trace"')
+        )
+      )
+        writeBlock();
+    },
+    flushSync(): void {
+      writeBlock();
+      sonic.flushSync();
     },
     flush(cb?: () => void): void {
-      sonic.flushSync();
+      destination.flushSync();
       cb?.();
     },
   };
+  atExit.add(destination);
+  return destination;
 }
 
 /** One exit hook per process for every block destination (test runners load this module again and again). */
