@@ -152,6 +152,48 @@ describe('fixed-shape lines (LineLogger)', () => {
     }
   });
 
+  it('writes every string value as pino does: plain, escaped, long, control and non-ASCII', () => {
+    // The plain-text shortcut (printable ASCII but `"` and `\\`, up to 128 characters) against
+    // JSON.stringify, through pino, on each edge of its range and on generated strings.
+    const alphabet = [
+      'a',
+      'Z',
+      '0',
+      ' ',
+      '!',
+      '#',
+      '[',
+      ']',
+      '~',
+      '"',
+      '\\',
+      '\x7f',
+      '\x1f',
+      '\u00e9',
+      '\ud800',
+      '/',
+    ];
+    const texts = ['', 'x'.repeat(128), 'x'.repeat(129), 'a"b', 'a\\b', '\x7f', '\x1f', '\u2028'];
+    let seed = 7;
+    for (let i = 0; i < 300; i++) {
+      let t = '';
+      const n = (seed = (seed * 1103515245 + 12345) % 2 ** 31) % 140;
+      for (let k = 0; k < n; k++)
+        t += alphabet[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % alphabet.length];
+      texts.push(t);
+    }
+    const ours = capture();
+    const theirs = capture();
+    const line = new LineLogger('access', ours.stream as unknown as pino.DestinationStream, 'info');
+    const pinos = pinoLine(theirs.stream, 'info', 'access');
+    for (const value of texts) {
+      line.info({ value, [value]: 1 }, 'request');
+      pinos.info({ value, [value]: 1 }, 'request');
+    }
+    expect(ours.lines().map(sameTime)).toEqual(theirs.lines().map(sameTime));
+    expect(ours.lines()).toHaveLength(texts.length);
+  });
+
   it('keeps to the level: nothing below it', () => {
     const out = capture();
     const dest = out.stream as unknown as pino.DestinationStream;
@@ -159,7 +201,11 @@ describe('fixed-shape lines (LineLogger)', () => {
     expect(info.isLevelEnabled('info')).toBe(true);
     info.info({ status: 200 }, 'request');
     expect(out.lines()).toHaveLength(1);
-    expect(JSON.parse(out.lines()[0])).toMatchObject({ level: 'info', component: 'access', status: 200 });
+    expect(JSON.parse(out.lines()[0])).toMatchObject({
+      level: 'info',
+      component: 'access',
+      status: 200,
+    });
     for (const level of ['warn', 'silent']) {
       const above = new LineLogger('access', dest, level);
       expect(above.isLevelEnabled('info')).toBe(false);

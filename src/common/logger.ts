@@ -215,13 +215,45 @@ export class LineLogger {
       logger.info({ component: this.component, ...fields }, msg);
       return;
     }
-    let out = `{"level":"info","time":"${new Date().toISOString()}"${this.head}`;
+    let out = `{"level":"info","time":"${isoNow()}"${this.head}`;
     for (const key in fields) {
       const value = fields[key];
-      if (value !== undefined) out += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+      if (value === undefined) continue;
+      let name = KEY_TEXTS.get(key);
+      if (name === undefined) KEY_TEXTS.set(key, (name = `,${JSON.stringify(key)}:`));
+      out += name + jsonOf(value);
     }
     this.dest.write(`${out},"msg":${JSON.stringify(msg)}}\n`);
   }
+}
+
+/** `,"key":` for each field name a line has had (a few dozen names, fixed in the code). */
+const KEY_TEXTS = new Map<string, string>();
+
+/** Printable ASCII without `"` and `\`: JSON.stringify writes such a string as it is, quoted. */
+const PLAIN_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** JSON.stringify(value), without its call for the short plain strings most fields are. */
+function jsonOf(value: Exclude<LineValue, undefined>): string {
+  return typeof value === 'string' && value.length <= 128 && PLAIN_TEXT.test(value)
+    ? `"${value}"`
+    : JSON.stringify(value);
+}
+
+let isoAt = -1;
+let isoText = '';
+
+/**
+ * new Date().toISOString(), made once per millisecond: the text has millisecond resolution, so the
+ * lines of one millisecond share it. Date.now() is the clock `new Date()` reads.
+ */
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== isoAt) {
+    isoAt = now;
+    isoText = new Date(now).toISOString();
+  }
+  return isoText;
 }
 
 export function lineLogger(component: string): LineLogger {
