@@ -136,7 +136,9 @@ export async function updateWithEvent(
   // The statement's identity: the table, the columns set in order (their parameters and casts
   // follow from them), the version guard and the columns returned.
   const guarded = w.version !== undefined;
-  const key = `${w.table}:${set.map((c) => c.databaseName).join(',')}${guarded ? ':xmin' : ''}:${returning}`;
+  let names = '';
+  for (const c of set) names += `${c.databaseName},`;
+  const key = `${w.table}:${names}${guarded ? ':xmin' : ''}:${returning}`;
   const st = built.get(key) ?? singleStatement(w.table, set, guarded, returning, key);
   const keyId = actingKeyOf(m);
   const traceParent = traceParentOf(m);
@@ -191,10 +193,19 @@ export async function updateWithEvent(
 
 /** The written row's columns a change returns (`RowChangeWithEvent.returning`), as SQL. */
 function returningOf(w: RowChangeWithEvent): string {
-  return w.returning === undefined
-    ? 'u.*'
-    : ['id', ...w.returning.filter((c) => c !== 'id')].map((c) => `u.${c}`).join(', ');
+  if (w.returning === undefined) return 'u.*';
+  // Callers pass a few constant lists: each one's SQL is made once.
+  let text = returningTexts.get(w.returning);
+  if (text === undefined) {
+    text = ['id', ...w.returning.filter((c) => c !== 'id')].map((c) => `u.${c}`).join(', ');
+    returningTexts.set(w.returning, text);
+  }
+  return text;
 }
+const returningTexts = new WeakMap<readonly string[], string>();
+
+/** `returning` for a change whose caller reads nothing of the row back (its id comes alone). */
+export const ID_ONLY: readonly string[] = Object.freeze([]);
 
 /**
  * The statement a batch of changes shaped like `w` is written with, and its parameters for

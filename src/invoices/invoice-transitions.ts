@@ -1,7 +1,7 @@
 import { EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
-import { updateWithEvent } from '../audit/event-write';
+import { ID_ONLY, updateWithEvent } from '../audit/event-write';
 import { rememberForCommit } from '../audit/shop-event-snapshots';
 import { registerSnapshotLoader, shopEventTypeOf, snapshotContextOf } from '../audit/shop-events';
 import { JsonText } from '../common/json-text';
@@ -127,7 +127,7 @@ export async function transitionInvoice(
     changes,
     // The row is read back only for its view (below), which a committed view or no event
     // makes needless: then the id alone comes back (every column returned is parsed).
-    returning: data !== null && committedView === undefined ? INVOICE_VIEW_COLUMNS : [],
+    returning: data !== null && committedView === undefined ? INVOICE_VIEW_COLUMNS : ID_ONLY,
     event: {
       entityType: 'invoice',
       entityId: invoice.shopOrderId,
@@ -136,11 +136,11 @@ export async function transitionInvoice(
       cause,
       details,
       type,
-      data: data === null ? null : { ...data },
-      // A create's answer: the committed view is the stored answer itself, written once.
+      // A create's answer: the committed view is the stored answer itself, written once (its
+      // text made already: the value is not serialised again, so it is passed as it is).
       ...(committedView !== undefined && storedViewIs(extra.responseBody, committedView)
-        ? { dataIs: 'responseBody' }
-        : {}),
+        ? { data: committedView, dataIs: 'responseBody' }
+        : { data: data === null ? null : { ...data } }),
     },
   });
   if (data !== null && committedView === undefined) {

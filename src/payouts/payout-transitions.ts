@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { AuditCause } from '../audit/audit-event.entity';
-import { updateWithEvent } from '../audit/event-write';
+import { ID_ONLY, updateWithEvent } from '../audit/event-write';
 import { rememberForCommit } from '../audit/shop-event-snapshots';
 import { registerSnapshotLoader, shopEventTypeOf } from '../audit/shop-events';
 import {
@@ -215,7 +215,7 @@ export async function write(
     rowId: p.id,
     changes: all,
     // Nothing of the written row is read back.
-    returning: [],
+    returning: ID_ONLY,
     event: {
       entityType: 'payout',
       entityId: p.shopPaymentId,

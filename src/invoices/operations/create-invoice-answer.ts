@@ -112,7 +112,7 @@ async function answerUsual(
   const after: InvoiceViewSource = { ...inv, ...facts, status: to, gatewayStatus, updatedAt };
   // The view's JSON, made once: the reply sends it, the row stores it, and the event's data is
   // written from the stored column (event-write's dataIs).
-  const view = new JsonText<Record<string, unknown>>({ ...invoiceView(ctx, after) });
+  const view = new JsonText(invoiceView(ctx, after) as unknown as Record<string, unknown>);
   const stored = storedAnswerText(201, view);
   await transitionInvoice(
     m,
