@@ -1,4 +1,5 @@
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { ShapedQuery, type ShapeSlot } from '../database/shaped-query';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
@@ -61,15 +62,35 @@ export function poolOf(ds: DataSource): Pool {
 /** Something that runs a query: the pool (autocommit) or a client inside a transaction. */
 export type Queryable = Pool | PoolClient;
 
-/** Runs a named statement and returns its rows. */
-export async function run<R extends QueryResultRow = Record<string, unknown>>(
+/**
+ * Runs a statement and returns its rows, made from the row shape the statement keeps between
+ * executions (src/database/shaped-query.ts).
+ */
+export function run<R extends QueryResultRow = Record<string, unknown>>(
   on: Queryable,
   st: Statement,
   values: readonly unknown[],
 ): Promise<R[]> {
-  const res = await on.query<R>({ name: st.name, text: st.text, values: values as unknown[] });
-  return res.rows;
+  let slot = shapes.get(st);
+  if (slot === undefined) shapes.set(st, (slot = {}));
+  const query = new ShapedQuery(
+    { name: st.name, text: st.text, values: values as unknown[] },
+    slot,
+  );
+  return new Promise<R[]>((resolve, reject) => {
+    (on as unknown as { query: QueryWithCallback }).query(query, (err, result) =>
+      err ? reject(err) : resolve(result!.rows as R[]),
+    );
+  });
 }
+
+/** `query(submittable, callback)`, as both a pool and a client take it. */
+type QueryWithCallback = (
+  query: ShapedQuery,
+  callback: (err: Error | null | undefined, result?: { rows: unknown[] }) => void,
+) => void;
+
+const shapes = new WeakMap<Statement, ShapeSlot>();
 
 /**
  * The connection of a TypeORM transaction (`dataSource.transaction(m => …)`), so a plain
