@@ -1,4 +1,4 @@
-import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import type { ClientBase, Pool, PoolClient, QueryResultRow } from 'pg';
 import { ShapedQuery, type ShapeSlot } from '../database/shaped-query';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
@@ -59,8 +59,8 @@ export function poolOf(ds: DataSource): Pool {
   return (ds.driver as PostgresDriver).master as Pool;
 }
 
-/** Something that runs a query: the pool (autocommit) or a client inside a transaction. */
-export type Queryable = Pool | PoolClient;
+/** Something that runs a query: the pool (autocommit) or a client (inside a transaction). */
+export type Queryable = Pool | ClientBase;
 
 /**
  * Runs a statement and returns its rows, made from the row shape the statement keeps between
