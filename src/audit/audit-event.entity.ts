@@ -21,16 +21,14 @@ export type AuditCause = 'api' | 'gateway' | 'notification' | 'reconciliation' |
  * view at that moment as `data`.
  */
 @Entity('events')
-@Index('ix_events_entity', ['entityType', 'entityId'])
 // A typed row may lose its `data` to the feed's retention; an audit-only row has none.
 @Check(
   'ck_events_typed',
   `("type" IS NULL) = ("sequence" IS NULL) AND ("type" IS NOT NULL OR "data" IS NULL)`,
 )
-@Index('uq_events_object_sequence', ['entityType', 'entityId', 'sequence'], {
-  unique: true,
-  where: '"sequence" IS NOT NULL',
-})
+// By object, every row (an audit entry alone has no sequence: NULLs never collide), so no other
+// index by object is needed (migration EventsOneObjectIndex).
+@Index('uq_events_object_sequence', ['entityType', 'entityId', 'sequence'], { unique: true })
 @Index('uq_events_position', ['position'], { unique: true })
 @Index('uq_events_public_id', ['publicId'], { unique: true })
 @Index('ix_events_unpositioned', ['id'], { where: '"type" IS NOT NULL AND "position" IS NULL' })
@@ -71,5 +69,6 @@ export class AuditEventEntity {
   publicId: string;
   /** Feed position, given by the relay once no older transaction is still running. */
   @Column({ type: 'bigint', nullable: true }) position: string | null;
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', default: () => 'clock_now()' }) createdAt: Date;
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', default: () => 'clock_now()' })
+  createdAt: Date;
 }
