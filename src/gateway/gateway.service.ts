@@ -245,10 +245,15 @@ export class GatewayService implements OnModuleDestroy {
     let outcome = 'ok';
     let errorCode: number | undefined;
     // Tracing on: a client span, child of the request the call is made for when one is in flight.
-    const span = this.tracing?.startSpan(`gateway ${path}`, 'client', this.traceBindings?.parentOf(fields), {
-      'gateway.call': call,
-      'gateway.shop_id': shop.shopId,
-    });
+    const span = this.tracing?.startSpan(
+      `gateway ${path}`,
+      'client',
+      this.traceBindings?.parentOf(fields),
+      {
+        'gateway.call': call,
+        'gateway.shop_id': shop.shopId,
+      },
+    );
     try {
       return this.unwrap<T>(call, await this.post(call, path, body, signHeader, span?.traceparent));
     } catch (err) {
@@ -261,7 +266,8 @@ export class GatewayService implements OnModuleDestroy {
       throw err;
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      gatewayCallDuration.labels(path, outcome).observe(seconds);
+      // Labels as an object: .labels() makes two closures and checks the names twice per call.
+      gatewayCallDuration.observe({ path, outcome }, seconds);
       const line = {
         path,
         shopId: shop.shopId,
@@ -275,7 +281,8 @@ export class GatewayService implements OnModuleDestroy {
         span.end(outcome === 'ok' ? undefined : outcome);
       }
       const logged = span ? { ...line, traceId: span.traceId } : line;
-      if (outcome === 'ok' || outcome === 'gateway_error') this.callLog.info(logged, 'gateway call');
+      if (outcome === 'ok' || outcome === 'gateway_error')
+        this.callLog.info(logged, 'gateway call');
       else this.log.warn(logged, 'gateway call');
     }
   }
