@@ -110,6 +110,9 @@ export async function transitionInvoice(
     updatedAt,
   };
   Object.assign(invoice, changes);
+  // The entity holds a stored answer as a read of the row gives it (its value), not the text a
+  // create made once for its write (JsonText): a later reader of the entity gets the view.
+  if (changes.responseBody instanceof JsonText) invoice.responseBody = changes.responseBody.value;
   const type = shopEventTypeOf({ entityType: 'invoice', fromStatus: from, toStatus: to });
   // The event carries the invoice as this change leaves it (the row locked, so it is the row
   // before plus the changes); should the write path change it again before commit,

@@ -4,6 +4,9 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { updateWithEvent } from '../../src/audit/event-write';
 import { lockInvoice, transitionInvoice } from '../../src/invoices/invoice-transitions';
 import { InvoiceEntity } from '../../src/invoices/invoice.entity';
+import { JsonText } from '../../src/common/json-text';
+import { storedAnswerOf } from '../../src/common/stored-answer';
+import { toInvoiceView } from '../../src/invoices/invoice.view';
 import { auth, SHOP_ID, startTestApp, TestContext } from '../support/app';
 import { PAYMENT } from '../support/payways';
 
@@ -60,6 +63,31 @@ async function paidWith(after: (m: EntityManager, inv: InvoiceEntity) => Promise
   expect(events).toHaveLength(1);
   return { got, event: events[0].data };
 }
+
+it('a change that stores an answer made as text leaves the invoice holding the answer as a read gives it', async () => {
+  const shopOrderId = await createdInvoice();
+  await ds.transaction(async (m) => {
+    const inv = (await lockInvoice(m, { shopId: SHOP_ID, shopOrderId }))!;
+    // As a create's answer writes it: the view's text made once, the view the event's data.
+    const view = { ...toInvoiceView({ ...inv, status: 'succeeded' }, 'http://test') } as Json;
+    await transitionInvoice(
+      m,
+      inv,
+      'succeeded',
+      'admin',
+      { note: 'test' },
+      { responseCode: 201, responseBody: new JsonText(view) },
+      view,
+    );
+    const held = storedAnswerOf<Json>(inv);
+    expect(held?.body).not.toBeInstanceOf(JsonText);
+    expect(held?.body).toBe(view);
+  });
+  const stored = (
+    await db.query(`SELECT response_body FROM invoices WHERE shop_order_id = $1`, [shopOrderId])
+  ).rows[0] as { response_body: Json };
+  expect(stored.response_body.status).toBe('succeeded');
+});
 
 it('nothing after the event: the event is the committed view', async () => {
   const { got, event } = await paidWith(async () => undefined);
