@@ -38,7 +38,6 @@ export interface RowShape {
   oids: number[];
   formats: string[];
   parsers: Parser[];
-  binary: boolean[];
   empty: Record<string, null>;
 }
 
@@ -57,25 +56,19 @@ export function shapeOf(
   types: TypeSource | undefined,
 ): RowShape {
   const row = Object.create(null) as Record<string, null>;
-  const shape: RowShape = {
-    names: [],
-    oids: [],
-    formats: [],
-    parsers: [],
-    binary: [],
-    empty: row,
-  };
+  const names: string[] = [];
+  const oids: number[] = [];
+  const formats: string[] = [];
+  const parsers: Parser[] = [];
   for (const f of fields) {
     const format = f.format || 'text';
     row[f.name] = null;
-    shape.names.push(f.name);
-    shape.oids.push(f.dataTypeID);
-    shape.formats.push(format);
-    shape.parsers.push(parserOf(types, f.dataTypeID, format));
-    shape.binary.push(f.format === 'binary');
+    names.push(f.name);
+    oids.push(f.dataTypeID);
+    formats.push(format);
+    parsers.push(parserOf(types, f.dataTypeID, format));
   }
-  shape.empty = { ...row };
-  return shape;
+  return { names, oids, formats, parsers, empty: { ...row } };
 }
 
 /** Whether a description makes exactly this shape (the same columns, types, formats, parsers). */
@@ -92,7 +85,6 @@ export function fits(
       f.name !== shape.names[i] ||
       f.dataTypeID !== shape.oids[i] ||
       format !== shape.formats[i] ||
-      (f.format === 'binary') !== shape.binary[i] ||
       parserOf(types, f.dataTypeID, format) !== shape.parsers[i]
     )
       return false;
@@ -136,11 +128,11 @@ class ShapedResult extends Result {
   parseRow(rowData: unknown[]): Record<string, unknown> {
     const shape = this.shape!;
     const row: Record<string, unknown> = { ...shape.empty };
-    const { names, parsers, binary } = shape;
+    const { names, parsers, formats } = shape;
     for (let i = 0, len = rowData.length; i < len; i++) {
       const raw = rowData[i];
-      if (raw !== null) row[names[i]] = parsers[i](binary[i] ? Buffer.from(raw as Buffer) : raw);
-      else row[names[i]] = null;
+      if (raw === null) row[names[i]] = null;
+      else row[names[i]] = parsers[i](formats[i] === 'binary' ? Buffer.from(raw as Buffer) : raw);
     }
     return row;
   }

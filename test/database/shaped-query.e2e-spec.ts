@@ -1,4 +1,4 @@
-import { Client } from 'pg';
+import { Client, Pool } from 'pg';
 import { planEachTime, run, statement, type Statement } from '../../src/common/sql';
 import { valueDifference } from '../../src/common/testing/value-difference';
 import { ShapedQuery, type ShapeSlot } from '../../src/database/shaped-query';
@@ -41,6 +41,16 @@ async function pgRows(text: string, values: unknown[]): Promise<Record<string, u
     return (await c.query({ text, values })).rows as Record<string, unknown>[];
   } finally {
     await c.end();
+  }
+}
+
+/** A pool of `max` connections to the test database, ended after `fn` whatever it does. */
+async function withPool(max: number, fn: (pool: Pool) => Promise<void>): Promise<void> {
+  const pool = new Pool({ connectionString: database.url, max });
+  try {
+    await fn(pool);
+  } finally {
+    await pool.end();
   }
 }
 
@@ -118,10 +128,8 @@ describe('rows made from the kept shape are pg’s rows', () => {
     }
   });
 
-  it('keeps one shape across a pool’s connections (the saving is made, not only correct)', async () => {
-    const { Pool } = await import('pg');
-    const pool = new Pool({ connectionString: database.url, max: 3 });
-    try {
+  it('keeps one shape across a pool’s connections (the saving is made, not only correct)', () =>
+    withPool(3, async (pool) => {
       const slot: ShapeSlot = {};
       const once = (): Promise<unknown[]> =>
         new Promise((resolve, reject) => {
@@ -145,15 +153,10 @@ describe('rows made from the kept shape are pg’s rows', () => {
       await Promise.all(Array.from({ length: 12 }, once));
       expect(pool.totalCount).toBe(3);
       expect(slot.shape).toBe(first);
-    } finally {
-      await pool.end();
-    }
-  });
+    }));
 
-  it('runs through a pool: its client is released after each statement, errors included', async () => {
-    const { Pool } = await import('pg');
-    const pool = new Pool({ connectionString: database.url, max: 1 });
-    try {
+  it('runs through a pool: its client is released after each statement, errors included', () =>
+    withPool(1, async (pool) => {
       const st = statement('shaped_pool', 'SELECT * FROM shaped WHERE id = $1');
       const theirs = await pgRows(st.text, [1]);
       // One connection: a client not released would hold the second statement for ever.
@@ -163,10 +166,7 @@ describe('rows made from the kept shape are pg’s rows', () => {
       expectSameRows(await run(pool, st, [1]), theirs);
       expect(pool.totalCount).toBe(1);
       expect(pool.idleCount).toBe(1);
-    } finally {
-      await pool.end();
-    }
-  });
+    }));
 
   it('a failing statement rejects with pg’s error, and the client goes on', async () => {
     const st = statement('shaped_bad_cast', 'SELECT $1::int AS v');
