@@ -119,6 +119,19 @@ async function seedEvents(objects: number, perObject: number): Promise<string[]>
   return ids;
 }
 
+/**
+ * The deliveries to `url` not yet delivered, shown whole. Only this receiver's: the first start's
+ * own events (its start-up reconciliation's) may be owed to that start's receiver, closed since,
+ * whose address no instance here is configured with, so they stay owed by design.
+ */
+async function owedTo(url: string): Promise<unknown[]> {
+  return (await ds.query(
+    `SELECT entity_type, entity_id, sequence, state, attempts, last_status, last_error, lease_owner
+       FROM webhook_deliveries WHERE url = $1 AND state <> 'delivered' ORDER BY id`,
+    [url],
+  )) as unknown[];
+}
+
 function checkOrder(received: Received[], objects: string[], perObject: number): void {
   for (const objectId of objects) {
     const seqs = received.filter((r) => r.event.objectId === objectId).map((r) => r.event.sequence);
@@ -175,14 +188,12 @@ it('two instances deliver 1,000 events once each, in order per object; killing o
     await killHard(a);
     const killedAt = Date.now();
     const atKill = mine().length;
-    const beforeKill = mine().slice(0, atKill).map((r) => r.id);
+    const beforeKill = mine()
+      .slice(0, atKill)
+      .map((r) => r.id);
     expect(new Set(beforeKill).size).toBe(beforeKill.length);
 
-    await eventually(
-      () => expect(new Set(mine().map((r) => r.id)).size).toBe(1000),
-      90000,
-      100,
-    );
+    await eventually(() => expect(new Set(mine().map((r) => r.id)).size).toBe(1000), 90000, 100);
     // What the killed instance had claimed is sent again once its lease (LEASE_S) runs out, then
     // recorded. Wait until the leases it held have run out (a second past them, counted from the
     // kill) AND every delivery is recorded, rather than a fixed sleep after the last arrival,
@@ -190,16 +201,7 @@ it('two instances deliver 1,000 events once each, in order per object; killing o
     await new Promise((r) =>
       setTimeout(r, Math.max(0, killedAt + (LEASE_S + 1) * 1000 - Date.now())),
     );
-    await eventually(
-      async () => {
-        const open = (await ds.query(
-          `SELECT count(*)::int AS n FROM webhook_deliveries WHERE state <> 'delivered'`,
-        )) as Array<{ n: number }>;
-        expect(open[0].n).toBe(0);
-      },
-      60000,
-      100,
-    );
+    await eventually(async () => expect(await owedTo(receiver.url)).toEqual([]), 60000, 100);
     const ids = mine().map((r) => r.id);
     expect(new Set(ids).size).toBe(1000);
     // Only what the killed instance had on the wire may come twice (its POST got through, its record did not).
@@ -207,10 +209,7 @@ it('two instances deliver 1,000 events once each, in order per object; killing o
     checkOrder(mine(), objects, 10);
     for (const r of mine().slice(0, 50))
       expect(new Webhook(WHSEC).verify(r.body, receiver.headersOf(r))).toBeTruthy();
-    const open = (await ds.query(
-      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE state <> 'delivered'`,
-    )) as Array<{ n: number }>;
-    expect(open[0].n).toBe(0);
+    expect(await owedTo(receiver.url)).toEqual([]);
   } finally {
     // Never left running into the next test, whose deliveries it would take.
     if (a) await killHard(a);
@@ -240,11 +239,7 @@ it('a crash after the events committed and their deliveries were claimed, before
     expect(claimed[0].n).toBeGreaterThan(0);
 
     const restarted = await startChild(receiver.url);
-    await eventually(
-      () => expect(new Set(mine().map((r) => r.id)).size).toBe(5),
-      60000,
-      100,
-    );
+    await eventually(() => expect(new Set(mine().map((r) => r.id)).size).toBe(5), 60000, 100);
     checkOrder(mine(), objects, 5);
     expect(mine()).toHaveLength(5);
     await killHard(restarted);
