@@ -7,6 +7,7 @@ import {
   type TransactionRollbackEvent,
 } from 'typeorm';
 import { type EventObjectType, snapshotOf } from './shop-events';
+import { sameJson } from '../common/same-json';
 
 interface Pending {
   eventId: string;
@@ -127,7 +128,7 @@ export class ShopEventSnapshots implements EntitySubscriberInterface {
       )
         continue;
       const data = await snapshotOf(event.manager, p.objectType, p.ref);
-      if (JSON.stringify(data) === JSON.stringify(p.data)) continue;
+      if (sameJson(data, p.data)) continue;
       await event.manager.query(`UPDATE events SET data = $1 WHERE id = $2`, [data, p.eventId]);
       p.data = data;
     }

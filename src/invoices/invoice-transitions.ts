@@ -1,4 +1,5 @@
 import { EntityManager } from 'typeorm';
+import { sameJson } from '../common/same-json';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
 import { ID_ONLY, updateWithEvent } from '../audit/event-write';
@@ -162,7 +163,7 @@ export async function transitionInvoice(
       objectType: 'invoice',
       ref: { rowId: invoice.id, objectId: invoice.shopOrderId },
       data: { ...data },
-      ...(JSON.stringify(written) === JSON.stringify(data) ? { table: 'invoices' as const } : {}),
+      ...(sameJson(written, data) ? { table: 'invoices' as const } : {}),
     });
   }
   await tellLinkedFollower(manager, invoice, { from, to, cause });

@@ -1,4 +1,5 @@
 import { EntityManager } from 'typeorm';
+import { sameJson } from '../common/same-json';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
 import { updateWithEvent } from '../audit/event-write';
@@ -103,7 +104,7 @@ export async function transitionRefund(
       objectType: 'refund',
       ref: { rowId: refund.id, objectId: refund.shopRefundId },
       data,
-      ...(JSON.stringify(written) === JSON.stringify(data) ? { table: 'refunds' as const } : {}),
+      ...(sameJson(written, data) ? { table: 'refunds' as const } : {}),
     });
   }
   // Every status move takes money out of WAITING into SUCCESS or FAILED.
