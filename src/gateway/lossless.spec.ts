@@ -1,5 +1,11 @@
 import fc from 'fast-check';
-import { MONEY_FIELDS, parseExactJson, parseExactJsonByReference } from './lossless';
+import {
+  MONEY_FIELDS,
+  parseExactJson,
+  parseExactJsonByReference,
+  parseLossless,
+  parseLosslessByReference,
+} from './lossless';
 import { valueDifference } from '../common/testing/value-difference';
 
 describe('parseExactJson', () => {
@@ -39,9 +45,23 @@ function outcome(
   }
 }
 
+/** Each one-pass parser beside its reference: the money rule's, and the lossless one's. */
+const PARSERS = [
+  ['parseExactJson', parseExactJson, parseExactJsonByReference],
+  ['parseLossless', parseLossless, parseLosslessByReference],
+] as const;
+
 function expectAsReference(text: string): void {
-  const got = outcome(parseExactJson, text);
-  const want = outcome(parseExactJsonByReference, text);
+  for (const [, fast, reference] of PARSERS) expectParsedAs(fast, reference, text);
+}
+
+function expectParsedAs(
+  fast: (text: string) => unknown,
+  reference: (text: string) => unknown,
+  text: string,
+): void {
+  const got = outcome(fast, text);
+  const want = outcome(reference, text);
   if ('error' in got || 'error' in want) {
     expect({ text, ...got }).toEqual({ text, ...want });
     return;
@@ -105,7 +125,7 @@ const spaced = fc
   .tuple(jsonText, fc.constantFrom('', ' ', '\n\t\r ', '\u00a0', '\u2028', '\u000b', '\f'))
   .map(([t, ws]) => t.replace(/([,:[{])/g, `$1${ws}`).replace(/([\]}])/g, `${ws}$1`));
 
-describe('parseExactJson: one pass, as the reference parses', () => {
+describe('parseExactJson and parseLossless: one pass, as their references parse', () => {
   it('agrees with the reference on generated JSON texts (duplicate keys and __proto__ included)', () => {
     fc.assert(
       fc.property(fc.oneof(jsonText, spaced), (t) => expectAsReference(t)),
