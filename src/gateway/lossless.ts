@@ -65,10 +65,19 @@ function convert(value: unknown, key: string | undefined): unknown {
  * included, on generated and mangled texts.
  */
 export function parseExactJson(text: string): unknown {
+  return onePass(text, numberValue, parseExactJsonByReference);
+}
+
+/** The one-pass parser, numbers made by `numberOf`; what it leaves to `reference`, read there. */
+function onePass(
+  text: string,
+  numberOf: (key: string | undefined, text: string) => unknown,
+  reference: (text: string) => unknown,
+): unknown {
   try {
-    return new ExactParser(text, numberValue).document();
+    return new ExactParser(text, numberOf).document();
   } catch (e) {
-    if (e instanceof ByReference) return parseExactJsonByReference(text);
+    if (e instanceof ByReference) return reference(text);
     throw e;
   }
 }
@@ -305,12 +314,7 @@ class ExactParser {
  * included, on generated and mangled texts.
  */
 export function parseLossless(text: string): unknown {
-  try {
-    return new ExactParser(text, losslessNumber).document();
-  } catch (e) {
-    if (e instanceof ByReference) return parseLosslessByReference(text);
-    throw e;
-  }
+  return onePass(text, losslessNumber, parseLosslessByReference);
 }
 
 /** parseLossless as lossless-json makes it (the reference). */
