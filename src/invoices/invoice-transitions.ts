@@ -1,5 +1,4 @@
 import { EntityManager } from 'typeorm';
-import { sameJson } from '../common/same-json';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
 import { ID_ONLY, updateWithEvent } from '../audit/event-write';
@@ -18,6 +17,7 @@ import {
   TransitionDecision,
 } from './invoice.state';
 import { clock } from '../common/clock';
+import { sameJson } from '../common/same-json';
 import { slotFreedBy, tellLinkedFollower } from './invoice-followers';
 
 const audit = new AuditService();

@@ -1,5 +1,4 @@
 import { EntityManager } from 'typeorm';
-import { sameJson } from '../common/same-json';
 import { AuditService } from '../audit/audit.service';
 import type { AuditCause } from '../audit/audit-event.entity';
 import { updateWithEvent } from '../audit/event-write';
@@ -11,6 +10,7 @@ import { toRefundView } from './dto/refund.view';
 import { RefundEntity, RefundStatus } from './refund.entity';
 import { decideRefundTransition, isFinalRefund } from './refund.state';
 import { clock } from '../common/clock';
+import { sameJson } from '../common/same-json';
 
 const audit = new AuditService();
 

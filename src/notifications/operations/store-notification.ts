@@ -161,8 +161,8 @@ const VERIFIED_PENDING: InboxState = { verified: true, status: 'pending', outcom
 type InboxState = Pick<InboxRow, 'verified' | 'status' | 'outcome'>;
 
 /**
- * UPSERT's parameters for one notification, in `state`: given apart, so a
- * batch does not copy each notification into a new object to say it is pending.
+ * UPSERT's parameters for one notification, in `state`: given apart, so a batch does not copy
+ * each notification into a new object to say it is pending.
  */
 export function upsertValues(
   d: NotificationDeps,
