@@ -22,13 +22,21 @@ export function notificationContentKey(
   type: string,
   fields: Readonly<Record<string, string>>,
   verified = true,
+  signed?: string,
 ): string {
-  return typedKey(type, signedTextKey(fields, verified));
+  return typedKey(type, signedTextKey(fields, verified, signed));
 }
 
-/** The version-2 key: what the signature covers, and whether it verified. */
-export function signedTextKey(fields: Readonly<Record<string, string>>, verified: boolean): string {
-  return sha256Hex(JSON.stringify([verified ? 'v' : 'u', notificationSignString(fields)]));
+/**
+ * The version-2 key: what the signature covers, and whether it verified. `signed`, when given, is
+ * notificationSignString(fields) made already (the verifier's, NotificationCheck.signed).
+ */
+export function signedTextKey(
+  fields: Readonly<Record<string, string>>,
+  verified: boolean,
+  signed: string = notificationSignString(fields),
+): string {
+  return sha256Hex(JSON.stringify([verified ? 'v' : 'u', signed]));
 }
 
 /** A version-2 key made version 3 (its SQL twin: TYPED_KEY_SQL in notification-rekey.ts). */
