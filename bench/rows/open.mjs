@@ -84,17 +84,16 @@ export async function openRows(peakFromP1) {
     await stopProcess(service);
   }
   details.open = rounds;
-  const m = (xs) => median(xs);
   for (const [i, share] of SHARES.entries()) {
     const at = rounds.map((r) => r[i]);
     const { rate, peak } = at[0];
     const usable = at.filter((r) => !r.bareBehind);
-    const pick = (who, k) => m(usable.map((r) => r[who][k]));
+    const pick = (who, k) => median(usable.map((r) => r[who][k]));
     const failed = (x) => x.non2xx + x.errors + x.timeouts;
     const sum = (who, f) => at.reduce((a, r) => a + f(r[who]), 0);
     const clean = sum('service', failed) === 0 && sum('bare', failed) === 0;
     const ratios = at.map((r) => (r.bareBehind ? null : ratioOf(r.service.p90, r.bare.p90)));
-    const ratio = m(ratios);
+    const ratio = median(ratios);
     const again = at.filter((r) => r.bareAgain && !r.bareBehind).length;
     const behind = at.length - usable.length;
     const reference =
