@@ -16,7 +16,8 @@
 // script at the same rates: open.mjs), PROFILE (profile.mjs). The processes, the load and the figures' format are in bench/lib/, the
 // settings in bench/lib/settings.mjs, what a run gathers (rows, details, clean-ups) in state.mjs.
 //
-// Settings (env): BENCH_DURATION_S (10) seconds per measured load, BENCH_WARMUP_S (3),
+// Settings (env): BENCH_DURATION_S (10) seconds per measured load, BENCH_WARMUP_S (3), BENCH_ROUNDS
+// (3) alternated rounds of P1 and P2, OPEN, P3, TRACE and HOSTILE, each goal the median of its rounds,
 // BENCH_P3_INVOICES (40000), BENCH_READ_INVOICES (20000), BENCH_P4_PAYOUTS (20000), BENCH_P4_S
 // (50) seconds of polling, BENCH_P4_TICK_MS (500), BENCH_P4_CONCURRENCY (16), BENCH_HOSTILE_CONNECTIONS
 // (64), BENCH_HOSTILE_SAMPLES (50) timed refusals of each kind per amplification case, BENCH_ONLY (e.g.
@@ -69,8 +70,8 @@ async function main() {
   if (env.BENCH_PLANT) console.log(`A planted regression is on (BENCH_PLANT=${env.BENCH_PLANT}, ${env.BENCH_PLANT_US ?? 200} µs per request): the goals should turn MISS.`);
   await startDatabaseAndSandbox();
   if (wants('P1') || wants('P5') || wants('BASELINE') || wants('P2')) await step(`P1 + P5${wants('P2') ? ' + P2' : ''}, ${ROUNDS} alternated round(s)`, createRows);
-  if (wants('OPEN')) await step('OPEN, creates at a fixed arrival rate', () => openRows(details.p1?.rps ?? null));
-  if (wants('P3')) await step('P3 + its baseline', p3);
+  if (wants('OPEN')) await step(`OPEN, creates at a fixed arrival rate, ${ROUNDS} round(s)`, () => openRows(details.p1?.rps ?? null));
+  if (wants('P3')) await step(`P3 + its baseline, ${ROUNDS} alternated round(s)`, p3);
   if (wants('READ')) await step('READ + its baseline', reads);
   if (wants('TRACE')) await step(`TRACE, ${ROUNDS} alternated round(s)`, traceRows);
   if (wants('HOSTILE')) await step(`HOSTILE, ${ROUNDS} alternated round(s)`, hostileRows);
