@@ -15,11 +15,6 @@ export interface NotificationCheck {
   error?: string;
   /** The notification's `shop_id` names no shop of ours: there is no secret to verify it with. */
   unknownShop?: boolean;
-  /**
-   * When valid: the text its signature covers, notificationSignString(fields), made once here for
-   * the inbox key too (notificationContentKey). It holds field values, never the secret: not for logs.
-   */
-  signed?: string;
 }
 
 /** The secret of the shop a notification names (its `shop_id` text); undefined: not our shop. */
@@ -98,11 +93,9 @@ export function verifyNotification(
       fields.shop_id === undefined ? 'no shop_id' : `shop_id ${fields.shop_id.slice(0, 32)}`;
     return { valid: false, fields, error: `${shop} is not a configured shop`, unknownShop: true };
   }
-  // `fields` holds every non-null field but `sign` as transmitted: its sign string is the body's.
-  const signed = notificationSignString(fields);
-  const expected = digest(signed, secret);
+  const expected = digest(signString(raw), secret);
   if (!sameText(expected, given.toLowerCase())) return { valid: false, fields, error: 'bad sign' };
-  return { valid: true, fields, signed };
+  return { valid: true, fields };
 }
 
 /** Signs notification fields the way the gateway does; for tests and the sandbox. */

@@ -22,21 +22,13 @@ export function notificationContentKey(
   type: string,
   fields: Readonly<Record<string, string>>,
   verified = true,
-  signed?: string,
 ): string {
-  return typedKey(type, signedTextKey(fields, verified, signed));
+  return typedKey(type, signedTextKey(fields, verified));
 }
 
-/**
- * The version-2 key: what the signature covers, and whether it verified. `signed`, when given, is
- * notificationSignString(fields) made already (the verifier's, NotificationCheck.signed).
- */
-export function signedTextKey(
-  fields: Readonly<Record<string, string>>,
-  verified: boolean,
-  signed: string = notificationSignString(fields),
-): string {
-  return sha256Hex(JSON.stringify([verified ? 'v' : 'u', signed]));
+/** The version-2 key: what the signature covers, and whether it verified. */
+export function signedTextKey(fields: Readonly<Record<string, string>>, verified: boolean): string {
+  return sha256Hex(JSON.stringify([verified ? 'v' : 'u', notificationSignString(fields)]));
 }
 
 /** A version-2 key made version 3 (its SQL twin: TYPED_KEY_SQL in notification-rekey.ts). */

@@ -64,8 +64,6 @@ export type Json = Record<string, unknown>;
 export interface InboxRow {
   type: string;
   fields: Record<string, string>;
-  /** notificationSignString(fields) when the verifier made it already; keyed, never stored. */
-  signed?: string;
   contentType: string;
   sourceIp: string;
   verified: boolean;
@@ -77,8 +75,6 @@ export interface InboxRow {
 export interface VerifiedNotification {
   type: string;
   fields: Record<string, string>;
-  /** notificationSignString(fields), as the verifier made it (NotificationCheck.signed). */
-  signed?: string;
   contentType: string;
   sourceIp: string;
   /** The invoice it is about, read and locked when it is stored (see UPSERT_LOCKING_INVOICE). */

@@ -97,7 +97,6 @@ export async function receiveNotification(
   const verified: VerifiedNotification = {
     type,
     fields: check.fields,
-    signed: check.signed,
     contentType,
     sourceIp,
     lockInvoice: d.appliers.get(type)?.invoiceToLock?.(check.fields) ?? undefined,

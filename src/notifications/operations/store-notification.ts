@@ -169,7 +169,7 @@ export function upsertValues(
   n: Omit<InboxRow, keyof InboxState>,
   state: InboxState,
 ): unknown[] {
-  const key = notificationContentKey(n.type, n.fields, state.verified, n.signed);
+  const key = notificationContentKey(n.type, n.fields, state.verified);
   // The id is chosen here: sealed fields are bound to their row. A redelivery keeps the first
   // row (and its payload); this id is then unused.
   const id = randomUUID();
