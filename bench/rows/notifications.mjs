@@ -108,16 +108,6 @@ export function seedBaselineP3Invoices(db) {
   );
 }
 
-/**
- * Notification ingest: the bare baseline (verify, then one transaction: store the raw
- * notification, update the invoice) and the service, on databases seeded with the same number of
- * awaiting-payer invoices, driven by the same bodies and the same 1-in-5 redelivery mix; in
- * BENCH_ROUNDS alternated rounds (the order flips every round), each on fresh databases, as P1's.
- * The goal's ratio is the median of the rounds' ratios: the bare script's own figure moves by a
- * quarter between runs minutes apart on this kind of machine (2,882 and 3,523 req/s on one
- * machine, one hour apart), so one load of each is no reference.
- */
-
 /** One load of the bare script on a fresh database, its acknowledged notifications checked. */
 async function bareRound(bodies) {
   const db = await createDatabase(dbServer.serverUrl, 'bench_baseline_p3');
@@ -150,6 +140,15 @@ async function serviceRound(bodies) {
   return { ...r, acknowledgedInvoices: ackedCount, redeliveries, lost, appliedTwice: counts.twice };
 }
 
+/**
+ * Notification ingest: the bare baseline (verify, then one transaction: store the raw
+ * notification, update the invoice) and the service, on databases seeded with the same number of
+ * awaiting-payer invoices, driven by the same bodies and the same 1-in-5 redelivery mix; in
+ * BENCH_ROUNDS alternated rounds (the order flips every round), each on fresh databases, as P1's.
+ * The goal's ratio is the median of the rounds' ratios: the bare script's own figure moves by a
+ * quarter between runs minutes apart on this kind of machine (2,882 and 3,523 req/s on one
+ * machine, one hour apart), so one load of each is no reference.
+ */
 export async function p3() {
   const bodies = notificationBodies();
   const rounds = [];
