@@ -32,6 +32,7 @@ import { DisputesAndChargebacks1796600000200 } from './1796600000200-DisputesAnd
 import { PayoutApprovalSight1796600000300 } from './1796600000300-PayoutApprovalSight';
 import { InvoiceRoomForAnswers1796600000400 } from './1796600000400-InvoiceRoomForAnswers';
 import { EventsOneObjectIndex1796600000500 } from './1796600000500-EventsOneObjectIndex';
+import { EventIdsInPlpgsql1796700000100 } from './1796700000100-EventIdsInPlpgsql';
 import { EventTraceParent1795900000090 } from './1795900000090-EventTraceParent';
 import { ServiceClockAndHoldPolicy1796300000001 } from './1796300000001-ServiceClockAndHoldPolicy';
 import { NotificationKindInKey1796400000010 } from './1796400000010-NotificationKindInKey';
@@ -77,4 +78,5 @@ export const MIGRATIONS = [
   PayoutApprovalSight1796600000300,
   InvoiceRoomForAnswers1796600000400,
   EventsOneObjectIndex1796600000500,
+  EventIdsInPlpgsql1796700000100,
 ];
