@@ -99,6 +99,20 @@ export function cpuMsOf(pid) {
   }
 }
 
+/**
+ * Busy CPU milliseconds of the whole machine so far, every core together: user, nice, system,
+ * irq, softirq and steal of /proc/stat's first line (Linux; null elsewhere). Between two samples
+ * it counts every process: the one measured, PostgreSQL, the sandbox, the load generator.
+ */
+export function machineCpuMs() {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    return ((f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
 /** Read and write system calls a process has made so far (Linux /proc/<pid>/io; null elsewhere). */
 export function syscallsOf(pid) {
   try {

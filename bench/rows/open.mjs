@@ -7,7 +7,8 @@
 // absolute time moves from run to run: the ratio is the goal).
 import { createDatabase, stopProcess } from '../support.mjs';
 import { atMost, fmt, ratioOf } from '../lib/format.mjs';
-import { createLoad, invoiceRequest, median } from '../lib/load.mjs';
+import { cpuMsOf, createLoad, invoiceRequest, machineCpuMs, median } from '../lib/load.mjs';
+import { cpus } from 'node:os';
 import { openLoad } from '../lib/open-loop.mjs';
 import { dbServer, startBaseline, startService } from '../lib/processes.mjs';
 import { DURATION_S, ROUNDS } from '../lib/settings.mjs';
@@ -17,6 +18,20 @@ const SHARES = [0.5, 0.8];
 const HYPERSWITCH_P90_MS = 30;
 /** A bare p90 above this many times its own p90 at another rate is the bare script falling behind. */
 const FELL_BEHIND = 5;
+
+/**
+ * One open-loop load of `proc` with what it cost: the process's CPU per 2xx, and the whole
+ * machine's (every process on it: PostgreSQL, the sandbox and the load generator too), from /proc.
+ */
+async function pricedOpenLoad(proc, rate, prefix) {
+  const cpu = cpuMsOf(proc.pid);
+  const machine = machineCpuMs();
+  const r = await openLoad(proc.url, { rate, durationS: DURATION_S, requestOf: invoiceRequest(prefix) });
+  const cpuAfter = cpuMsOf(proc.pid);
+  const machineAfter = machineCpuMs();
+  const per = (a, b) => (a !== null && b !== null && r.ok > 0 ? (b - a) / r.ok : null);
+  return { ...r, cpuMsPerOk: per(cpu?.total ?? null, cpuAfter?.total ?? null), machineMsPerOk: per(machine, machineAfter) };
+}
 
 /**
  * One round: each rate in turn, the bare script and the service one after the other (the order
@@ -32,8 +47,8 @@ async function openRound(round, peak, baseline, service) {
     const loads = {};
     const order = (i + round) % 2 === 0 ? ['bare', 'service'] : ['service', 'bare'];
     for (const who of order) {
-      const url = who === 'bare' ? baseline.url : service.url;
-      loads[who] = await openLoad(url, { rate, durationS: DURATION_S, requestOf: invoiceRequest(`open-${who}-${round}-${i}`) });
+      const proc = who === 'bare' ? baseline : service;
+      loads[who] = await pricedOpenLoad(proc, rate, `open-${who}-${round}-${i}`);
     }
     results.push({ share, rate, peak, ...loads, bareAgain: false, bareBehind: false });
   }
@@ -42,7 +57,7 @@ async function openRound(round, peak, baseline, service) {
     const behind = (b) => others.some((p90) => b.p90 > FELL_BEHIND * p90);
     if (!behind(r.bare)) continue;
     r.bareAgain = true;
-    r.bare = await openLoad(baseline.url, { rate: r.rate, durationS: DURATION_S, requestOf: invoiceRequest(`open-bare-${round}-${i}-again`) });
+    r.bare = await pricedOpenLoad(baseline, r.rate, `open-bare-${round}-${i}-again`);
     r.bareBehind = behind(r.bare);
   }
   return results;
@@ -100,6 +115,22 @@ export async function openRows(peakFromP1) {
       '≤ 1.5 × bare p90',
       atMost(ratio),
       clean && ratio !== null && ratio <= 1.5,
+    );
+    // What the rate costs (information): the process's own CPU per create (its one thread, where
+    // a create waits behind the others) and the whole machine's (PostgreSQL, the sandbox and the
+    // load generator too: the cores a create waits for), with the share of the cores the rate
+    // keeps busy beside the bare script's. The p90s above are these two queues' waits.
+    const cores = cpus().length;
+    const busy = (who) => (pick(who, 'machineMsPerOk') === null ? null : (pick(who, 'machineMsPerOk') * pick(who, 'okRate')) / 1000);
+    row(
+      `OPEN at ${Math.round(share * 100)} %: CPU per create (information)`,
+      usable.length === 0
+        ? 'no round had a reference'
+        : `the process ${fmt(pick('service', 'cpuMsPerOk'), 2)} vs ${fmt(pick('bare', 'cpuMsPerOk'), 2)} ms; the whole machine ${fmt(pick('service', 'machineMsPerOk'), 2)} vs ${fmt(pick('bare', 'machineMsPerOk'), 2)} ms, ` +
+            `${fmt(busy('service'), 2)} vs ${fmt(busy('bare'), 2)} of ${cores} cores busy`,
+      'information',
+      atMost(ratioOf(pick('service', 'machineMsPerOk'), pick('bare', 'machineMsPerOk'))),
+      null,
     );
   }
 }
