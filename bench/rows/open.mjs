@@ -7,7 +7,7 @@
 // absolute time moves from run to run: the ratio is the goal).
 import { createDatabase, stopProcess } from '../support.mjs';
 import { atMost, fmt, ratioOf } from '../lib/format.mjs';
-import { cpuMsOf, createLoad, invoiceRequest, machineCpuMs, median } from '../lib/load.mjs';
+import { cpuMsOf, cpuPerOk, createLoad, invoiceRequest, machineCpuMs, median } from '../lib/load.mjs';
 import { cpus } from 'node:os';
 import { openLoad } from '../lib/open-loop.mjs';
 import { dbServer, startBaseline, startService } from '../lib/processes.mjs';
@@ -27,10 +27,9 @@ async function pricedOpenLoad(proc, rate, prefix) {
   const cpu = cpuMsOf(proc.pid);
   const machine = machineCpuMs();
   const r = await openLoad(proc.url, { rate, durationS: DURATION_S, requestOf: invoiceRequest(prefix) });
-  const cpuAfter = cpuMsOf(proc.pid);
   const machineAfter = machineCpuMs();
-  const per = (a, b) => (a !== null && b !== null && r.ok > 0 ? (b - a) / r.ok : null);
-  return { ...r, cpuMsPerOk: per(cpu?.total ?? null, cpuAfter?.total ?? null), machineMsPerOk: per(machine, machineAfter) };
+  const machineMsPerOk = machine !== null && machineAfter !== null && r.ok > 0 ? (machineAfter - machine) / r.ok : null;
+  return { ...r, cpuMsPerOk: cpuPerOk(cpu, cpuMsOf(proc.pid), r.ok), machineMsPerOk };
 }
 
 /**
